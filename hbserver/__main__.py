@@ -1,0 +1,3 @@
+from hbserver.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,44 @@
+"""The JSON Lines file module (``analytics.file.filename``): one object per line, UTF-8.
+
+Each batch is one ``write()`` on an ``O_APPEND`` descriptor, so several workers appending to
+the same file never interleave their lines. Writes run in a thread, off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+import orjson
+
+from hbserver.analytics.buffered import DEFAULT_CAPACITY, BufferedModule
+from hbserver.metrics import Metrics
+
+
+class FileModule(BufferedModule):
+    name = "file"
+
+    def __init__(self, filename: str, metrics: Metrics, capacity: int = DEFAULT_CAPACITY) -> None:
+        super().__init__(metrics, capacity)
+        self.filename = filename
+        self._fd: int | None = None
+
+    async def open(self) -> None:
+        self._fd = os.open(self.filename, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+
+    async def deliver(self, batch: list[dict[str, Any]]) -> None:
+        data = b"".join([orjson.dumps(record) + b"\n" for record in batch])
+        await asyncio.to_thread(self._write_all, data)
+
+    def _write_all(self, data: bytes) -> None:
+        assert self._fd is not None
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+
+    async def shutdown(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

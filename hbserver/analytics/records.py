@@ -1,0 +1,39 @@
+"""Builders for analytics records (CONTRACT §5): plain dicts with ``event`` and ``ts``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from hbserver.events import EventRequest
+
+_second = -1
+_prefix = ""
+
+
+def rfc3339_utc(epoch: float) -> str:
+    """``2026-11-21T16:20:36.123Z``; the per-second prefix is reused (hot path)."""
+    global _second, _prefix
+    whole = int(epoch)
+    if whole != _second:
+        _prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+        _second = whole
+    return f"{_prefix}.{int((epoch - whole) * 1000):03d}Z"
+
+
+def notification_record(event: EventRequest, now: float | None = None) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "event": "notification",
+        "ts": rfc3339_utc(time.time() if now is None else now),
+        "type": event.type,
+        "bidid": event.bidid,
+        "account": event.account,
+        "bidder": event.bidder,
+        "timestamp": event.timestamp,
+        "format": event.format,
+        "integration": event.integration,
+        "aid": event.aid,
+    }
+    if event.vtype is not None:
+        record["vtype"] = event.vtype
+    return record

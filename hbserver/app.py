@@ -1,0 +1,80 @@
+"""The application factory: builds stores, analytics and metrics, registers routes.
+
+Every resource that must be closed is opened in a ``cleanup_ctx`` generator, so shutdown
+(after in-flight requests finish) closes them in reverse order; analytics is flushed there.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from hbserver.analytics import Analytics, AnalyticsModule
+from hbserver.analytics.file import FileModule
+from hbserver.appkeys import ACCOUNTS, ANALYTICS, CONFIG, MAX_REQUEST_SIZE, METRICS
+from hbserver.config import Config
+from hbserver.endpoints.event import handle_event
+from hbserver.endpoints.metrics import handle_metrics
+from hbserver.endpoints.status import handle_status
+from hbserver.metrics import Metrics
+from hbserver.stores.accounts import AccountStore
+from hbserver.stores.filesystem import FilesystemFetcher
+from hbserver.stores.lru import LRUCache
+from hbserver.web.middleware import make_middleware
+
+log = logging.getLogger("hbserver")
+
+
+def build_account_store(config: Config, metrics: Metrics) -> AccountStore:
+    stored = config.stored_requests
+    fetcher = FilesystemFetcher(stored.filesystem.directorypath) if stored.filesystem.enabled else None
+    cache = None
+    if stored.in_memory_cache.type == "lru":
+        cache = LRUCache(stored.in_memory_cache.size, stored.in_memory_cache.ttl_seconds)
+    return AccountStore(
+        config.account_defaults, fetcher, metrics, required=config.account_required, cache=cache
+    )
+
+
+def build_analytics(config: Config, metrics: Metrics) -> Analytics:
+    modules: list[AnalyticsModule] = []
+    if config.analytics.file.filename:
+        modules.append(FileModule(config.analytics.file.filename, metrics))
+    return Analytics(modules)
+
+
+def create_app(config: Config, metrics: Metrics | None = None) -> web.Application:
+    metrics = metrics or Metrics(config.metrics.prometheus.namespace)
+    # aiohttp enforces the body limit (on the decompressed size) while reading.
+    app = web.Application(middlewares=[make_middleware(metrics)], client_max_size=config.max_request_size)
+    app[CONFIG] = config
+    app[METRICS] = metrics
+    app[MAX_REQUEST_SIZE] = config.max_request_size
+    app[ACCOUNTS] = build_account_store(config, metrics)
+    app[ANALYTICS] = build_analytics(config, metrics)
+    app.cleanup_ctx.append(_analytics_lifetime)
+    app.cleanup_ctx.append(_worker_gauge)
+
+    app.router.add_get("/status", handle_status)
+    app.router.add_get("/event", handle_event)
+    if config.metrics.prometheus.enabled:
+        app.router.add_get(config.metrics.prometheus.path, handle_metrics)
+    return app
+
+
+async def _analytics_lifetime(app: web.Application) -> AsyncIterator[None]:
+    analytics = app[ANALYTICS]
+    await analytics.start()
+    yield
+    await analytics.close()
+
+
+async def _worker_gauge(app: web.Application) -> AsyncIterator[None]:
+    gauge = app[METRICS].workers
+    gauge.inc()
+    log.info("worker %d ready", os.getpid())
+    yield
+    gauge.dec()

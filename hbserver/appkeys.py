@@ -1,0 +1,19 @@
+"""Typed keys for application state (``app[KEY]``), shared by app.py and the endpoints."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+if TYPE_CHECKING:
+    from hbserver.analytics import Analytics
+    from hbserver.config import Config
+    from hbserver.metrics import Metrics
+    from hbserver.stores.accounts import AccountStore
+
+CONFIG: web.AppKey[Config] = web.AppKey("config")
+METRICS: web.AppKey[Metrics] = web.AppKey("metrics")
+ANALYTICS: web.AppKey[Analytics] = web.AppKey("analytics")
+ACCOUNTS: web.AppKey[AccountStore] = web.AppKey("accounts")
+MAX_REQUEST_SIZE: web.AppKey[int] = web.AppKey("max_request_size")

@@ -1,0 +1,70 @@
+"""The ``hbserver`` command (CONTRACT §1)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from hbserver import __version__
+from hbserver.config import Config, ConfigError, dump_yaml, load_config
+from hbserver.logsetup import setup_logging
+
+log = logging.getLogger("hbserver")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="hbserver", description="Server-side header bidding server compatible with Prebid Server."
+    )
+    parser.add_argument("--config", metavar="FILE", help="YAML configuration file")
+    parser.add_argument("--host", help="address to listen on (config key: host)")
+    parser.add_argument("--port", type=int, help="port to listen on (config key: port)")
+    parser.add_argument("--workers", type=int, help="worker processes; 0 = one per CPU (config key: workers)")
+    parser.add_argument(
+        "--check-config", action="store_true",
+        help="validate the configuration, print it as YAML and exit (2 when invalid)",
+    )
+    parser.add_argument("--version", action="version", version=f"hbserver {__version__}")
+    return parser.parse_args(argv)
+
+
+def runtime_problems(config: Config) -> list[str]:
+    """Problems only visible on this machine (files that cannot be opened), one line each."""
+    problems = []
+    filename = config.analytics.file.filename
+    if filename:
+        try:
+            fd = os.open(filename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            os.close(fd)
+        except OSError as exc:
+            problems.append(f"analytics.file.filename: cannot open {filename!r}: {exc.strerror or exc}")
+    if config.workers > 1 and config.port == 0:
+        problems.append("port: 0 (any free port) cannot be shared by several workers; name a port")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    overrides = {"host": args.host, "port": args.port, "workers": args.workers}
+    try:
+        config = load_config(args.config, os.environ, overrides)
+    except ConfigError as exc:
+        sys.stderr.write("".join(f"{line}\n" for line in exc.problems))
+        return 2
+    problems = runtime_problems(config)
+    if problems:
+        sys.stderr.write("".join(f"{line}\n" for line in problems))
+        return 2
+    if args.check_config:
+        sys.stdout.write(dump_yaml(config))
+        return 0
+    setup_logging()
+    directory = config.stored_requests.filesystem.directorypath
+    if config.stored_requests.filesystem.enabled and not os.path.isdir(directory):
+        log.warning("stored_requests.filesystem.directorypath %r does not exist; nothing is stored there", directory)
+
+    from hbserver.server import serve
+
+    return serve(config)

@@ -1,0 +1,588 @@
+"""Every configuration key, its default and its check, in one place.
+
+The configuration is a tree of frozen dataclasses. Defaults live in the field definitions;
+checks live in field metadata (``check``) and in :func:`_cross_checks`. Sources are merged in
+this order, later wins: the YAML file, ``HBS_`` environment variables, command-line flags.
+
+Problems are collected, never raised one at a time: :func:`load_config` raises
+:class:`ConfigError` with one line per problem, each naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import yaml
+
+ENV_PREFIX = "HBS_"
+
+Check = Callable[[Any], "str | None"]
+
+
+class ConfigError(Exception):
+    """An invalid configuration; ``problems`` holds one line per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+# --- checks -------------------------------------------------------------------------------
+
+def _url(schemes: tuple[str, ...] = ("http", "https"), allow_empty: bool = False) -> Check:
+    def check(value: str) -> str | None:
+        if allow_empty and value == "":
+            return None
+        try:
+            parts = urlsplit(value)
+        except ValueError:
+            return f"not a URL: {value!r}"
+        if parts.scheme not in schemes or not (parts.netloc or parts.scheme == "unix"):
+            return f"not a URL: {value!r}"
+        return None
+
+    return check
+
+
+def _at_least(minimum: float) -> Check:
+    def check(value: float) -> str | None:
+        return None if value >= minimum else f"must be >= {minimum}, got {value}"
+
+    return check
+
+
+def _port(value: int) -> str | None:
+    return None if 0 <= value <= 65535 else f"must be a port number 0-65535, got {value}"
+
+
+def _cookie_size(value: int) -> str | None:
+    if value == 0 or value >= 500:
+        return None
+    return f"must be 0 (unlimited) or >= 500, got {value}"
+
+
+def _metric_namespace(value: str) -> str | None:
+    if re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_]*", value):
+        return None
+    return f"not a valid Prometheus name: {value!r}"
+
+
+def _http_path(value: str) -> str | None:
+    if value.startswith("/") and "?" not in value and " " not in value:
+        return None
+    return f"must be a path starting with '/': {value!r}"
+
+
+def _bidder_groups(value: list[list[str]]) -> str | None:
+    for group in value:
+        for code in group:
+            if not code:
+                return "bidder codes must not be empty"
+    return None
+
+
+def _checked(default: Any, check: Check) -> Any:
+    return field(default=default, metadata={"check": check})
+
+
+def _checked_factory(factory: Callable[[], Any], check: Check) -> Any:
+    return field(default_factory=factory, metadata={"check": check})
+
+
+URL = _url()
+OPTIONAL_URL = _url(allow_empty=True)
+
+# --- the schema -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OptoutCookie:
+    name: str = ""
+    value: str = ""
+
+
+@dataclass(frozen=True)
+class HostCookie:
+    domain: str = ""
+    family: str = ""
+    cookie_name: str = ""
+    ttl_days: int = _checked(90, _at_least(1))
+    max_cookie_size_bytes: int = _checked(0, _cookie_size)
+    optout_cookie: OptoutCookie = field(default_factory=OptoutCookie)
+
+
+@dataclass(frozen=True)
+class Gdpr:
+    enabled: bool = True
+    default_value: Literal["0", "1"] = "0"
+    host_vendor_id: int = _checked(0, _at_least(0))
+    vendorlist_file: str = ""
+
+
+@dataclass(frozen=True)
+class Ccpa:
+    enforce: bool = False
+
+
+@dataclass(frozen=True)
+class CoopSync:
+    default: bool = False
+
+
+DEFAULT_REDIRECT_URL = (
+    "{{.ExternalURL}}/setuid?bidder={{.SyncerKey}}&gdpr={{.GDPR}}&gdpr_consent={{.GDPRConsent}}"
+    "&gpp={{.GPP}}&gpp_sid={{.GPPSID}}&f={{.SyncType}}&uid={{.UserMacro}}"
+)
+
+
+@dataclass(frozen=True)
+class UserSync:
+    external_url: str = _checked("", OPTIONAL_URL)
+    redirect_url: str = DEFAULT_REDIRECT_URL
+    coop_sync: CoopSync = field(default_factory=CoopSync)
+    priority_groups: list[list[str]] = _checked_factory(list, _bidder_groups)
+
+
+@dataclass(frozen=True)
+class FilesystemStore:
+    enabled: bool = True
+    directorypath: str = "./stored_requests/data/by_id"
+
+
+@dataclass(frozen=True)
+class PollForUpdates:
+    refresh_rate_seconds: int = _checked(30, _at_least(1))
+
+
+@dataclass(frozen=True)
+class DatabaseStore:
+    dsn: str = _checked("", _url(("postgres", "postgresql"), allow_empty=True))
+    poll_for_updates: PollForUpdates = field(default_factory=PollForUpdates)
+
+
+@dataclass(frozen=True)
+class HttpStore:
+    endpoint: str = _checked("", OPTIONAL_URL)
+    amp_endpoint: str = _checked("", OPTIONAL_URL)
+
+
+@dataclass(frozen=True)
+class InMemoryCache:
+    type: Literal["lru", "none"] = "lru"
+    size: int = _checked(10000, _at_least(1))
+    ttl_seconds: int = _checked(300, _at_least(0))
+
+
+@dataclass(frozen=True)
+class StoredRequests:
+    filesystem: FilesystemStore = field(default_factory=FilesystemStore)
+    database: DatabaseStore = field(default_factory=DatabaseStore)
+    http: HttpStore = field(default_factory=HttpStore)
+    in_memory_cache: InMemoryCache = field(default_factory=InMemoryCache)
+
+
+@dataclass(frozen=True)
+class AccountEvents:
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class AccountCookieSync:
+    default_limit: int = _checked(0, _at_least(0))
+    max_limit: int = _checked(0, _at_least(0))
+    default_coop_sync: bool | None = None
+    priority_groups: list[list[str]] = _checked_factory(list, _bidder_groups)
+    priority_groups_only: bool = False
+
+
+@dataclass(frozen=True)
+class AccountPrivacy:
+    allowactivities: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AccountSettings:
+    """An account's settings: ``account_defaults`` in the config, merged under each account file."""
+
+    disabled: bool = False
+    events: AccountEvents = field(default_factory=AccountEvents)
+    debug_allow: bool = True
+    cookie_sync: AccountCookieSync = field(default_factory=AccountCookieSync)
+    privacy: AccountPrivacy = field(default_factory=AccountPrivacy)
+
+
+@dataclass(frozen=True)
+class CacheMemory:
+    max_bytes: int = _checked(268435456, _at_least(1024))
+
+
+@dataclass(frozen=True)
+class CacheRedis:
+    url: str = _checked("redis://127.0.0.1:6379/0", _url(("redis", "rediss", "unix")))
+
+
+@dataclass(frozen=True)
+class CacheRemote:
+    url: str = _checked("", OPTIONAL_URL)
+
+
+@dataclass(frozen=True)
+class Cache:
+    store: Literal["memory", "redis", "remote"] = "memory"
+    memory: CacheMemory = field(default_factory=CacheMemory)
+    redis: CacheRedis = field(default_factory=CacheRedis)
+    remote: CacheRemote = field(default_factory=CacheRemote)
+    default_ttl_seconds: int = _checked(300, _at_least(1))
+    max_ttl_seconds: int = _checked(3600, _at_least(1))
+    max_value_bytes: int = _checked(262144, _at_least(1))
+    max_num_values: int = _checked(10, _at_least(1))
+    serve_endpoint: bool = True
+    public_url: str = _checked("", OPTIONAL_URL)
+    expected_millis: int = _checked(10, _at_least(0))
+
+
+@dataclass(frozen=True)
+class AuctionTimeouts:
+    default: int = _checked(1000, _at_least(1))
+    max: int = _checked(5000, _at_least(1))
+
+
+@dataclass(frozen=True)
+class Amp:
+    default_timeout_ms: int = _checked(1000, _at_least(1))
+    timeout_adjustment_ms: int = _checked(100, _at_least(0))
+
+
+@dataclass(frozen=True)
+class SyncEndpoint:
+    url: str = ""
+    user_macro: str = ""
+
+
+@dataclass(frozen=True)
+class AdapterUserSync:
+    key: str = ""
+    enabled: bool = True
+    support_cors: bool = False
+    redirect: SyncEndpoint = field(default_factory=SyncEndpoint)
+    iframe: SyncEndpoint = field(default_factory=SyncEndpoint)
+
+
+@dataclass(frozen=True)
+class AdapterConfig:
+    disabled: bool = False
+    endpoint: str = _checked("", OPTIONAL_URL)
+    alias_of: str = ""
+    gvl_vendor_id: int = _checked(0, _at_least(0))
+    modifying_vast_xml_allowed: bool = True
+    openrtb_version: Literal["2.5", "2.6"] = "2.5"
+    usersync: AdapterUserSync = field(default_factory=AdapterUserSync)
+
+
+@dataclass(frozen=True)
+class AnalyticsFile:
+    filename: str = ""
+
+
+@dataclass(frozen=True)
+class Analytics:
+    file: AnalyticsFile = field(default_factory=AnalyticsFile)
+
+
+@dataclass(frozen=True)
+class Prometheus:
+    enabled: bool = True
+    path: str = _checked("/metrics", _http_path)
+    namespace: str = _checked("hbserver", _metric_namespace)
+
+
+@dataclass(frozen=True)
+class Metrics:
+    prometheus: Prometheus = field(default_factory=Prometheus)
+
+
+@dataclass(frozen=True)
+class Config:
+    host: str = "0.0.0.0"
+    port: int = _checked(8000, _port)
+    workers: int = _checked(1, _at_least(0))
+    external_url: str = _checked("http://localhost:8000", URL)
+    max_request_size: int = _checked(262144, _at_least(1))
+    shutdown_timeout_seconds: float = _checked(10, _at_least(0))
+    status_response: str = ""
+    host_cookie: HostCookie = field(default_factory=HostCookie)
+    gdpr: Gdpr = field(default_factory=Gdpr)
+    ccpa: Ccpa = field(default_factory=Ccpa)
+    user_sync: UserSync = field(default_factory=UserSync)
+    stored_requests: StoredRequests = field(default_factory=StoredRequests)
+    account_required: bool = False
+    account_defaults: AccountSettings = field(default_factory=AccountSettings)
+    cache: Cache = field(default_factory=Cache)
+    auction_timeouts_ms: AuctionTimeouts = field(default_factory=AuctionTimeouts)
+    amp: Amp = field(default_factory=Amp)
+    adapters: dict[str, AdapterConfig] = field(default_factory=dict)
+    analytics: Analytics = field(default_factory=Analytics)
+    metrics: Metrics = field(default_factory=Metrics)
+
+
+# --- building dataclasses from plain data -----------------------------------------------------
+
+_MISSING = object()
+_BIDDER_CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def _type_name(tp: Any) -> str:
+    if tp is bool:
+        return "a boolean (true/false)"
+    if tp is int:
+        return "an integer"
+    if tp is float:
+        return "a number"
+    if tp is str:
+        return "a string"
+    origin = typing.get_origin(tp)
+    if origin is list:
+        return "a list"
+    if origin is dict or dataclasses.is_dataclass(tp):
+        return "a mapping"
+    return str(tp)
+
+
+def build(cls: type, raw: Any, path: str, problems: list[str], strict: bool = True) -> Any:
+    """Build dataclass ``cls`` from ``raw`` (a mapping), appending problems instead of raising.
+
+    ``strict`` makes unknown keys problems; account files use ``strict=False`` because they may
+    carry Prebid Server settings that hbserver does not read.
+    """
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        problems.append(f"{path or '<top>'}: must be a mapping, got {_describe(raw)}")
+        return cls()
+    hints = typing.get_type_hints(cls)
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    if strict:
+        for key in raw:
+            if key not in known:
+                problems.append(f"{_join(path, str(key))}: unknown key")
+    values: dict[str, Any] = {}
+    for name, fld in known.items():
+        value = raw.get(name, _MISSING)
+        if value is _MISSING:
+            continue
+        key = _join(path, name)
+        before = len(problems)
+        converted = _convert(hints[name], value, key, problems, strict)
+        if len(problems) > before:
+            continue
+        check = fld.metadata.get("check")
+        if check is not None:
+            message = check(converted)
+            if message:
+                problems.append(f"{key}: {message}")
+                continue
+        values[name] = converted
+    return cls(**values)
+
+
+def _convert(tp: Any, value: Any, key: str, problems: list[str], strict: bool) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if value is None:
+            return None
+        return _convert(args[0], value, key, problems, strict)
+    if origin is Literal:
+        choices = typing.get_args(tp)
+        text = _scalar_text(value)
+        if text in choices:
+            return text
+        problems.append(f"{key}: must be one of {', '.join(choices)}; got {value!r}")
+        return None
+    if dataclasses.is_dataclass(tp):
+        return build(tp, value, key, problems, strict)
+    if origin is list:
+        (item_type,) = typing.get_args(tp)
+        if not isinstance(value, list):
+            problems.append(f"{key}: must be a list, got {_describe(value)}")
+            return None
+        return [_convert(item_type, item, f"{key}[{i}]", problems, strict) for i, item in enumerate(value)]
+    if origin is dict:
+        _, item_type = typing.get_args(tp)
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            problems.append(f"{key}: must be a mapping, got {_describe(value)}")
+            return None
+        if item_type is Any:
+            return dict(value)
+        out = {}
+        for code, item in value.items():
+            code = str(code)
+            if not _BIDDER_CODE.fullmatch(code):
+                problems.append(f"{key}.{code}: not a valid bidder code")
+                continue
+            out[code] = _convert(item_type, item, f"{key}.{code}", problems, strict)
+        return out
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+    elif tp is str:
+        # YAML reads `0`, `2.5` as numbers; a string key takes them as written.
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+    elif tp is Any:
+        return value
+    problems.append(f"{key}: must be {_type_name(tp)}, got {_describe(value)}")
+    return None
+
+
+def _scalar_text(value: Any) -> Any:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+# --- sources ----------------------------------------------------------------------------------
+
+def _env_overrides(environ: Mapping[str, str], problems: list[str]) -> dict[str, Any]:
+    """``HBS_CACHE__STORE=redis`` -> ``{"cache": {"store": "redis"}}`` (values read as YAML)."""
+    tree: dict[str, Any] = {}
+    for name, text in sorted(environ.items()):
+        if not name.startswith(ENV_PREFIX):
+            continue
+        parts = [p.lower() for p in name[len(ENV_PREFIX):].split("__")]
+        if not all(parts):
+            problems.append(f"{name}: not a configuration key")
+            continue
+        try:
+            value = yaml.safe_load(text) if text != "" else ""
+        except yaml.YAMLError:
+            value = text
+        node = tree
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[parts[-1]] = value
+    return tree
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge mappings recursively; values of ``override`` win, mappings merge key by key."""
+    out = dict(base)
+    for key, value in override.items():
+        current = out.get(key)
+        if isinstance(current, Mapping) and isinstance(value, Mapping):
+            out[key] = deep_merge(current, value)
+        else:
+            out[key] = value
+    return out
+
+
+def _read_yaml(path: str, problems: list[str]) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except OSError as exc:
+        problems.append(f"--config: cannot read {path}: {exc.strerror or exc}")
+        return {}
+    except yaml.YAMLError as exc:
+        problems.append(f"--config: {path} is not valid YAML: {' '.join(str(exc).split())}")
+        return {}
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        problems.append(f"--config: {path} must hold a mapping at the top level")
+        return {}
+    return data
+
+
+def load_config(
+    path: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Config:
+    """Load the YAML file, then ``HBS_`` variables, then ``overrides`` (flags); validate all."""
+    problems: list[str] = []
+    raw: dict[str, Any] = _read_yaml(path, problems) if path else {}
+    raw = deep_merge(raw, _env_overrides(os.environ if environ is None else environ, problems))
+    if overrides:
+        raw = deep_merge(raw, {k: v for k, v in overrides.items() if v is not None})
+    config = build(Config, raw, "", problems)
+    if not problems:
+        problems.extend(_cross_checks(config))
+    if problems:
+        raise ConfigError(problems)
+    return config
+
+
+def _cross_checks(config: Config) -> list[str]:
+    from hbserver.bidders import BUILTIN_ADAPTERS
+
+    problems = []
+    if config.auction_timeouts_ms.default > config.auction_timeouts_ms.max:
+        problems.append(
+            f"auction_timeouts_ms.default: must not exceed auction_timeouts_ms.max "
+            f"({config.auction_timeouts_ms.default} > {config.auction_timeouts_ms.max})"
+        )
+    if config.cache.default_ttl_seconds > config.cache.max_ttl_seconds:
+        problems.append(
+            f"cache.default_ttl_seconds: must not exceed cache.max_ttl_seconds "
+            f"({config.cache.default_ttl_seconds} > {config.cache.max_ttl_seconds})"
+        )
+    if config.cache.store == "remote" and not config.cache.remote.url:
+        problems.append("cache.remote.url: required when cache.store is remote")
+    if config.amp.timeout_adjustment_ms >= config.amp.default_timeout_ms:
+        problems.append("amp.timeout_adjustment_ms: must be less than amp.default_timeout_ms")
+    for code, adapter in config.adapters.items():
+        key = f"adapters.{code}"
+        if adapter.alias_of:
+            if adapter.alias_of not in BUILTIN_ADAPTERS:
+                problems.append(f"{key}.alias_of: unknown built-in adapter {adapter.alias_of!r}")
+            elif code in BUILTIN_ADAPTERS:
+                problems.append(f"{key}.alias_of: {code!r} is a built-in adapter and cannot be an alias")
+        elif code not in BUILTIN_ADAPTERS:
+            problems.append(f"{key}: unknown bidder; a code that is not built in needs alias_of")
+    return problems
+
+
+def to_plain(config: Any) -> Any:
+    """The configuration as plain data (for ``--check-config`` and for merging accounts)."""
+    return dataclasses.asdict(config)
+
+
+def dump_yaml(config: Config) -> str:
+    return yaml.safe_dump(to_plain(config), sort_keys=False, default_flow_style=False)

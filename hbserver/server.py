@@ -1,0 +1,184 @@
+"""Serving: each worker process listens on the shared port (SO_REUSEPORT) with uvloop; with
+several workers a small supervisor forks them, restarts one that dies, and on SIGTERM/SIGINT
+passes the signal on and waits for every worker to finish its in-flight requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import logging
+import os
+import shutil
+import signal
+import socket
+import tempfile
+import time
+
+from hbserver.config import Config
+from hbserver.metrics import MULTIPROC_ENV
+
+log = logging.getLogger("hbserver.server")
+
+LISTEN_BACKLOG = 2048
+# A worker that dies sooner than this after starting counts towards a crash loop.
+QUICK_EXIT_SECONDS = 5.0
+MAX_QUICK_EXITS = 3
+
+
+def serve(config: Config) -> int:
+    """Run the server until SIGTERM/SIGINT; the process exit status."""
+    workers = config.workers or os.cpu_count() or 1
+    if workers == 1:
+        return run_worker(config)
+    return Supervisor(config, workers).run()
+
+
+def run_worker(config: Config) -> int:
+    import uvloop
+
+    return uvloop.run(_serve(config))
+
+
+async def _serve(config: Config) -> int:
+    from aiohttp import web
+
+    from hbserver.app import create_app  # imported here: metrics mode is fixed by now
+
+    app = create_app(config)
+    runner = web.AppRunner(
+        app, access_log=None, handle_signals=False, shutdown_timeout=config.shutdown_timeout_seconds
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await runner.setup()
+    site = web.TCPSite(runner, config.host, config.port, reuse_port=True, backlog=LISTEN_BACKLOG)
+    try:
+        await site.start()
+    except OSError as exc:
+        log.error("cannot listen on %s:%d: %s", config.host, config.port, exc.strerror or exc)
+        await runner.cleanup()
+        return 1
+    for address in runner.addresses:
+        log.info("listening on %s:%s", address[0], address[1], extra={"worker_pid": os.getpid()})
+    await stop.wait()
+    log.info(
+        "shutting down: finishing in-flight requests (up to %gs)",
+        config.shutdown_timeout_seconds,
+        extra={"worker_pid": os.getpid()},
+    )
+    await runner.cleanup()
+    log.info("stopped", extra={"worker_pid": os.getpid()})
+    return 0
+
+
+def can_listen(host: str, port: int) -> str | None:
+    """None when ``host:port`` can be bound with SO_REUSEPORT, else the reason."""
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        return str(exc)
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
+
+
+class Supervisor:
+    def __init__(self, config: Config, workers: int) -> None:
+        self.config = config
+        self.count = workers
+        self.children: dict[int, float] = {}  # pid -> start time
+        self.stopping = False
+        self._own_metrics_dir: str | None = None
+
+    def run(self) -> int:
+        problem = can_listen(self.config.host, self.config.port)
+        if problem:
+            log.error("cannot listen on %s:%d: %s", self.config.host, self.config.port, problem)
+            return 1
+        self._prepare_metrics_dir()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._on_signal)
+        try:
+            for _ in range(self.count):
+                self._spawn()
+            return self._wait()
+        finally:
+            if self._own_metrics_dir:
+                shutil.rmtree(self._own_metrics_dir, ignore_errors=True)
+
+    def _prepare_metrics_dir(self) -> None:
+        directory = os.environ.get(MULTIPROC_ENV)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+            for stale in glob.glob(os.path.join(directory, "*.db")):
+                os.unlink(stale)
+        else:
+            directory = self._own_metrics_dir = tempfile.mkdtemp(prefix="hbserver-metrics-")
+            os.environ[MULTIPROC_ENV] = directory
+
+    def _spawn(self) -> None:
+        pid = os.fork()
+        if pid == 0:  # the worker
+            code = 1
+            try:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                code = run_worker(self.config)
+            except BaseException:
+                log.exception("worker %d failed", os.getpid())
+            finally:
+                logging.shutdown()
+                os._exit(code)
+        self.children[pid] = time.monotonic()
+        log.info("started worker %d", pid)
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        if not self.stopping:
+            log.info("received %s: stopping %d workers", signal.Signals(signum).name, len(self.children))
+        self.stopping = True
+        for pid in list(self.children):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    def _wait(self) -> int:
+        from prometheus_client.multiprocess import mark_process_dead
+
+        status = 0
+        quick_exits = 0
+        while self.children:
+            try:
+                pid, wait_status = os.wait()
+            except ChildProcessError:
+                break
+            started = self.children.pop(pid, None)
+            if started is None:
+                continue
+            code = os.waitstatus_to_exitcode(wait_status)
+            mark_process_dead(pid)
+            if self.stopping:
+                if code != 0:
+                    log.error("worker %d exited with status %d while stopping", pid, code)
+                    status = 1
+                continue
+            log.error("worker %d exited unexpectedly with status %d", pid, code)
+            quick_exits = quick_exits + 1 if time.monotonic() - started < QUICK_EXIT_SECONDS else 0
+            if quick_exits >= MAX_QUICK_EXITS:
+                log.error("workers keep failing at start; giving up")
+                self._on_signal(signal.SIGTERM, None)
+                status = 1
+                continue
+            time.sleep(min(quick_exits, 3) * 0.5)
+            if not self.stopping:
+                self._spawn()
+        return status

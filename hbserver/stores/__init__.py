@@ -1,0 +1,1 @@
+"""Stored data: accounts, stored requests/imps/responses, and the cache stores."""

@@ -1,0 +1,169 @@
+"""Accounts: stored settings merged over ``account_defaults``, looked up through an LRU.
+
+Resolution follows PBS-Go: an unknown account gets the defaults (or is refused when
+``account_required``); a disabled account and a malformed account file are errors. Outcomes,
+including "not found" and "malformed", are cached so that unknown ids never cost a disk read
+per request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import orjson
+
+from hbserver.config import AccountSettings, build, deep_merge, to_plain
+from hbserver.metrics import Metrics
+from hbserver.stores.lru import LRUCache
+
+log = logging.getLogger("hbserver.accounts")
+
+FETCH_TIMEOUT_SECONDS = 1.0
+
+
+class AccountFetcher(Protocol):
+    async def fetch_account(self, account_id: str) -> bytes | None:
+        """The stored account JSON, or None when the account is not stored."""
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    id: str
+    settings: AccountSettings
+
+
+@dataclass(frozen=True, slots=True)
+class _Refusal:
+    """A cached negative outcome; a fresh AccountError is raised from it each time."""
+
+    status: int
+    message: str
+    reason: str
+
+
+class AccountError(Exception):
+    def __init__(self, status: int, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.reason = reason
+
+
+def _unverified() -> _Refusal:
+    return _Refusal(
+        400,
+        "Invalid request: Prebid-server could not verify the Account ID. "
+        "Please reach out to the prebid server host.",
+        "unknown",
+    )
+
+
+def _disabled(account_id: str) -> _Refusal:
+    return _Refusal(
+        503,
+        f"Invalid request: Prebid-server has disabled Account ID: {account_id}, "
+        "please reach out to the prebid server host.",
+        "disabled",
+    )
+
+
+def _malformed(account_id: str) -> _Refusal:
+    return _Refusal(
+        500,
+        f'Invalid request: The prebid-server account config for account id "{account_id}" is malformed. '
+        "Please reach out to the prebid server host.",
+        "malformed",
+    )
+
+
+class AccountStore:
+    def __init__(
+        self,
+        defaults: AccountSettings,
+        fetcher: AccountFetcher | None,
+        metrics: Metrics,
+        *,
+        required: bool = False,
+        cache: LRUCache[Account | _Refusal] | None = None,
+        timeout: float = FETCH_TIMEOUT_SECONDS,
+    ) -> None:
+        self.defaults = defaults
+        self._defaults_plain = to_plain(defaults)
+        self.fetcher = fetcher
+        self.required = required
+        self.cache = cache
+        self.timeout = timeout
+        self._hit = metrics.account_cache.labels("hit")
+        self._miss = metrics.account_cache.labels("miss")
+        self._fetch_errors = metrics.account_fetch_errors
+        self._pending: dict[str, asyncio.Task[Account | _Refusal]] = {}
+
+    async def get(self, account_id: str) -> Account:
+        """The account's effective settings; raises AccountError (status + message) when refused."""
+        cache = self.cache
+        outcome = cache.get(account_id) if cache is not None else None
+        if outcome is not None:
+            self._hit.inc()
+        else:
+            self._miss.inc()
+            task = self._pending.get(account_id)
+            if task is None:
+                task = asyncio.ensure_future(self._resolve(account_id))
+                self._pending[account_id] = task
+                task.add_done_callback(lambda _t: self._pending.pop(account_id, None))
+            outcome = await asyncio.shield(task)
+            if cache is not None:
+                cache.put(account_id, outcome)
+        if isinstance(outcome, _Refusal):
+            raise AccountError(outcome.status, outcome.message, outcome.reason)
+        return outcome
+
+    async def _resolve(self, account_id: str) -> Account | _Refusal:
+        raw = None
+        if self.fetcher is not None:
+            try:
+                raw = await asyncio.wait_for(self.fetcher.fetch_account(account_id), self.timeout)
+            except TimeoutError:
+                self._fetch_errors.labels("timeout").inc()
+                raise AccountError(
+                    504, f"Timed out fetching account '{account_id}' after {self.timeout:g} s", "timeout"
+                ) from None
+            except OSError as exc:
+                self._fetch_errors.labels("io").inc()
+                log.error("cannot read account %r: %s", account_id, exc)
+                raise AccountError(
+                    500, f"Error occurred while fetching account: {exc.strerror or exc}", "io"
+                ) from None
+        if raw is None:
+            if self.required:
+                return _unverified()
+            return self._checked(Account(account_id, self.defaults))
+        return self._parse(account_id, raw)
+
+    def _parse(self, account_id: str, raw: bytes) -> Account | _Refusal:
+        try:
+            data: Any = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            log.error("account %r is not valid JSON: %s", account_id, exc)
+            self._fetch_errors.labels("malformed").inc()
+            return _malformed(account_id)
+        if not isinstance(data, dict):
+            log.error("account %r is not a JSON object", account_id)
+            self._fetch_errors.labels("malformed").inc()
+            return _malformed(account_id)
+        problems: list[str] = []
+        settings = build(AccountSettings, deep_merge(self._defaults_plain, data), "", problems, strict=False)
+        if problems:
+            log.error("account %r is malformed: %s", account_id, "; ".join(problems))
+            self._fetch_errors.labels("malformed").inc()
+            return _malformed(account_id)
+        return self._checked(Account(account_id, settings))
+
+    @staticmethod
+    def _checked(account: Account) -> Account | _Refusal:
+        if account.settings.disabled:
+            return _disabled(account.id)
+        return account

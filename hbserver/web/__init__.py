@@ -1,0 +1,1 @@
+"""Cross-cutting HTTP: CORS, request bodies, plain-text errors, the one middleware."""

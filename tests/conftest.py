@@ -1,0 +1,55 @@
+"""Shared fixtures: configurations built from plain data and an in-process app client."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient
+
+from hbserver.app import create_app
+from hbserver.config import Config, deep_merge, load_config
+
+MakeClient = Callable[..., Awaitable[TestClient]]
+
+
+def make_config(raw: dict[str, Any] | None = None, **keys: Any) -> Config:
+    """A validated Config from plain data only (no file, no environment)."""
+    return load_config(environ={}, overrides=deep_merge(raw or {}, keys))
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """An empty stored-data directory (PBS layout) for the filesystem fetcher."""
+    root = tmp_path / "by_id"
+    for kind in ("accounts", "stored_requests", "stored_imps", "stored_responses"):
+        (root / kind).mkdir(parents=True)
+    return root
+
+
+def write_account(data_dir: Path, account_id: str, settings: Any) -> None:
+    text = settings if isinstance(settings, str) else json.dumps(settings)
+    (data_dir / "accounts" / f"{account_id}.json").write_text(text)
+
+
+@pytest.fixture
+def make_client(aiohttp_client: Callable[..., Awaitable[TestClient]], data_dir: Path) -> MakeClient:
+    """Start the real application in-process with the given configuration keys."""
+
+    async def factory(
+        raw: dict[str, Any] | None = None,
+        extra_routes: Callable[[web.Application], None] | None = None,
+        **keys: Any,
+    ) -> TestClient:
+        base = {"stored_requests": {"filesystem": {"directorypath": str(data_dir)}}}
+        config = make_config(deep_merge(base, raw or {}), **keys)
+        app = create_app(config)
+        if extra_routes is not None:
+            extra_routes(app)
+        return await aiohttp_client(app)
+
+    return factory

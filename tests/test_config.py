@@ -1,0 +1,231 @@
+"""Configuration: defaults, sources and their precedence, and one line per problem."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hbserver.config import AdapterConfig, Config, ConfigError, load_config, to_plain
+
+CONTRACT = Path(__file__).resolve().parents[2] / "shared" / "spec" / "CONTRACT.md"
+
+
+def flatten(tree: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in tree.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and value and key not in ("allowactivities",):
+            out.update(flatten(value, path + "."))
+        else:
+            out[path] = value
+    return out
+
+
+DEFAULTS = [
+    ("host", "0.0.0.0"),
+    ("port", 8000),
+    ("workers", 1),
+    ("external_url", "http://localhost:8000"),
+    ("max_request_size", 262144),
+    ("shutdown_timeout_seconds", 10),
+    ("status_response", ""),
+    ("host_cookie.ttl_days", 90),
+    ("host_cookie.max_cookie_size_bytes", 0),
+    ("gdpr.enabled", True),
+    ("gdpr.default_value", "0"),
+    ("ccpa.enforce", False),
+    ("user_sync.coop_sync.default", False),
+    ("stored_requests.filesystem.enabled", True),
+    ("stored_requests.filesystem.directorypath", "./stored_requests/data/by_id"),
+    ("stored_requests.database.poll_for_updates.refresh_rate_seconds", 30),
+    ("stored_requests.in_memory_cache.type", "lru"),
+    ("stored_requests.in_memory_cache.size", 10000),
+    ("stored_requests.in_memory_cache.ttl_seconds", 300),
+    ("account_required", False),
+    ("account_defaults.events.enabled", True),
+    ("account_defaults.cookie_sync.default_coop_sync", None),
+    ("cache.store", "memory"),
+    ("cache.memory.max_bytes", 268435456),
+    ("cache.redis.url", "redis://127.0.0.1:6379/0"),
+    ("cache.default_ttl_seconds", 300),
+    ("cache.max_ttl_seconds", 3600),
+    ("cache.max_value_bytes", 262144),
+    ("cache.max_num_values", 10),
+    ("cache.serve_endpoint", True),
+    ("cache.expected_millis", 10),
+    ("auction_timeouts_ms.default", 1000),
+    ("auction_timeouts_ms.max", 5000),
+    ("amp.default_timeout_ms", 1000),
+    ("amp.timeout_adjustment_ms", 100),
+    ("analytics.file.filename", ""),
+    ("metrics.prometheus.enabled", True),
+    ("metrics.prometheus.path", "/metrics"),
+    ("metrics.prometheus.namespace", "hbserver"),
+]
+
+
+@pytest.mark.parametrize(("key", "expected"), DEFAULTS)
+def test_default(key, expected):
+    assert flatten(to_plain(load_config(environ={})))[key] == expected
+
+
+def contract_defaults() -> dict:
+    text = CONTRACT.read_text()
+    block = re.search(r"## 2\. Configuration.*?```yaml\n(.*?)```", text, re.S).group(1)
+    tree = yaml.safe_load(block.replace("<code>:", "example_code:"))
+    adapter = tree.pop("adapters")["example_code"]
+    return {"config": tree, "adapter": adapter}
+
+
+@pytest.mark.skipif(not CONTRACT.exists(), reason="../shared/spec/CONTRACT.md is not beside this checkout")
+def test_every_contract_key_and_default_matches():
+    contract = contract_defaults()
+    ours = to_plain(Config())
+    ours.pop("adapters")
+    assert flatten(ours) == flatten(contract["config"])
+    assert flatten(to_plain(AdapterConfig())) == flatten(contract["adapter"])
+
+
+def test_yaml_then_env_then_flags(tmp_path):
+    path = tmp_path / "hbs.yaml"
+    path.write_text("port: 7000\nhost: 127.0.0.1\nhost_cookie:\n  domain: file.example\n  ttl_days: 30\n")
+    env = {"HBS_PORT": "9000", "HBS_HOST_COOKIE__DOMAIN": "example.com", "OTHER": "ignored"}
+    config = load_config(str(path), env, {"port": 9100, "workers": None})
+    assert config.port == 9100  # flag beats environment
+    assert config.host == "127.0.0.1"  # file value kept
+    assert config.host_cookie.domain == "example.com"  # environment beats file
+    assert config.host_cookie.ttl_days == 30
+    assert config.workers == 1  # an absent flag changes nothing
+
+
+@pytest.mark.parametrize(
+    ("env", "key", "expected"),
+    [
+        ({"HBS_CACHE__STORE": "redis"}, ("cache", "store"), "redis"),
+        ({"HBS_GDPR__ENABLED": "false"}, ("gdpr", "enabled"), False),
+        ({"HBS_GDPR__DEFAULT_VALUE": "1"}, ("gdpr", "default_value"), "1"),
+        ({"HBS_STATUS_RESPONSE": '"ok"'}, ("status_response",), "ok"),
+        ({"HBS_SHUTDOWN_TIMEOUT_SECONDS": "2.5"}, ("shutdown_timeout_seconds",), 2.5),
+        ({"HBS_USER_SYNC__PRIORITY_GROUPS": "[[a, b], [c]]"}, ("user_sync", "priority_groups"), [["a", "b"], ["c"]]),
+        ({"HBS_ADAPTERS__ALPHA__ALIAS_OF": "generic", "HBS_ADAPTERS__ALPHA__ENDPOINT": "http://127.0.0.1:1/x"},
+         ("adapters", "alpha", "endpoint"), "http://127.0.0.1:1/x"),
+        ({"HBS_ADAPTERS__APPNEXUS__OPENRTB_VERSION": "2.6"}, ("adapters", "appnexus", "openrtb_version"), "2.6"),
+    ],
+)
+def test_environment_values_are_yaml_scalars(env, key, expected):
+    node = to_plain(load_config(environ=env))
+    for part in key:
+        node = node[part]
+    assert node == expected
+
+
+PROBLEMS = [
+    ({"port": "abc"}, "port: must be an integer, got str 'abc'"),
+    ({"port": 70000}, "port: must be a port number 0-65535, got 70000"),
+    ({"workers": -1}, "workers: must be >= 0, got -1"),
+    ({"colour": "blue"}, "colour: unknown key"),
+    ({"cache": {"stor": "redis"}}, "cache.stor: unknown key"),
+    ({"cache": {"store": "disk"}}, "cache.store: must be one of memory, redis, remote; got 'disk'"),
+    ({"cache": {"store": "remote"}}, "cache.remote.url: required when cache.store is remote"),
+    ({"external_url": "localhost"}, "external_url: not a URL: 'localhost'"),
+    ({"adapters": {"alpha": {"alias_of": "generic", "endpoint": "ftp//x"}}},
+     "adapters.alpha.endpoint: not a URL: 'ftp//x'"),
+    ({"adapters": {"alpha": {"endpoint": "http://x.example"}}},
+     "adapters.alpha: unknown bidder; a code that is not built in needs alias_of"),
+    ({"adapters": {"alpha": {"alias_of": "nobody"}}}, "adapters.alpha.alias_of: unknown built-in adapter 'nobody'"),
+    ({"adapters": {"alpha": {"alias_of": "generic", "openrtb_version": "3.0"}}},
+     "adapters.alpha.openrtb_version: must be one of 2.5, 2.6; got '3.0'"),
+    ({"host_cookie": {"max_cookie_size_bytes": 100}},
+     "host_cookie.max_cookie_size_bytes: must be 0 (unlimited) or >= 500, got 100"),
+    ({"gdpr": {"enabled": "yes"}}, "gdpr.enabled: must be a boolean (true/false), got str 'yes'"),
+    ({"gdpr": "on"}, "gdpr: must be a mapping, got str 'on'"),
+    ({"metrics": {"prometheus": {"namespace": "hb-server"}}},
+     "metrics.prometheus.namespace: not a valid Prometheus name: 'hb-server'"),
+    ({"metrics": {"prometheus": {"path": "metrics"}}},
+     "metrics.prometheus.path: must be a path starting with '/': 'metrics'"),
+    ({"auction_timeouts_ms": {"default": 6000}},
+     "auction_timeouts_ms.default: must not exceed auction_timeouts_ms.max (6000 > 5000)"),
+    ({"user_sync": {"priority_groups": "appnexus"}}, "user_sync.priority_groups: must be a list, got str 'appnexus'"),
+    ({"stored_requests": {"database": {"dsn": "mysql://x/y"}}},
+     "stored_requests.database.dsn: not a URL: 'mysql://x/y'"),
+]
+
+
+@pytest.mark.parametrize(("raw", "problem"), PROBLEMS)
+def test_each_problem_names_its_key(raw, problem):
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ={}, overrides=raw)
+    assert caught.value.problems == [problem]
+
+
+def test_all_problems_are_reported_together():
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ={"HBS_PORTT": "1", "HBS_WORKERS": "many"}, overrides={"cache": {"max_num_values": 0}})
+    assert sorted(caught.value.problems) == [
+        "cache.max_num_values: must be >= 1, got 0",
+        "portt: unknown key",
+        "workers: must be an integer, got str 'many'",
+    ]
+
+
+def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "hbserver", *args], capture_output=True, text=True, timeout=60,
+        env={"PATH": "/usr/bin:/bin", **(env or {})},
+    )
+
+
+def test_check_config_prints_effective_yaml(tmp_path):
+    path = tmp_path / "hbs.yaml"
+    path.write_text("status_response: ok\n")
+    done = run_cli("--config", str(path), "--check-config", "--port", "9001", env={"HBS_WORKERS": "3"})
+    assert done.returncode == 0, done.stderr
+    effective = yaml.safe_load(done.stdout)
+    assert (effective["status_response"], effective["port"], effective["workers"]) == ("ok", 9001, 3)
+    assert effective == to_plain(load_config(str(path), {"HBS_WORKERS": "3"}, {"port": 9001}))
+
+
+@pytest.mark.parametrize("check", [["--check-config"], []])
+def test_invalid_configuration_exits_2_with_one_line_per_problem(tmp_path, check):
+    path = tmp_path / "hbs.yaml"
+    path.write_text("adapters:\n  alpha:\n    alias_of: generic\n    endpoint: ftp//x\ncache: {store: disk}\n")
+    done = run_cli("--config", str(path), *check, env={"HBS_NOPE": "1"})
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert sorted(done.stderr.splitlines()) == [
+        "adapters.alpha.endpoint: not a URL: 'ftp//x'",
+        "cache.store: must be one of memory, redis, remote; got 'disk'",
+        "nope: unknown key",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (": : :", "is not valid YAML"),
+        ("- a\n- b\n", "must hold a mapping at the top level"),
+    ],
+)
+def test_unreadable_config_file(tmp_path, content, problem):
+    path = tmp_path / "hbs.yaml"
+    path.write_text(content)
+    done = run_cli("--config", str(path), "--check-config")
+    assert done.returncode == 2
+    assert done.stderr.startswith("--config: ") and problem in done.stderr
+
+
+def test_missing_config_file():
+    done = run_cli("--config", "/nonexistent/hbs.yaml", "--check-config")
+    assert done.returncode == 2
+    assert done.stderr == "--config: cannot read /nonexistent/hbs.yaml: No such file or directory\n"
+
+
+def test_unopenable_analytics_file_is_a_config_problem(tmp_path):
+    done = run_cli("--check-config", env={"HBS_ANALYTICS__FILE__FILENAME": str(tmp_path / "no" / "x.jsonl")})
+    assert done.returncode == 2
+    assert done.stderr.startswith("analytics.file.filename: cannot open ")
