@@ -14,11 +14,11 @@ _prefix = ""
 def rfc3339_utc(epoch: float) -> str:
     """``2026-11-21T16:20:36.123Z``; the per-second prefix is reused (hot path)."""
     global _second, _prefix
-    whole = int(epoch)
+    whole, millis = divmod(round(epoch * 1000), 1000)
     if whole != _second:
         _prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
         _second = whole
-    return f"{_prefix}.{int((epoch - whole) * 1000):03d}Z"
+    return f"{_prefix}.{millis:03d}Z"
 
 
 def notification_record(event: EventRequest, now: float | None = None) -> dict[str, Any]:

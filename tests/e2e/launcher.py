@@ -1,0 +1,30 @@
+"""Runs the real ``hbserver`` command with one extra route, ``/test/slow?s=SECONDS``, so that
+tests can hold a request in flight while the process is signalled."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+
+from hbserver import app as app_module
+from hbserver.cli import main
+
+_create_app = app_module.create_app
+
+
+async def slow(request: web.Request) -> web.Response:
+    await asyncio.sleep(float(request.query.get("s", "1")))
+    return web.Response(text="done")
+
+
+def create_app_with_slow_route(*args, **kwargs) -> web.Application:  # noqa: ANN002, ANN003
+    app = _create_app(*args, **kwargs)
+    app.router.add_get("/test/slow", slow)
+    return app
+
+
+app_module.create_app = create_app_with_slow_route
+
+if __name__ == "__main__":
+    raise SystemExit(main())

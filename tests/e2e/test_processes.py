@@ -1,0 +1,162 @@
+"""Real processes: graceful shutdown with a request in flight, several workers on one port with
+metrics summed across them, a dead worker replaced, analytics flushed on shutdown."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from prometheus_client.mmap_dict import MmapedDict
+
+from tests.e2e.helpers import Server, get
+
+
+@pytest.fixture
+def servers():
+    started: list[Server] = []
+    yield started
+    for server in started:
+        server.stop()
+
+
+def start(servers: list[Server], *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> Server:
+    server = Server(*args, env=env, cwd=cwd)
+    servers.append(server)
+    server.wait_ready()
+    return server
+
+
+def metric_value(text: str, line_prefix: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(line_prefix + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_sigterm_lets_the_request_in_flight_finish(servers, tmp_path):
+    log = tmp_path / "analytics.jsonl"
+    server = start(servers, env={"HBS_ANALYTICS__FILE__FILENAME": str(log)}, cwd=tmp_path)
+    for i in range(5):
+        assert get(f"{server.base}/event?t=win&b=bid-{i}&a=acc")[0] == 200
+    result: dict = {}
+
+    def slow_request() -> None:
+        result["response"] = get(f"{server.base}/test/slow?s=1.5", timeout=10)
+
+    thread = threading.Thread(target=slow_request)
+    thread.start()
+    time.sleep(0.4)  # the slow request is now in flight
+    sent = time.monotonic()
+    server.signal(signal.SIGTERM)
+    time.sleep(0.3)
+    with pytest.raises(OSError):  # no longer accepting new connections
+        get(f"{server.base}/status", timeout=2)
+    thread.join(10)
+    assert result["response"] == (200, b"done")
+    assert server.wait(15) == 0
+    assert time.monotonic() - sent >= 0.9  # it waited for the request rather than cutting it off
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted(r["bidid"] for r in records) == [f"bid-{i}" for i in range(5)]
+
+
+def test_shutdown_timeout_bounds_the_wait(servers, tmp_path):
+    server = start(servers, env={"HBS_SHUTDOWN_TIMEOUT_SECONDS": "0.5"}, cwd=tmp_path)
+    result: dict = {}
+
+    def slow_request() -> None:
+        try:
+            result["response"] = get(f"{server.base}/test/slow?s=30", timeout=20)
+        except OSError as exc:
+            result["error"] = exc
+
+    thread = threading.Thread(target=slow_request)
+    thread.start()
+    time.sleep(0.4)
+    sent = time.monotonic()
+    server.signal(signal.SIGINT)
+    assert server.wait(15) == 0
+    assert time.monotonic() - sent < 5
+    thread.join(10)
+    assert "response" not in result  # the 30 s request was cut off at the timeout
+
+
+def counts_by_pid(metrics_dir: Path) -> dict[int, float]:
+    """/event requests per worker, read from each worker's own multiprocess file."""
+    out: dict[int, float] = {}
+    for path in metrics_dir.glob("counter_*.db"):
+        pid = int(path.stem.split("_")[1])
+        for key, value, *_ in MmapedDict.read_all_values_from_file(str(path)):
+            name, sample, labels, *_ = json.loads(key)
+            if sample == "hbserver_requests_total" and labels == {"endpoint": "/event", "status": "200"}:
+                out[pid] = out.get(pid, 0) + value
+    return out
+
+
+def test_two_workers_share_the_port_and_metrics_are_summed(servers, tmp_path):
+    metrics_dir = tmp_path / "metrics"
+    log = tmp_path / "analytics.jsonl"
+    server = start(
+        servers, "--workers", "2",
+        env={"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir), "HBS_ANALYTICS__FILE__FILENAME": str(log)},
+        cwd=tmp_path,
+    )
+    total = 120
+    for i in range(total):
+        assert get(f"{server.base}/event?t=win&b=bid-{i}&a=acc&f=i")[0] == 200
+    per_worker = counts_by_pid(metrics_dir)
+    assert len(per_worker) == 2, per_worker  # both workers answered
+    assert all(n > 0 for n in per_worker.values())
+    assert sum(per_worker.values()) == total
+    for _ in range(6):  # whichever worker answers /metrics reports the sum
+        status, body = get(server.base + "/metrics")
+        text = body.decode()
+        assert status == 200
+        assert metric_value(text, 'hbserver_requests_total{endpoint="/event",status="200"}') == total
+        assert metric_value(text, 'hbserver_event_notifications_total{type="win"}') == total
+        assert metric_value(text, "hbserver_workers") == 2
+    server.signal(signal.SIGTERM)
+    assert server.wait(20) == 0
+    lines = log.read_text().splitlines()
+    assert sorted(json.loads(line)["bidid"] for line in lines) == sorted(f"bid-{i}" for i in range(total))
+
+
+def worker_pids(master: int) -> set[int]:
+    children = Path(f"/proc/{master}/task/{master}/children")
+    return {int(pid) for pid in children.read_text().split()}
+
+
+def test_a_dead_worker_is_replaced(servers, tmp_path):
+    server = start(servers, "--workers", "2", cwd=tmp_path)
+    before = worker_pids(server.proc.pid)
+    assert len(before) == 2
+    victim = min(before)
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        after = worker_pids(server.proc.pid)
+        if len(after) == 2 and victim not in after:
+            break
+        time.sleep(0.1)
+    assert victim not in after and len(after) == 2
+    for _ in range(20):
+        assert get(server.base + "/status")[0] == 204
+    server.signal(signal.SIGTERM)
+    assert server.wait(20) == 0
+    assert "exited unexpectedly" in server.output()
+
+
+def test_port_in_use_exits_non_zero(servers, tmp_path):
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        for workers in ("1", "2"):
+            server = Server("--workers", workers, cwd=tmp_path, port=blocker.getsockname()[1])
+            servers.append(server)
+            assert server.wait(30) == 1
+            assert "cannot listen on" in server.output()

@@ -1,0 +1,202 @@
+"""Cross-cutting HTTP (DECISIONS "Everywhere"): CORS, X-Prebid, body limits, gzip, JSON, errors."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import zlib
+
+import orjson
+import pytest
+from aiohttp import web
+
+from hbserver import SERVER_HEADER_VALUE
+from hbserver.web.body import read_json
+
+
+async def echo_json(request: web.Request) -> web.Response:
+    return web.json_response(await read_json(request), dumps=lambda v: orjson.dumps(v).decode())
+
+
+async def explode(request: web.Request) -> web.Response:
+    raise RuntimeError("secret internal detail")
+
+
+def add_test_routes(app: web.Application) -> None:
+    app.router.add_post("/test/echo", echo_json)
+    app.router.add_get("/test/explode", explode)
+
+
+@pytest.fixture
+async def client(make_client):
+    return await make_client(max_request_size=1000, extra_routes=add_test_routes)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [
+        ("GET", "/status", 204),
+        ("GET", "/event?t=win&b=1&a=a", 200),
+        ("GET", "/event?t=x", 400),
+        ("GET", "/nowhere", 404),
+        ("POST", "/status", 405),
+        ("GET", "/test/explode", 500),
+        ("GET", "/metrics", 200),
+    ],
+)
+async def test_every_response_carries_x_prebid_and_cors(client, method, path, status):
+    origin = "https://publisher.example"
+    response = await client.request(method, path, headers={"Origin": origin})
+    assert response.status == status
+    assert response.headers["X-Prebid"] == SERVER_HEADER_VALUE
+    assert response.headers["Access-Control-Allow-Origin"] == origin
+    assert response.headers["Access-Control-Allow-Credentials"] == "true"
+    assert "Origin" in response.headers["Vary"]
+
+
+async def test_no_cors_headers_without_origin(client):
+    response = await client.get("/status")
+    assert "Access-Control-Allow-Origin" not in response.headers
+    assert response.headers["X-Prebid"] == SERVER_HEADER_VALUE
+
+
+async def test_cors_never_wildcard(client):
+    response = await client.get("/status", headers={"Origin": "null"})
+    assert response.headers["Access-Control-Allow-Origin"] == "null"
+    assert "*" not in response.headers.getall("Access-Control-Allow-Origin")
+
+
+@pytest.mark.parametrize("path", ["/event", "/test/echo", "/status"])
+async def test_preflight(client, path):
+    response = await client.options(
+        path,
+        headers={
+            "Origin": "https://pub.example",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type,x-custom",
+        },
+    )
+    assert response.status == 204
+    assert response.headers["Access-Control-Allow-Origin"] == "https://pub.example"
+    assert response.headers["Access-Control-Allow-Credentials"] == "true"
+    assert "POST" in response.headers["Access-Control-Allow-Methods"]
+    assert response.headers["Access-Control-Allow-Headers"] == "content-type,x-custom"
+    assert int(response.headers["Access-Control-Max-Age"]) > 0
+
+
+async def test_preflight_for_unknown_path_is_404(client):
+    response = await client.options(
+        "/nowhere", headers={"Origin": "https://pub.example", "Access-Control-Request-Method": "GET"}
+    )
+    assert response.status == 404
+
+
+async def test_404_and_405_are_plain_text(client):
+    missing = await client.get("/nowhere")
+    assert (missing.status, missing.headers["Content-Type"]) == (404, "text/plain; charset=utf-8")
+    wrong = await client.post("/event")
+    assert wrong.status == 405
+    assert wrong.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert "GET" in wrong.headers["Allow"]
+
+
+async def test_500_hides_the_traceback_logs_it_with_a_request_id_and_counts_it(client, caplog):
+    caplog.set_level(logging.ERROR, logger="hbserver.http")
+    response = await client.get("/test/explode", headers={"X-Request-Id": "req-42"})
+    body = await response.text()
+    assert response.status == 500
+    assert body == "Internal server error (request id req-42)"
+    assert "secret" not in body and "Traceback" not in body
+    assert response.headers["X-Request-Id"] == "req-42"
+    [record] = [r for r in caplog.records if r.name == "hbserver.http"]
+    assert record.request_id == "req-42" and record.exc_info is not None
+    generated = await client.get("/test/explode", headers={"X-Request-Id": "bad id with spaces"})
+    rid = generated.headers["X-Request-Id"]
+    assert len(rid) == 32 and rid in await generated.text()
+    metrics = await (await client.get("/metrics")).text()
+    assert 'hbserver_internal_errors_total{endpoint="/test/explode"} 2.0' in metrics
+    assert 'hbserver_requests_total{endpoint="/test/explode",status="500"} 2.0' in metrics
+
+
+DOC = {"id": "req-1", "imp": [{"id": "1"}], "tmax": 500}
+DOC_BYTES = orjson.dumps(DOC)
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/json", "application/x-www-form-urlencoded", None])
+async def test_json_is_parsed_whatever_the_content_type(client, content_type):
+    headers = {"Content-Type": content_type} if content_type else {}
+    response = await client.post("/test/echo", data=DOC_BYTES, headers=headers)
+    assert response.status == 200
+    assert orjson.loads(await response.read()) == DOC
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "body"),
+    [
+        ("/test/echo", {"Content-Encoding": "gzip"}, gzip.compress(DOC_BYTES)),
+        ("/test/echo?gzip=1", {}, gzip.compress(DOC_BYTES)),  # Prebid.js endpointCompression
+        ("/test/echo?gzip=1", {"Content-Encoding": "gzip"}, gzip.compress(DOC_BYTES)),  # both signals
+    ],
+)
+async def test_gzip_bodies(client, path, headers, body):
+    response = await client.post(path, data=body, headers={"Content-Type": "text/plain", **headers})
+    assert response.status == 200
+    assert orjson.loads(await response.read()) == DOC
+
+
+def gzip_bomb(size: int) -> bytes:
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    bomb = compressor.compress(b"\0" * size) + compressor.flush()
+    assert len(bomb) < 1000  # under the raw limit: only the decompressed size is too large
+    return bomb
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "body", "status", "message"),
+    [
+        ("/test/echo", {}, b"", 400, "Invalid request: request body is empty"),
+        ("/test/echo", {}, b"  \n", 400, "Invalid request: request body is empty"),
+        ("/test/echo", {}, b"{nope", 400, "Invalid request: request body is not valid JSON: "),
+        ("/test/echo", {}, b"x" * 1001, 413, "Request body too large: the limit is 1000 bytes"),
+        ("/test/echo", {}, b"x" * 1000, 400, "Invalid request: request body is not valid JSON: "),
+        ("/test/echo?gzip=1", {}, b"not gzip", 400, "Invalid request: request body is not valid gzip: "),
+        ("/test/echo?gzip=1", {}, gzip.compress(DOC_BYTES)[:-12], 400,
+         "Invalid request: request body is not valid gzip: truncated data"),
+        ("/test/echo?gzip=1", {}, gzip_bomb(800_000), 413,
+         "Request body too large: the limit is 1000 bytes after decompression"),
+        ("/test/echo", {"Content-Encoding": "gzip"}, gzip_bomb(800_000), 413,
+         "Request body too large: the limit is 1000 bytes"),
+    ],
+)
+async def test_body_errors(client, path, headers, body, status, message):
+    response = await client.post(path, data=body, headers=headers)
+    assert response.status == status
+    assert response.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert (await response.text()).startswith(message)
+
+
+async def test_chunked_body_over_the_limit_is_413(client):
+    async def chunks():
+        for _ in range(20):
+            yield b"x" * 100
+
+    response = await client.post("/test/echo", data=chunks())
+    assert response.status == 413
+    assert await response.text() == "Request body too large: the limit is 1000 bytes"
+
+
+async def test_status_response_text(make_client):
+    client = await make_client(status_response="ready")
+    response = await client.get("/status")
+    assert (response.status, await response.text()) == (200, "ready")
+    head = await client.head("/status")
+    assert head.status == 200
+
+
+async def test_metrics_can_move_or_be_switched_off(make_client):
+    moved = await make_client(metrics={"prometheus": {"path": "/internal/prom", "namespace": "pbs"}})
+    assert (await moved.get("/metrics")).status == 404
+    text = await (await moved.get("/internal/prom")).text()
+    assert 'pbs_requests_total{endpoint="other",status="404"} 1.0' in text
+    off = await make_client(metrics={"prometheus": {"enabled": False}})
+    assert (await off.get("/metrics")).status == 404
