@@ -29,7 +29,7 @@ class Server:
     ) -> None:
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        self.log = open((cwd or ROOT) / f"server-{self.port}.log", "w+b")  # noqa: SIM115
+        self.log = open((cwd or ROOT) / f"server-{self.port}.log", "w+b")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.e2e.launcher", "--host", "127.0.0.1", "--port", str(self.port), *args],
             cwd=ROOT,

@@ -18,7 +18,7 @@ async def slow(request: web.Request) -> web.Response:
     return web.Response(text="done")
 
 
-def create_app_with_slow_route(*args, **kwargs) -> web.Application:  # noqa: ANN002, ANN003
+def create_app_with_slow_route(*args, **kwargs) -> web.Application:
     app = _create_app(*args, **kwargs)
     app.router.add_get("/test/slow", slow)
     return app

@@ -92,7 +92,7 @@ def counts_by_pid(metrics_dir: Path) -> dict[int, float]:
     for path in metrics_dir.glob("counter_*.db"):
         pid = int(path.stem.split("_")[1])
         for key, value, *_ in MmapedDict.read_all_values_from_file(str(path)):
-            name, sample, labels, *_ = json.loads(key)
+            _name, sample, labels, *_ = json.loads(key)
             if sample == "hbserver_requests_total" and labels == {"endpoint": "/event", "status": "200"}:
                 out[pid] = out.get(pid, 0) + value
     return out
