@@ -6,9 +6,11 @@ Every resource that must be closed is opened in a ``cleanup_ctx`` generator, so 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from aiohttp import web
 
@@ -16,14 +18,14 @@ from hbserver.analytics import Analytics, AnalyticsModule
 from hbserver.analytics.file import FileModule
 from hbserver.appkeys import ACCOUNTS, ANALYTICS, CONFIG, MAX_REQUEST_SIZE, METRICS
 from hbserver.config import Config
-from hbserver.endpoints.event import handle_event
+from hbserver.endpoints.event import EventEndpoint
 from hbserver.endpoints.metrics import handle_metrics
 from hbserver.endpoints.status import handle_status
-from hbserver.metrics import Metrics
+from hbserver.metrics import FLUSH_INTERVAL_SECONDS, Metrics
 from hbserver.stores.accounts import AccountStore
 from hbserver.stores.filesystem import FilesystemFetcher
 from hbserver.stores.lru import LRUCache
-from hbserver.web.middleware import make_middleware
+from hbserver.web.endpoint import Routes
 
 log = logging.getLogger("hbserver")
 
@@ -46,22 +48,31 @@ def build_analytics(config: Config, metrics: Metrics) -> Analytics:
     return Analytics(modules)
 
 
-def create_app(config: Config, metrics: Metrics | None = None) -> web.Application:
+def create_app(
+    config: Config, metrics: Metrics | None = None, extra_routes: Sequence[Callable[[Routes], None]] = ()
+) -> web.Application:
+    """The application; ``extra_routes`` hooks add routes before the catch-all (tests, tools)."""
     metrics = metrics or Metrics(config.metrics.prometheus.namespace)
     # aiohttp enforces the body limit (on the decompressed size) while reading.
-    app = web.Application(middlewares=[make_middleware(metrics)], client_max_size=config.max_request_size)
+    app = web.Application(client_max_size=config.max_request_size)
     app[CONFIG] = config
     app[METRICS] = metrics
     app[MAX_REQUEST_SIZE] = config.max_request_size
     app[ACCOUNTS] = build_account_store(config, metrics)
     app[ANALYTICS] = build_analytics(config, metrics)
+    # Cleanup runs in reverse: analytics closes (counting what it drops) before the last flush.
+    app.cleanup_ctx.append(_metrics_flusher)
     app.cleanup_ctx.append(_analytics_lifetime)
     app.cleanup_ctx.append(_worker_gauge)
 
-    app.router.add_get("/status", handle_status)
-    app.router.add_get("/event", handle_event)
+    routes = Routes(app)
+    routes.add("GET", "/status", handle_status)
+    routes.add("GET", "/event", EventEndpoint(app[ACCOUNTS], app[ANALYTICS], metrics).handle)
     if config.metrics.prometheus.enabled:
-        app.router.add_get(config.metrics.prometheus.path, handle_metrics)
+        routes.add("GET", config.metrics.prometheus.path, handle_metrics)
+    for hook in extra_routes:
+        hook(routes)
+    routes.add_fallback()
     return app
 
 
@@ -70,6 +81,23 @@ async def _analytics_lifetime(app: web.Application) -> AsyncIterator[None]:
     await analytics.start()
     yield
     await analytics.close()
+
+
+async def _metrics_flusher(app: web.Application) -> AsyncIterator[None]:
+    """Apply hot-path counts to the Prometheus values every second, and once more at the end."""
+    metrics = app[METRICS]
+
+    async def flush_forever() -> None:
+        while True:
+            await asyncio.sleep(FLUSH_INTERVAL_SECONDS)
+            metrics.flush()
+
+    task = asyncio.create_task(flush_forever(), name="metrics-flush")
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    metrics.flush()
 
 
 async def _worker_gauge(app: web.Application) -> AsyncIterator[None]:

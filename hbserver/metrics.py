@@ -7,11 +7,17 @@ counters with the OpenMetrics ``_total`` suffix.
 With several workers, :mod:`hbserver.cli` sets ``PROMETHEUS_MULTIPROC_DIR`` before this module is
 imported; every worker then writes its values to memory-mapped files in that directory and
 ``/metrics``, whichever worker answers it, sums them (prometheus-client's multiprocess mode).
+
+Hot paths do not touch prometheus-client (a labelled ``inc()`` costs microseconds, and in
+multiprocess mode writes to a memory-mapped file): they add to plain integers, which
+:meth:`Metrics.flush` applies every :data:`FLUSH_INTERVAL_SECONDS`, before each ``/metrics``
+answer and at shutdown. Another worker's figures are therefore at most that interval old.
 """
 
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -27,6 +33,7 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 REQUEST_TIME_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 
 UNMATCHED_ENDPOINT = "other"
+FLUSH_INTERVAL_SECONDS = 1.0
 
 
 class Metrics:
@@ -73,25 +80,91 @@ class Metrics:
             "workers", "Worker processes serving requests.",
             namespace=ns, registry=reg, multiprocess_mode="livesum",
         )
-        self._request_children: dict[tuple[str, int], Counter] = {}
-        self._time_children: dict[str, Histogram] = {}
+        self._request_counts: dict[tuple[str, int], int] = {}
+        self._request_times: dict[str, _PendingHistogram] = {}
+        self._counters: dict[tuple[int, tuple[str, ...]], PendingCounter] = {}
+
+    def counter(self, metric: Counter, *labels: str) -> PendingCounter:
+        """A hot-path handle on ``metric.labels(*labels)``: ``inc()`` is a plain addition, applied on flush."""
+        key = (id(metric), labels)
+        pending = self._counters.get(key)
+        if pending is None:
+            pending = self._counters[key] = PendingCounter(metric.labels(*labels) if labels else metric)
+        return pending
 
     def observe_request(self, endpoint: str, status: int, seconds: float) -> None:
         key = (endpoint, status)
-        counter = self._request_children.get(key)
-        if counter is None:
-            counter = self._request_children[key] = self.requests.labels(endpoint, str(status))
-        counter.inc()
-        timer = self._time_children.get(endpoint)
+        counts = self._request_counts
+        counts[key] = counts.get(key, 0) + 1
+        timer = self._request_times.get(endpoint)
         if timer is None:
-            timer = self._time_children[endpoint] = self.request_time.labels(endpoint)
+            timer = self._request_times[endpoint] = _PendingHistogram(self.request_time.labels(endpoint))
         timer.observe(seconds)
+
+    def flush(self) -> None:
+        """Apply what the hot paths counted to the Prometheus values (shared files with workers)."""
+        counts, self._request_counts = self._request_counts, {}
+        for (endpoint, status), n in counts.items():
+            self.requests.labels(endpoint, str(status)).inc(n)
+        for timer in self._request_times.values():
+            timer.flush()
+        for counter in self._counters.values():
+            counter.flush()
 
     def render(self) -> tuple[bytes, str]:
         """The exposition text and its content type; summed over all workers in multiprocess mode."""
+        self.flush()
         if self.multiprocess:
             registry = CollectorRegistry()
             MultiProcessCollector(registry)
         else:
             registry = self.registry
         return generate_latest(registry), CONTENT_TYPE_LATEST
+
+
+class PendingCounter:
+    __slots__ = ("child", "pending")
+
+    def __init__(self, child: Counter) -> None:
+        self.child = child
+        self.pending = 0
+
+    def inc(self, amount: int = 1) -> None:
+        self.pending += amount
+
+    def flush(self) -> None:
+        if self.pending:
+            amount, self.pending = self.pending, 0
+            self.child.inc(amount)
+
+
+class _PendingHistogram:
+    """Bucket counts kept as plain ints between flushes.
+
+    prometheus-client keeps one (non-cumulative) value per bucket plus the sum; a flush adds the
+    pending counts to those values directly, which is what ``observe()`` does one at a time.
+    """
+
+    __slots__ = ("bounds", "child", "counts", "total")
+
+    def __init__(self, child: Histogram) -> None:
+        self.child = child
+        self.bounds = list(child._upper_bounds)
+        self.counts = [0] * len(self.bounds)
+        self.total = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect_left(self.bounds, seconds)] += 1
+        self.total += seconds
+
+    def flush(self) -> None:
+        counts = self.counts
+        if not any(counts):
+            return
+        buckets = self.child._buckets
+        for index, n in enumerate(counts):
+            if n:
+                buckets[index].inc(n)
+                counts[index] = 0
+        self.child._sum.inc(self.total)
+        self.total = 0.0

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from hbserver.app import create_app
 from hbserver.config import Config, deep_merge, load_config
+from hbserver.web.endpoint import Routes
 
 MakeClient = Callable[..., Awaitable[TestClient]]
 
@@ -42,14 +42,12 @@ def make_client(aiohttp_client: Callable[..., Awaitable[TestClient]], data_dir: 
 
     async def factory(
         raw: dict[str, Any] | None = None,
-        extra_routes: Callable[[web.Application], None] | None = None,
+        extra_routes: Callable[[Routes], None] | None = None,
         **keys: Any,
     ) -> TestClient:
         base = {"stored_requests": {"filesystem": {"directorypath": str(data_dir)}}}
         config = make_config(deep_merge(base, raw or {}), **keys)
-        app = create_app(config)
-        if extra_routes is not None:
-            extra_routes(app)
+        app = create_app(config, extra_routes=[extra_routes] if extra_routes else ())
         return await aiohttp_client(app)
 
     return factory

@@ -16,6 +16,7 @@ from hbserver.metrics import Metrics
 
 
 def sample(metrics: Metrics, name: str, **labels: str) -> float:
+    metrics.flush()
     value = metrics.registry.get_sample_value(name, labels)
     return 0.0 if value is None else value
 

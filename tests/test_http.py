@@ -12,6 +12,7 @@ from aiohttp import web
 
 from hbserver import SERVER_HEADER_VALUE
 from hbserver.web.body import read_json
+from hbserver.web.endpoint import Routes
 
 
 async def echo_json(request: web.Request) -> web.Response:
@@ -22,9 +23,9 @@ async def explode(request: web.Request) -> web.Response:
     raise RuntimeError("secret internal detail")
 
 
-def add_test_routes(app: web.Application) -> None:
-    app.router.add_post("/test/echo", echo_json)
-    app.router.add_get("/test/explode", explode)
+def add_test_routes(routes: Routes) -> None:
+    routes.add("POST", "/test/echo", echo_json)
+    routes.add("GET", "/test/explode", explode)
 
 
 @pytest.fixture

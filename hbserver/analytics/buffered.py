@@ -26,20 +26,16 @@ class BufferedModule:
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closing = False
-        self._dropped = metrics.analytics_dropped.labels(self.name)
-        self._accepted = metrics.analytics_events
-        self._accepted_children: dict[str, Any] = {}
+        self._metrics = metrics
+        self._dropped = metrics.counter(metrics.analytics_dropped, self.name)
 
     def log(self, record: dict[str, Any]) -> None:
         if self._closing or len(self._buffer) >= self.capacity:
             self._dropped.inc()
             return
         self._buffer.append(record)
-        event = record["event"]
-        counter = self._accepted_children.get(event)
-        if counter is None:
-            counter = self._accepted_children[event] = self._accepted.labels(self.name, event)
-        counter.inc()
+        metrics = self._metrics
+        metrics.counter(metrics.analytics_events, self.name, record["event"]).inc()
         if not self._wakeup.is_set():
             self._wakeup.set()
 

@@ -96,10 +96,23 @@ class AccountStore:
         self.required = required
         self.cache = cache
         self.timeout = timeout
-        self._hit = metrics.account_cache.labels("hit")
-        self._miss = metrics.account_cache.labels("miss")
+        self._hit = metrics.counter(metrics.account_cache, "hit")
+        self._miss = metrics.counter(metrics.account_cache, "miss")
         self._fetch_errors = metrics.account_fetch_errors
         self._pending: dict[str, asyncio.Task[Account | _Refusal]] = {}
+
+    def cached(self, account_id: str) -> Account | None:
+        """The account when the cache holds it (no await on the hot path); raises a cached refusal."""
+        cache = self.cache
+        if cache is None:
+            return None
+        outcome = cache.get(account_id)
+        if outcome is None:
+            return None
+        self._hit.inc()
+        if isinstance(outcome, _Refusal):
+            raise AccountError(outcome.status, outcome.message, outcome.reason)
+        return outcome
 
     async def get(self, account_id: str) -> Account:
         """The account's effective settings; raises AccountError (status + message) when refused."""

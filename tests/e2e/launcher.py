@@ -9,6 +9,9 @@ from aiohttp import web
 
 from hbserver import app as app_module
 from hbserver.cli import main
+from hbserver.config import Config
+from hbserver.metrics import Metrics
+from hbserver.web.endpoint import Routes
 
 _create_app = app_module.create_app
 
@@ -18,10 +21,12 @@ async def slow(request: web.Request) -> web.Response:
     return web.Response(text="done")
 
 
-def create_app_with_slow_route(*args, **kwargs) -> web.Application:
-    app = _create_app(*args, **kwargs)
-    app.router.add_get("/test/slow", slow)
-    return app
+def add_slow_route(routes: Routes) -> None:
+    routes.add("GET", "/test/slow", slow)
+
+
+def create_app_with_slow_route(config: Config, metrics: Metrics | None = None) -> web.Application:
+    return _create_app(config, metrics, extra_routes=[add_slow_route])
 
 
 app_module.create_app = create_app_with_slow_route

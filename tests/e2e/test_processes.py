@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.mmap_dict import MmapedDict
 
+from hbserver.metrics import FLUSH_INTERVAL_SECONDS
 from tests.e2e.helpers import Server, get
 
 
@@ -109,6 +110,7 @@ def test_two_workers_share_the_port_and_metrics_are_summed(servers, tmp_path):
     total = 120
     for i in range(total):
         assert get(f"{server.base}/event?t=win&b=bid-{i}&a=acc&f=i")[0] == 200
+    time.sleep(FLUSH_INTERVAL_SECONDS + 0.5)  # each worker applies its counts within the interval
     per_worker = counts_by_pid(metrics_dir)
     assert len(per_worker) == 2, per_worker  # both workers answered
     assert all(n > 0 for n in per_worker.values())

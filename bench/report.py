@@ -1,0 +1,275 @@
+"""Results: the JSON report, the PNG chart and the summary table."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.scenarios import HELLO, Scenario
+from bench.wrk import WrkResult
+
+STATUS_COLOURS = {
+    "BASELINE": "#7f7f7f",
+    "PASS": "#2ca02c",
+    "FAIL": "#d62728",
+    "INFO": "#1f77b4",
+    "N/A": "#bcbd22",
+    "ERROR": "#ff7f0e",
+}
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """One measured run of one scenario: the wrk result, or why there is none."""
+
+    round: int
+    result: WrkResult | None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.result is not None and self.result.ok
+
+    def to_dict(self) -> dict[str, Any]:
+        error = self.error
+        if error is None and self.result is not None and not self.result.ok:
+            error = _describe_failures(self.result)
+        measured = self.result.to_dict() if self.result is not None else {}
+        return {"round": self.round, **measured, "ok": self.ok, "error": error}
+
+
+def _describe_failures(result: WrkResult) -> str:
+    if result.requests == 0:
+        return "no requests completed"
+    parts = []
+    if result.non_2xx_3xx:
+        parts.append(f"{result.non_2xx_3xx} non-2xx/3xx responses")
+    sockets = result.socket_errors
+    if sockets.total:
+        parts.append(
+            f"socket errors: connect {sockets.connect}, read {sockets.read}, "
+            f"write {sockets.write}, timeout {sockets.timeout}"
+        )
+    return "; ".join(parts)
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def summarize(
+    scenario: Scenario, outcomes: Sequence[RunOutcome], hello: Mapping[int, RunOutcome] | None
+) -> dict[str, Any]:
+    """A scenario's entry in the report. ``hello`` maps rounds to hello-world runs (None for hello)."""
+    results = [o.result for o in outcomes if o.result is not None]
+    median_rps = _median([r.requests_per_sec for r in results])
+    hello_rps = _median([o.result.requests_per_sec for o in (hello or {}).values() if o.result is not None])
+    rounds = []
+    for outcome in outcomes:
+        entry = outcome.to_dict()
+        reference = (hello or {}).get(outcome.round)
+        if hello is not None and outcome.result and reference and reference.result:
+            entry["ratio"] = _ratio(outcome.result.requests_per_sec, reference.result.requests_per_sec)
+        rounds.append(entry)
+    ok = bool(outcomes) and all(o.ok for o in outcomes)
+    ratio = _ratio(median_rps, median_rps if hello is None else hello_rps)
+    target_met = None if scenario.target_ratio is None or ratio is None else ratio >= scenario.target_ratio
+    if not ok:
+        status = "ERROR"
+    elif hello is None:
+        status = "BASELINE"
+    elif scenario.target_ratio is None:
+        status = "INFO"
+    elif ratio is None:
+        status = "N/A"
+    else:
+        status = "PASS" if target_met else "FAIL"
+    return {
+        "name": scenario.name,
+        "description": scenario.description,
+        "server": scenario.server,
+        "method": scenario.method,
+        "path": scenario.path,
+        "body_file": scenario.body_file,
+        "lua_script": scenario.lua_script,
+        "config": dict(scenario.config) if scenario.config is not None else None,
+        "target_ratio": scenario.target_ratio,
+        "rounds": rounds,
+        "median": {
+            "requests_per_sec": median_rps,
+            "p50_ms": _median([r.p50_ms for r in results]),
+            "p99_ms": _median([r.p99_ms for r in results]),
+        },
+        "ratio": ratio,
+        "target_met": target_met,
+        "errors": sum(r.errors for r in results),
+        "failed_rounds": sum(1 for o in outcomes if not o.ok),
+        "ok": ok,
+        "status": status,
+    }
+
+
+def _ratio(value: float | None, reference: float | None) -> float | None:
+    if value is None or not reference:
+        return None
+    return round(value / reference, 4)
+
+
+def build_report(
+    settings: Mapping[str, Any],
+    machine: Mapping[str, Any],
+    scenarios: Sequence[Scenario],
+    outcomes: Mapping[str, Sequence[RunOutcome]],
+) -> dict[str, Any]:
+    """The whole report; ``scenarios`` excludes hello-world, which is always first in the output."""
+    hello_runs = {o.round: o for o in outcomes.get(HELLO.name, [])}
+    entries = [summarize(HELLO, outcomes.get(HELLO.name, []), None)]
+    entries += [summarize(s, outcomes.get(s.name, []), hello_runs) for s in scenarios]
+    ok = all(entry["ok"] for entry in entries)
+    targeted = [entry for entry in entries if entry["target_ratio"] is not None]
+    return {
+        "schema": 1,
+        "baseline": HELLO.name,
+        "settings": dict(settings),
+        "machine": dict(machine),
+        "scenarios": entries,
+        "targets": {entry["name"]: entry["target_ratio"] for entry in targeted},
+        "summary": {
+            "ok": ok,
+            "targets_met": all(entry["target_met"] for entry in targeted),
+            "failed": [entry["name"] for entry in entries if not entry["ok"]],
+            "below_target": [entry["name"] for entry in targeted if entry["target_met"] is False],
+            "exit_status": 0 if ok else 1,
+        },
+    }
+
+
+def write_json(report: Mapping[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n")
+
+
+# --- the table ----------------------------------------------------------------------------
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    """``value`` formatted with ``spec`` ("10.1f"), or a dash padded to the same width."""
+    return format(value, spec) if value is not None else "-".rjust(int(spec.split(".")[0]))
+
+
+def format_table(report: Mapping[str, Any]) -> str:
+    """The summary: one line per scenario, then the per-round req/s and any errors."""
+    header = (
+        f"{'scenario':<20} {'req/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'ratio':>6} "
+        f"{'target':>6} {'result':>8} {'errors':>7}"
+    )
+    lines = [header, "-" * len(header)]
+    for entry in report["scenarios"]:
+        median = entry["median"]
+        lines.append(
+            f"{entry['name']:<20} {_fmt(median['requests_per_sec'], '10.1f')} "
+            f"{_fmt(median['p50_ms'], '8.2f')} {_fmt(median['p99_ms'], '8.2f')} "
+            f"{_fmt(entry['ratio'], '6.2f')} {_fmt(entry['target_ratio'], '6.2f')} "
+            f"{entry['status']:>8} {entry['errors']:>7}"
+        )
+    lines.append("")
+    lines.append("per round req/s (ratio to hello-world in the same round):")
+    for entry in report["scenarios"]:
+        cells = []
+        for run in entry["rounds"]:
+            rps = run.get("requests_per_sec")
+            cell = "error" if rps is None else f"{rps:.1f}"
+            if "ratio" in run and run["ratio"] is not None:
+                cell += f" ({run['ratio']:.2f})"
+            cells.append(cell)
+        lines.append(f"  {entry['name']:<18} " + "  ".join(cells))
+    problems = [(e["name"], r) for e in report["scenarios"] for r in e["rounds"] if r.get("error")]
+    if problems:
+        lines.append("")
+        lines.append("errors:")
+        for name, run in problems:
+            first, *rest = str(run["error"]).splitlines() or [""]
+            lines.append(f"  {name} round {run['round']}: {first}")
+            lines.extend(f"      {line}" for line in rest)
+    return "\n".join(lines)
+
+
+# --- the chart ----------------------------------------------------------------------------
+
+
+def write_chart(report: Mapping[str, Any], path: Path) -> None:
+    """Median req/s per scenario with the ratio on each bar, and p50/p99 latency beside it."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # Agg: no display needed
+    from matplotlib.figure import Figure
+
+    entries = report["scenarios"]
+    names = [entry["name"] for entry in entries]
+    positions = list(range(len(entries)))
+    figure = Figure(figsize=(12, 5.8), layout="constrained")
+    FigureCanvasAgg(figure)
+    throughput, latency = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.25, 1]})
+
+    medians = [entry["median"]["requests_per_sec"] or 0.0 for entry in entries]
+    colours = [STATUS_COLOURS.get(entry["status"], "#1f77b4") for entry in entries]
+    throughput.bar(positions, medians, color=colours, width=0.6)
+    hello_rps = medians[0] if entries and entries[0]["name"] == HELLO.name else 0.0
+    tops = []
+    for x, entry, height in zip(positions, entries, medians, strict=True):
+        per_round = [r["requests_per_sec"] for r in entry["rounds"] if r.get("requests_per_sec") is not None]
+        throughput.scatter([x] * len(per_round), per_round, color="black", s=12, zorder=3)
+        tops.append(max([height, *per_round]))
+        if entry["target_ratio"] is not None and hello_rps:
+            goal = entry["target_ratio"] * hello_rps
+            throughput.hlines(goal, x - 0.36, x + 0.36, colors="black", linestyles="dashed", linewidth=1)
+            tops[-1] = max(tops[-1], goal)
+    top = max([*tops, 1.0])
+    for x, entry, height in zip(positions, entries, tops, strict=True):
+        throughput.text(x, height + top * 0.02, _bar_label(entry), ha="center", va="bottom", fontsize=9)
+    throughput.set_ylim(0, top * 1.3)
+    throughput.set_xticks(positions, names, rotation=15)
+    throughput.set_ylabel("requests/s (median; dots: rounds; dashes: target)")
+    throughput.set_title("Throughput, ratio to hello-world")
+    throughput.grid(axis="y", alpha=0.3)
+
+    width = 0.38
+    p50 = [entry["median"]["p50_ms"] or 0.0 for entry in entries]
+    p99 = [entry["median"]["p99_ms"] or 0.0 for entry in entries]
+    bars50 = latency.bar([x - width / 2 for x in positions], p50, width, label="p50", color="#9ecae1")
+    bars99 = latency.bar([x + width / 2 for x in positions], p99, width, label="p99", color="#3182bd")
+    latency.bar_label(bars50, fmt="%.2f", fontsize=8)
+    latency.bar_label(bars99, fmt="%.2f", fontsize=8)
+    latency.set_xticks(positions, names, rotation=15)
+    latency.set_ylabel("latency, ms (median over rounds)")
+    latency.set_title("Latency")
+    latency.legend()
+    latency.grid(axis="y", alpha=0.3)
+    latency.set_ylim(0, max([*p99, *p50, 0.1]) * 1.15)
+
+    settings, machine = report["settings"], report["machine"]
+    versions = machine["versions"]
+    figure.suptitle(
+        f"hbserver benchmark {machine['date']}: {settings['rounds']} round(s) x {settings['duration_s']}s, "
+        f"wrk -t1 -c{settings['connections']}, hbserver 1 worker\n"
+        f"{machine['cpu_model']}, nproc {machine['nproc']}; {settings['pinning']['note']}; "
+        f"Python {machine['python']}, aiohttp {versions.get('aiohttp')}, uvloop {versions.get('uvloop')}",
+        fontsize=10,
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+
+
+def _bar_label(entry: Mapping[str, Any]) -> str:
+    ratio = entry["ratio"]
+    if entry["name"] == HELLO.name:
+        text = "1.00x\nreference"
+    else:
+        text = "-" if ratio is None else f"{ratio:.2f}x"
+        if entry["target_ratio"] is not None:
+            text += f"\ntarget {entry['target_ratio']:.2f}"
+    if entry["status"] not in ("BASELINE", "INFO"):
+        text += f"\n{entry['status']}"
+    return text

@@ -1,0 +1,217 @@
+"""``make bench`` / ``python -m bench.run``: hbserver against a hello-world, in alternating rounds.
+
+Each round starts every server in turn on the server CPU (one at a time, so they never compete),
+warms it up with a short wrk run, measures it with ``wrk -t1`` on the other CPU, and stops it.
+Round order alternates (hello, scenarios... then the reverse) so slow drift hits all alike.
+
+Knobs (environment):
+  BENCH_DURATION     seconds per measured run (default 10)
+  BENCH_WARMUP       seconds of warm-up before each measured run (default 2; 0 = none)
+  BENCH_ROUNDS       rounds (default 3)
+  BENCH_CONNECTIONS  wrk connections (default 64)
+  BENCH_SCENARIOS    comma list of scenario names (default: all; hello-world always runs)
+
+Writes bench/results/latest.json and latest.png and prints a summary. Exit status: 0, or 1 when
+a scenario had failed responses or could not run (a missed target ratio is only reported); 2 on
+a bad knob or missing wrk.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from bench import procs
+from bench.machine import Pinning, detect_pinning, machine_info
+from bench.report import RunOutcome, build_report, format_table, write_chart, write_json
+from bench.scenarios import BENCH_DIR, HELLO, Scenario, SetupContext, select
+from bench.wrk import WrkCommand, WrkError, run_wrk
+
+RESULTS_DIR = BENCH_DIR / "results"
+
+
+@dataclass(frozen=True)
+class Settings:
+    duration_s: int = 10
+    warmup_s: int = 2
+    rounds: int = 3
+    connections: int = 64
+    scenarios: str = ""
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> Settings:
+        """The knobs from the environment; raises ValueError naming the bad one."""
+        return cls(
+            duration_s=_int(environ, "BENCH_DURATION", cls.duration_s, minimum=1),
+            warmup_s=_int(environ, "BENCH_WARMUP", cls.warmup_s, minimum=0),
+            rounds=_int(environ, "BENCH_ROUNDS", cls.rounds, minimum=1),
+            connections=_int(environ, "BENCH_CONNECTIONS", cls.connections, minimum=1),
+            scenarios=environ.get("BENCH_SCENARIOS", "").strip(),
+        )
+
+
+def _int(environ: Mapping[str, str], name: str, default: int, minimum: int) -> int:
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def server_argv(scenario: Scenario, port: int, config: Path | None) -> list[str]:
+    if scenario.server == "baseline":
+        return [sys.executable, str(BENCH_DIR / "baseline.py"), str(port)]
+    argv = [sys.executable, "-m", "hbserver", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
+    if config is not None:
+        argv += ["--config", str(config)]
+    return argv
+
+
+def server_env(scenario: Scenario) -> dict[str, str]:
+    """The harness's environment without HBS_* settings (the scenario decides the config)."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("HBS_")}
+    env.update(scenario.env)
+    return env
+
+
+def run_once(
+    scenario: Scenario, round_no: int, settings: Settings, pinning: Pinning, scratch: Path
+) -> RunOutcome:
+    """Start the scenario's server (and helpers), warm it up, measure it, stop everything."""
+    workdir = scratch / f"{scenario.name}-round{round_no}"
+    workdir.mkdir()
+    context = SetupContext(workdir, pinning.client_cpu)
+    server: procs.ManagedProcess | None = None
+    try:
+        values = {"workdir": str(workdir)}
+        if scenario.setup is not None:
+            values.update(scenario.setup(context))
+        port = procs.free_port()
+        values["port"] = str(port)
+        argv = server_argv(scenario, port, scenario.write_config(workdir, values))
+        server = procs.start(
+            scenario.name,
+            argv,
+            cwd=workdir,
+            log_path=workdir / "server.log",
+            env=server_env(scenario),
+            cpu=pinning.server_cpu,
+        )
+        procs.wait_http_ready(f"http://127.0.0.1:{port}{scenario.ready_path}", server)
+        command = WrkCommand(
+            url=scenario.url(port, values),
+            connections=settings.connections,
+            script=scenario.wrk_script(workdir),
+            headers=scenario.wrk_headers(),
+            cpu=pinning.client_cpu,
+        )
+        if settings.warmup_s:
+            run_wrk(command, settings.warmup_s)
+        result, _ = run_wrk(command, settings.duration_s)
+        if not server.alive():
+            return RunOutcome(round_no, result, f"server exited during the run:\n{server.log_tail()}")
+        return RunOutcome(round_no, result)
+    except (procs.ProcessError, WrkError, OSError, ValueError) as exc:
+        return RunOutcome(round_no, None, f"{type(exc).__name__}: {exc}")
+    finally:
+        try:
+            if server is not None:
+                server.stop()
+        finally:
+            context.close()
+
+
+def run_rounds(
+    scenarios: list[Scenario], settings: Settings, pinning: Pinning, scratch: Path
+) -> dict[str, list[RunOutcome]]:
+    outcomes: dict[str, list[RunOutcome]] = {s.name: [] for s in [HELLO, *scenarios]}
+    for round_no in range(1, settings.rounds + 1):
+        order = [HELLO, *scenarios]
+        if round_no % 2 == 0:
+            order.reverse()
+        for scenario in order:
+            outcome = run_once(scenario, round_no, settings, pinning, scratch)
+            outcomes[scenario.name].append(outcome)
+            print(f"[round {round_no}/{settings.rounds}] {_progress_line(scenario.name, outcome)}", flush=True)
+    return outcomes
+
+
+def _progress_line(name: str, outcome: RunOutcome) -> str:
+    result = outcome.result
+    if result is None:
+        return f"{name}: ERROR " + (outcome.error or "").replace("\n", "\n    ")
+    line = f"{name}: {result.requests_per_sec:.1f} req/s, p50 {result.p50_ms:.2f} ms, p99 {result.p99_ms:.2f} ms"
+    if not outcome.ok:
+        line += f" — NOT ALL SUCCESSFUL ({result.errors} errors)"
+    return line
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    print(f"bench: {signal.Signals(signum).name}; stopping all child processes", file=sys.stderr)
+    raise SystemExit(128 + signum)  # unwinds through the finally blocks that stop the children
+
+
+def main() -> int:
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGHUP, _terminate)
+    try:
+        settings = Settings.from_env(os.environ)
+        scenarios = select(settings.scenarios)
+    except ValueError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 2
+    if shutil.which("wrk") is None:
+        print("bench: wrk is not installed (apt-get install wrk)", file=sys.stderr)
+        return 2
+    pinning = detect_pinning()
+    machine = machine_info()
+    names = ", ".join(s.name for s in [HELLO, *scenarios])
+    print(
+        f"bench: {names}; {settings.rounds} round(s) x {settings.duration_s}s "
+        f"(+{settings.warmup_s}s warm-up), wrk -t1 -c{settings.connections}\n"
+        f"bench: {pinning.note}; {machine['cpu_model']}, nproc {machine['nproc']}",
+        flush=True,
+    )
+    try:
+        with tempfile.TemporaryDirectory(prefix="hbserver-bench-") as scratch:
+            try:
+                outcomes = run_rounds(scenarios, settings, pinning, Path(scratch))
+            finally:
+                procs.stop_all()
+    except KeyboardInterrupt:
+        print("bench: interrupted; all child processes stopped", file=sys.stderr)
+        return 130
+
+    report_settings: dict[str, Any] = {**asdict(settings), "threads": 1, "pinning": pinning.to_dict()}
+    report = build_report(report_settings, machine, scenarios, outcomes)
+    json_path, png_path = RESULTS_DIR / "latest.json", RESULTS_DIR / "latest.png"
+    write_json(report, json_path)
+    try:
+        write_chart(report, png_path)
+        chart = str(png_path)
+    except ImportError as exc:
+        chart = f"not drawn ({exc}; pip install matplotlib)"
+    print()
+    print(format_table(report))
+    print()
+    if not pinning.pinned:
+        print(f"NOTE: {pinning.note}; figures are less stable than pinned ones")
+    print(f"results: {json_path}\nchart:   {chart}")
+    return int(report["summary"]["exit_status"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

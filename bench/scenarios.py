@@ -1,0 +1,237 @@
+"""What is measured: one :class:`Scenario` per URL and server configuration.
+
+To add a scenario, append a ``Scenario(...)`` to :data:`SCENARIOS`; nothing else changes. Each
+round starts a fresh hbserver (one worker, on the server CPU) for it, warms it up, measures it
+with wrk and stops it. Examples::
+
+    # POST with a JSON body (file relative to bench/); the Lua script is generated.
+    Scenario("auction", "/openrtb2/auction", method="POST", body_file="payloads/auction.json",
+             target_ratio=0.3)
+
+    # A wrk script of your own (it sets method, body, headers; relative to bench/).
+    Scenario("amp", "/openrtb2/amp?tag_id=t1", lua_script="scripts/amp.lua")
+
+    # A custom configuration and a mock bidder: the setup hook starts extra processes through
+    # the context (they are stopped after the run) and returns placeholder values that are
+    # substituted as {name} in the config strings and the path ({workdir} and {port} always exist).
+    def mock_bidder(ctx: SetupContext) -> dict[str, str]:
+        port = ctx.free_port()
+        ctx.start("mock-bidder", [ctx.python, str(BENCH_DIR / "mocks" / "bidder.py"), str(port)],
+                  ready_url=f"http://127.0.0.1:{port}/ready")
+        return {"bidder_url": f"http://127.0.0.1:{port}/bid"}
+
+    Scenario("auction_mock", "/openrtb2/auction", method="POST", body_file="payloads/auction.json",
+             config={"adapters": {"appnexus": {"endpoint": "{bidder_url}"}}}, setup=mock_bidder)
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from bench import procs
+
+BENCH_DIR = Path(__file__).resolve().parent
+ServerKind = Literal["hbserver", "baseline"]
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class SetupContext:
+    """What a scenario's setup hook may use. Processes it starts are stopped after the run.
+
+    Extra processes go on the client CPU (the one wrk uses) unless told otherwise, so the
+    server keeps its CPU to itself.
+    """
+
+    def __init__(self, workdir: Path, client_cpu: int | None) -> None:
+        self.workdir = workdir
+        self.client_cpu = client_cpu
+        self.python = sys.executable
+        self._processes: list[procs.ManagedProcess] = []
+        self._cleanups: list[Callable[[], None]] = []
+
+    def free_port(self) -> int:
+        return procs.free_port()
+
+    def start(
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        ready_url: str | None = None,
+        env: Mapping[str, str] | None = None,
+        pin: bool = True,
+    ) -> procs.ManagedProcess:
+        """Start a helper process (cwd: the run's directory); wait for ``ready_url`` to answer 2xx."""
+        process = procs.start(
+            name,
+            argv,
+            cwd=self.workdir,
+            log_path=self.workdir / f"{name}.log",
+            env=env,
+            cpu=self.client_cpu if pin else None,
+        )
+        self._processes.append(process)
+        if ready_url is not None:
+            procs.wait_http_ready(ready_url, process)
+        return process
+
+    def add_cleanup(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` after the run (after the helper processes are stopped)."""
+        self._cleanups.append(callback)
+
+    def close(self) -> None:
+        try:
+            while self._processes:
+                self._processes.pop().stop()
+        finally:
+            while self._cleanups:
+                self._cleanups.pop()()
+
+
+SetupHook = Callable[[SetupContext], Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One measured URL on one server configuration."""
+
+    name: str
+    path: str  # path and query; may hold {placeholders}
+    method: str = "GET"
+    body_file: str | None = None  # request body (relative to bench/); a Lua script is generated
+    content_type: str = "application/json"  # sent with body_file
+    headers: Mapping[str, str] = field(default_factory=dict)
+    lua_script: str | None = None  # a wrk script of your own (relative to bench/)
+    config: Mapping[str, Any] | None = None  # hbserver YAML config; None = the embedded defaults
+    env: Mapping[str, str] = field(default_factory=dict)  # extra environment for the server
+    target_ratio: float | None = None  # minimum req/s relative to hello-world; None = informational
+    setup: SetupHook | None = None  # extra processes and placeholder values, see the module doc
+    server: ServerKind = "hbserver"
+    ready_path: str = "/status"  # polled until 2xx before the warm-up
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not _NAME.fullmatch(self.name):
+            raise ValueError(f"scenario name {self.name!r}: use lower-case letters, digits, '_' and '-'")
+        if not self.path.startswith("/"):
+            raise ValueError(f"scenario {self.name}: path must start with '/'")
+        if self.method != self.method.upper():
+            raise ValueError(f"scenario {self.name}: method must be upper-case")
+        if self.lua_script is not None and (self.body_file is not None or self.method != "GET"):
+            raise ValueError(f"scenario {self.name}: with lua_script, set the method and body in the script")
+        if self.target_ratio is not None and self.target_ratio <= 0:
+            raise ValueError(f"scenario {self.name}: target_ratio must be > 0")
+        if self.server == "baseline" and (self.config is not None or self.setup is not None):
+            raise ValueError(f"scenario {self.name}: the baseline server takes no config or setup")
+
+    def url(self, port: int, values: Mapping[str, str]) -> str:
+        return f"http://127.0.0.1:{port}{substitute(self.path, values)}"
+
+    def write_config(self, workdir: Path, values: Mapping[str, str]) -> Path | None:
+        """The config as a YAML file in ``workdir`` (placeholders substituted), or None."""
+        if self.config is None:
+            return None
+        path = workdir / "hbserver.yaml"
+        path.write_text(yaml.safe_dump(substitute(dict(self.config), values), sort_keys=False))
+        return path
+
+    def wrk_headers(self) -> list[str]:
+        headers = dict(self.headers)
+        if self.body_file is not None:
+            headers.setdefault("Content-Type", self.content_type)
+        return [f"{name}: {value}" for name, value in headers.items()]
+
+    def wrk_script(self, workdir: Path) -> Path | None:
+        """The wrk Lua script: the scenario's own, one generated for method and body, or None."""
+        if self.lua_script is not None:
+            return _bench_path(self.lua_script)
+        if self.method == "GET" and self.body_file is None:
+            return None
+        lines = [f"-- generated for scenario {self.name}", f"wrk.method = {lua_string(self.method)}"]
+        if self.body_file is not None:
+            lines += [
+                f"local f = assert(io.open({lua_string(str(_bench_path(self.body_file)))}, 'rb'))",
+                "wrk.body = f:read('*a')",
+                "f:close()",
+            ]
+        path = workdir / "request.lua"
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+
+def _bench_path(name: str) -> Path:
+    path = Path(name) if Path(name).is_absolute() else BENCH_DIR / name
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    return path
+
+
+def lua_string(text: str) -> str:
+    """``text`` as a double-quoted Lua string literal."""
+    out = []
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif " " <= char <= "~":
+            out.append(char)
+        else:
+            out.extend(f"\\{byte:03d}" for byte in char.encode())
+    return '"' + "".join(out) + '"'
+
+
+def substitute(value: Any, values: Mapping[str, str]) -> Any:
+    """Replace {name} in every string of ``value`` (dicts and lists too); unknown names stay."""
+    if isinstance(value, str):
+        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), value)
+    if isinstance(value, Mapping):
+        return {key: substitute(item, values) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [substitute(item, values) for item in value]
+    return value
+
+
+# The reference every ratio is computed against; it runs in every round whatever the filter.
+HELLO = Scenario(
+    name="hello",
+    path="/hello",
+    server="baseline",
+    ready_path="/hello",
+    description="bare aiohttp + uvloop hello-world (bench/baseline.py)",
+)
+
+SCENARIOS: list[Scenario] = [
+    Scenario(
+        name="event",
+        path="/event?t=win&b=bid-123&a=acc-1&bidder=appnexus&f=b&ts=1000",
+        target_ratio=0.8,
+        description="GET /event win notification, default config",
+    ),
+    Scenario(
+        name="event_analytics",
+        path="/event?t=win&b=bid-123&a=acc-1&bidder=appnexus&f=b&ts=1000",
+        config={"analytics": {"file": {"filename": "{workdir}/analytics.log"}}},
+        description="GET /event with the file analytics module writing every event",
+    ),
+]
+
+
+def select(names: str | None) -> list[Scenario]:
+    """The scenarios named in a comma list (all when empty); raises ValueError on an unknown name."""
+    wanted = [name.strip() for name in (names or "").split(",") if name.strip()]
+    if not wanted:
+        return list(SCENARIOS)
+    known = {scenario.name: scenario for scenario in SCENARIOS}
+    unknown = [name for name in wanted if name not in known and name != HELLO.name]
+    if unknown:
+        raise ValueError(
+            f"BENCH_SCENARIOS: unknown scenario(s) {', '.join(unknown)}; known: {', '.join(known)}"
+        )
+    return [scenario for scenario in SCENARIOS if scenario.name in wanted]
