@@ -107,3 +107,16 @@ async def test_two_writers_on_one_file_never_interleave(tmp_path):
         await module.close()
     numbers = sorted(json.loads(line)["n"] for line in path.read_text().splitlines())
     assert numbers == list(range(400))
+
+
+async def test_a_moved_file_is_replaced_by_a_new_one(tmp_path):
+    path = tmp_path / "a.jsonl"
+    module = FileModule(str(path), Metrics())
+    await module.start()
+    module.log(record(1))
+    await asyncio.sleep(0.05)
+    path.rename(tmp_path / "a.jsonl.1")  # what logrotate does
+    module.log(record(2))
+    await module.close()
+    assert json.loads((tmp_path / "a.jsonl.1").read_text())["bidid"] == "b1"
+    assert json.loads(path.read_text())["bidid"] == "b2"

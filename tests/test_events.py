@@ -262,3 +262,11 @@ async def test_event_notifications_are_counted(make_client):
     assert 'hbserver_event_notifications_total{type="imp"} 1.0' in metrics
     assert 'hbserver_requests_total{endpoint="/event",status="200"} 3.0' in metrics
     assert 'hbserver_requests_total{endpoint="/event",status="401"} 1.0' in metrics
+
+
+async def test_vast_record_carries_vtype(make_client, tmp_path):
+    log = tmp_path / "analytics.jsonl"
+    client = await make_client(analytics={"file": {"filename": str(log)}})
+    assert (await client.get("/event?t=vast&vtype=midPoint&b=bid-1&a=acc")).status == 200
+    [record] = await read_records(log, client)
+    assert (record["type"], record["vtype"]) == ("vast", "midPoint")

@@ -201,3 +201,8 @@ async def test_metrics_can_move_or_be_switched_off(make_client):
     assert 'pbs_requests_total{endpoint="other",status="404"} 1.0' in text
     off = await make_client(metrics={"prometheus": {"enabled": False}})
     assert (await off.get("/metrics")).status == 404
+
+
+async def test_overlong_request_line_is_refused(client):
+    response = await client.get("/event?t=win&b=" + "x" * 20000 + "&a=acc")
+    assert 400 <= response.status < 500
