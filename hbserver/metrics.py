@@ -4,9 +4,9 @@ Names follow Prebid Server's (``requests``, ``request_time_seconds``, ``account_
 ...) under the configured namespace (``hbserver`` by default). ``prometheus_client`` exposes
 counters with the OpenMetrics ``_total`` suffix.
 
-With several workers, :mod:`hbserver.cli` sets ``PROMETHEUS_MULTIPROC_DIR`` before this module is
-imported; every worker then writes its values to memory-mapped files in that directory and
-``/metrics``, whichever worker answers it, sums them (prometheus-client's multiprocess mode).
+With several workers, the supervisor sets ``PROMETHEUS_MULTIPROC_DIR`` before this module is
+imported (see :mod:`hbserver.multiproc`); every worker then writes its values to memory-mapped
+files in that directory and ``/metrics``, whichever worker answers it, sums them.
 
 Hot paths do not touch prometheus-client (a labelled ``inc()`` costs microseconds, and in
 multiprocess mode writes to a memory-mapped file): they add to plain integers, which
@@ -24,9 +24,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
-prometheus_client.disable_created_metrics()
+from hbserver.multiproc import MULTIPROC_ENV
 
-MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+prometheus_client.disable_created_metrics()
 
 # Request-time buckets: /event and /status answer in well under a millisecond, auctions take up
 # to the auction timeout (seconds).

@@ -16,7 +16,7 @@ import tempfile
 import time
 
 from hbserver.config import Config
-from hbserver.metrics import MULTIPROC_ENV
+from hbserver.multiproc import MULTIPROC_ENV
 
 log = logging.getLogger("hbserver.server")
 

@@ -1,5 +1,9 @@
 """Runs the real ``hbserver`` command with one extra route, ``/test/slow?s=SECONDS``, so that
-tests can hold a request in flight while the process is signalled."""
+tests can hold a request in flight while the process is signalled.
+
+Nothing that imports prometheus-client is imported here before the server decides its metrics
+mode: the route is added inside each worker, just before the application is built.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +11,11 @@ import asyncio
 
 from aiohttp import web
 
-from hbserver import app as app_module
+import hbserver.server as server_module
 from hbserver.cli import main
 from hbserver.config import Config
-from hbserver.metrics import Metrics
-from hbserver.web.endpoint import Routes
 
-_create_app = app_module.create_app
+_run_worker = server_module.run_worker
 
 
 async def slow(request: web.Request) -> web.Response:
@@ -21,15 +23,19 @@ async def slow(request: web.Request) -> web.Response:
     return web.Response(text="done")
 
 
-def add_slow_route(routes: Routes) -> None:
-    routes.add("GET", "/test/slow", slow)
+def run_worker_with_slow_route(config: Config) -> int:
+    from hbserver import app as app_module
+
+    create_app = app_module.create_app
+
+    def create_app_with_slow_route(config: Config, metrics: object = None) -> web.Application:
+        return create_app(config, metrics, extra_routes=[lambda routes: routes.add("GET", "/test/slow", slow)])
+
+    app_module.create_app = create_app_with_slow_route
+    return _run_worker(config)
 
 
-def create_app_with_slow_route(config: Config, metrics: Metrics | None = None) -> web.Application:
-    return _create_app(config, metrics, extra_routes=[add_slow_route])
-
-
-app_module.create_app = create_app_with_slow_route
+server_module.run_worker = run_worker_with_slow_route
 
 if __name__ == "__main__":
     raise SystemExit(main())

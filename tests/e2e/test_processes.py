@@ -7,6 +7,8 @@ import json
 import os
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -126,6 +128,28 @@ def test_two_workers_share_the_port_and_metrics_are_summed(servers, tmp_path):
     assert server.wait(20) == 0
     lines = log.read_text().splitlines()
     assert sorted(json.loads(line)["bidid"] for line in lines) == sorted(f"bid-{i}" for i in range(total))
+
+
+def test_workers_sum_metrics_with_the_supervisors_own_metrics_directory(servers, tmp_path):
+    """Without PROMETHEUS_MULTIPROC_DIR set by the operator the supervisor makes one itself."""
+    assert "PROMETHEUS_MULTIPROC_DIR" not in os.environ
+    server = start(servers, "--workers", "2", cwd=tmp_path)
+    total = 60
+    for i in range(total):
+        assert get(f"{server.base}/event?t=imp&b=bid-{i}&a=acc")[0] == 200
+    time.sleep(FLUSH_INTERVAL_SECONDS + 0.5)
+    for _ in range(6):
+        text = get(server.base + "/metrics")[1].decode()
+        assert metric_value(text, 'hbserver_event_notifications_total{type="imp"}') == total
+        assert metric_value(text, "hbserver_workers") == 2
+    server.signal(signal.SIGTERM)
+    assert server.wait(20) == 0
+
+
+def test_the_supervisor_does_not_import_prometheus_client():
+    """prometheus-client fixes its metrics mode at import: the supervisor must decide first."""
+    code = "import sys, hbserver.cli, hbserver.server; sys.exit('prometheus_client' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0
 
 
 def worker_pids(master: int) -> set[int]:
