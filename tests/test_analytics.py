@@ -114,7 +114,10 @@ async def test_a_moved_file_is_replaced_by_a_new_one(tmp_path):
     module = FileModule(str(path), Metrics())
     await module.start()
     module.log(record(1))
-    await asyncio.sleep(0.05)
+    for _ in range(200):  # wait for the first batch to be written
+        if path.stat().st_size:
+            break
+        await asyncio.sleep(0.01)
     path.rename(tmp_path / "a.jsonl.1")  # what logrotate does
     module.log(record(2))
     await module.close()

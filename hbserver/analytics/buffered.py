@@ -11,6 +11,9 @@ from hbserver.metrics import Metrics
 log = logging.getLogger("hbserver.analytics")
 
 DEFAULT_CAPACITY = 10000
+# After the first record arrives the writer waits this long, so that one delivery (one write,
+# one thread hand-off) carries many records instead of one.
+BATCH_DELAY_SECONDS = 0.05
 
 
 class BufferedModule:
@@ -59,6 +62,8 @@ class BufferedModule:
     async def _run(self) -> None:
         while not self._closing:
             await self._wakeup.wait()
+            if not self._closing:
+                await asyncio.sleep(BATCH_DELAY_SECONDS)
             self._wakeup.clear()
             await self._flush()
 
