@@ -27,7 +27,7 @@ class EventEndpoint:
             return text_response(exc.status, exc.message)
         accounts = self.accounts
         try:
-            account = accounts.cached(event.account) or await accounts.get(event.account)
+            account = accounts.cached(event.account) or await accounts.load(event.account)
         except AccountError as exc:
             return text_response(exc.status, exc.message)
         if event.analytics:

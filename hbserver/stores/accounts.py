@@ -116,20 +116,19 @@ class AccountStore:
 
     async def get(self, account_id: str) -> Account:
         """The account's effective settings; raises AccountError (status + message) when refused."""
-        cache = self.cache
-        outcome = cache.get(account_id) if cache is not None else None
-        if outcome is not None:
-            self._hit.inc()
-        else:
-            self._miss.inc()
-            task = self._pending.get(account_id)
-            if task is None:
-                task = asyncio.ensure_future(self._resolve(account_id))
-                self._pending[account_id] = task
-                task.add_done_callback(lambda _t: self._pending.pop(account_id, None))
-            outcome = await asyncio.shield(task)
-            if cache is not None:
-                cache.put(account_id, outcome)
+        return self.cached(account_id) or await self.load(account_id)
+
+    async def load(self, account_id: str) -> Account:
+        """The slow path of :meth:`get`: fetch (one fetch per id at a time), resolve, cache."""
+        self._miss.inc()
+        task = self._pending.get(account_id)
+        if task is None:
+            task = asyncio.ensure_future(self._resolve(account_id))
+            self._pending[account_id] = task
+            task.add_done_callback(lambda _t: self._pending.pop(account_id, None))
+        outcome = await asyncio.shield(task)
+        if self.cache is not None:
+            self.cache.put(account_id, outcome)
         if isinstance(outcome, _Refusal):
             raise AccountError(outcome.status, outcome.message, outcome.reason)
         return outcome
