@@ -16,15 +16,23 @@ from aiohttp import web
 
 from hbserver.analytics import Analytics, AnalyticsModule
 from hbserver.analytics.file import FileModule
-from hbserver.appkeys import ACCOUNTS, ANALYTICS, CONFIG, MAX_REQUEST_SIZE, METRICS
+from hbserver.appkeys import ACCOUNTS, ANALYTICS, CONFIG, MAX_REQUEST_SIZE, METRICS, SYNC
+from hbserver.bidders.registry import build_registry
 from hbserver.config import Config
+from hbserver.endpoints.cookie_sync import CookieSyncEndpoint
 from hbserver.endpoints.event import EventEndpoint
+from hbserver.endpoints.getuids import GetUIDsEndpoint
 from hbserver.endpoints.metrics import handle_metrics
+from hbserver.endpoints.optout import OptOutEndpoint
+from hbserver.endpoints.setuid import SetUIDEndpoint
 from hbserver.endpoints.status import handle_status
 from hbserver.metrics import FLUSH_INTERVAL_SECONDS, Metrics
+from hbserver.privacy.gvl import load_gvl
 from hbserver.stores.accounts import AccountStore
 from hbserver.stores.filesystem import FilesystemFetcher
 from hbserver.stores.lru import LRUCache
+from hbserver.usersync.privacy import PrivacyGate
+from hbserver.usersync.service import SyncService
 from hbserver.web.endpoint import Routes
 
 log = logging.getLogger("hbserver")
@@ -39,6 +47,12 @@ def build_account_store(config: Config, metrics: Metrics) -> AccountStore:
     return AccountStore(
         config.account_defaults, fetcher, metrics, required=config.account_required, cache=cache
     )
+
+
+def build_sync_service(config: Config) -> SyncService:
+    """Registry, vendor list and privacy gate; raises RegistryError or GVLError on bad configuration."""
+    gvl = load_gvl(config.gdpr.vendorlist_file) if config.gdpr.vendorlist_file else None
+    return SyncService(config, build_registry(config), PrivacyGate(config, gvl))
 
 
 def build_analytics(config: Config, metrics: Metrics) -> Analytics:
@@ -65,9 +79,19 @@ def create_app(
     app.cleanup_ctx.append(_analytics_lifetime)
     app.cleanup_ctx.append(_worker_gauge)
 
+    sync = build_sync_service(config)
+    app[SYNC] = sync
+    accounts, analytics = app[ACCOUNTS], app[ANALYTICS]
+
     routes = Routes(app)
     routes.add("GET", "/status", handle_status)
-    routes.add("GET", "/event", EventEndpoint(app[ACCOUNTS], app[ANALYTICS], metrics).handle)
+    routes.add("GET", "/event", EventEndpoint(accounts, analytics, metrics).handle)
+    routes.add("POST", "/cookie_sync", CookieSyncEndpoint(sync, accounts, analytics, metrics).handle)
+    routes.add("GET", "/setuid", SetUIDEndpoint(sync, accounts, analytics, metrics).handle)
+    routes.add("GET", "/getuids", GetUIDsEndpoint(sync).handle)
+    optout = OptOutEndpoint(sync)
+    routes.add("GET", "/optout", optout.show_page)
+    routes.add("POST", "/optout", optout.handle)
     if config.metrics.prometheus.enabled:
         routes.add("GET", config.metrics.prometheus.path, handle_metrics)
     for hook in extra_routes:

@@ -11,9 +11,11 @@ if TYPE_CHECKING:
     from hbserver.config import Config
     from hbserver.metrics import Metrics
     from hbserver.stores.accounts import AccountStore
+    from hbserver.usersync.service import SyncService
 
 CONFIG: web.AppKey[Config] = web.AppKey("config")
 METRICS: web.AppKey[Metrics] = web.AppKey("metrics")
 ANALYTICS: web.AppKey[Analytics] = web.AppKey("analytics")
 ACCOUNTS: web.AppKey[AccountStore] = web.AppKey("accounts")
 MAX_REQUEST_SIZE: web.AppKey[int] = web.AppKey("max_request_size")
+SYNC: web.AppKey[SyncService] = web.AppKey("sync")

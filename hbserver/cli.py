@@ -40,6 +40,18 @@ def runtime_problems(config: Config) -> list[str]:
             os.close(fd)
         except OSError as exc:
             problems.append(f"analytics.file.filename: cannot open {filename!r}: {exc.strerror or exc}")
+    from hbserver.bidders.registry import RegistryError, build_registry
+    from hbserver.privacy.gvl import GVLError, load_gvl
+
+    try:
+        build_registry(config)
+    except RegistryError as exc:
+        problems.extend(exc.problems)
+    if config.gdpr.vendorlist_file:
+        try:
+            load_gvl(config.gdpr.vendorlist_file)
+        except GVLError as exc:
+            problems.append(f"gdpr.vendorlist_file: {exc}")
     if config.workers > 1 and config.port == 0:
         problems.append("port: 0 (any free port) cannot be shared by several workers; name a port")
     return problems

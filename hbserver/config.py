@@ -389,7 +389,19 @@ def build(cls: type, raw: Any, path: str, problems: list[str], strict: bool = Tr
                 problems.append(f"{key}: {message}")
                 continue
         values[name] = converted
-    return cls(**values)
+    instance = cls(**values)
+    # Remember which keys were written out: a host override must beat a built-in bidder's own
+    # value only where the host actually wrote one (see given_keys()).
+    object.__setattr__(instance, _GIVEN, frozenset(k for k in raw if k in known))
+    return instance
+
+
+_GIVEN = "_given_keys"
+
+
+def given_keys(instance: Any) -> frozenset[str]:
+    """The keys that were present in the source of a dataclass made by :func:`build`."""
+    return getattr(instance, _GIVEN, frozenset())
 
 
 def _convert(tp: Any, value: Any, key: str, problems: list[str], strict: bool) -> Any:
@@ -551,8 +563,13 @@ def load_config(
 
 def _cross_checks(config: Config) -> list[str]:
     from hbserver.bidders import BUILTIN_ADAPTERS
+    from hbserver.privacy.activity import ActivityConfigError, ActivityControl
 
     problems = []
+    try:
+        ActivityControl.from_config(config.account_defaults.privacy.allowactivities)
+    except ActivityConfigError as exc:
+        problems.append(f"account_defaults.privacy.allowactivities: {exc}")
     if config.auction_timeouts_ms.default > config.auction_timeouts_ms.max:
         problems.append(
             f"auction_timeouts_ms.default: must not exceed auction_timeouts_ms.max "

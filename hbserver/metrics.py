@@ -68,6 +68,22 @@ class Metrics:
             "account_fetch_errors", "Account lookups that failed, by reason.",
             ["reason"], namespace=ns, registry=reg,
         )
+        self.cookie_sync_requests = Counter(
+            "cookie_sync_requests", "/cookie_sync requests by outcome.",
+            ["status"], namespace=ns, registry=reg,
+        )
+        self.syncer_requests = Counter(
+            "syncer_requests", "Bidders considered by /cookie_sync, by syncer key and outcome.",
+            ["syncer", "status"], namespace=ns, registry=reg,
+        )
+        self.setuid_requests = Counter(
+            "setuid_requests", "/setuid requests by outcome.",
+            ["status"], namespace=ns, registry=reg,
+        )
+        self.syncer_sets = Counter(
+            "syncer_sets", "uids written (ok) or removed (cleared) by /setuid, by syncer key.",
+            ["syncer", "status"], namespace=ns, registry=reg,
+        )
         self.analytics_events = Counter(
             "analytics_events", "Analytics records accepted for delivery, by module and event.",
             ["module", "event"], namespace=ns, registry=reg,

@@ -34,6 +34,14 @@ def serve(config: Config) -> int:
     return Supervisor(config, workers).run()
 
 
+_early_stop = False
+
+
+def _remember_stop(_signum: int, _frame: object) -> None:
+    global _early_stop
+    _early_stop = True
+
+
 def run_worker(config: Config) -> int:
     import uvloop
 
@@ -53,6 +61,8 @@ async def _serve(config: Config) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    if _early_stop:  # a signal that came while the worker was still starting
+        stop.set()
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port, reuse_port=True, backlog=LISTEN_BACKLOG)
     try:
@@ -130,8 +140,10 @@ class Supervisor:
         if pid == 0:  # the worker
             code = 1
             try:
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                # Until the worker's event loop takes the signals over, remember a stop request
+                # (a worker signalled while starting must still exit cleanly).
+                signal.signal(signal.SIGTERM, _remember_stop)
+                signal.signal(signal.SIGINT, _remember_stop)
                 code = run_worker(self.config)
             except BaseException:
                 log.exception("worker %d failed", os.getpid())

@@ -37,3 +37,29 @@ def notification_record(event: EventRequest, now: float | None = None) -> dict[s
     if event.vtype is not None:
         record["vtype"] = event.vtype
     return record
+
+
+def cookie_sync_record(status: int, errors: list[str], bidder_status: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "event": "cookie_sync",
+        "ts": rfc3339_utc(time.time()),
+        "status": status,
+        "errors": errors,
+        "bidder_status": [
+            {"bidder": b["bidder"], "no_cookie": b["no_cookie"],
+             "usersync": {"url": b["usersync"]["url"], "type": b["usersync"]["type"]}}
+            for b in bidder_status
+        ],
+    }
+
+
+def setuid_record(status: int, bidder: str, uid: str, errors: list[str], success: bool) -> dict[str, Any]:
+    return {
+        "event": "setuid",
+        "ts": rfc3339_utc(time.time()),
+        "status": status,
+        "bidder": bidder,
+        "uid": uid,
+        "errors": errors,
+        "success": success,
+    }

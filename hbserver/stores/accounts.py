@@ -17,6 +17,7 @@ import orjson
 
 from hbserver.config import AccountSettings, build, deep_merge, to_plain
 from hbserver.metrics import Metrics
+from hbserver.privacy.activity import ActivityConfigError, ActivityControl
 from hbserver.stores.lru import LRUCache
 
 log = logging.getLogger("hbserver.accounts")
@@ -33,6 +34,7 @@ class AccountFetcher(Protocol):
 class Account:
     id: str
     settings: AccountSettings
+    activities: ActivityControl  # built from settings.privacy.allowactivities once, when read
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,7 @@ class AccountStore:
     ) -> None:
         self.defaults = defaults
         self._defaults_plain = to_plain(defaults)
+        self._default_activities = ActivityControl.from_config(defaults.privacy.allowactivities)
         self.fetcher = fetcher
         self.required = required
         self.cache = cache
@@ -152,7 +155,7 @@ class AccountStore:
         if raw is None:
             if self.required:
                 return _unverified()
-            return self._checked(Account(account_id, self.defaults))
+            return self._checked(Account(account_id, self.defaults, self._default_activities))
         return self._parse(account_id, raw)
 
     def _parse(self, account_id: str, raw: bytes) -> Account | _Refusal:
@@ -168,11 +171,16 @@ class AccountStore:
             return _malformed(account_id)
         problems: list[str] = []
         settings = build(AccountSettings, deep_merge(self._defaults_plain, data), "", problems, strict=False)
+        if not problems:
+            try:
+                activities = ActivityControl.from_config(settings.privacy.allowactivities)
+            except ActivityConfigError as exc:
+                problems.append(f"privacy.allowactivities: {exc}")
         if problems:
             log.error("account %r is malformed: %s", account_id, "; ".join(problems))
             self._fetch_errors.labels("malformed").inc()
             return _malformed(account_id)
-        return self._checked(Account(account_id, settings))
+        return self._checked(Account(account_id, settings, activities))
 
     @staticmethod
     def _checked(account: Account) -> Account | _Refusal:

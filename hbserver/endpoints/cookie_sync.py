@@ -1,0 +1,302 @@
+"""POST /cookie_sync: which bidders the browser should sync now (spec §4.4, reference §2).
+
+Error texts and the order of checks are PBS-Go's; error bodies end with a newline as Go's
+``http.Error`` writes them. Two deliberate leniencies (the specification's reading): a missing
+``filterSettings.<type>.filter`` means ``include`` and missing ``bidders`` means ``*``; and a
+numeric ``account`` (prebid-universal-creative sends one) is read as its decimal string.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from hbserver.analytics import Analytics
+from hbserver.analytics.records import cookie_sync_record
+from hbserver.bidders.registry import Bidder
+from hbserver.metrics import Metrics
+from hbserver.privacy.tcf2 import ConsentError
+from hbserver.stores.accounts import Account, AccountError, AccountStore
+from hbserver.usersync.chooser import (
+    BidderFilter,
+    Chosen,
+    Evaluation,
+    Shuffle,
+    Status,
+    SyncFilters,
+    bidder_order,
+    choose,
+)
+from hbserver.usersync.privacy import PrivacyRequestError, SyncPrivacy, cookie_sync_privacy
+from hbserver.usersync.service import SyncService, account_error, utcnow
+from hbserver.web.body import read_body
+from hbserver.web.errors import HttpError, text_response
+
+JSON_UTF8 = "application/json; charset=utf-8"
+UNKNOWN_ACCOUNT = "unknown"
+MAX_BIDDERS = 1000  # a request naming more bidders than any host has is cut here
+
+SYNCER_METRIC_STATUS = {
+    Status.OK: "ok",
+    Status.BLOCKED_BY_PRIVACY: "privacy_blocked",
+    Status.BLOCKED_BY_CCPA: "privacy_blocked",
+    Status.ALREADY_SYNCED: "already_synced",
+    Status.REJECTED_BY_FILTER: "rejected_by_filter",
+}
+
+
+class BadRequest(Exception):
+    pass
+
+
+@dataclass
+class CookieSyncRequest:
+    bidders: list[str] = field(default_factory=list)
+    gdpr: int | None = None
+    gdpr_consent: str = ""
+    us_privacy: str = ""
+    gpp: str = ""
+    gpp_sid: str = ""
+    limit: int | None = None
+    coop_sync: bool | None = None
+    account: str = ""
+    filters: SyncFilters = field(default_factory=SyncFilters)
+    debug: bool = False
+
+
+def _string(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise BadRequest(f"JSON parsing failed: {key} must be a string")
+    return value
+
+
+def _parse_filter(value: Any, name: str) -> BidderFilter:
+    if value is None:
+        return BidderFilter()
+    if not isinstance(value, dict):
+        raise BadRequest(f"error parsing filtersettings.{name}: must be an object")
+    mode = value.get("filter", "include")
+    if mode not in ("include", "exclude"):
+        raise BadRequest(
+            f"error parsing filtersettings.{name}: invalid filter value '{mode}'. must be either 'include' or 'exclude'"
+        )
+    bidders = value.get("bidders", "*")
+    if isinstance(bidders, str):
+        if bidders != "*":
+            raise BadRequest(
+                f"error parsing filtersettings.{name}: invalid bidders value `{bidders}`. "
+                "must either be '*' or a string array"
+            )
+        return BidderFilter(include=mode == "include", every=True)
+    if isinstance(bidders, list) and all(isinstance(b, str) for b in bidders):
+        return BidderFilter(include=mode == "include", every=False, bidders=frozenset(b.lower() for b in bidders))
+    raise BadRequest(
+        f"error parsing filtersettings.{name}: invalid bidders type. must either be a string '*' or a string array of "
+        "bidders"
+    )
+
+
+def parse_request(body: bytes) -> CookieSyncRequest:
+    """The request body; raises BadRequest with the message for the 400."""
+    try:
+        data = orjson.loads(body) if body.strip() else {}
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(f"JSON parsing failed: {exc}") from None
+    if not isinstance(data, dict):
+        raise BadRequest("JSON parsing failed: the request body must be a JSON object")
+    request = CookieSyncRequest()
+    bidders = data.get("bidders")
+    if bidders is not None:
+        if not isinstance(bidders, list) or not all(isinstance(b, str) for b in bidders):
+            raise BadRequest("JSON parsing failed: bidders must be an array of strings")
+        request.bidders = bidders[:MAX_BIDDERS]
+    gdpr = data.get("gdpr")
+    if gdpr is not None and (isinstance(gdpr, bool) or not isinstance(gdpr, (int, float))):
+        raise BadRequest("JSON parsing failed: gdpr must be an integer")
+    if gdpr is not None and gdpr not in (0, 1):
+        raise BadRequest("GDPR signal should be integer 0 or 1")
+    request.gdpr = None if gdpr is None else int(gdpr)
+    request.gdpr_consent = _string(data, "gdpr_consent")
+    request.us_privacy = _string(data, "us_privacy")
+    request.gpp = _string(data, "gpp")
+    gpp_sid = data.get("gpp_sid")
+    if isinstance(gpp_sid, list) and all(isinstance(s, int) and not isinstance(s, bool) for s in gpp_sid):
+        gpp_sid = ",".join(str(s) for s in gpp_sid)  # Prebid.js may send the list itself
+    request.gpp_sid = _string({"gpp_sid": gpp_sid}, "gpp_sid")
+    limit = data.get("limit")
+    if limit is not None:
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise BadRequest("JSON parsing failed: limit must be an integer")
+        request.limit = limit
+    for key, attr in (("coopSync", "coop_sync"), ("debug", "debug")):
+        value = data.get(key)
+        if value is not None:
+            if not isinstance(value, bool):
+                raise BadRequest(f"JSON parsing failed: {key} must be a boolean")
+            setattr(request, attr, value)
+    account = data.get("account")
+    if isinstance(account, (int, float)) and not isinstance(account, bool):
+        account = str(int(account)) if float(account).is_integer() else str(account)
+    request.account = _string({"account": account}, "account")
+    settings = data.get("filterSettings")
+    if settings is not None:
+        if not isinstance(settings, dict):
+            raise BadRequest("JSON parsing failed: filterSettings must be an object")
+        request.filters = SyncFilters(
+            iframe=_parse_filter(settings.get("iframe"), "iframe"),
+            redirect=_parse_filter(settings.get("image"), "image"),
+        )
+    return request
+
+
+def effective_limit(requested: int | None, default_limit: int, max_limit: int) -> int:
+    """PBS-Go: the request's limit, else the account default; <= 0 is unlimited (0); capped by max."""
+    limit = requested if requested is not None else default_limit
+    if limit <= 0:
+        limit = 0
+    if max_limit > 0 and (limit == 0 or limit > max_limit):
+        limit = max_limit
+    return limit
+
+
+class CookieSyncEndpoint:
+    def __init__(
+        self,
+        service: SyncService,
+        accounts: AccountStore,
+        analytics: Analytics,
+        metrics: Metrics,
+        shuffle: Shuffle = random.shuffle,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.service = service
+        self.accounts = accounts
+        self.analytics = analytics
+        self.metrics = metrics
+        self.shuffle = shuffle
+        self.clock = clock
+
+    def _count(self, status: str) -> None:
+        self.metrics.counter(self.metrics.cookie_sync_requests, status).inc()
+
+    def _fail(self, status: int, message: str, metric: str) -> web.Response:
+        self._count(metric)
+        if self.analytics.enabled:
+            self.analytics.log(cookie_sync_record(status, [message], []))
+        return text_response(status, message + "\n")
+
+    async def handle(self, request: web.Request) -> web.Response:
+        try:
+            body = await read_body(request)
+            sync_request = parse_request(body)
+        except HttpError as exc:
+            return self._fail(exc.status, exc.message, "bad_request")
+        except BadRequest as exc:
+            return self._fail(400, str(exc), "bad_request")
+        try:
+            account = await self.accounts.get(sync_request.account or UNKNOWN_ACCOUNT)
+        except AccountError as exc:
+            return self._fail(*account_error(exc))
+        service = self.service
+        settings = account.settings.cookie_sync
+        limit = effective_limit(sync_request.limit, settings.default_limit, settings.max_limit)
+        if sync_request.coop_sync is not None:
+            coop = sync_request.coop_sync
+        elif settings.default_coop_sync is not None:
+            coop = settings.default_coop_sync
+        else:
+            coop = service.config.user_sync.coop_sync.default
+        groups = (
+            settings.priority_groups if settings.default_coop_sync is not None
+            else service.config.user_sync.priority_groups
+        )
+        try:
+            privacy = cookie_sync_privacy(
+                sync_request.gdpr, sync_request.gdpr_consent, sync_request.us_privacy, sync_request.gpp,
+                sync_request.gpp_sid, service.config.gdpr.default_value,
+            )
+        except PrivacyRequestError as exc:
+            return self._fail(400, str(exc), "bad_request")
+
+        now = self.clock()
+        cookie = service.read_cookie(request.cookies, now)
+        if cookie.optout:
+            return self._fail(401, "User has opted out", "opt_out")
+        status_text = "ok" if cookie.has_live_uid(now) else "no_cookie"
+        try:
+            host_allowed = service.gate.host_cookie_allowed(privacy)
+        except ConsentError:
+            host_allowed = False
+        if not host_allowed:
+            self._count("gdpr_blocked_host_cookie")
+            return self._respond(status_text, [], [], sync_request.debug, privacy)
+
+        order = bidder_order(
+            sync_request.bidders, service.registry.syncable(), coop, groups,
+            settings.priority_groups_only, self.shuffle,
+        )
+        chosen, evaluations = choose(
+            order, limit, service.registry, cookie, now, sync_request.filters,
+            self._privacy_check(account, privacy), privacy.gdpr_signal, privacy.gpp_sid,
+        )
+        self._count("ok")
+        for evaluation in evaluations:
+            metric = SYNCER_METRIC_STATUS.get(evaluation.status)
+            if metric:
+                self.metrics.counter(self.metrics.syncer_requests, evaluation.sync_key, metric).inc()
+        return self._respond(status_text, chosen, evaluations, sync_request.debug, privacy)
+
+    def _privacy_check(self, account: Account, privacy: SyncPrivacy) -> Callable[[str, Bidder], Status]:
+        gate = self.service.gate
+        ccpa_blocks = gate.ccpa_blocks(privacy)
+        activities = account.activities
+
+        def check(name: str, bidder: Bidder) -> Status:
+            if not activities.allowed("syncUser", "bidder", name):
+                return Status.BLOCKED_BY_PRIVACY
+            if not gate.bidder_allowed(privacy, bidder.gvl_vendor_id):
+                return Status.BLOCKED_BY_PRIVACY
+            if ccpa_blocks:
+                return Status.BLOCKED_BY_CCPA
+            return Status.OK
+
+        return check
+
+    def _respond(
+        self, status_text: str, chosen: list[Chosen], evaluations: list[Evaluation], debug: bool,
+        privacy: SyncPrivacy,
+    ) -> web.Response:
+        macros = privacy.macros()
+        bidder_status = []
+        for item in chosen:
+            syncer = item.definition.syncer
+            assert syncer is not None
+            bidder_status.append({
+                "bidder": item.bidder,
+                "no_cookie": True,
+                "usersync": {
+                    "url": syncer.templates[item.sync_type].render(macros),
+                    "type": item.sync_type,
+                    "supportCORS": syncer.support_cors,
+                },
+            })
+        document: dict[str, Any] = {"status": status_text, "bidder_status": bidder_status}
+        if debug:
+            rejected = [
+                {"bidder": e.bidder, "error": e.message()} if e.message() else {"bidder": e.bidder}
+                for e in evaluations if e.status is not Status.OK
+            ]
+            if rejected:
+                document["debug"] = rejected
+        if self.analytics.enabled:
+            self.analytics.log(cookie_sync_record(200, [], bidder_status))
+        return web.Response(body=orjson.dumps(document) + b"\n", headers={"Content-Type": JSON_UTF8})

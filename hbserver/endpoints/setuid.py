@@ -1,0 +1,128 @@
+"""GET /setuid: a bidder's sync endpoint sends the browser here with its user id (reference §3).
+
+Checks and texts follow PBS-Go; the cookie is written with the attributes DECISIONS fixes
+(``SameSite=None; Secure`` always). The answer is the pixel (``f=i``) or an empty 200 (``f=b``);
+without ``f`` the bidder's sync type decides (redirect -> i, iframe -> b).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from aiohttp import web
+
+from hbserver.analytics import Analytics
+from hbserver.analytics.records import setuid_record
+from hbserver.events import PIXEL_PNG
+from hbserver.metrics import Metrics
+from hbserver.privacy.tcf2 import ConsentError
+from hbserver.stores.accounts import AccountError, AccountStore
+from hbserver.usersync.cookie import AUDIENCE_NETWORK, CookieTooLarge, NotAPriority, prepare_for_write
+from hbserver.usersync.privacy import PrivacyRequestError, setuid_privacy
+from hbserver.usersync.service import SyncService, account_error, utcnow
+from hbserver.web.errors import text_response
+
+UNKNOWN_ACCOUNT = "unknown"
+MAX_UID_LENGTH = 4096  # longer than any cookie could carry
+
+
+class SetUIDEndpoint:
+    def __init__(
+        self,
+        service: SyncService,
+        accounts: AccountStore,
+        analytics: Analytics,
+        metrics: Metrics,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.service = service
+        self.accounts = accounts
+        self.analytics = analytics
+        self.metrics = metrics
+        self.clock = clock
+
+    def _finish(
+        self, response: web.Response, metric: str | None, bidder: str, uid: str, error: str = ""
+    ) -> web.Response:
+        if metric:
+            self.metrics.counter(self.metrics.setuid_requests, metric).inc()
+        if self.analytics.enabled:
+            success = response.status == 200 and not error
+            self.analytics.log(setuid_record(response.status, bidder, uid, [error] if error else [], success))
+        return response
+
+    def _error(self, status: int, message: str, metric: str | None, bidder: str, uid: str) -> web.Response:
+        response = text_response(status, message) if message else web.Response(status=status)
+        return self._finish(response, metric, bidder, uid, message or f"HTTP {status}")
+
+    async def handle(self, request: web.Request) -> web.Response:
+        query = request.query
+        service = self.service
+        bidder_param = query.get("bidder", "")
+        uid = query.get("uid", "")
+        now = self.clock()
+        cookie = service.read_cookie(request.cookies, now)
+        if cookie.optout:
+            return self._error(401, "", "opt_out", bidder_param, uid)
+        if not bidder_param:
+            return self._error(400, '"bidder" query param is required', "syncer_unknown", bidder_param, uid)
+        bidder = service.registry.lookup(bidder_param)
+        if bidder is None or bidder.disabled or bidder.syncer is None:
+            return self._error(
+                400, "The bidder name provided is not supported by Prebid Server", "syncer_unknown", bidder_param, uid
+            )
+        syncer = bidder.syncer
+        fmt = query.get("f", "").lower() or syncer.default_format()
+        if fmt not in ("b", "i"):
+            return self._error(400, '"f" query param is invalid. must be "b" or "i"', "bad_request", bidder_param, uid)
+        if len(uid) > MAX_UID_LENGTH:
+            return self._error(400, f"uid is longer than {MAX_UID_LENGTH} characters", "bad_request", bidder_param, uid)
+        try:
+            account = await self.accounts.get(query.get("account") or UNKNOWN_ACCOUNT)
+        except AccountError as exc:
+            status, message, metric = account_error(exc)
+            return self._error(status, message, metric, bidder_param, uid)
+        try:
+            privacy = setuid_privacy(
+                query.get("gdpr", ""), query.get("gdpr_consent", ""), query.get("gpp", ""), query.get("gpp_sid", "")
+            )
+        except PrivacyRequestError as exc:
+            return self._error(400, str(exc), "bad_request", bidder_param, uid)
+        if not account.activities.allowed("syncUser", "bidder", bidder_param):
+            return self._error(451, "", None, bidder_param, uid)
+        try:
+            allowed = service.gate.host_cookie_allowed(privacy)
+        except ConsentError as exc:
+            message = f"gdpr_consent was invalid. malformed consent string {privacy.consent}: {exc}"
+            return self._error(400, message, "bad_request", bidder_param, uid)
+        if not allowed:
+            return self._error(
+                451, "The gdpr_consent string prevents cookies from being saved", "gdpr_blocked_host_cookie",
+                bidder_param, uid,
+            )
+
+        if not uid:
+            cookie.remove(syncer.key)
+            self.metrics.counter(self.metrics.syncer_sets, syncer.key, "cleared").inc()
+        elif not (syncer.key == AUDIENCE_NETWORK and uid == "0"):
+            cookie.set_uid(syncer.key, uid, now)
+            self.metrics.counter(self.metrics.syncer_sets, syncer.key, "ok").inc()
+        try:
+            value = prepare_for_write(
+                cookie, service.max_cookie_bytes, service.priority_keys,
+                bidder.code.lower() in service.priority_bidders,
+            )
+        except NotAPriority as exc:
+            body = f"Warning: {exc}, cookie not updated"
+            return self._finish(text_response(200, body), "ok", bidder_param, uid, body)
+        except CookieTooLarge as exc:
+            return self._error(400, str(exc), "bad_request", bidder_param, uid)
+
+        if fmt == "i":
+            response = web.Response(body=PIXEL_PNG, content_type="image/png")
+        else:
+            response = web.Response(content_type="text/html")
+        response.headers["Set-Cookie"] = service.set_cookie(value, now)
+        response.headers["Cache-Control"] = "no-store"
+        return self._finish(response, "ok", bidder_param, uid)

@@ -1,0 +1,1 @@
+"""User-ID syncing: the uids cookie, sync URL templates, the bidder chooser."""

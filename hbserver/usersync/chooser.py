@@ -1,0 +1,181 @@
+"""Which bidders /cookie_sync returns, and why every other one was left out (PBS-Go's chooser).
+
+Pure: the caller passes the registry, the cookie, the filters, a privacy decision function and a
+shuffle function, and gets back the chosen bidders in order plus one evaluation per bidder
+looked at (for ``debug``).
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from hbserver.bidders.registry import IFRAME, REDIRECT, Bidder, Registry
+from hbserver.usersync.cookie import UidsCookie
+
+Shuffle = Callable[[list[str]], None]
+
+
+class Status(enum.Enum):
+    OK = ""
+    UNKNOWN_BIDDER = "Unsupported bidder"
+    UNCONFIGURED_BIDDER = "No sync config"
+    DISABLED_BIDDER = "Bidder is disabled"
+    DUPLICATE = "Duplicate bidder synced as {key}"
+    REJECTED_BY_FILTER = "Rejected by request filter"
+    ALREADY_SYNCED = "Already in sync"
+    BLOCKED_BY_PRIVACY = "Rejected by privacy"
+    BLOCKED_BY_CCPA = "Rejected by CCPA"
+    DISABLED_USERSYNC = "Sync disabled by config"
+    REGULATION_SCOPE = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BidderFilter:
+    """One sync type's filter: ``*`` or a list, include or exclude."""
+
+    include: bool = True
+    every: bool = True
+    bidders: frozenset[str] = frozenset()
+
+    def allows(self, bidder: str) -> bool:
+        listed = self.every or bidder.lower() in self.bidders
+        return listed if self.include else not listed
+
+
+ALLOW_ALL = BidderFilter()
+
+
+@dataclass(frozen=True, slots=True)
+class SyncFilters:
+    iframe: BidderFilter = ALLOW_ALL
+    redirect: BidderFilter = ALLOW_ALL
+
+    def allowed_types(self, bidder: str) -> list[str]:
+        types = []
+        if self.iframe.allows(bidder):
+            types.append(IFRAME)
+        if self.redirect.allows(bidder):
+            types.append(REDIRECT)
+        return types
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    bidder: str  # as requested (case kept)
+    sync_key: str
+    status: Status
+
+    def message(self) -> str:
+        return self.status.value.format(key=self.sync_key)
+
+
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    bidder: str  # as requested
+    definition: Bidder
+    sync_type: str
+
+
+# (bidder as requested, its definition) -> the status privacy gives it, OK when allowed
+PrivacyCheck = Callable[[str, Bidder], Status]
+
+
+def bidder_order(
+    requested: Sequence[str],
+    available: Sequence[str],
+    coop: bool,
+    priority_groups: Sequence[Sequence[str]],
+    groups_only: bool,
+    shuffle: Shuffle = random.shuffle,
+) -> list[str]:
+    """The order bidders are looked at; duplicates are expected (the chooser skips them)."""
+
+    def shuffled(items: Sequence[str]) -> list[str]:
+        copy = list(items)
+        shuffle(copy)
+        return copy
+
+    if not coop:
+        return shuffled(requested if requested else available)
+    order = shuffled(requested)
+    for group in priority_groups:
+        order += shuffled(group)
+    if not groups_only:
+        order += shuffled(available)
+    return order
+
+
+def choose(
+    order: Sequence[str],
+    limit: int,
+    registry: Registry,
+    cookie: UidsCookie,
+    now: datetime,
+    filters: SyncFilters,
+    privacy: PrivacyCheck,
+    gdpr_signal: int | None = None,
+    gpp_sid: str = "",
+) -> tuple[list[Chosen], list[Evaluation]]:
+    """Evaluate bidders in ``order`` until ``limit`` are chosen (0 = no limit).
+
+    ``gdpr_signal`` (the raw request signal) and ``gpp_sid`` (the raw string) drive the
+    bidders' ``skipwhen`` rules, as in PBS-Go.
+    """
+    chosen: list[Chosen] = []
+    evaluations: list[Evaluation] = []
+    seen: set[str] = set()
+    used_keys: set[str] = set()
+    for name in order:
+        if limit and len(chosen) >= limit:
+            break
+        if name in seen:
+            continue
+        seen.add(name)
+        definition = registry.lookup(name)
+        status, sync_type = _evaluate(name, definition, used_keys, cookie, now, filters, privacy)
+        if status is Status.OK and definition is not None and definition.syncer is not None:
+            syncer = definition.syncer
+            if (syncer.skip_when_gdpr and gdpr_signal == 1) or (gpp_sid and gpp_sid in syncer.skip_when_gpp_sid):
+                status = Status.REGULATION_SCOPE
+        key = definition.sync_key if definition is not None else ""
+        evaluations.append(Evaluation(name, key, status))
+        if status is Status.OK and definition is not None and sync_type:
+            chosen.append(Chosen(name, definition, sync_type))
+    return chosen, evaluations
+
+
+def _evaluate(
+    name: str,
+    definition: Bidder | None,
+    used_keys: set[str],
+    cookie: UidsCookie,
+    now: datetime,
+    filters: SyncFilters,
+    privacy: PrivacyCheck,
+) -> tuple[Status, str]:
+    if definition is None:
+        return Status.UNKNOWN_BIDDER, ""
+    if definition.disabled:
+        return Status.DISABLED_BIDDER, ""
+    syncer = definition.syncer
+    if syncer is None:
+        return Status.UNCONFIGURED_BIDDER, ""
+    if syncer.key in used_keys:
+        return Status.DUPLICATE, ""
+    used_keys.add(syncer.key)  # before the remaining checks, as PBS-Go does
+    allowed = [t for t in filters.allowed_types(name) if t in syncer.templates]
+    if not allowed:
+        return Status.REJECTED_BY_FILTER, ""
+    if cookie.is_live(syncer.key, now):
+        return Status.ALREADY_SYNCED, ""
+    status = privacy(name, definition)
+    if status is not Status.OK:
+        return status, ""
+    if not definition.usersync_enabled:
+        return Status.DISABLED_USERSYNC, ""
+    sync_type = syncer.default_type if syncer.default_type in allowed else allowed[0]
+    return Status.OK, sync_type

@@ -1,0 +1,239 @@
+"""The ``uids`` cookie: PBS-Go's wire format, read leniently and written exactly.
+
+Value: URL-safe base64 with padding of ``{"tempUIDs":{key:{"uid","expires"}},"optout":true}``
+(map keys sorted, HTML characters escaped, ``tempUIDs``/``optout`` left out when empty/false).
+Anything unreadable reads as an empty cookie. A synced uid lives 14 days; expired uids are kept
+(auctions still send them) but do not count as "in sync".
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import orjson
+
+COOKIE_NAME = "uids"
+UID_TTL = timedelta(days=14)
+# Facebook's "not recognised" uid: dropped on read, refused on write (PBS-Go).
+AUDIENCE_NETWORK = "audienceNetwork"
+ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
+MAX_COOKIE_VALUE_BYTES = 32768  # never decode more than this (a cookie header is ~4 KB anyway)
+# PBS measures "uids=<value>; Path=/; Expires=<29-char date>" when trimming: len(value) + 52.
+COOKIE_OVERHEAD_BYTES = 52
+
+_HTML_ESCAPES = (
+    (b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
+    ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"),
+)
+# Go's URLEncoding: URL alphabet, '=' padding, a length that is a multiple of 4 (checked on decode).
+_BASE64URL = re.compile(r"(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}==|[A-Za-z0-9_-]{3}=)?")
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))"
+)
+
+
+@dataclass(slots=True)
+class UidEntry:
+    uid: str
+    expires: datetime
+
+
+@dataclass
+class UidsCookie:
+    uids: dict[str, UidEntry] = field(default_factory=dict)
+    optout: bool = False
+
+    def is_live(self, key: str, now: datetime) -> bool:
+        entry = self.uids.get(key)
+        return entry is not None and now < entry.expires
+
+    def has_live_uid(self, now: datetime) -> bool:
+        return any(now < entry.expires for entry in self.uids.values())
+
+    def set_uid(self, key: str, uid: str, now: datetime) -> None:
+        self.uids[key] = UidEntry(uid, now + UID_TTL)
+
+    def remove(self, key: str) -> None:
+        self.uids.pop(key, None)
+
+    def set_optout(self, optout: bool) -> None:
+        self.optout = optout
+        if optout:
+            self.uids.clear()
+
+    def buyeruids(self) -> dict[str, str]:
+        return {key: entry.uid for key, entry in self.uids.items()}
+
+
+def format_expires(value: datetime) -> str:
+    """Go's RFC 3339 with nanoseconds, trailing zeros of the fraction trimmed, in UTC."""
+    value = value.astimezone(UTC)
+    text = f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+    if value.microsecond:
+        text += "." + f"{value.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+def parse_expires(text: str) -> datetime | None:
+    match = _RFC3339.fullmatch(text)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, fraction, zulu, sign, off_h, off_m = match.groups()
+    micro = int((fraction or "0")[:6].ljust(6, "0"))
+    try:
+        value = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micro, tzinfo=UTC)
+    except ValueError:
+        return None
+    if not zulu:
+        offset = timedelta(hours=int(off_h), minutes=int(off_m))
+        value = value - offset if sign == "+" else value + offset
+    return value
+
+
+def decode_cookie(value: str | None) -> UidsCookie:
+    """Read a ``uids`` value; anything unreadable is an empty cookie (not opted out)."""
+    if not value or len(value) > MAX_COOKIE_VALUE_BYTES or not _BASE64URL.fullmatch(value):
+        return UidsCookie()
+    try:
+        raw = base64.urlsafe_b64decode(value.encode("ascii"))
+        data = orjson.loads(raw)
+    except (ValueError, binascii.Error, UnicodeEncodeError):
+        return UidsCookie()
+    if not isinstance(data, dict):
+        return UidsCookie()
+    if data.get("optout") is True:
+        return UidsCookie(optout=True)
+    temp = data.get("tempUIDs")
+    cookie = UidsCookie()
+    if temp is None:
+        return cookie
+    if not isinstance(temp, dict):
+        return UidsCookie()
+    for key, entry in temp.items():
+        if not isinstance(entry, dict):
+            return UidsCookie()
+        uid = entry.get("uid", "")
+        expires_text = entry.get("expires")
+        if not isinstance(uid, str) or not (expires_text is None or isinstance(expires_text, str)):
+            return UidsCookie()
+        expires = parse_expires(expires_text) if expires_text else ZERO_TIME
+        if expires is None:
+            return UidsCookie()
+        if key == AUDIENCE_NETWORK and uid == "0":
+            continue
+        cookie.uids[key] = UidEntry(uid, expires)
+    return cookie
+
+
+def encode_cookie(cookie: UidsCookie) -> str:
+    doc: dict[str, object] = {}
+    if cookie.uids:
+        doc["tempUIDs"] = {
+            key: {"uid": entry.uid, "expires": format_expires(entry.expires)}
+            for key, entry in sorted(cookie.uids.items())
+        }
+    if cookie.optout:
+        doc["optout"] = True
+    data = orjson.dumps(doc)
+    for raw, escaped in _HTML_ESCAPES:
+        if raw in data:
+            data = data.replace(raw, escaped)
+    return base64.urlsafe_b64encode(data).decode("ascii")
+
+
+def measured_size(value: str) -> int:
+    return len(value) + COOKIE_OVERHEAD_BYTES
+
+
+class CookieTooLarge(Exception):
+    """The uid being synced alone does not fit (PBS: 400)."""
+
+
+class NotAPriority(Exception):
+    """Only priority uids are left and the bidder being synced is not one (PBS: 200 warning)."""
+
+
+def prepare_for_write(
+    cookie: UidsCookie,
+    max_bytes: int,
+    priority_keys: list[set[str]],
+    syncing_is_priority: bool,
+) -> str:
+    """Encode ``cookie``, ejecting uids until it fits in ``max_bytes`` (0 = no limit).
+
+    ``priority_keys`` is the host's priority groups as syncer keys, highest priority first.
+    Non-priority uids go first, oldest (earliest expiry) first; then the lowest-priority group,
+    oldest first. An empty cookie is written as the empty string (PBS-Go).
+    """
+    groups = [set(g) for g in priority_keys]
+    while cookie.uids:
+        value = encode_cookie(cookie)
+        if max_bytes <= 0 or measured_size(value) <= max_bytes:
+            return value
+        if len(cookie.uids) == 1:
+            raise CookieTooLarge("uid that's trying to be synced is bigger than MaxCookieSize")
+        cookie.remove(_victim(cookie, groups, syncing_is_priority))
+    return ""
+
+
+def _victim(cookie: UidsCookie, groups: list[set[str]], syncing_is_priority: bool) -> str:
+    prioritized = set().union(*groups) if groups else set()
+    others = [key for key in cookie.uids if key not in prioritized]
+    if len(others) == 1 and groups and not syncing_is_priority:
+        raise NotAPriority("syncer key is not a priority, and there are only priority elements left")
+    if others:
+        return _oldest(cookie, others)
+    while groups:
+        present = [key for key in groups[-1] if key in cookie.uids]
+        if present:
+            victim = _oldest(cookie, present)
+            groups[-1].discard(victim)
+            return victim
+        groups.pop()
+    return _oldest(cookie, cookie.uids)
+
+
+def _oldest(cookie: UidsCookie, keys: Iterable[str]) -> str:
+    return min(keys, key=lambda k: (cookie.uids[k].expires, k))
+
+
+def http_date(value: datetime) -> str:
+    return value.astimezone(UTC).strftime("%a, %d %b %Y %H:%M:%S GMT")
+
+
+def set_cookie_header(value: str, now: datetime, ttl_days: int, domain: str = "") -> str:
+    """``uids=<v>; Path=/; [Domain=..;] Expires=..; Max-Age=..; SameSite=None; Secure`` (DECISIONS)."""
+    max_age = ttl_days * 86400
+    parts = [f"{COOKIE_NAME}={value}", "Path=/"]
+    if domain:
+        parts.append(f"Domain={domain.lstrip('.')}")
+    parts += [f"Expires={http_date(now + timedelta(seconds=max_age))}", f"Max-Age={max_age}", "SameSite=None", "Secure"]
+    return "; ".join(parts)
+
+
+def read_request_cookie(
+    cookies: Mapping[str, str],
+    now: datetime,
+    *,
+    optout_name: str = "",
+    optout_value: str = "",
+    host_family: str = "",
+    host_cookie_name: str = "",
+) -> UidsCookie:
+    """The request's uids cookie with the host opt-out cookie and the host cookie applied."""
+    if optout_name and cookies.get(optout_name) == optout_value:
+        return UidsCookie(optout=True)
+    cookie = decode_cookie(cookies.get(COOKIE_NAME))
+    if cookie.optout:
+        return cookie
+    if host_family and host_cookie_name:
+        host_uid = cookies.get(host_cookie_name)
+        current = cookie.uids.get(host_family)
+        if host_uid and (current is None or not current.uid):
+            cookie.set_uid(host_family, host_uid, now)
+    return cookie

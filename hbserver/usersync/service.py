@@ -1,0 +1,57 @@
+"""What the sync endpoints share: the registry, the privacy gate and the host's cookie settings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from hbserver.bidders.registry import Registry
+from hbserver.config import Config
+from hbserver.stores.accounts import AccountError
+from hbserver.usersync.cookie import UidsCookie, read_request_cookie, set_cookie_header
+from hbserver.usersync.privacy import PrivacyGate
+
+# PBS-Go's account error texts for /cookie_sync and /setuid, and the metric status of each.
+ACCOUNT_ERRORS = {
+    "unknown": ("account must be valid if provided, please reach out to the prebid server host", "acct_invalid"),
+    "disabled": ("account is disabled, please reach out to the prebid server host", "acct_blocked"),
+    "malformed": ("account config is malformed and could not be read", "acct_config_malformed"),
+}
+
+
+def account_error(exc: AccountError) -> tuple[int, str, str]:
+    """(status, message, metric status) for an account refusal at a sync endpoint."""
+    if exc.reason in ACCOUNT_ERRORS:
+        message, metric = ACCOUNT_ERRORS[exc.reason]
+        return 400, message, metric
+    return exc.status, exc.message, "bad_request"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class SyncService:
+    def __init__(self, config: Config, registry: Registry, gate: PrivacyGate) -> None:
+        self.config = config
+        self.registry = registry
+        self.gate = gate
+        host = config.host_cookie
+        self._cookie_options = {
+            "optout_name": host.optout_cookie.name,
+            "optout_value": host.optout_cookie.value,
+            "host_family": host.family,
+            "host_cookie_name": host.cookie_name,
+        }
+        self.ttl_days = host.ttl_days
+        self.domain = host.domain
+        self.max_cookie_bytes = host.max_cookie_size_bytes
+        groups = config.user_sync.priority_groups
+        self.priority_bidders = {code.lower() for group in groups for code in group}
+        self.priority_keys = [registry.keys_of(list(group)) for group in groups]
+
+    def read_cookie(self, cookies: Mapping[str, str], now: datetime) -> UidsCookie:
+        return read_request_cookie(cookies, now, **self._cookie_options)
+
+    def set_cookie(self, value: str, now: datetime) -> str:
+        return set_cookie_header(value, now, self.ttl_days, self.domain)

@@ -1,0 +1,311 @@
+"""POST /cookie_sync over HTTP: parsing and error texts (TV8, TV9), responses (TV10), limits
+(TV11), coop sync, filters, privacy, debug, metrics and analytics."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from hbserver.endpoints.cookie_sync import effective_limit
+from hbserver.usersync.cookie import UidEntry, UidsCookie, encode_cookie
+from tests.conftest import write_account
+
+SYNC = {"redirect": {"url": "https://sync.test/s?r={{.RedirectURL}}", "user_macro": "$UID"}}
+IFRAME = {"iframe": {"url": "https://sync.test/i?r={{.RedirectURL}}", "user_macro": "$UID"}}
+ADAPTERS = {
+    "alpha": {"alias_of": "generic", "gvl_vendor_id": 1, "usersync": {"key": "ka", **SYNC}},
+    "beta": {"alias_of": "generic", "gvl_vendor_id": 2, "usersync": {"key": "kb", **SYNC, **IFRAME}},
+    "gamma": {"alias_of": "generic", "gvl_vendor_id": 3, "usersync": {"key": "kc", "support_cors": True, **SYNC}},
+}
+GPP_TCF = "DBABMA~CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA"
+TCF = "CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA"
+
+
+def live_cookie(*keys: str) -> str:
+    now = datetime.now(UTC)
+    return encode_cookie(UidsCookie({k: UidEntry(f"uid-{k}", now + timedelta(days=1)) for k in keys}))
+
+
+@pytest.fixture
+async def sync_client(make_client):
+    async def factory(raw=None, **keys):
+        base = {"adapters": ADAPTERS, "external_url": "https://pbs.test"}
+        from hbserver.config import deep_merge
+
+        return await make_client(deep_merge(base, raw or {}), **keys)
+
+    return factory
+
+
+async def post(client, body, cookies=None):
+    data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+    headers = {"Content-Type": "text/plain"}
+    if cookies:
+        headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    response = await client.post("/cookie_sync", data=data, headers=headers)
+    return response.status, await response.text(), response
+
+
+ERRORS = [
+    ("malformed", "JSON parsing failed: "),
+    ({"gdpr": 5}, "GDPR signal should be integer 0 or 1\n"),
+    ({"gdpr": 1}, "gdpr_consent is required if gdpr=1\n"),
+    ({"gdpr": 1, "gdpr_consent": ""}, "gdpr_consent is required if gdpr=1\n"),
+    ({"gpp_sid": "2"}, "gdpr_consent is required if gdpr=1\n"),  # gpp_sid decides the signal
+    ({"gpp_sid": "malformed"}, 'strconv.ParseInt: parsing "malformed": '),
+    ({"gpp": "malformedGPPString"}, "error parsing GPP header, header must have type=3\n"),
+    ({"gpp": "DBACNYA~" + TCF + "~1YNN", "gpp_sid": "6", "us_privacy": "1YYY"},
+     "request.us_privacy consent does not match uspv1\n"),
+    ({"filterSettings": {"iframe": {"bidders": "invalid", "filter": "exclude"}}},
+     "error parsing filtersettings.iframe: invalid bidders value `invalid`. must either be '*' or a string array\n"),
+    ({"filterSettings": {"image": {"bidders": 42, "filter": "exclude"}}},
+     "error parsing filtersettings.image: invalid bidders type. must either be a string '*' or a string array of "
+     "bidders\n"),
+    ({"filterSettings": {"image": {"bidders": "*", "filter": "invalid"}}},
+     "error parsing filtersettings.image: invalid filter value 'invalid'. must be either 'include' or 'exclude'\n"),
+    ({"bidders": "alpha"}, "JSON parsing failed: bidders must be an array of strings\n"),
+    ({"limit": "5"}, "JSON parsing failed: limit must be an integer\n"),
+    ({"coopSync": "yes"}, "JSON parsing failed: coopSync must be a boolean\n"),
+    ([1, 2], "JSON parsing failed: the request body must be a JSON object\n"),
+]
+
+
+@pytest.mark.parametrize(("body", "message"), ERRORS)
+async def test_errors(sync_client, body, message):
+    client = await sync_client()
+    status, text, response = await post(client, body)
+    assert status == 400
+    assert response.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert text.startswith(message) and text.endswith("\n")
+
+
+async def test_gdpr_default_value_1_needs_consent(sync_client):
+    client = await sync_client(gdpr={"default_value": "1"})
+    status, text, _ = await post(client, {})
+    assert (status, text) == (400, "gdpr_consent is required. gdpr is not specified and is assumed to be 1 by the "
+                                    "server. set gdpr=0 to exempt this request\n")
+
+
+@pytest.mark.parametrize(
+    ("account", "status", "text"),
+    [
+        ({"disabled": True}, 400, "account is disabled, please reach out to the prebid server host\n"),
+        ("{nope", 400, "account config is malformed and could not be read\n"),
+    ],
+)
+async def test_account_errors(sync_client, data_dir, account, status, text):
+    write_account(data_dir, "acc", account)
+    client = await sync_client()
+    assert (await post(client, {"account": "acc"}))[:2] == (status, text)
+
+
+async def test_account_required(sync_client, data_dir):
+    client = await sync_client(account_required=True)
+    expected = (400, "account must be valid if provided, please reach out to the prebid server host\n")
+    assert (await post(client, {}))[:2] == expected
+    assert (await post(client, {"account": "nobody"}))[:2] == expected
+    write_account(data_dir, "1001", {})
+    assert (await post(client, {"account": 1001}))[0] == 200  # a numeric account (prebid-universal-creative)
+
+
+async def test_response_shape_and_sync_url(sync_client):
+    client = await sync_client()
+    status, text, response = await post(client, {"bidders": ["alpha"], "gdpr": 0, "us_privacy": "1NYN"})
+    assert status == 200
+    assert response.headers["Content-Type"] == "application/json; charset=utf-8"
+    assert text.endswith("\n")
+    assert json.loads(text) == {
+        "status": "no_cookie",
+        "bidder_status": [{
+            "bidder": "alpha",
+            "no_cookie": True,
+            "usersync": {
+                "url": "https://sync.test/s?r=https%3A%2F%2Fpbs.test%2Fsetuid%3Fbidder%3Dalpha%26gdpr%3D0"
+                       "%26gdpr_consent%3D%26gpp%3D%26gpp_sid%3D%26f%3Di%26uid%3D%24UID",
+                "type": "redirect",
+                "supportCORS": False,
+            },
+        }],
+    }
+
+
+async def test_status_ok_with_a_live_uid_and_already_synced_bidders_left_out(sync_client):
+    client = await sync_client()
+    _status, text, _ = await post(client, {"bidders": ["alpha", "beta"], "gdpr": 0, "debug": True},
+                                 cookies={"uids": live_cookie("ka")})
+    document = json.loads(text)
+    assert document["status"] == "ok"
+    assert [b["bidder"] for b in document["bidder_status"]] == ["beta"]
+    assert document["bidder_status"][0]["usersync"]["type"] == "iframe"  # iframe is the default type
+    assert document["debug"] == [{"bidder": "alpha", "error": "Already in sync"}]
+
+
+async def test_opted_out(sync_client):
+    client = await sync_client()
+    optout = encode_cookie(UidsCookie(optout=True))
+    assert (await post(client, {"gdpr": 0}, cookies={"uids": optout}))[:2] == (401, "User has opted out\n")
+
+
+async def test_host_optout_cookie(sync_client):
+    client = await sync_client(host_cookie={"optout_cookie": {"name": "nosync", "value": "1"}})
+    assert (await post(client, {"gdpr": 0}, cookies={"nosync": "1"}))[:2] == (401, "User has opted out\n")
+    assert (await post(client, {"gdpr": 0}, cookies={"nosync": "0"}))[0] == 200
+
+
+async def test_all_syncable_bidders_when_none_are_requested(sync_client):
+    client = await sync_client()
+    document = json.loads((await post(client, {"gdpr": 0}))[1])
+    assert sorted(b["bidder"] for b in document["bidder_status"]) == [
+        "alpha", "appnexus", "beta", "gamma", "openx", "pubmatic", "triplelift",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "account", "expected_count"),
+    [
+        ({"limit": 2}, {}, 2),
+        ({}, {"cookie_sync": {"default_limit": 3}}, 3),
+        ({"limit": 5}, {"cookie_sync": {"max_limit": 1}}, 1),
+        ({"limit": 0}, {"cookie_sync": {"default_limit": 1}}, 7),  # 0 in the request: unlimited
+    ],
+)
+async def test_limits(sync_client, data_dir, body, account, expected_count):
+    write_account(data_dir, "acc", account)
+    client = await sync_client()
+    document = json.loads((await post(client, {"gdpr": 0, "account": "acc", **body}))[1])
+    assert len(document["bidder_status"]) == expected_count
+
+
+@pytest.mark.parametrize(
+    ("requested", "default", "maximum", "expected"),
+    [(None, 0, 0, 0), (-1, 20, 0, 0), (0, 20, 0, 0), (10, 20, 30, 10), (30, 20, 10, 10), (None, 30, 0, 30),
+     (30, 40, 0, 30), (None, 0, 5, 5)],
+)
+def test_effective_limit(requested, default, maximum, expected):
+    assert effective_limit(requested, default, maximum) == expected
+
+
+@pytest.mark.parametrize(
+    ("config", "body", "expected"),
+    [
+        ({}, {"bidders": ["alpha"]}, {"alpha"}),  # coop off by default
+        ({}, {"bidders": ["alpha"], "coopSync": True},
+         {"alpha", "appnexus", "beta", "gamma", "openx", "pubmatic", "triplelift"}),
+        ({"user_sync": {"coop_sync": {"default": True}, "priority_groups": [["gamma"]]}},
+         {"bidders": ["alpha"], "limit": 2}, {"alpha", "gamma"}),  # priority groups come first
+    ],
+)
+async def test_cooperative_sync(sync_client, config, body, expected):
+    client = await sync_client(config)
+    document = json.loads((await post(client, {"gdpr": 0, **body}))[1])
+    assert {b["bidder"] for b in document["bidder_status"]} == expected
+
+
+async def test_account_coop_and_priority_groups_only(sync_client, data_dir):
+    write_account(data_dir, "acc", {"cookie_sync": {"default_coop_sync": True, "priority_groups": [["beta"]],
+                                                    "priority_groups_only": True}})
+    client = await sync_client()
+    document = json.loads((await post(client, {"gdpr": 0, "account": "acc", "bidders": ["alpha"]}))[1])
+    assert {b["bidder"] for b in document["bidder_status"]} == {"alpha", "beta"}
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({"iframe": {"bidders": "*", "filter": "exclude"}}, {"alpha": "redirect", "beta": "redirect"}),  # AMP
+        ({"image": {"bidders": ["alpha"], "filter": "exclude"}}, {"beta": "iframe"}),
+        ({"image": {"bidders": ["ALPHA"]}}, {"alpha": "redirect", "beta": "iframe"}),  # filter: include by default
+        ({"iframe": {"filter": "exclude"}, "image": {"filter": "exclude"}}, {}),  # bidders: * by default
+    ],
+)
+async def test_filter_settings(sync_client, filters, expected):
+    client = await sync_client()
+    body = {"gdpr": 0, "bidders": ["alpha", "beta"], "filterSettings": filters}
+    document = json.loads((await post(client, body))[1])
+    assert {b["bidder"]: b["usersync"]["type"] for b in document["bidder_status"]} == expected
+
+
+async def test_requested_names_keep_their_case_and_unknown_ones_are_debugged(sync_client):
+    client = await sync_client()
+    body = {"gdpr": 0, "bidders": ["ALPHA", "nobody", "rubicon", "alpha"], "debug": True}
+    document = json.loads((await post(client, body))[1])
+    [chosen] = [b["bidder"] for b in document["bidder_status"]]  # the order is shuffled: either spelling
+    assert chosen in ("ALPHA", "alpha")
+    other = "alpha" if chosen == "ALPHA" else "ALPHA"
+    assert sorted(document["debug"], key=lambda d: d["bidder"]) == sorted([
+        {"bidder": other, "error": "Duplicate bidder synced as ka"},
+        {"bidder": "nobody", "error": "Unsupported bidder"},
+        {"bidder": "rubicon", "error": "Bidder is disabled"},
+    ], key=lambda d: d["bidder"])
+
+
+async def test_support_cors_is_reported(sync_client):
+    client = await sync_client()
+    document = json.loads((await post(client, {"gdpr": 0, "bidders": ["gamma"]}))[1])
+    assert document["bidder_status"][0]["usersync"]["supportCORS"] is True
+
+
+async def test_activity_controls_block_bidders(sync_client, data_dir):
+    write_account(data_dir, "acc", {"privacy": {"allowactivities": {"syncUser": {
+        "default": True, "rules": [{"condition": {"componentName": ["beta"], "componentType": ["bidder"]},
+                                    "allow": False}],
+    }}}})
+    client = await sync_client()
+    body = {"gdpr": 0, "account": "acc", "bidders": ["alpha", "beta"], "debug": True}
+    document = json.loads((await post(client, body))[1])
+    assert [b["bidder"] for b in document["bidder_status"]] == ["alpha"]
+    assert document["debug"] == [{"bidder": "beta", "error": "Rejected by privacy"}]
+
+
+@pytest.mark.parametrize(
+    ("enforce", "us_privacy", "expected"),
+    [(False, "1YYN", ["alpha"]), (True, "1YYN", []), (True, "1YNN", ["alpha"]), (True, "junk", ["alpha"])],
+)
+async def test_ccpa_enforcement(sync_client, enforce, us_privacy, expected):
+    client = await sync_client(ccpa={"enforce": enforce})
+    document = json.loads((await post(client, {"gdpr": 0, "bidders": ["alpha"], "us_privacy": us_privacy}))[1])
+    assert [b["bidder"] for b in document["bidder_status"]] == expected
+
+
+async def test_gdpr_in_scope_without_vendor_consent_blocks_bidders(sync_client):
+    """TCF is the one Prebid Server uses in its tests: no purpose or vendor consents."""
+    client = await sync_client()
+    body = {"gdpr": 1, "gdpr_consent": TCF, "bidders": ["alpha"], "debug": True}
+    document = json.loads((await post(client, body))[1])
+    assert document["bidder_status"] == []
+    assert document["debug"] == [{"bidder": "alpha", "error": "Rejected by privacy"}]
+
+
+async def test_host_vendor_blocked_answers_an_empty_list(sync_client):
+    client = await sync_client(gdpr={"host_vendor_id": 15})
+    for consent in (TCF, "not-a-consent-string"):
+        status, text, _ = await post(client, {"gdpr": 1, "gdpr_consent": consent, "bidders": ["alpha"]},
+                                     cookies={"uids": live_cookie("kz")})
+        assert (status, json.loads(text)) == (200, {"status": "ok", "bidder_status": []})
+
+
+async def test_gdpr_macros_come_from_gpp(sync_client):
+    client = await sync_client(gdpr={"enabled": False})
+    body = {"bidders": ["alpha"], "gdpr": 0, "gdpr_consent": "other", "gpp": GPP_TCF, "gpp_sid": "2"}
+    document = json.loads((await post(client, body))[1])
+    url = document["bidder_status"][0]["usersync"]["url"]
+    assert f"gdpr%3D1%26gdpr_consent%3D{TCF}%26gpp%3D{GPP_TCF}%26gpp_sid%3D2%26" in url
+
+
+async def test_metrics_and_analytics(sync_client, tmp_path):
+    log = tmp_path / "a.jsonl"
+    client = await sync_client(analytics={"file": {"filename": str(log)}})
+    await post(client, {"gdpr": 0, "bidders": ["alpha", "beta"]}, cookies={"uids": live_cookie("kb")})
+    await post(client, {"gdpr": 5})
+    metrics = await (await client.get("/metrics")).text()
+    assert 'hbserver_cookie_sync_requests_total{status="ok"} 1.0' in metrics
+    assert 'hbserver_cookie_sync_requests_total{status="bad_request"} 1.0' in metrics
+    assert 'hbserver_syncer_requests_total{status="ok",syncer="ka"} 1.0' in metrics
+    assert 'hbserver_syncer_requests_total{status="already_synced",syncer="kb"} 1.0' in metrics
+    await client.close()
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["event"], r["status"]) for r in records] == [("cookie_sync", 200), ("cookie_sync", 400)]
+    assert records[0]["bidder_status"][0]["bidder"] == "alpha"
+    assert records[1]["errors"] == ["GDPR signal should be integer 0 or 1"]

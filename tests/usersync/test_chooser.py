@@ -1,0 +1,147 @@
+"""The bidder chooser: order (TV12), evaluation rules and limits (TV13)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from hbserver.bidders.registry import IFRAME, REDIRECT, build_registry
+from hbserver.config import load_config
+from hbserver.usersync.chooser import (
+    BidderFilter,
+    Status,
+    SyncFilters,
+    bidder_order,
+    choose,
+)
+from hbserver.usersync.cookie import UidEntry, UidsCookie
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def reverse(items: list[str]) -> None:
+    items.reverse()
+
+
+@pytest.mark.parametrize(
+    ("requested", "coop", "groups", "only", "expected"),
+    [
+        ([], False, [], False, ["a2", "a1"]),
+        (["r1", "r2"], False, [], False, ["r2", "r1"]),
+        (["r1", "r2"], True, [["pr1A", "pr1B"], ["pr2A", "pr2B"]], False,
+         ["r2", "r1", "pr1B", "pr1A", "pr2B", "pr2A", "a2", "a1"]),
+        (["r1", "r2"], True, [["pr1A", "pr1B"]], True, ["r2", "r1", "pr1B", "pr1A"]),
+    ],
+)
+def test_bidder_order(requested, coop, groups, only, expected):
+    assert bidder_order(requested, ["a1", "a2"], coop, groups, only, reverse) == expected
+
+
+def make_registry():
+    sync = {"redirect": {"url": "https://s.test/{{.RedirectURL}}", "user_macro": "$U"}}
+    iframe_only = {"iframe": {"url": "https://s.test/i/{{.RedirectURL}}", "user_macro": "$U"}}
+    return build_registry(load_config(environ={}, overrides={"adapters": {
+        "a": {"alias_of": "generic", "usersync": {"key": "keyA", **iframe_only}},
+        "b": {"alias_of": "generic", "usersync": {"key": "keyB", **iframe_only}},
+        "c": {"alias_of": "generic", "usersync": {"key": "keyC", **sync}},  # no iframe
+        "d": {"alias_of": "generic", "usersync": {"key": "shared", **iframe_only}},
+        "e": {"alias_of": "generic", "usersync": {"key": "shared", **iframe_only}},
+        "off": {"alias_of": "generic", "usersync": {"key": "keyOff", "enabled": False, **iframe_only}},
+        "nosync": {"alias_of": "generic"},
+        "gone": {"alias_of": "generic", "disabled": True, "usersync": {"key": "keyGone", **iframe_only}},
+    }}))
+
+
+IFRAME_ONLY = SyncFilters(iframe=BidderFilter(), redirect=BidderFilter(include=False))
+
+
+def allow(name, bidder):
+    return Status.OK
+
+
+def run(order, limit=0, cookie=None, filters=IFRAME_ONLY, privacy=allow, **kw):
+    chosen, evaluations = choose(order, limit, make_registry(), cookie or UidsCookie(), NOW, filters, privacy, **kw)
+    return [c.bidder for c in chosen], [(e.bidder, e.status) for e in evaluations]
+
+
+def test_rejected_bidders_do_not_use_the_limit():
+    chosen, evaluations = run(["c", "a", "b"], limit=1)
+    assert chosen == ["a"]
+    assert evaluations == [("c", Status.REJECTED_BY_FILTER), ("a", Status.OK)]  # b is never looked at
+
+
+@pytest.mark.parametrize(
+    ("order", "evaluations"),
+    [
+        (["d", "e"], [("d", Status.OK), ("e", Status.DUPLICATE)]),
+        (["e", "d"], [("e", Status.OK), ("d", Status.DUPLICATE)]),
+        (["a", "a"], [("a", Status.OK)]),
+        (["A", "a"], [("A", Status.OK), ("a", Status.DUPLICATE)]),
+        (["zzz"], [("zzz", Status.UNKNOWN_BIDDER)]),
+        (["nosync"], [("nosync", Status.UNCONFIGURED_BIDDER)]),
+        (["gone"], [("gone", Status.DISABLED_BIDDER)]),
+        (["off"], [("off", Status.DISABLED_USERSYNC)]),
+        # the key is used even when the bidder then fails: a later bidder sharing it is a duplicate
+        (["c", "c"], [("c", Status.REJECTED_BY_FILTER)]),
+    ],
+)
+def test_evaluations(order, evaluations):
+    assert run(order)[1] == evaluations
+
+
+def test_already_synced_needs_a_live_uid():
+    live = UidsCookie({"keyA": UidEntry("1", NOW + timedelta(days=1)), "keyB": UidEntry("2", NOW - timedelta(days=1))})
+    assert run(["a", "b"], cookie=live)[1] == [("a", Status.ALREADY_SYNCED), ("b", Status.OK)]
+
+
+def test_privacy_decides_after_filter_and_cookie():
+    def deny_b(name, bidder):
+        return Status.BLOCKED_BY_PRIVACY if name == "b" else Status.OK
+
+    assert run(["a", "b", "c"], privacy=deny_b)[1] == [
+        ("a", Status.OK), ("b", Status.BLOCKED_BY_PRIVACY), ("c", Status.REJECTED_BY_FILTER),
+    ]
+
+
+def test_sync_type_prefers_the_default_type():
+    everything = SyncFilters()
+    registry = make_registry()
+    chosen, _ = choose(["a", "c"], 0, registry, UidsCookie(), NOW, everything, allow)
+    assert [(c.bidder, c.sync_type) for c in chosen] == [("a", IFRAME), ("c", REDIRECT)]
+    pixel_only = SyncFilters(iframe=BidderFilter(include=False))
+    chosen, _evaluations = choose(["a", "c"], 0, registry, UidsCookie(), NOW, pixel_only, allow)
+    assert [(c.bidder, c.sync_type) for c in chosen] == [("c", REDIRECT)]
+
+
+@pytest.mark.parametrize(
+    ("flt", "bidder", "allowed"),
+    [
+        (BidderFilter(), "x", True),
+        (BidderFilter(include=False), "x", False),
+        (BidderFilter(include=True, every=False, bidders=frozenset({"x"})), "X", True),
+        (BidderFilter(include=True, every=False, bidders=frozenset({"x"})), "y", False),
+        (BidderFilter(include=False, every=False, bidders=frozenset({"x"})), "x", False),
+        (BidderFilter(include=False, every=False, bidders=frozenset({"x"})), "y", True),
+    ],
+)
+def test_filters(flt, bidder, allowed):
+    assert flt.allows(bidder) is allowed
+
+
+def test_regulation_scope():
+    reg = build_registry(load_config(environ={}, overrides={}), definitions={
+        "gdprskip": {"code": "gdprskip", "usersync": {"key": "g", "skipwhen": {"gdpr": True},
+                                                      "redirect": {"url": "https://g.test/{{.RedirectURL}}"}}},
+        "gppskip": {"code": "gppskip", "usersync": {"key": "p", "skipwhen": {"gpp_sid": ["2", "3"]},
+                                                     "redirect": {"url": "https://p.test/{{.RedirectURL}}"}}},
+    })
+
+    def statuses(signal, sid):
+        _, evaluations = choose(["gdprskip", "gppskip"], 0, reg, UidsCookie(), NOW, SyncFilters(), allow,
+                                gdpr_signal=signal, gpp_sid=sid)
+        return [e.status for e in evaluations]
+
+    assert statuses(1, "2") == [Status.REGULATION_SCOPE, Status.REGULATION_SCOPE]
+    assert statuses(0, "2,6") == [Status.OK, Status.OK]  # whole-string match only (PBS-Go quirk)
+    assert statuses(None, "") == [Status.OK, Status.OK]
