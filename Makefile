@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: run test bench lint services clean
+.PHONY: run test bench lint services browser-deps clean
 
 $(STAMP):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ run: $(STAMP)
 	$(VENV)/bin/hbserver
 
 # The whole suite; under CI=true missing services are started and nothing is skipped silently.
-test: $(STAMP) services
+test: $(STAMP) services browser-deps
 	$(PY) -m ruff check hbserver tests bench
 	$(PY) -m pytest
 
@@ -31,6 +31,10 @@ lint: $(STAMP)
 # PostgreSQL and Redis for the tests that use them (started only when down).
 services:
 	@bash scripts/services.sh
+
+# Chromium (Debian) and prebid-universal-creative@1.17.2 (npm pack into .cache/npm/) for tests/e2e/browser.
+browser-deps:
+	@bash scripts/browser-deps.sh
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

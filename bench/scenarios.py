@@ -220,6 +220,21 @@ SCENARIOS: list[Scenario] = [
         config={"analytics": {"file": {"filename": "{workdir}/analytics.log"}}},
         description="GET /event with the file analytics module writing every event",
     ),
+    Scenario(
+        name="setuid",
+        path="/setuid?bidder=appnexus&uid=bench-uid-123456&gdpr=0&f=i",
+        target_ratio=0.6,
+        description="GET /setuid from a bidder redirect: new uids cookie and the pixel",
+    ),
+    Scenario(
+        name="cookie_sync",
+        path="/cookie_sync",
+        method="POST",
+        body_file="payloads/cookie_sync.json",
+        content_type="text/plain",
+        target_ratio=0.4,
+        description="POST /cookie_sync as Prebid.js sends it: 3 bidders, limit 5",
+    ),
 ]
 
 

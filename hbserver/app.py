@@ -25,6 +25,7 @@ from hbserver.endpoints.getuids import GetUIDsEndpoint
 from hbserver.endpoints.metrics import handle_metrics
 from hbserver.endpoints.optout import OptOutEndpoint
 from hbserver.endpoints.setuid import SetUIDEndpoint
+from hbserver.endpoints.static import add_static_routes
 from hbserver.endpoints.status import handle_status
 from hbserver.metrics import FLUSH_INTERVAL_SECONDS, Metrics
 from hbserver.privacy.gvl import load_gvl
@@ -94,6 +95,7 @@ def create_app(
     routes.add("POST", "/optout", optout.handle)
     if config.metrics.prometheus.enabled:
         routes.add("GET", config.metrics.prometheus.path, handle_metrics)
+    add_static_routes(routes)
     for hook in extra_routes:
         hook(routes)
     routes.add_fallback()

@@ -214,6 +214,8 @@ async def test_getuids(client, cookie, expected):
 async def test_optout_round_trip(client):
     page = await client.get("/optout", allow_redirects=False)
     assert (page.status, page.headers["Location"]) == (301, "http://localhost:8000/static/optout.html")
+    form = await (await client.get("/static/optout.html")).text()
+    assert form.count('action="../optout"') == 2 and 'name="optout" value="1"' in form
     start = cookie_header(UidsCookie({"adnxs": UidEntry("1", datetime.now(UTC) + timedelta(days=1))}))
     out = await client.post("/optout", data={"optout": "1"}, headers=start, allow_redirects=False)
     assert (out.status, out.headers["Location"]) == (303, "/static/optout.html?status=out")

@@ -20,6 +20,9 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 RESTRICTION_NOT_ALLOWED = 0
 RESTRICTION_REQUIRE_CONSENT = 1
@@ -42,7 +45,7 @@ class ConsentError(ValueError):
     """A consent string that is not a well-formed TCF v2 string; str() is a short cause."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class VendorBits:
     """A vendor consent or legitimate-interest section, kept as the wire's bit field.
 
@@ -98,7 +101,7 @@ class PublisherRestriction:
     vendors: VendorRanges
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class TCF2Consent:
     """The decoded core segment of a TC string.
 
@@ -154,6 +157,14 @@ class TCF2Consent:
         return None
 
 
+def _new(cls: type[_T], **fields: object) -> _T:
+    """Build a frozen dataclass without its __init__, which guards every field assignment;
+    one dict update is several times faster, and parse_tcf2 runs per request."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(fields)
+    return obj
+
+
 def _decode_segment(segment: str) -> bytes:
     # Go's base64.RawURLEncoding: no padding, no '+' or '/', and a lone final character is an error.
     if not _BASE64URL.fullmatch(segment) or len(segment) % 4 == 1:
@@ -197,7 +208,7 @@ def _vendor_section(data: bytes, nbits: int, pos: int) -> tuple[VendorBits, int]
     is_range = _bits(data, nbits, pos + 16, 1)
     pos += 17
     if not is_range:
-        return VendorBits(max_id, _bits(data, nbits, pos, max_id)), pos + max_id
+        return _new(VendorBits, max_vendor_id=max_id, bits=_bits(data, nbits, pos, max_id)), pos + max_id
     count = _bits(data, nbits, pos, 12)
     pos += 12
     bits = 0
@@ -206,7 +217,7 @@ def _vendor_section(data: bytes, nbits: int, pos: int) -> tuple[VendorBits, int]
         if end > max_id:
             raise ConsentError(f"vendor id {end} above max vendor id {max_id}")
         bits |= ((1 << (end - start + 1)) - 1) << (max_id - end)
-    return VendorBits(max_id, bits), pos
+    return _new(VendorBits, max_vendor_id=max_id, bits=bits), pos
 
 
 def _merge(ranges: list[tuple[int, int]]) -> VendorRanges:
@@ -276,7 +287,8 @@ def parse_tcf2(consent: str) -> TCF2Consent:
     consents, pos = _vendor_section(data, nbits, _FIXED_BITS)
     legitimate, pos = _vendor_section(data, nbits, pos)
     restrictions = _publisher_restrictions(data, nbits, pos)
-    return TCF2Consent(
+    return _new(
+        TCF2Consent,
         version=version,
         created=_time((h >> 174) & _MASK36),  # bits 6-41
         last_updated=_time((h >> 138) & _MASK36),  # bits 42-77

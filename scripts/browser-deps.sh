@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# What the browser tests (tests/e2e/browser/) need beyond the Python test extras:
+#   - Debian's chromium (/usr/bin/chromium), driven by Playwright for Python with executable_path;
+#     `playwright install` is never run (it downloads a browser build);
+#   - prebid-universal-creative 1.17.2 from npm, unpacked under .cache/npm/ (its dist/load-cookie.html).
+# Idempotent: does nothing when both are there. Outside CI it installs what it can and always exits 0
+# (the tests then skip with a reason); under CI=true anything missing that cannot be installed is an error.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+PUC_VERSION=1.17.2
+PUC_DIR=.cache/npm/prebid-universal-creative-$PUC_VERSION
+ci=false
+[ "${CI:-}" = "true" ] && ci=true
+fail=0
+
+say() { echo "browser-deps: $*" >&2; }
+
+# --- chromium (apt) -------------------------------------------------------------------------
+if [ ! -x /usr/bin/chromium ]; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    say "installing chromium with apt-get"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null \
+      || say "apt-get install chromium failed"
+  else
+    say "chromium is missing and apt-get cannot be used here (needs root)"
+  fi
+  [ -x /usr/bin/chromium ] || { say "chromium is not installed (/usr/bin/chromium)"; fail=1; }
+fi
+
+# --- prebid-universal-creative (npm pack, unpacked) ----------------------------------------
+if [ ! -f "$PUC_DIR/package/dist/load-cookie.html" ]; then
+  if command -v npm >/dev/null; then
+    say "fetching prebid-universal-creative@$PUC_VERSION with npm pack"
+    mkdir -p .cache/npm
+    tarball=.cache/npm/prebid-universal-creative-$PUC_VERSION.tgz
+    if [ ! -s "$tarball" ]; then
+      (cd .cache/npm && npm pack --silent "prebid-universal-creative@$PUC_VERSION" >/dev/null) \
+        || say "npm pack prebid-universal-creative@$PUC_VERSION failed"
+    fi
+    if [ -s "$tarball" ]; then
+      rm -rf "$PUC_DIR.tmp" && mkdir -p "$PUC_DIR.tmp" \
+        && tar -xzf "$tarball" -C "$PUC_DIR.tmp" \
+        && rm -rf "$PUC_DIR" && mv "$PUC_DIR.tmp" "$PUC_DIR" \
+        || say "cannot unpack $tarball"
+    fi
+  else
+    say "npm is not installed; cannot fetch prebid-universal-creative"
+  fi
+  [ -f "$PUC_DIR/package/dist/load-cookie.html" ] \
+    || { say "prebid-universal-creative is missing ($PUC_DIR/package/dist/load-cookie.html)"; fail=1; }
+fi
+
+if [ "$fail" = 1 ]; then
+  if $ci; then
+    say "ERROR: browser test dependencies are missing (CI=true)"
+    exit 1
+  fi
+  say "browser tests will be skipped"
+fi
+exit 0
