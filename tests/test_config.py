@@ -232,3 +232,19 @@ def test_unopenable_analytics_file_is_a_config_problem(tmp_path):
     done = run_cli("--check-config", env={"HBS_ANALYTICS__FILE__FILENAME": str(tmp_path / "no" / "x.jsonl")})
     assert done.returncode == 2
     assert done.stderr.startswith("analytics.file.filename: cannot open ")
+
+
+@pytest.mark.parametrize(
+    ("env", "problem"),
+    [
+        ({"HBS_ADAPTERS__APPNEXUS__USERSYNC__REDIRECT__URL": "https://x.example/{{.Bad}}"},
+         "adapters.appnexus.usersync.redirect.url: unknown macro {{.Bad}}"),
+        ({"HBS_USER_SYNC__REDIRECT_URL": "{{.ExternalURL}}/setuid?b={{.Nope}}"},
+         "user_sync.redirect_url: unknown macro {{.Nope}}"),
+        ({"HBS_GDPR__VENDORLIST_FILE": "/nonexistent/gvl.json"}, "gdpr.vendorlist_file: "),
+    ],
+)
+def test_bad_sync_templates_and_vendor_list_exit_2(env, problem):
+    done = run_cli("--check-config", env=env)
+    assert done.returncode == 2
+    assert done.stderr.startswith(problem)
