@@ -54,7 +54,7 @@ ERRORS = [
     ({"gdpr": 1}, "gdpr_consent is required if gdpr=1\n"),
     ({"gdpr": 1, "gdpr_consent": ""}, "gdpr_consent is required if gdpr=1\n"),
     ({"gpp_sid": "2"}, "gdpr_consent is required if gdpr=1\n"),  # gpp_sid decides the signal
-    ({"gpp_sid": "malformed"}, 'strconv.ParseInt: parsing "malformed": '),
+    ({"gpp_sid": "malformed"}, 'strconv.ParseInt: parsing "malformed": invalid syntax\n'),
     ({"gpp": "malformedGPPString"}, "error parsing GPP header, header must have type=3\n"),
     ({"gpp": "DBACNYA~" + TCF + "~1YNN", "gpp_sid": "6", "us_privacy": "1YYY"},
      "request.us_privacy consent does not match uspv1\n"),

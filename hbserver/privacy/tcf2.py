@@ -188,9 +188,9 @@ def _bits(data: bytes, nbits: int, pos: int, width: int) -> int:
 
 def _range_entry(data: bytes, nbits: int, pos: int) -> tuple[int, int, int]:
     """One range entry: (start, end, next position). Vendor id 0 and end < start are errors."""
-    is_range = _bits(data, nbits, pos, 1)
-    start = _bits(data, nbits, pos + 1, 16)
-    if is_range:
+    head = _bits(data, nbits, pos, 17)  # IsARange, then the start (or only) vendor id
+    start = head & 0xFFFF
+    if head >> 16:
         end = _bits(data, nbits, pos + 17, 16)
         pos += 33
     else:
@@ -204,32 +204,44 @@ def _range_entry(data: bytes, nbits: int, pos: int) -> tuple[int, int, int]:
 
 
 def _vendor_section(data: bytes, nbits: int, pos: int) -> tuple[VendorBits, int]:
-    max_id = _bits(data, nbits, pos, 16)
-    is_range = _bits(data, nbits, pos + 16, 1)
+    head = _bits(data, nbits, pos, 17)  # MaxVendorId, then IsRangeEncoding
+    max_id = head >> 1
     pos += 17
-    if not is_range:
+    if not head & 1:
         return _new(VendorBits, max_vendor_id=max_id, bits=_bits(data, nbits, pos, max_id)), pos + max_id
     count = _bits(data, nbits, pos, 12)
     pos += 12
-    bits = 0
+    ranges = []
     for _ in range(count):
         start, end, pos = _range_entry(data, nbits, pos)
         if end > max_id:
             raise ConsentError(f"vendor id {end} above max vendor id {max_id}")
-        bits |= ((1 << (end - start + 1)) - 1) << (max_id - end)
-    return _new(VendorBits, max_vendor_id=max_id, bits=bits), pos
+        ranges.append((start, end))
+    if not ranges:
+        return _new(VendorBits, max_vendor_id=max_id, bits=0), pos
+    # Set the merged ranges in a '0'/'1' buffer and read it as one int: linear in MaxVendorId
+    # however many (overlapping) entries a string carries.
+    buf = bytearray(b"0" * max_id)
+    for start, end in _merged(ranges):
+        buf[start - 1 : end] = b"1" * (end - start + 1)
+    return _new(VendorBits, max_vendor_id=max_id, bits=int(buf, 2)), pos
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, disjoint, non-adjacent inclusive ranges covering the same ids."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if out and start <= out[-1][1] + 1:
+            if end > out[-1][1]:
+                out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
 
 
 def _merge(ranges: list[tuple[int, int]]) -> VendorRanges:
-    starts: list[int] = []
-    ends: list[int] = []
-    for start, end in sorted(ranges):
-        if ends and start <= ends[-1] + 1:
-            ends[-1] = max(ends[-1], end)
-        else:
-            starts.append(start)
-            ends.append(end)
-    return VendorRanges(tuple(starts), tuple(ends))
+    merged = _merged(ranges)
+    return VendorRanges(tuple(s for s, _ in merged), tuple(e for _, e in merged))
 
 
 def _publisher_restrictions(data: bytes, nbits: int, pos: int) -> tuple[PublisherRestriction, ...]:
@@ -239,10 +251,10 @@ def _publisher_restrictions(data: bytes, nbits: int, pos: int) -> tuple[Publishe
         return ()
     found: dict[tuple[int, int], list[tuple[int, int]]] = {}
     for _ in range(count):
-        key_bits = _bits(data, nbits, pos, 8)
-        entries = _bits(data, nbits, pos + 8, 12)
+        head = _bits(data, nbits, pos, 20)  # PurposeId (6), RestrictionType (2), NumEntries (12)
+        entries = head & 0xFFF
         pos += 20
-        ranges = found.setdefault((key_bits >> 2, key_bits & 3), [])
+        ranges = found.setdefault((head >> 14, (head >> 12) & 3), [])
         for _ in range(entries):
             start, end, pos = _range_entry(data, nbits, pos)
             ranges.append((start, end))
@@ -253,6 +265,11 @@ def _letters(value: int) -> str:
     return chr(65 + (value >> 6)) + chr(65 + (value & 63))
 
 
+# Real strings, even with every vendor and the optional segments, stay well under this; decoding
+# time grows with the length, so a hostile request cannot buy more than a few milliseconds.
+MAX_CONSENT_LENGTH = 4096
+
+
 def _time(deciseconds: int) -> datetime:
     return _EPOCH + timedelta(milliseconds=deciseconds * 100)
 
@@ -261,6 +278,8 @@ def parse_tcf2(consent: str) -> TCF2Consent:
     """Decode a TC string's core segment; raises ConsentError when it is not a valid TCF v2 string."""
     if not consent:
         raise ConsentError("empty consent string")
+    if len(consent) > MAX_CONSENT_LENGTH:
+        raise ConsentError(f"consent string longer than {MAX_CONSENT_LENGTH} characters")
     core, _, others = consent.partition(".")
     if not core:
         raise ConsentError("empty core segment")

@@ -55,7 +55,7 @@ def cookie_sync_privacy(
     try:
         sids = parse_gpp_sid(gpp_sid)
     except ValueError as exc:
-        raise PrivacyRequestError(f'strconv.ParseInt: parsing "{gpp_sid}": {exc}') from None
+        raise PrivacyRequestError(str(exc)) from None
     if sids:
         signal: int | None = 1 if SECTION_TCF_EU_V2 in sids else 0
     else:

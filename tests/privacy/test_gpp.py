@@ -78,7 +78,9 @@ def test_errors(value: str, message: str) -> None:
 
 
 # A test-only header encoder (GPP spec: 6-bit type 3, 6-bit version, Range(Fibonacci) of ids).
-FIB = [1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233]
+FIB = [1, 2]
+while len(FIB) < 20:
+    FIB.append(FIB[-1] + FIB[-2])
 
 
 def fibonacci_code(n: int) -> str:
@@ -120,6 +122,11 @@ def test_round_trip(ids: list[int]) -> None:
     gpp = parse_gpp(value)
     assert gpp.section_ids == tuple(ids)
     assert gpp.sections == {sid: f"s{sid}" for sid in ids}
+
+
+def test_large_range_is_counted_not_expanded() -> None:
+    with pytest.raises(GPPError, match="found 4000 IDs, have 1 sections"):
+        parse_gpp(encode_header(list(range(1, 4001))) + "~x")
 
 
 def test_encoder_matches_iabgpp() -> None:

@@ -517,6 +517,15 @@ def test_range_entry_with_equal_start_and_end_is_accepted() -> None:
     assert parse_tcf2(bits_to_base64url(core)).vendor_consents.ids() == [7]
 
 
+def test_overlapping_range_entries_are_merged() -> None:
+    bits = CoreSegment().bits()
+    entries = range_entries([(5, 10), (8, 12), (12, 12), (1, 1), (20, 30), (21, 22)])
+    core = bits[:213] + format(40, "016b") + "1" + entries + bits[230:]
+    c = parse_tcf2(bits_to_base64url(core))
+    assert c.vendor_consents.max_vendor_id == 40
+    assert c.vendor_consents.ids() == [1, *range(5, 13), *range(20, 31)]
+
+
 @pytest.mark.parametrize("vendor", [0, -1, 11, 10_000, "3", None])
 def test_vendor_lookup_out_of_range_is_false(vendor: object) -> None:
     c = parse_tcf2(CoreSegment(vendors=list(range(1, 11)), vendors_li=list(range(1, 11))).encode())
@@ -549,3 +558,10 @@ def test_cache_is_bounded() -> None:
         parse_tcf2_cached(CoreSegment(cmp_id=i % 4096, vendor_list_version=1 + i // 4096).encode())
     assert tcf2._parse_memo.cache_info().currsize == tcf2.CACHE_SIZE
     tcf2._parse_memo.cache_clear()
+
+
+def test_overlong_consent_strings_are_refused_before_decoding():
+    from hbserver.privacy.tcf2 import MAX_CONSENT_LENGTH, ConsentError, parse_tcf2
+
+    with pytest.raises(ConsentError, match=f"longer than {MAX_CONSENT_LENGTH}"):
+        parse_tcf2("C" + "A" * MAX_CONSENT_LENGTH)
