@@ -146,7 +146,7 @@ def five_uids() -> dict[str, str]:
     ("groups", "max_bytes", "status", "kept", "body"),
     [
         ([], 0, 200, {"syncer1", "syncer2", "syncer3", "syncer4", "syncerToEject", "pubmatic"}, None),
-        ([["pubmatic", "s2", "s3", "s4"], ["s5"]], 500, 200, None, None),
+        ([["pubmatic", "s1", "s2", "s3", "s4"], ["s5"]], 500, 200, None, None),
         ([["s1", "s2", "s3", "s4"]], 200, 200, None,
          "Warning: syncer key is not a priority, and there are only priority elements left, cookie not updated"),
         ([], 60, 400, None, "uid that's trying to be synced is bigger than MaxCookieSize"),

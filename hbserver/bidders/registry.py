@@ -55,6 +55,7 @@ class Syncer:
     format_override: str = ""  # "b" | "i" | ""
     skip_when_gdpr: bool = False
     skip_when_gpp_sid: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()  # the sync types it has, iframe first (the order filters use)
 
     def default_format(self) -> str:
         return self.format_override or SYNC_TYPE_LETTER[self.default_type]
@@ -77,19 +78,16 @@ class Bidder:
     syncer: Syncer | None = None
 
 
-@dataclass(frozen=True)
 class Registry:
-    bidders: dict[str, Bidder]  # every known code, enabled or not
-    _lower: dict[str, str] = field(default_factory=dict)
+    def __init__(self, bidders: dict[str, Bidder]) -> None:
+        self.bidders = bidders  # every known code, enabled or not
+        self._by_lower_name = {code.lower(): bidder for code, bidder in bidders.items()}
+        # Enabled bidders that can sync (PBS: "bidders with syncers").
+        self.syncable = tuple(b.code for b in bidders.values() if not b.disabled and b.syncer is not None)
 
     def lookup(self, name: str) -> Bidder | None:
         """The bidder for a case-insensitive name (PBS normalises bidder names)."""
-        code = self._lower.get(name.lower())
-        return self.bidders[code] if code is not None else None
-
-    def syncable(self) -> list[str]:
-        """Enabled bidders that can sync (PBS: "bidders with syncers")."""
-        return [b.code for b in self.bidders.values() if not b.disabled and b.syncer is not None]
+        return self._by_lower_name.get(name.lower())
 
     def keys_of(self, codes: list[str]) -> set[str]:
         keys = set()
@@ -127,7 +125,7 @@ def build_registry(config: Config, definitions: dict[str, dict[str, Any]] | None
     bidders = _attach_syncers(bidders, config, problems)
     if problems:
         raise RegistryError(problems)
-    return Registry(bidders, {code.lower(): code for code in bidders})
+    return Registry(bidders)
 
 
 def _bidder(code: str, adapter_code: str, definition: dict[str, Any], host: AdapterConfig | None,
@@ -231,6 +229,7 @@ def _syncer(bidder: Bidder, key: str, endpoints: dict[str, SyncEndpoint], config
         format_override=options.get("format_override", ""),
         skip_when_gdpr=options.get("skip_when_gdpr", False),
         skip_when_gpp_sid=options.get("skip_when_gpp_sid", ()),
+        types=tuple(t for t in (IFRAME, REDIRECT) if t in templates),
     )
 
 

@@ -20,10 +20,11 @@ from aiohttp import web
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import cookie_sync_record
 from hbserver.bidders.registry import Bidder
-from hbserver.metrics import Metrics
+from hbserver.metrics import Metrics, PendingCounter
 from hbserver.privacy.tcf2 import ConsentError
 from hbserver.stores.accounts import Account, AccountError, AccountStore
 from hbserver.usersync.chooser import (
+    NO_FILTERS,
     BidderFilter,
     Chosen,
     Evaluation,
@@ -42,6 +43,9 @@ JSON_UTF8 = "application/json; charset=utf-8"
 UNKNOWN_ACCOUNT = "unknown"
 MAX_BIDDERS = 1000  # a request naming more bidders than any host has is cut here
 
+COOKIE_SYNC_STATUSES = (
+    "ok", "bad_request", "opt_out", "gdpr_blocked_host_cookie", "acct_blocked", "acct_config_malformed", "acct_invalid",
+)
 SYNCER_METRIC_STATUS = {
     Status.OK: "ok",
     Status.BLOCKED_BY_PRIVACY: "privacy_blocked",
@@ -55,7 +59,7 @@ class BadRequest(Exception):
     pass
 
 
-@dataclass
+@dataclass(slots=True)
 class CookieSyncRequest:
     bidders: list[str] = field(default_factory=list)
     gdpr: int | None = None
@@ -66,16 +70,21 @@ class CookieSyncRequest:
     limit: int | None = None
     coop_sync: bool | None = None
     account: str = ""
-    filters: SyncFilters = field(default_factory=SyncFilters)
+    filters: SyncFilters = NO_FILTERS
     debug: bool = False
 
 
-def _string(data: dict[str, Any], key: str) -> str:
-    value = data.get(key)
+def _string(value: Any, key: str) -> str:
     if value is None:
         return ""
-    if not isinstance(value, str):
+    if value.__class__ is not str:
         raise BadRequest(f"JSON parsing failed: {key} must be a string")
+    return value
+
+
+def _flag(value: Any, key: str) -> bool | None:
+    if value is not None and value.__class__ is not bool:
+        raise BadRequest(f"JSON parsing failed: {key} must be a boolean")
     return value
 
 
@@ -111,51 +120,52 @@ def parse_request(body: bytes) -> CookieSyncRequest:
         data = orjson.loads(body) if body.strip() else {}
     except orjson.JSONDecodeError as exc:
         raise BadRequest(f"JSON parsing failed: {exc}") from None
-    if not isinstance(data, dict):
+    if data.__class__ is not dict:
         raise BadRequest("JSON parsing failed: the request body must be a JSON object")
-    request = CookieSyncRequest()
-    bidders = data.get("bidders")
-    if bidders is not None:
-        if not isinstance(bidders, list) or not all(isinstance(b, str) for b in bidders):
-            raise BadRequest("JSON parsing failed: bidders must be an array of strings")
-        request.bidders = bidders[:MAX_BIDDERS]
-    gdpr = data.get("gdpr")
-    if gdpr is not None and (isinstance(gdpr, bool) or not isinstance(gdpr, (int, float))):
-        raise BadRequest("JSON parsing failed: gdpr must be an integer")
-    if gdpr is not None and gdpr not in (0, 1):
-        raise BadRequest("GDPR signal should be integer 0 or 1")
-    request.gdpr = None if gdpr is None else int(gdpr)
-    request.gdpr_consent = _string(data, "gdpr_consent")
-    request.us_privacy = _string(data, "us_privacy")
-    request.gpp = _string(data, "gpp")
-    gpp_sid = data.get("gpp_sid")
-    if isinstance(gpp_sid, list) and all(isinstance(s, int) and not isinstance(s, bool) for s in gpp_sid):
+    get = data.get
+    bidders = get("bidders")
+    if bidders is None:
+        bidders = []
+    elif bidders.__class__ is not list or not all(b.__class__ is str for b in bidders):
+        raise BadRequest("JSON parsing failed: bidders must be an array of strings")
+    gdpr = get("gdpr")
+    if gdpr is not None:
+        if isinstance(gdpr, bool) or not isinstance(gdpr, (int, float)):
+            raise BadRequest("JSON parsing failed: gdpr must be an integer")
+        if gdpr not in (0, 1):
+            raise BadRequest("GDPR signal should be integer 0 or 1")
+        gdpr = int(gdpr)
+    gpp_sid = get("gpp_sid")
+    if gpp_sid.__class__ is list and all(s.__class__ is int for s in gpp_sid):
         gpp_sid = ",".join(str(s) for s in gpp_sid)  # Prebid.js may send the list itself
-    request.gpp_sid = _string({"gpp_sid": gpp_sid}, "gpp_sid")
-    limit = data.get("limit")
-    if limit is not None:
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            raise BadRequest("JSON parsing failed: limit must be an integer")
-        request.limit = limit
-    for key, attr in (("coopSync", "coop_sync"), ("debug", "debug")):
-        value = data.get(key)
-        if value is not None:
-            if not isinstance(value, bool):
-                raise BadRequest(f"JSON parsing failed: {key} must be a boolean")
-            setattr(request, attr, value)
-    account = data.get("account")
+    limit = get("limit")
+    if limit is not None and limit.__class__ is not int:
+        raise BadRequest("JSON parsing failed: limit must be an integer")
+    account = get("account")
     if isinstance(account, (int, float)) and not isinstance(account, bool):
         account = str(int(account)) if float(account).is_integer() else str(account)
-    request.account = _string({"account": account}, "account")
-    settings = data.get("filterSettings")
+    settings = get("filterSettings")
+    filters = NO_FILTERS
     if settings is not None:
-        if not isinstance(settings, dict):
+        if settings.__class__ is not dict:
             raise BadRequest("JSON parsing failed: filterSettings must be an object")
-        request.filters = SyncFilters(
+        filters = SyncFilters(
             iframe=_parse_filter(settings.get("iframe"), "iframe"),
             redirect=_parse_filter(settings.get("image"), "image"),
         )
-    return request
+    return CookieSyncRequest(
+        bidders=bidders[:MAX_BIDDERS],
+        gdpr=gdpr,
+        gdpr_consent=_string(get("gdpr_consent"), "gdpr_consent"),
+        us_privacy=_string(get("us_privacy"), "us_privacy"),
+        gpp=_string(get("gpp"), "gpp"),
+        gpp_sid=_string(gpp_sid, "gpp_sid"),
+        limit=limit,
+        coop_sync=_flag(get("coopSync"), "coopSync"),
+        account=_string(account, "account"),
+        filters=filters,
+        debug=bool(_flag(get("debug"), "debug")),
+    )
 
 
 def effective_limit(requested: int | None, default_limit: int, max_limit: int) -> int:
@@ -184,9 +194,18 @@ class CookieSyncEndpoint:
         self.metrics = metrics
         self.shuffle = shuffle
         self.clock = clock
+        self._syncer_counters: dict[tuple[str, str], PendingCounter] = {}
+        self._outcomes = {s: metrics.counter(metrics.cookie_sync_requests, s) for s in COOKIE_SYNC_STATUSES}
 
     def _count(self, status: str) -> None:
-        self.metrics.counter(self.metrics.cookie_sync_requests, status).inc()
+        self._outcomes[status].inc()
+
+    def _count_syncer(self, key: str, status: str) -> None:
+        counter = self._syncer_counters.get((key, status))
+        if counter is None:
+            metrics = self.metrics
+            counter = self._syncer_counters[key, status] = metrics.counter(metrics.syncer_requests, key, status)
+        counter.inc()
 
     def _fail(self, status: int, message: str, metric: str) -> web.Response:
         self._count(metric)
@@ -202,8 +221,9 @@ class CookieSyncEndpoint:
             return self._fail(exc.status, exc.message, "bad_request")
         except BadRequest as exc:
             return self._fail(400, str(exc), "bad_request")
+        account_id = sync_request.account or UNKNOWN_ACCOUNT
         try:
-            account = await self.accounts.get(sync_request.account or UNKNOWN_ACCOUNT)
+            account = self.accounts.cached(account_id) or await self.accounts.load(account_id)
         except AccountError as exc:
             return self._fail(*account_error(exc))
         service = self.service
@@ -241,7 +261,7 @@ class CookieSyncEndpoint:
             return self._respond(status_text, [], [], sync_request.debug, privacy)
 
         order = bidder_order(
-            sync_request.bidders, service.registry.syncable(), coop, groups,
+            sync_request.bidders, service.registry.syncable, coop, groups,
             settings.priority_groups_only, self.shuffle,
         )
         chosen, evaluations = choose(
@@ -252,18 +272,23 @@ class CookieSyncEndpoint:
         for evaluation in evaluations:
             metric = SYNCER_METRIC_STATUS.get(evaluation.status)
             if metric:
-                self.metrics.counter(self.metrics.syncer_requests, evaluation.sync_key, metric).inc()
+                self._count_syncer(evaluation.sync_key, metric)
         return self._respond(status_text, chosen, evaluations, sync_request.debug, privacy)
 
-    def _privacy_check(self, account: Account, privacy: SyncPrivacy) -> Callable[[str, Bidder], Status]:
+    def _privacy_check(self, account: Account, privacy: SyncPrivacy) -> Callable[[str, Bidder], Status] | None:
+        """The per-bidder privacy decision, or None when nothing in this request can block a bidder."""
         gate = self.service.gate
         ccpa_blocks = gate.ccpa_blocks(privacy)
         activities = account.activities
+        governed = activities.governs("syncUser")
+        in_scope = gate.in_scope(privacy)
+        if not (governed or in_scope or ccpa_blocks):
+            return None
 
         def check(name: str, bidder: Bidder) -> Status:
-            if not activities.allowed("syncUser", "bidder", name):
+            if governed and not activities.allowed("syncUser", "bidder", name):
                 return Status.BLOCKED_BY_PRIVACY
-            if not gate.bidder_allowed(privacy, bidder.gvl_vendor_id):
+            if in_scope and not gate.bidder_allowed(privacy, bidder.gvl_vendor_id):
                 return Status.BLOCKED_BY_PRIVACY
             if ccpa_blocks:
                 return Status.BLOCKED_BY_CCPA

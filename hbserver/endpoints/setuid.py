@@ -15,7 +15,7 @@ from aiohttp import web
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import setuid_record
 from hbserver.events import PIXEL_PNG
-from hbserver.metrics import Metrics
+from hbserver.metrics import Metrics, PendingCounter
 from hbserver.privacy.tcf2 import ConsentError
 from hbserver.stores.accounts import AccountError, AccountStore
 from hbserver.usersync.cookie import AUDIENCE_NETWORK, CookieTooLarge, NotAPriority, prepare_for_write
@@ -24,6 +24,10 @@ from hbserver.usersync.service import SyncService, account_error, utcnow
 from hbserver.web.errors import text_response
 
 UNKNOWN_ACCOUNT = "unknown"
+SETUID_STATUSES = (
+    "ok", "bad_request", "opt_out", "syncer_unknown", "gdpr_blocked_host_cookie", "acct_blocked",
+    "acct_config_malformed", "acct_invalid",
+)
 MAX_UID_LENGTH = 4096  # longer than any cookie could carry
 
 
@@ -41,12 +45,21 @@ class SetUIDEndpoint:
         self.analytics = analytics
         self.metrics = metrics
         self.clock = clock
+        self._set_counters: dict[tuple[str, str], PendingCounter] = {}
+        self._outcomes = {s: metrics.counter(metrics.setuid_requests, s) for s in SETUID_STATUSES}
+
+    def _count_set(self, key: str, status: str) -> None:
+        counter = self._set_counters.get((key, status))
+        if counter is None:
+            metrics = self.metrics
+            counter = self._set_counters[key, status] = metrics.counter(metrics.syncer_sets, key, status)
+        counter.inc()
 
     def _finish(
         self, response: web.Response, metric: str | None, bidder: str, uid: str, error: str = ""
     ) -> web.Response:
         if metric:
-            self.metrics.counter(self.metrics.setuid_requests, metric).inc()
+            self._outcomes[metric].inc()
         if self.analytics.enabled:
             success = response.status == 200 and not error
             self.analytics.log(setuid_record(response.status, bidder, uid, [error] if error else [], success))
@@ -78,8 +91,9 @@ class SetUIDEndpoint:
             return self._error(400, '"f" query param is invalid. must be "b" or "i"', "bad_request", bidder_param, uid)
         if len(uid) > MAX_UID_LENGTH:
             return self._error(400, f"uid is longer than {MAX_UID_LENGTH} characters", "bad_request", bidder_param, uid)
+        account_id = query.get("account") or UNKNOWN_ACCOUNT
         try:
-            account = await self.accounts.get(query.get("account") or UNKNOWN_ACCOUNT)
+            account = self.accounts.cached(account_id) or await self.accounts.load(account_id)
         except AccountError as exc:
             status, message, metric = account_error(exc)
             return self._error(status, message, metric, bidder_param, uid)
@@ -104,10 +118,10 @@ class SetUIDEndpoint:
 
         if not uid:
             cookie.remove(syncer.key)
-            self.metrics.counter(self.metrics.syncer_sets, syncer.key, "cleared").inc()
+            self._count_set(syncer.key, "cleared")
         elif not (syncer.key == AUDIENCE_NETWORK and uid == "0"):
             cookie.set_uid(syncer.key, uid, now)
-            self.metrics.counter(self.metrics.syncer_sets, syncer.key, "ok").inc()
+            self._count_set(syncer.key, "ok")
         try:
             value = prepare_for_write(
                 cookie, service.max_cookie_bytes, service.priority_keys,
@@ -119,10 +133,11 @@ class SetUIDEndpoint:
         except CookieTooLarge as exc:
             return self._error(400, str(exc), "bad_request", bidder_param, uid)
 
+        headers = {"Set-Cookie": service.set_cookie(value, now), "Cache-Control": "no-store"}
         if fmt == "i":
-            response = web.Response(body=PIXEL_PNG, content_type="image/png")
+            headers["Content-Type"] = "image/png"
+            response = web.Response(body=PIXEL_PNG, headers=headers)
         else:
-            response = web.Response(content_type="text/html")
-        response.headers["Set-Cookie"] = service.set_cookie(value, now)
-        response.headers["Cache-Control"] = "no-store"
+            headers["Content-Type"] = "text/html"
+            response = web.Response(headers=headers)
         return self._finish(response, "ok", bidder_param, uid)

@@ -115,6 +115,10 @@ class ActivityControl:
                 plans[name.lower()] = _plan(raw, f"{_PATH}.{name}")
         return cls(plans)
 
+    def governs(self, activity: str) -> bool:
+        """Whether any rule or default is configured for ``activity`` (else everything is allowed)."""
+        return activity.lower() in self._plans
+
     def allowed(self, activity: str, component_type: str, component_name: str) -> bool:
         plan = self._plans.get(activity.lower())
         if plan is None:

@@ -63,7 +63,15 @@ class SyncFilters:
         return types
 
 
-@dataclass(frozen=True, slots=True)
+NO_FILTERS = SyncFilters()  # requests without filterSettings share this one
+
+# Enum members as plain module names: a class attribute lookup per check adds up on the hot path.
+_OK, _DUPLICATE, _ALREADY_SYNCED = Status.OK, Status.DUPLICATE, Status.ALREADY_SYNCED
+_DISABLED_BIDDER, _UNCONFIGURED_BIDDER = Status.DISABLED_BIDDER, Status.UNCONFIGURED_BIDDER
+_REJECTED_BY_FILTER, _DISABLED_USERSYNC = Status.REJECTED_BY_FILTER, Status.DISABLED_USERSYNC
+
+
+@dataclass(slots=True)  # not frozen: one per bidder per request, and a frozen __init__ is slow
 class Evaluation:
     bidder: str  # as requested (case kept)
     sync_key: str
@@ -73,15 +81,16 @@ class Evaluation:
         return self.status.value.format(key=self.sync_key)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Chosen:
     bidder: str  # as requested
     definition: Bidder
     sync_type: str
 
 
-# (bidder as requested, its definition) -> the status privacy gives it, OK when allowed
-PrivacyCheck = Callable[[str, Bidder], Status]
+# (bidder as requested, its definition) -> the status privacy gives it, OK when allowed; None when
+# nothing in the request can block a bidder (the common case, skipped on the hot path)
+PrivacyCheck = Callable[[str, Bidder], Status] | None
 
 
 def bidder_order(
@@ -129,53 +138,60 @@ def choose(
     evaluations: list[Evaluation] = []
     seen: set[str] = set()
     used_keys: set[str] = set()
+    lookup = registry.lookup
+    ok = Status.OK
     for name in order:
         if limit and len(chosen) >= limit:
             break
         if name in seen:
             continue
         seen.add(name)
-        definition = registry.lookup(name)
+        definition = lookup(name)
+        if definition is None:
+            evaluations.append(Evaluation(name, "", Status.UNKNOWN_BIDDER))
+            continue
         status, sync_type = _evaluate(name, definition, used_keys, cookie, now, filters, privacy)
-        if status is Status.OK and definition is not None and definition.syncer is not None:
+        if status is ok:
             syncer = definition.syncer
             if (syncer.skip_when_gdpr and gdpr_signal == 1) or (gpp_sid and gpp_sid in syncer.skip_when_gpp_sid):
                 status = Status.REGULATION_SCOPE
-        key = definition.sync_key if definition is not None else ""
-        evaluations.append(Evaluation(name, key, status))
-        if status is Status.OK and definition is not None and sync_type:
-            chosen.append(Chosen(name, definition, sync_type))
+            else:
+                chosen.append(Chosen(name, definition, sync_type))
+        evaluations.append(Evaluation(name, definition.sync_key, status))
     return chosen, evaluations
 
 
 def _evaluate(
     name: str,
-    definition: Bidder | None,
+    definition: Bidder,
     used_keys: set[str],
     cookie: UidsCookie,
     now: datetime,
     filters: SyncFilters,
     privacy: PrivacyCheck,
 ) -> tuple[Status, str]:
-    if definition is None:
-        return Status.UNKNOWN_BIDDER, ""
     if definition.disabled:
-        return Status.DISABLED_BIDDER, ""
+        return _DISABLED_BIDDER, ""
     syncer = definition.syncer
     if syncer is None:
-        return Status.UNCONFIGURED_BIDDER, ""
+        return _UNCONFIGURED_BIDDER, ""
     if syncer.key in used_keys:
-        return Status.DUPLICATE, ""
+        return _DUPLICATE, ""
     used_keys.add(syncer.key)  # before the remaining checks, as PBS-Go does
-    allowed = [t for t in filters.allowed_types(name) if t in syncer.templates]
+    if filters is NO_FILTERS:
+        allowed = syncer.types
+    else:
+        allowed = [t for t in filters.allowed_types(name) if t in syncer.templates]
     if not allowed:
-        return Status.REJECTED_BY_FILTER, ""
-    if cookie.is_live(syncer.key, now):
-        return Status.ALREADY_SYNCED, ""
-    status = privacy(name, definition)
-    if status is not Status.OK:
-        return status, ""
+        return _REJECTED_BY_FILTER, ""
+    entry = cookie.uids.get(syncer.key)
+    if entry is not None and now < entry.expires:
+        return _ALREADY_SYNCED, ""
+    if privacy is not None:
+        status = privacy(name, definition)
+        if status is not _OK:
+            return status, ""
     if not definition.usersync_enabled:
-        return Status.DISABLED_USERSYNC, ""
+        return _DISABLED_USERSYNC, ""
     sync_type = syncer.default_type if syncer.default_type in allowed else allowed[0]
-    return Status.OK, sync_type
+    return _OK, sync_type

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -56,7 +57,8 @@ class UidsCookie:
         return any(now < entry.expires for entry in self.uids.values())
 
     def set_uid(self, key: str, uid: str, now: datetime) -> None:
-        self.uids[key] = UidEntry(uid, now + UID_TTL)
+        # Whole seconds: a shorter cookie, and the fraction says nothing about sync order anyway.
+        self.uids[key] = UidEntry(uid, now.replace(microsecond=0) + UID_TTL)
 
     def remove(self, key: str) -> None:
         self.uids.pop(key, None)
@@ -133,13 +135,14 @@ def decode_cookie(value: str | None) -> UidsCookie:
 def encode_cookie(cookie: UidsCookie) -> str:
     doc: dict[str, object] = {}
     if cookie.uids:
+        # orjson writes the aware UTC datetimes as RFC 3339 with "Z", as Go does (a non-zero
+        # fraction keeps its six digits where Go would trim trailing zeros; both read the same).
         doc["tempUIDs"] = {
-            key: {"uid": entry.uid, "expires": format_expires(entry.expires)}
-            for key, entry in sorted(cookie.uids.items())
+            key: {"uid": entry.uid, "expires": entry.expires} for key, entry in sorted(cookie.uids.items())
         }
     if cookie.optout:
         doc["optout"] = True
-    data = orjson.dumps(doc)
+    data = orjson.dumps(doc, option=orjson.OPT_UTC_Z)
     for raw, escaped in _HTML_ESCAPES:
         if raw in data:
             data = data.replace(raw, escaped)
@@ -208,11 +211,18 @@ def http_date(value: datetime) -> str:
 
 def set_cookie_header(value: str, now: datetime, ttl_days: int, domain: str = "") -> str:
     """``uids=<v>; Path=/; [Domain=..;] Expires=..; Max-Age=..; SameSite=None; Secure`` (DECISIONS)."""
+    return f"{COOKIE_NAME}={value}; {_attributes(int(now.timestamp()), ttl_days, domain)}"
+
+
+@functools.lru_cache(maxsize=4)
+def _attributes(second: int, ttl_days: int, domain: str) -> str:
+    """The attributes after the value; the same for every cookie written within one second."""
     max_age = ttl_days * 86400
-    parts = [f"{COOKIE_NAME}={value}", "Path=/"]
+    parts = ["Path=/"]
     if domain:
         parts.append(f"Domain={domain.lstrip('.')}")
-    parts += [f"Expires={http_date(now + timedelta(seconds=max_age))}", f"Max-Age={max_age}", "SameSite=None", "Secure"]
+    expires = datetime.fromtimestamp(second + max_age, UTC)
+    parts += [f"Expires={http_date(expires)}", f"Max-Age={max_age}", "SameSite=None", "Secure"]
     return "; ".join(parts)
 
 

@@ -21,7 +21,7 @@ class PrivacyRequestError(ValueError):
     """A privacy parameter the request cannot go on with (the message is PBS-Go's)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per request, and a frozen __init__ is slow
 class SyncPrivacy:
     gdpr_signal: int | None  # 1, 0 or None (not given: ambiguous)
     consent: str
@@ -52,6 +52,8 @@ def cookie_sync_privacy(
     gdpr: int | None, gdpr_consent: str, us_privacy: str, gpp: str, gpp_sid: str, default_value: str
 ) -> SyncPrivacy:
     """PBS-Go's ``extractPrivacyPolicies`` for /cookie_sync; raises PrivacyRequestError."""
+    if not gpp and not gpp_sid and not us_privacy and gdpr == 0:
+        return SyncPrivacy(0, gdpr_consent, "", "", "")  # the common case, without the parsers
     try:
         sids = parse_gpp_sid(gpp_sid)
     except ValueError as exc:
@@ -83,6 +85,8 @@ def cookie_sync_privacy(
 
 def setuid_privacy(gdpr: str, gdpr_consent: str, gpp: str, gpp_sid: str) -> SyncPrivacy:
     """PBS-Go's /setuid rules: GPP first, then ``gdpr``/``gdpr_consent``; raises PrivacyRequestError."""
+    if not gpp and not gpp_sid and not gdpr_consent and (gdpr == "0" or not gdpr):
+        return SyncPrivacy(0 if gdpr else None, "", "", "", "")  # the common case, without the parsers
     try:
         sids = parse_gpp_sid(gpp_sid)
     except ValueError:

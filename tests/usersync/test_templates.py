@@ -86,7 +86,7 @@ def test_lookup_is_case_insensitive_and_syncable_lists_enabled_syncers():
     reg = registry()
     assert reg.lookup("AppNexus").code == "appnexus"
     assert reg.lookup("nobody") is None
-    assert sorted(reg.syncable()) == ["appnexus", "openx", "pubmatic", "triplelift"]  # ix, rubicon: disabled
+    assert sorted(reg.syncable) == ["appnexus", "openx", "pubmatic", "triplelift"]  # ix, rubicon: disabled
 
 
 def test_host_overrides_only_what_it_writes():
@@ -103,7 +103,7 @@ def test_host_overrides_only_what_it_writes():
     assert (appnexus.gvl_vendor_id, appnexus.sync_key, appnexus.syncer.support_cors) == (99, "anx", True)
     assert appnexus.openrtb_version == "2.5"  # not written: the definition's value
     assert (ix.disabled, ix.endpoint) == (False, "https://ix.example/bid")
-    assert "ix" in reg.syncable()
+    assert "ix" in reg.syncable
     assert pubmatic.usersync_enabled is False
     iframe = pubmatic.syncer.templates[IFRAME].render({})
     assert iframe.startswith("https://pm.example/i?r=https%3A%2F%2Fpbs.example%2Fsetuid%3Fbidder%3Dpubmatic")
