@@ -269,8 +269,9 @@ class CookieSyncEndpoint:
             self._privacy_check(account, privacy), privacy.gdpr_signal, privacy.gpp_sid,
         )
         self._count("ok")
+        syncer_status = SYNCER_METRIC_STATUS
         for evaluation in evaluations:
-            metric = SYNCER_METRIC_STATUS.get(evaluation.status)
+            metric = syncer_status.get(evaluation.status)
             if metric:
                 self._count_syncer(evaluation.sync_key, metric)
         return self._respond(status_text, chosen, evaluations, sync_request.debug, privacy)

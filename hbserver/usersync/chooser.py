@@ -105,7 +105,8 @@ def bidder_order(
 
     def shuffled(items: Sequence[str]) -> list[str]:
         copy = list(items)
-        shuffle(copy)
+        if len(copy) > 1:
+            shuffle(copy)
         return copy
 
     if not coop:
