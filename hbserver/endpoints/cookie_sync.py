@@ -20,7 +20,7 @@ from aiohttp import web
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import cookie_sync_record
 from hbserver.bidders.registry import Bidder
-from hbserver.metrics import Metrics, PendingCounter
+from hbserver.metrics import Metrics
 from hbserver.privacy.tcf2 import ConsentError
 from hbserver.stores.accounts import Account, AccountError, AccountStore
 from hbserver.usersync.chooser import (
@@ -194,18 +194,10 @@ class CookieSyncEndpoint:
         self.metrics = metrics
         self.shuffle = shuffle
         self.clock = clock
-        self._syncer_counters: dict[tuple[str, str], PendingCounter] = {}
         self._outcomes = {s: metrics.counter(metrics.cookie_sync_requests, s) for s in COOKIE_SYNC_STATUSES}
 
     def _count(self, status: str) -> None:
         self._outcomes[status].inc()
-
-    def _count_syncer(self, key: str, status: str) -> None:
-        counter = self._syncer_counters.get((key, status))
-        if counter is None:
-            metrics = self.metrics
-            counter = self._syncer_counters[key, status] = metrics.counter(metrics.syncer_requests, key, status)
-        counter.inc()
 
     def _fail(self, status: int, message: str, metric: str) -> web.Response:
         self._count(metric)
@@ -269,11 +261,11 @@ class CookieSyncEndpoint:
             self._privacy_check(account, privacy), privacy.gdpr_signal, privacy.gpp_sid,
         )
         self._count("ok")
-        syncer_status = SYNCER_METRIC_STATUS
+        metrics = self.metrics
         for evaluation in evaluations:
-            metric = syncer_status.get(evaluation.status)
+            metric = SYNCER_METRIC_STATUS.get(evaluation.status)
             if metric:
-                self._count_syncer(evaluation.sync_key, metric)
+                metrics.counter(metrics.syncer_requests, evaluation.sync_key, metric).inc()
         return self._respond(status_text, chosen, evaluations, sync_request.debug, privacy)
 
     def _privacy_check(self, account: Account, privacy: SyncPrivacy) -> Callable[[str, Bidder], Status] | None:

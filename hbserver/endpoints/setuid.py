@@ -15,7 +15,7 @@ from aiohttp import web
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import setuid_record
 from hbserver.events import PIXEL_PNG
-from hbserver.metrics import Metrics, PendingCounter
+from hbserver.metrics import Metrics
 from hbserver.privacy.tcf2 import ConsentError
 from hbserver.stores.accounts import AccountError, AccountStore
 from hbserver.usersync.cookie import AUDIENCE_NETWORK, CookieTooLarge, NotAPriority, prepare_for_write
@@ -45,15 +45,7 @@ class SetUIDEndpoint:
         self.analytics = analytics
         self.metrics = metrics
         self.clock = clock
-        self._set_counters: dict[tuple[str, str], PendingCounter] = {}
         self._outcomes = {s: metrics.counter(metrics.setuid_requests, s) for s in SETUID_STATUSES}
-
-    def _count_set(self, key: str, status: str) -> None:
-        counter = self._set_counters.get((key, status))
-        if counter is None:
-            metrics = self.metrics
-            counter = self._set_counters[key, status] = metrics.counter(metrics.syncer_sets, key, status)
-        counter.inc()
 
     def _finish(
         self, response: web.Response, metric: str | None, bidder: str, uid: str, error: str = ""
@@ -118,10 +110,10 @@ class SetUIDEndpoint:
 
         if not uid:
             cookie.remove(syncer.key)
-            self._count_set(syncer.key, "cleared")
+            self.metrics.counter(self.metrics.syncer_sets, syncer.key, "cleared").inc()
         elif not (syncer.key == AUDIENCE_NETWORK and uid == "0"):
             cookie.set_uid(syncer.key, uid, now)
-            self._count_set(syncer.key, "ok")
+            self.metrics.counter(self.metrics.syncer_sets, syncer.key, "ok").inc()
         try:
             value = prepare_for_write(
                 cookie, service.max_cookie_bytes, service.priority_keys,
