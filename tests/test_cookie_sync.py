@@ -309,3 +309,29 @@ async def test_metrics_and_analytics(sync_client, tmp_path):
     assert [(r["event"], r["status"]) for r in records] == [("cookie_sync", 200), ("cookie_sync", 400)]
     assert records[0]["bidder_status"][0]["bidder"] == "alpha"
     assert records[1]["errors"] == ["GDPR signal should be integer 0 or 1"]
+
+
+async def test_urls_follow_the_privacy_values_of_each_request(sync_client):
+    client = await sync_client()
+    for i in range(5):
+        document = json.loads((await post(client, {"gdpr": 0, "gdpr_consent": f"c{i}", "bidders": ["alpha"]}))[1])
+        assert f"gdpr_consent%3Dc{i}%26" in document["bidder_status"][0]["usersync"]["url"]
+
+
+def test_the_entry_cache_is_bounded(monkeypatch):
+    import hbserver.endpoints.cookie_sync as cookie_sync
+    from hbserver.analytics import Analytics
+    from hbserver.app import build_sync_service
+    from hbserver.config import load_config
+    from hbserver.metrics import Metrics
+    from hbserver.usersync.chooser import Chosen
+
+    monkeypatch.setattr(cookie_sync, "ENTRY_CACHE_SIZE", 3)
+    service = build_sync_service(load_config(environ={}, overrides={"adapters": ADAPTERS}))
+    endpoint = cookie_sync.CookieSyncEndpoint(service, None, Analytics([]), Metrics())
+    alpha = Chosen("alpha", service.registry.lookup("alpha"), "redirect")
+    for i in range(10):
+        entry, encoded = endpoint._status_entry(alpha, {"GDPR": "0", "GDPRConsent": f"c{i}"})
+        assert json.loads(encoded) == entry and f"c{i}" in entry["usersync"]["url"]
+        assert len(endpoint._entries) <= 3
+    assert endpoint._status_entry(alpha, {"GDPR": "0", "GDPRConsent": "c9"})[0] is entry  # a repeat is served kept

@@ -42,6 +42,9 @@ from hbserver.web.errors import HttpError, text_response
 JSON_UTF8 = "application/json; charset=utf-8"
 UNKNOWN_ACCOUNT = "unknown"
 MAX_BIDDERS = 1000  # a request naming more bidders than any host has is cut here
+# bidder_status entries kept by (bidder, sync type, privacy values); cleared when full, since
+# requests with per-user consent strings would otherwise grow it without end
+ENTRY_CACHE_SIZE = 4096
 
 COOKIE_SYNC_STATUSES = (
     "ok", "bad_request", "opt_out", "gdpr_blocked_host_cookie", "acct_blocked", "acct_config_malformed", "acct_invalid",
@@ -195,6 +198,7 @@ class CookieSyncEndpoint:
         self.shuffle = shuffle
         self.clock = clock
         self._outcomes = {s: metrics.counter(metrics.cookie_sync_requests, s) for s in COOKIE_SYNC_STATUSES}
+        self._entries: dict[tuple[str, ...], tuple[dict[str, Any], bytes]] = {}
 
     def _count(self, status: str) -> None:
         self._outcomes[status].inc()
@@ -289,16 +293,14 @@ class CookieSyncEndpoint:
 
         return check
 
-    def _respond(
-        self, status_text: str, chosen: list[Chosen], evaluations: list[Evaluation], debug: bool,
-        privacy: SyncPrivacy,
-    ) -> web.Response:
-        macros = privacy.macros()
-        bidder_status = []
-        for item in chosen:
+    def _status_entry(self, item: Chosen, macros: dict[str, str]) -> tuple[dict[str, Any], bytes]:
+        """One ``bidder_status`` entry and its JSON; kept, since most requests repeat the same few."""
+        key = (item.bidder, item.sync_type, *macros.values())
+        cached = self._entries.get(key)
+        if cached is None:
             syncer = item.definition.syncer
             assert syncer is not None
-            bidder_status.append({
+            entry = {
                 "bidder": item.bidder,
                 "no_cookie": True,
                 "usersync": {
@@ -306,15 +308,26 @@ class CookieSyncEndpoint:
                     "type": item.sync_type,
                     "supportCORS": syncer.support_cors,
                 },
-            })
-        document: dict[str, Any] = {"status": status_text, "bidder_status": bidder_status}
+            }
+            if len(self._entries) >= ENTRY_CACHE_SIZE:
+                self._entries.clear()
+            cached = self._entries[key] = (entry, orjson.dumps(entry))
+        return cached
+
+    def _respond(
+        self, status_text: str, chosen: list[Chosen], evaluations: list[Evaluation], debug: bool,
+        privacy: SyncPrivacy,
+    ) -> web.Response:
+        macros = privacy.macros()
+        entries = [self._status_entry(item, macros) for item in chosen]
+        body = b'{"status":"%s","bidder_status":[%s]' % (status_text.encode(), b",".join(e[1] for e in entries))
         if debug:
             rejected = [
                 {"bidder": e.bidder, "error": e.message()} if e.message() else {"bidder": e.bidder}
                 for e in evaluations if e.status is not Status.OK
             ]
             if rejected:
-                document["debug"] = rejected
+                body += b',"debug":' + orjson.dumps(rejected)
         if self.analytics.enabled:
-            self.analytics.log(cookie_sync_record(200, [], bidder_status))
-        return web.Response(body=orjson.dumps(document) + b"\n", headers={"Content-Type": JSON_UTF8})
+            self.analytics.log(cookie_sync_record(200, [], [e[0] for e in entries]))
+        return web.Response(body=body + b"}\n", headers={"Content-Type": JSON_UTF8})
