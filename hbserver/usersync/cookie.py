@@ -31,6 +31,9 @@ _HTML_ESCAPES = (
     (b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
     ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"),
 )
+# One scan for anything _HTML_ESCAPES may replace (0xE2 leads U+2028/U+2029; other characters
+# starting with it only cost a needless replace pass).
+_NEEDS_ESCAPE = re.compile(b"[<>&\xe2]")
 # Go's URLEncoding: URL alphabet, '=' padding, a length that is a multiple of 4 (checked on decode).
 _BASE64URL = re.compile(r"(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}==|[A-Za-z0-9_-]{3}=)?")
 _RFC3339 = re.compile(
@@ -57,8 +60,7 @@ class UidsCookie:
         return any(now < entry.expires for entry in self.uids.values())
 
     def set_uid(self, key: str, uid: str, now: datetime) -> None:
-        # Whole seconds: a shorter cookie, and the fraction says nothing about sync order anyway.
-        self.uids[key] = UidEntry(uid, now.replace(microsecond=0) + UID_TTL)
+        self.uids[key] = UidEntry(uid, _expiry(int(now.timestamp())))
 
     def remove(self, key: str) -> None:
         self.uids.pop(key, None)
@@ -70,6 +72,12 @@ class UidsCookie:
 
     def buyeruids(self) -> dict[str, str]:
         return {key: entry.uid for key, entry in self.uids.items()}
+
+
+@functools.lru_cache(maxsize=2)
+def _expiry(second: int) -> datetime:
+    """A new uid's expiry, in whole seconds (a shorter cookie; the fraction tells nothing)."""
+    return datetime.fromtimestamp(second, UTC) + UID_TTL
 
 
 def format_expires(value: datetime) -> str:
@@ -143,8 +151,8 @@ def encode_cookie(cookie: UidsCookie) -> str:
     if cookie.optout:
         doc["optout"] = True
     data = orjson.dumps(doc, option=orjson.OPT_UTC_Z)
-    for raw, escaped in _HTML_ESCAPES:
-        if raw in data:
+    if _NEEDS_ESCAPE.search(data):
+        for raw, escaped in _HTML_ESCAPES:
             data = data.replace(raw, escaped)
     return base64.urlsafe_b64encode(data).decode("ascii")
 
