@@ -1,6 +1,9 @@
-"""Bidder definitions. The full registry (sync endpoints, GVL ids, media types) lives here."""
+"""Bidder definitions (``definitions/<code>.yaml``) and the registry built from them."""
 
-# Adapter codes hbserver has built in; any other code in `adapters:` must be an alias of one.
-BUILTIN_ADAPTERS: frozenset[str] = frozenset(
-    {"generic", "appnexus", "rubicon", "pubmatic", "ix", "openx", "triplelift"}
-)
+from pathlib import Path
+
+DEFINITIONS = Path(__file__).resolve().parent / "definitions"
+
+# Adapter codes hbserver has built in (one definition file each); any other code in `adapters:`
+# must be an alias of one.
+BUILTIN_ADAPTERS: frozenset[str] = frozenset(path.stem for path in DEFINITIONS.glob("*.yaml"))

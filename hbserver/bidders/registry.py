@@ -13,7 +13,8 @@ from typing import Any
 
 import yaml
 
-from hbserver.config import AdapterConfig, AdapterUserSync, Config, given_keys
+from hbserver.bidders import DEFINITIONS
+from hbserver.config import AdapterConfig, AdapterUserSync, Config, SyncEndpoint, given_keys
 from hbserver.usersync.templates import (
     BIDDER_MACROS,
     MACRO,
@@ -22,8 +23,6 @@ from hbserver.usersync.templates import (
     TemplateError,
     build_sync_url,
 )
-
-DEFINITIONS = Path(__file__).resolve().parent / "definitions"
 
 IFRAME = "iframe"
 REDIRECT = "redirect"
@@ -36,12 +35,6 @@ class RegistryError(ValueError):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("\n".join(problems))
         self.problems = problems
-
-
-@dataclass(frozen=True)
-class SyncEndpoint:
-    url: str
-    user_macro: str
 
 
 @dataclass(frozen=True)
@@ -197,7 +190,7 @@ def _attach_syncers(bidders: dict[str, Bidder], config: Config, problems: list[s
         for bidder in group:
             syncer = _syncer(bidder, key, endpoints, config, external, problems)
             if syncer is not None:
-                out[bidder.code] = _replace_syncer(bidder, syncer)
+                out[bidder.code] = replace(bidder, syncer=syncer)
     return out
 
 
@@ -232,6 +225,3 @@ def _syncer(bidder: Bidder, key: str, endpoints: dict[str, SyncEndpoint], config
         types=tuple(t for t in (IFRAME, REDIRECT) if t in templates),
     )
 
-
-def _replace_syncer(bidder: Bidder, syncer: Syncer) -> Bidder:
-    return replace(bidder, syncer=syncer)

@@ -185,8 +185,7 @@ def _evaluate(
         allowed = [t for t in filters.allowed_types(name) if t in syncer.templates]
     if not allowed:
         return _REJECTED_BY_FILTER, ""
-    entry = cookie.uids.get(syncer.key)
-    if entry is not None and now < entry.expires:
+    if cookie.is_live(syncer.key, now):
         return _ALREADY_SYNCED, ""
     if privacy is not None:
         status = privacy(name, definition)

@@ -82,6 +82,14 @@ def test_tv15_appnexus_sync_url():
     )
 
 
+def test_every_definition_file_is_named_after_its_code():
+    from hbserver.bidders import BUILTIN_ADAPTERS
+    from hbserver.bidders.registry import read_definitions
+
+    assert set(read_definitions()) == BUILTIN_ADAPTERS
+    assert BUILTIN_ADAPTERS >= {"generic", "appnexus", "rubicon", "pubmatic", "ix", "openx", "triplelift"}
+
+
 def test_lookup_is_case_insensitive_and_syncable_lists_enabled_syncers():
     reg = registry()
     assert reg.lookup("AppNexus").code == "appnexus"
