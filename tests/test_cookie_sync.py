@@ -325,13 +325,14 @@ def test_the_entry_cache_is_bounded(monkeypatch):
     from hbserver.config import load_config
     from hbserver.metrics import Metrics
     from hbserver.usersync.chooser import Chosen
+    from hbserver.usersync.privacy import SyncPrivacy
 
     monkeypatch.setattr(cookie_sync, "ENTRY_CACHE_SIZE", 3)
     service = build_sync_service(load_config(environ={}, overrides={"adapters": ADAPTERS}))
     endpoint = cookie_sync.CookieSyncEndpoint(service, None, Analytics([]), Metrics())
     alpha = Chosen("alpha", service.registry.lookup("alpha"), "redirect")
     for i in range(10):
-        entry, encoded = endpoint._status_entry(alpha, {"GDPR": "0", "GDPRConsent": f"c{i}"})
+        entry, encoded = endpoint._status_entry(alpha, SyncPrivacy(0, f"c{i}", "", "", ""))
         assert json.loads(encoded) == entry and f"c{i}" in entry["usersync"]["url"]
         assert len(endpoint._entries) <= 3
-    assert endpoint._status_entry(alpha, {"GDPR": "0", "GDPRConsent": "c9"})[0] is entry  # a repeat is served kept
+    assert endpoint._status_entry(alpha, SyncPrivacy(0, "c9", "", "", ""))[0] is entry  # a repeat is served kept

@@ -206,3 +206,34 @@ async def test_metrics_can_move_or_be_switched_off(make_client):
 async def test_overlong_request_line_is_refused(client):
     response = await client.get("/event?t=win&b=" + "x" * 20000 + "&a=acc")
     assert 400 <= response.status < 500
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("", {}),
+        ("uids=abc", {"uids": "abc"}),
+        ("uids=YWJj==", {"uids": "YWJj=="}),  # base64 padding: split on the first '=' only
+        ("  a=1 ;\tb=2 ;c=", {"a": "1", "b": "2", "c": ""}),
+        ('q="quoted"; r="', {"q": "quoted", "r": '"'}),
+        ("uids=first; uids=second", {"uids": "first"}),  # Go's Request.Cookie: the first wins
+        ("novalue; =orphan; x=1", {"x": "1"}),
+        (";;; ;", {}),
+    ],
+)
+def test_cookie_header_parsing(header, expected):
+    from hbserver.web.cookies import parse_cookie_header
+
+    assert parse_cookie_header(header) == expected
+
+
+async def test_sync_endpoints_read_the_uids_cookie_among_many(make_client):
+    """A browser's header carries the publisher's cookies too; /getuids finds ours among them."""
+    import base64
+
+    client = await make_client({})
+    uids = base64.urlsafe_b64encode(b'{"tempUIDs":{"adnxs":{"uid":"u-1","expires":"2999-01-01T00:00:00Z"}}}').decode()
+    header = f'_ga=GA1.2.3.4; consent="a=b"; uids={uids}; theme=dark'
+    response = await client.get("/getuids", headers={"Cookie": header})
+    assert response.status == 200
+    assert (await response.json()) == {"buyeruids": {"adnxs": "u-1"}}

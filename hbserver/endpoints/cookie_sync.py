@@ -20,7 +20,7 @@ from aiohttp import web
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import cookie_sync_record
 from hbserver.bidders.registry import Bidder
-from hbserver.metrics import Metrics
+from hbserver.metrics import Metrics, PendingCounter
 from hbserver.privacy.tcf2 import ConsentError
 from hbserver.stores.accounts import Account, AccountError, AccountStore
 from hbserver.usersync.chooser import (
@@ -37,6 +37,7 @@ from hbserver.usersync.chooser import (
 from hbserver.usersync.privacy import PrivacyRequestError, SyncPrivacy, cookie_sync_privacy
 from hbserver.usersync.service import SyncService, account_error, utcnow
 from hbserver.web.body import read_body
+from hbserver.web.cookies import request_cookies
 from hbserver.web.errors import HttpError, text_response
 
 JSON_UTF8 = "application/json; charset=utf-8"
@@ -45,6 +46,9 @@ MAX_BIDDERS = 1000  # a request naming more bidders than any host has is cut her
 # bidder_status entries kept by (bidder, sync type, privacy values); cleared when full, since
 # requests with per-user consent strings would otherwise grow it without end
 ENTRY_CACHE_SIZE = 4096
+_UNSET: Any = object()
+_STATUS_OK = b'{"status":"ok","bidder_status":['
+_STATUS_NO_COOKIE = b'{"status":"no_cookie","bidder_status":['
 
 COOKIE_SYNC_STATUSES = (
     "ok", "bad_request", "opt_out", "gdpr_blocked_host_cookie", "acct_blocked", "acct_config_malformed", "acct_invalid",
@@ -118,34 +122,46 @@ def _parse_filter(value: Any, name: str) -> BidderFilter:
 
 
 def parse_request(body: bytes) -> CookieSyncRequest:
-    """The request body; raises BadRequest with the message for the 400."""
+    """The request body; raises BadRequest with the message for the 400.
+
+    Written for the hot path: the common types are checked inline and the helpers only run for
+    the unusual ones (and to word the error).
+    """
     try:
-        data = orjson.loads(body) if body.strip() else {}
+        data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise BadRequest(f"JSON parsing failed: {exc}") from None
+        if body.strip():
+            raise BadRequest(f"JSON parsing failed: {exc}") from None
+        data = {}
     if data.__class__ is not dict:
         raise BadRequest("JSON parsing failed: the request body must be a JSON object")
     get = data.get
     bidders = get("bidders")
     if bidders is None:
         bidders = []
-    elif bidders.__class__ is not list or not all(b.__class__ is str for b in bidders):
+    elif bidders.__class__ is not list:
         raise BadRequest("JSON parsing failed: bidders must be an array of strings")
+    else:
+        for bidder in bidders:
+            if bidder.__class__ is not str:
+                raise BadRequest("JSON parsing failed: bidders must be an array of strings")
+        if len(bidders) > MAX_BIDDERS:
+            bidders = bidders[:MAX_BIDDERS]
     gdpr = get("gdpr")
-    if gdpr is not None:
+    if gdpr is not None and gdpr.__class__ is not int:
         if isinstance(gdpr, bool) or not isinstance(gdpr, (int, float)):
             raise BadRequest("JSON parsing failed: gdpr must be an integer")
-        if gdpr not in (0, 1):
-            raise BadRequest("GDPR signal should be integer 0 or 1")
-        gdpr = int(gdpr)
-    gpp_sid = get("gpp_sid")
+        gdpr = int(gdpr) if gdpr in (0, 1) else gdpr
+    if gdpr is not None and gdpr not in (0, 1):
+        raise BadRequest("GDPR signal should be integer 0 or 1")
+    gpp_sid = get("gpp_sid", "")
     if gpp_sid.__class__ is list and all(s.__class__ is int for s in gpp_sid):
         gpp_sid = ",".join(str(s) for s in gpp_sid)  # Prebid.js may send the list itself
     limit = get("limit")
     if limit is not None and limit.__class__ is not int:
         raise BadRequest("JSON parsing failed: limit must be an integer")
-    account = get("account")
-    if isinstance(account, (int, float)) and not isinstance(account, bool):
+    account = get("account", "")
+    if account.__class__ is not str and isinstance(account, (int, float)) and not isinstance(account, bool):
         account = str(int(account)) if float(account).is_integer() else str(account)
     settings = get("filterSettings")
     filters = NO_FILTERS
@@ -156,18 +172,23 @@ def parse_request(body: bytes) -> CookieSyncRequest:
             iframe=_parse_filter(settings.get("iframe"), "iframe"),
             redirect=_parse_filter(settings.get("image"), "image"),
         )
+    consent = get("gdpr_consent", "")
+    us_privacy = get("us_privacy", "")
+    gpp = get("gpp", "")
+    coop = get("coopSync")
+    debug = get("debug", False)
     return CookieSyncRequest(
-        bidders=bidders[:MAX_BIDDERS],
-        gdpr=gdpr,
-        gdpr_consent=_string(get("gdpr_consent"), "gdpr_consent"),
-        us_privacy=_string(get("us_privacy"), "us_privacy"),
-        gpp=_string(get("gpp"), "gpp"),
-        gpp_sid=_string(gpp_sid, "gpp_sid"),
-        limit=limit,
-        coop_sync=_flag(get("coopSync"), "coopSync"),
-        account=_string(account, "account"),
-        filters=filters,
-        debug=bool(_flag(get("debug"), "debug")),
+        bidders,
+        gdpr,
+        consent if consent.__class__ is str else _string(consent, "gdpr_consent"),
+        us_privacy if us_privacy.__class__ is str else _string(us_privacy, "us_privacy"),
+        gpp if gpp.__class__ is str else _string(gpp, "gpp"),
+        gpp_sid if gpp_sid.__class__ is str else _string(gpp_sid, "gpp_sid"),
+        limit,
+        coop if coop is None or coop.__class__ is bool else _flag(coop, "coopSync"),
+        account if account.__class__ is str else _string(account, "account"),
+        filters,
+        debug if debug.__class__ is bool else bool(_flag(debug, "debug")),
     )
 
 
@@ -198,7 +219,16 @@ class CookieSyncEndpoint:
         self.shuffle = shuffle
         self.clock = clock
         self._outcomes = {s: metrics.counter(metrics.cookie_sync_requests, s) for s in COOKIE_SYNC_STATUSES}
-        self._entries: dict[tuple[str, ...], tuple[dict[str, Any], bytes]] = {}
+        self._entries: dict[tuple[Any, ...], tuple[dict[str, Any], bytes]] = {}
+        # (sync key, status) -> its counter, None when that status is not counted; keys are the
+        # registry's sync keys, so this stays small
+        self._syncer_counters: dict[tuple[str, Status], PendingCounter | None] = {}
+
+    def _syncer_counter(self, sync_key: str, status: Status) -> PendingCounter | None:
+        metric = SYNCER_METRIC_STATUS.get(status)
+        if metric is None:
+            return None
+        return self.metrics.counter(self.metrics.syncer_requests, sync_key, metric)
 
     def _count(self, status: str) -> None:
         self._outcomes[status].inc()
@@ -244,7 +274,7 @@ class CookieSyncEndpoint:
             return self._fail(400, str(exc), "bad_request")
 
         now = self.clock()
-        cookie = service.read_cookie(request.cookies, now)
+        cookie = service.read_cookie(request_cookies(request), now)
         if cookie.optout:
             return self._fail(401, "User has opted out", "opt_out")
         status_text = "ok" if cookie.has_live_uid(now) else "no_cookie"
@@ -265,11 +295,14 @@ class CookieSyncEndpoint:
             self._privacy_check(account, privacy), privacy.gdpr_signal, privacy.gpp_sid,
         )
         self._count("ok")
-        metrics = self.metrics
+        syncer_counters = self._syncer_counters
         for evaluation in evaluations:
-            metric = SYNCER_METRIC_STATUS.get(evaluation.status)
-            if metric:
-                metrics.counter(metrics.syncer_requests, evaluation.sync_key, metric).inc()
+            key = (evaluation.sync_key, evaluation.status)
+            counter = syncer_counters.get(key, _UNSET)
+            if counter is _UNSET:
+                counter = syncer_counters[key] = self._syncer_counter(*key)
+            if counter is not None:
+                counter.inc()
         return self._respond(status_text, chosen, evaluations, sync_request.debug, privacy)
 
     def _privacy_check(self, account: Account, privacy: SyncPrivacy) -> Callable[[str, Bidder], Status] | None:
@@ -293,9 +326,12 @@ class CookieSyncEndpoint:
 
         return check
 
-    def _status_entry(self, item: Chosen, macros: dict[str, str]) -> tuple[dict[str, Any], bytes]:
+    def _status_entry(self, item: Chosen, privacy: SyncPrivacy) -> tuple[dict[str, Any], bytes]:
         """One ``bidder_status`` entry and its JSON; kept, since most requests repeat the same few."""
-        key = (item.bidder, item.sync_type, *macros.values())
+        key = (
+            item.bidder, item.sync_type, privacy.gdpr_signal, privacy.consent, privacy.us_privacy, privacy.gpp,
+            privacy.gpp_sid,
+        )
         cached = self._entries.get(key)
         if cached is None:
             syncer = item.definition.syncer
@@ -304,7 +340,7 @@ class CookieSyncEndpoint:
                 "bidder": item.bidder,
                 "no_cookie": True,
                 "usersync": {
-                    "url": syncer.templates[item.sync_type].render(macros),
+                    "url": syncer.templates[item.sync_type].render(privacy.macros()),
                     "type": item.sync_type,
                     "supportCORS": syncer.support_cors,
                 },
@@ -318,9 +354,10 @@ class CookieSyncEndpoint:
         self, status_text: str, chosen: list[Chosen], evaluations: list[Evaluation], debug: bool,
         privacy: SyncPrivacy,
     ) -> web.Response:
-        macros = privacy.macros()
-        entries = [self._status_entry(item, macros) for item in chosen]
-        body = b'{"status":"%s","bidder_status":[%s]' % (status_text.encode(), b",".join(e[1] for e in entries))
+        entries = [self._status_entry(item, privacy) for item in chosen]
+        body = b"".join((
+            _STATUS_OK if status_text == "ok" else _STATUS_NO_COOKIE, b",".join([e[1] for e in entries]), b"]",
+        ))
         if debug:
             rejected = [
                 {"bidder": e.bidder, "error": e.message()} if e.message() else {"bidder": e.bidder}

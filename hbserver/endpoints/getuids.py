@@ -6,6 +6,7 @@ import orjson
 from aiohttp import web
 
 from hbserver.usersync.service import SyncService, utcnow
+from hbserver.web.cookies import request_cookies
 
 JSON_UTF8 = "application/json; charset=utf-8"
 
@@ -15,7 +16,7 @@ class GetUIDsEndpoint:
         self.service = service
 
     async def handle(self, request: web.Request) -> web.Response:
-        cookie = self.service.read_cookie(request.cookies, utcnow())
+        cookie = self.service.read_cookie(request_cookies(request), utcnow())
         uids = cookie.buyeruids()
         document = {"buyeruids": uids} if uids else {}
         body = orjson.dumps(document, option=orjson.OPT_SORT_KEYS) + b"\n"

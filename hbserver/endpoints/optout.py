@@ -14,6 +14,7 @@ from aiohttp import web
 
 from hbserver.usersync.cookie import encode_cookie
 from hbserver.usersync.service import SyncService, utcnow
+from hbserver.web.cookies import request_cookies
 from hbserver.web.errors import text_response
 
 OPTOUT_PAGE = "/static/optout.html"
@@ -45,7 +46,7 @@ class OptOutEndpoint:
         value = form.get("optout", request.query.get("optout", ""))
         optout = bool(value) if isinstance(value, str) else True
         now = utcnow()
-        cookie = self.service.read_cookie(request.cookies, now)
+        cookie = self.service.read_cookie(request_cookies(request), now)
         cookie.set_optout(optout)
         return web.Response(
             status=303,

@@ -15,12 +15,13 @@ from aiohttp import web
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import setuid_record
 from hbserver.events import PIXEL_PNG
-from hbserver.metrics import Metrics
+from hbserver.metrics import Metrics, PendingCounter
 from hbserver.privacy.tcf2 import ConsentError
 from hbserver.stores.accounts import AccountError, AccountStore
 from hbserver.usersync.cookie import AUDIENCE_NETWORK, CookieTooLarge, NotAPriority, prepare_for_write
 from hbserver.usersync.privacy import PrivacyRequestError, setuid_privacy
 from hbserver.usersync.service import SyncService, account_error, utcnow
+from hbserver.web.cookies import request_cookies
 from hbserver.web.errors import text_response
 
 UNKNOWN_ACCOUNT = "unknown"
@@ -46,6 +47,15 @@ class SetUIDEndpoint:
         self.metrics = metrics
         self.clock = clock
         self._outcomes = {s: metrics.counter(metrics.setuid_requests, s) for s in SETUID_STATUSES}
+        self._syncer_sets: dict[tuple[str, str], PendingCounter] = {}  # (sync key, outcome); registry-bounded
+
+    def _syncer_set(self, sync_key: str, outcome: str) -> PendingCounter:
+        counter = self._syncer_sets.get((sync_key, outcome))
+        if counter is None:
+            counter = self._syncer_sets[sync_key, outcome] = self.metrics.counter(
+                self.metrics.syncer_sets, sync_key, outcome
+            )
+        return counter
 
     def _finish(
         self, response: web.Response, metric: str | None, bidder: str, uid: str, error: str = ""
@@ -67,7 +77,7 @@ class SetUIDEndpoint:
         bidder_param = query.get("bidder", "")
         uid = query.get("uid", "")
         now = self.clock()
-        cookie = service.read_cookie(request.cookies, now)
+        cookie = service.read_cookie(request_cookies(request), now)
         if cookie.optout:
             return self._error(401, "", "opt_out", bidder_param, uid)
         if not bidder_param:
@@ -110,10 +120,10 @@ class SetUIDEndpoint:
 
         if not uid:
             cookie.remove(syncer.key)
-            self.metrics.counter(self.metrics.syncer_sets, syncer.key, "cleared").inc()
+            self._syncer_set(syncer.key, "cleared").inc()
         elif not (syncer.key == AUDIENCE_NETWORK and uid == "0"):
             cookie.set_uid(syncer.key, uid, now)
-            self.metrics.counter(self.metrics.syncer_sets, syncer.key, "ok").inc()
+            self._syncer_set(syncer.key, "ok").inc()
         try:
             value = prepare_for_write(
                 cookie, service.max_cookie_bytes, service.priority_keys,

@@ -32,6 +32,10 @@ class Status(enum.Enum):
     DISABLED_USERSYNC = "Sync disabled by config"
     REGULATION_SCOPE = ""
 
+    # Members are singletons: hash by identity in C rather than Enum's Python-level name hash
+    # (statuses are dict keys on the /cookie_sync hot path).
+    __hash__ = object.__hash__
+
 
 @dataclass(frozen=True, slots=True)
 class BidderFilter:
@@ -69,6 +73,7 @@ NO_FILTERS = SyncFilters()  # requests without filterSettings share this one
 _OK, _DUPLICATE, _ALREADY_SYNCED = Status.OK, Status.DUPLICATE, Status.ALREADY_SYNCED
 _DISABLED_BIDDER, _UNCONFIGURED_BIDDER = Status.DISABLED_BIDDER, Status.UNCONFIGURED_BIDDER
 _REJECTED_BY_FILTER, _DISABLED_USERSYNC = Status.REJECTED_BY_FILTER, Status.DISABLED_USERSYNC
+_UNKNOWN_BIDDER, _REGULATION_SCOPE = Status.UNKNOWN_BIDDER, Status.REGULATION_SCOPE
 
 
 @dataclass(slots=True)  # not frozen: one per bidder per request, and a frozen __init__ is slow
@@ -132,15 +137,19 @@ def choose(
 ) -> tuple[list[Chosen], list[Evaluation]]:
     """Evaluate bidders in ``order`` until ``limit`` are chosen (0 = no limit).
 
-    ``gdpr_signal`` (the raw request signal) and ``gpp_sid`` (the raw string) drive the
-    bidders' ``skipwhen`` rules, as in PBS-Go.
+    Each bidder goes through PBS-Go's checks in its order: known, enabled, has a syncer, its
+    sync key not taken yet (taken before the remaining checks, as PBS-Go does), a sync type the
+    filters allow, not already synced, privacy, usersync enabled, then the ``skipwhen`` rules
+    (``gdpr_signal`` is the raw request signal, ``gpp_sid`` the raw string). One loop without
+    helper calls: it runs for every bidder of every /cookie_sync request.
     """
     chosen: list[Chosen] = []
     evaluations: list[Evaluation] = []
     seen: set[str] = set()
     used_keys: set[str] = set()
     lookup = registry.lookup
-    ok = Status.OK
+    uids = cookie.uids
+    unfiltered = filters is NO_FILTERS
     for name in order:
         if limit and len(chosen) >= limit:
             break
@@ -149,49 +158,35 @@ def choose(
         seen.add(name)
         definition = lookup(name)
         if definition is None:
-            evaluations.append(Evaluation(name, "", Status.UNKNOWN_BIDDER))
+            evaluations.append(Evaluation(name, "", _UNKNOWN_BIDDER))
             continue
-        status, sync_type = _evaluate(name, definition, used_keys, cookie, now, filters, privacy)
-        if status is ok:
-            syncer = definition.syncer
-            if (syncer.skip_when_gdpr and gdpr_signal == 1) or (gpp_sid and gpp_sid in syncer.skip_when_gpp_sid):
-                status = Status.REGULATION_SCOPE
+        syncer = definition.syncer
+        if definition.disabled:
+            status = _DISABLED_BIDDER
+        elif syncer is None:
+            status = _UNCONFIGURED_BIDDER
+        elif syncer.key in used_keys:
+            status = _DUPLICATE
+        else:
+            used_keys.add(syncer.key)
+            allowed = (
+                syncer.types if unfiltered
+                else [t for t in filters.allowed_types(name) if t in syncer.templates]
+            )
+            entry = uids.get(syncer.key)
+            if not allowed:
+                status = _REJECTED_BY_FILTER
+            elif entry is not None and now < entry.expires:
+                status = _ALREADY_SYNCED
+            elif privacy is not None and (status := privacy(name, definition)) is not _OK:
+                pass
+            elif not definition.usersync_enabled:
+                status = _DISABLED_USERSYNC
+            elif (syncer.skip_when_gdpr and gdpr_signal == 1) or (gpp_sid and gpp_sid in syncer.skip_when_gpp_sid):
+                status = _REGULATION_SCOPE
             else:
+                status = _OK
+                sync_type = syncer.default_type if syncer.default_type in allowed else allowed[0]
                 chosen.append(Chosen(name, definition, sync_type))
         evaluations.append(Evaluation(name, definition.sync_key, status))
     return chosen, evaluations
-
-
-def _evaluate(
-    name: str,
-    definition: Bidder,
-    used_keys: set[str],
-    cookie: UidsCookie,
-    now: datetime,
-    filters: SyncFilters,
-    privacy: PrivacyCheck,
-) -> tuple[Status, str]:
-    if definition.disabled:
-        return _DISABLED_BIDDER, ""
-    syncer = definition.syncer
-    if syncer is None:
-        return _UNCONFIGURED_BIDDER, ""
-    if syncer.key in used_keys:
-        return _DUPLICATE, ""
-    used_keys.add(syncer.key)  # before the remaining checks, as PBS-Go does
-    if filters is NO_FILTERS:
-        allowed = syncer.types
-    else:
-        allowed = [t for t in filters.allowed_types(name) if t in syncer.templates]
-    if not allowed:
-        return _REJECTED_BY_FILTER, ""
-    if cookie.is_live(syncer.key, now):
-        return _ALREADY_SYNCED, ""
-    if privacy is not None:
-        status = privacy(name, definition)
-        if status is not _OK:
-            return status, ""
-    if not definition.usersync_enabled:
-        return _DISABLED_USERSYNC, ""
-    sync_type = syncer.default_type if syncer.default_type in allowed else allowed[0]
-    return _OK, sync_type

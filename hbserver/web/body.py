@@ -24,15 +24,26 @@ def too_large(limit: int) -> HttpError:
 
 
 async def read_body(request: web.Request) -> bytes:
-    """The request body, decompressed, at most ``max_request_size`` bytes; else 413 / 400."""
+    """The request body, decompressed, at most ``max_request_size`` bytes; else 413 / 400.
+
+    Call it once per request: a body already received in full (the usual small POST) is taken
+    straight from the stream's buffer, so ``request.read()`` sees nothing afterwards.
+    """
     limit = request.app[MAX_REQUEST_SIZE]
     length = request.content_length
     if length is not None and length > limit:
         raise too_large(limit)
-    try:
-        data = await request.read()
-    except web.HTTPRequestEntityTooLarge:
-        raise too_large(limit) from None
+    content = request.content
+    if content.is_eof() and content.exception() is None:
+        # Whole body buffered already: skip read()'s chunk loop (a few µs on every POST).
+        data = content.read_nowait()
+        if len(data) > limit:
+            raise too_large(limit)
+    else:
+        try:
+            data = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            raise too_large(limit) from None
     if (
         "gzip" in request.query_string  # cheap test first: most requests have no query at all
         and request.query.get("gzip") == "1"
