@@ -249,7 +249,7 @@ class CookieSyncEndpoint:
             return self._fail(400, str(exc), "bad_request")
         account_id = sync_request.account or UNKNOWN_ACCOUNT
         try:
-            account = await self.accounts.get(account_id)
+            account = self.accounts.cached(account_id) or await self.accounts.load(account_id)
         except AccountError as exc:
             return self._fail(*account_error(exc))
         service = self.service

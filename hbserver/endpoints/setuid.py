@@ -95,7 +95,7 @@ class SetUIDEndpoint:
             return self._error(400, f"uid is longer than {MAX_UID_LENGTH} characters", "bad_request", bidder_param, uid)
         account_id = query.get("account") or UNKNOWN_ACCOUNT
         try:
-            account = await self.accounts.get(account_id)
+            account = self.accounts.cached(account_id) or await self.accounts.load(account_id)
         except AccountError as exc:
             status, message, metric = account_error(exc)
             return self._error(status, message, metric, bidder_param, uid)

@@ -118,7 +118,11 @@ class AccountStore:
         return outcome
 
     async def get(self, account_id: str) -> Account:
-        """The account's effective settings; raises AccountError (status + message) when refused."""
+        """The account's effective settings; raises AccountError (status + message) when refused.
+
+        The hottest endpoints spell this out as ``cached(id) or await load(id)``: a cache hit then
+        costs no coroutine at all.
+        """
         return self.cached(account_id) or await self.load(account_id)
 
     async def load(self, account_id: str) -> Account:

@@ -48,6 +48,8 @@ class SyncService:
         self.priority_keys = [registry.keys_of(list(group)) for group in groups]
 
     def read_cookie(self, cookies: Mapping[str, str], now: datetime) -> UidsCookie:
+        if not cookies:
+            return UidsCookie()
         optout_name, optout_value, host_family, host_cookie_name = self._cookie_options
         return read_request_cookie(
             cookies, now, optout_name=optout_name, optout_value=optout_value, host_family=host_family,
