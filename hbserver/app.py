@@ -16,9 +16,10 @@ from aiohttp import web
 
 from hbserver.analytics import Analytics, AnalyticsModule
 from hbserver.analytics.file import FileModule
-from hbserver.appkeys import ACCOUNTS, ANALYTICS, CONFIG, MAX_REQUEST_SIZE, METRICS, SYNC
+from hbserver.appkeys import ACCOUNTS, ANALYTICS, CACHE, CONFIG, HTTP, MAX_REQUEST_SIZE, METRICS, SYNC
 from hbserver.bidders.registry import build_registry
 from hbserver.config import Config
+from hbserver.endpoints.cache import CacheEndpoint
 from hbserver.endpoints.cookie_sync import CookieSyncEndpoint
 from hbserver.endpoints.event import EventEndpoint
 from hbserver.endpoints.getuids import GetUIDsEndpoint
@@ -27,13 +28,16 @@ from hbserver.endpoints.optout import OptOutEndpoint
 from hbserver.endpoints.setuid import SetUIDEndpoint
 from hbserver.endpoints.static import add_static_routes
 from hbserver.endpoints.status import handle_status
+from hbserver.endpoints.vtrack import VtrackEndpoint
 from hbserver.metrics import FLUSH_INTERVAL_SECONDS, Metrics
 from hbserver.privacy.gvl import load_gvl
 from hbserver.stores.accounts import AccountStore
+from hbserver.stores.cache.service import CacheService, build_cache_store
 from hbserver.stores.filesystem import FilesystemFetcher
 from hbserver.stores.lru import LRUCache
 from hbserver.usersync.privacy import PrivacyGate
 from hbserver.usersync.service import SyncService
+from hbserver.web.client import SharedSession
 from hbserver.web.endpoint import Routes
 
 log = logging.getLogger("hbserver")
@@ -78,6 +82,9 @@ def create_app(
     # Cleanup runs in reverse: analytics closes (counting what it drops) before the last flush.
     app.cleanup_ctx.append(_metrics_flusher)
     app.cleanup_ctx.append(_analytics_lifetime)
+    app[HTTP] = SharedSession()
+    app[CACHE] = CacheService(build_cache_store(config, app[HTTP]), config, metrics)
+    app.cleanup_ctx.append(_outgoing_lifetime)
     app.cleanup_ctx.append(_worker_gauge)
 
     sync = build_sync_service(config)
@@ -90,6 +97,14 @@ def create_app(
     routes.add("POST", "/cookie_sync", CookieSyncEndpoint(sync, accounts, analytics, metrics).handle)
     routes.add("GET", "/setuid", SetUIDEndpoint(sync, accounts, analytics, metrics).handle)
     routes.add("GET", "/getuids", GetUIDsEndpoint(sync).handle)
+    cache = app[CACHE]
+    routes.add("POST", "/vtrack", VtrackEndpoint(
+        cache, accounts, sync.registry, config.external_url, analytics, metrics
+    ).handle)
+    if config.cache.serve_endpoint:
+        cache_endpoint = CacheEndpoint(cache)
+        routes.add("POST", "/cache", cache_endpoint.handle_post)
+        routes.add("GET", "/cache", cache_endpoint.handle_get)
     optout = OptOutEndpoint(sync)
     routes.add("GET", "/optout", optout.show_page)
     routes.add("POST", "/optout", optout.handle)
@@ -107,6 +122,13 @@ async def _analytics_lifetime(app: web.Application) -> AsyncIterator[None]:
     await analytics.start()
     yield
     await analytics.close()
+
+
+async def _outgoing_lifetime(app: web.Application) -> AsyncIterator[None]:
+    """The cache store's connections and the shared HTTP session, closed after in-flight requests."""
+    yield
+    await app[CACHE].close()
+    await app[HTTP].close()
 
 
 async def _metrics_flusher(app: web.Application) -> AsyncIterator[None]:

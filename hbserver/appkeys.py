@@ -11,7 +11,9 @@ if TYPE_CHECKING:
     from hbserver.config import Config
     from hbserver.metrics import Metrics
     from hbserver.stores.accounts import AccountStore
+    from hbserver.stores.cache.service import CacheService
     from hbserver.usersync.service import SyncService
+    from hbserver.web.client import SharedSession
 
 CONFIG: web.AppKey[Config] = web.AppKey("config")
 METRICS: web.AppKey[Metrics] = web.AppKey("metrics")
@@ -19,3 +21,5 @@ ANALYTICS: web.AppKey[Analytics] = web.AppKey("analytics")
 ACCOUNTS: web.AppKey[AccountStore] = web.AppKey("accounts")
 MAX_REQUEST_SIZE: web.AppKey[int] = web.AppKey("max_request_size")
 SYNC: web.AppKey[SyncService] = web.AppKey("sync")
+CACHE: web.AppKey[CacheService] = web.AppKey("cache")
+HTTP: web.AppKey[SharedSession] = web.AppKey("http")

@@ -52,6 +52,15 @@ class EventRequest:
     vtype: str | None
 
 
+def integration_problem(integration: str) -> str | None:
+    """Why an ``int`` value is refused (PBS-Java's texts), or None when it is fine."""
+    if len(integration) > MAX_INTEGRATION_LENGTH:
+        return f"Integration 'int' query parameter is longer {MAX_INTEGRATION_LENGTH} symbols: {integration}"
+    if not _INTEGRATION.fullmatch(integration):
+        return f"Integration 'int' query parameter is not valid: {integration}"
+    return None
+
+
 def _bad(message: str) -> EventRequestError:
     return EventRequestError(400, message)
 
@@ -92,10 +101,9 @@ def parse_event_query(query: Mapping[str, str]) -> EventRequest:
         raise _bad(f"Analytics 'x' query parameter is invalid. Possible values are 1 and 0, but was {analytics}")
     integration = get("int") or None
     if integration is not None:
-        if len(integration) > MAX_INTEGRATION_LENGTH:
-            raise _bad(f"Integration 'int' query parameter is longer {MAX_INTEGRATION_LENGTH} symbols: {integration}")
-        if not _INTEGRATION.fullmatch(integration):
-            raise _bad(f"Integration 'int' query parameter is not valid: {integration}")
+        problem = integration_problem(integration)
+        if problem:
+            raise _bad(problem)
     account = (get("a") or "").strip()
     if not account:
         raise EventRequestError(401, "Account 'a' is required query parameter and can't be empty")

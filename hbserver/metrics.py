@@ -84,6 +84,18 @@ class Metrics:
             "syncer_sets", "uids written (ok) or removed (cleared) by /setuid, by syncer key.",
             ["syncer", "status"], namespace=ns, registry=reg,
         )
+        self.cache_puts = Counter(
+            "cache_puts", "Items written to the cache store, by store and outcome (ok, exists, error, timeout).",
+            ["store", "outcome"], namespace=ns, registry=reg,
+        )
+        self.cache_gets = Counter(
+            "cache_gets", "Cache store lookups, by store and outcome (hit, miss, error, timeout).",
+            ["store", "outcome"], namespace=ns, registry=reg,
+        )
+        self.vtrack_requests = Counter(
+            "vtrack_requests", "/vtrack requests by HTTP status.",
+            ["status"], namespace=ns, registry=reg,
+        )
         self.analytics_events = Counter(
             "analytics_events", "Analytics records accepted for delivery, by module and event.",
             ["module", "event"], namespace=ns, registry=reg,

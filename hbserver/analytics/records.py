@@ -63,3 +63,18 @@ def setuid_record(status: int, bidder: str, uid: str, errors: list[str], success
         "errors": errors,
         "success": success,
     }
+
+
+def vtrack_record(
+    status: int, account: str, puts: list[tuple[str, str]], uuids: list[str], errors: list[str]
+) -> dict[str, Any]:
+    """One /vtrack call: the (bid id, bidder) of each put and the cache ids it got."""
+    return {
+        "event": "vtrack",
+        "ts": rfc3339_utc(time.time()),
+        "status": status,
+        "account": account,
+        "puts": [{"bidid": bidid, "bidder": bidder} for bidid, bidder in puts],
+        "uuids": uuids,
+        "errors": errors,
+    }

@@ -1,0 +1,136 @@
+"""POST and GET /cache: the Prebid Cache API served by hbserver itself (DECISIONS "/cache").
+
+Semantics and texts are PBC-Go's (error bodies end with a newline and carry ``nosniff``), with
+two deliberate differences: every put is validated before any is stored, so a bad request never
+leaves half of its items behind; and a put without ``ttlseconds`` lives ``cache.default_ttl_seconds``
+(PBC-Go has no default and uses its maximum). Custom keys are not accepted from clients (PBC-Go's
+default; the configuration has no switch for it): a ``key`` is ignored and a UUID is returned.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from hbserver.stores.cache.base import CacheItem, CacheStoreError, CorruptValue
+from hbserver.stores.cache.service import CacheService, CacheTimeout
+from hbserver.web.body import read_body
+from hbserver.web.errors import HttpError, text_response
+
+STORE_TIMEOUT_SECONDS = 0.5  # PBC-Go's backend deadline for a put or a get
+UUID_LENGTH = 36
+CONTENT_TYPES = {"xml": "application/xml", "json": "application/json"}
+_MISSING = object()
+
+
+class CacheRequestError(Exception):
+    """A refused put request: HTTP status and message (without the trailing newline)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def go_error(status: int, message: str) -> web.Response:
+    """Go's ``http.Error``: plain text, ``nosniff``, the message and a newline."""
+    response = text_response(status, message + "\n")
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+def _go_bytes(value: Any) -> str:
+    """How Go prints a ``[]byte`` of the value's JSON text: ``[53]`` for ``5``."""
+    return "[" + " ".join(str(b) for b in orjson.dumps(value)) + "]"
+
+
+def parse_puts(body: bytes, service: CacheService) -> list[CacheItem]:
+    """The items of a POST /cache body, all validated; raises CacheRequestError for the first problem."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        data = None
+    puts = data.get("puts", []) if isinstance(data, dict) else None
+    if puts is None:
+        puts = []
+    elif not isinstance(puts, list) or not all(isinstance(p, dict) for p in puts) or any(
+        "ttlseconds" in p and (isinstance(p["ttlseconds"], bool) or not isinstance(p["ttlseconds"], int | None))
+        for p in puts
+    ):
+        data = None
+    if not isinstance(data, dict):
+        # PBC-Go answers an undecodable body with the body itself (it is plain text, nosniff).
+        raise CacheRequestError(400, body.decode("utf-8", errors="replace"))
+    if len(puts) > service.max_num_values:
+        raise CacheRequestError(400, f"More keys than allowed: {service.max_num_values}")
+    items = []
+    for index, put in enumerate(puts):
+        value = put.get("value", _MISSING)
+        if value is _MISSING:
+            raise CacheRequestError(400, "Missing value.")
+        ttl = put.get("ttlseconds") or 0
+        if ttl < 0:
+            raise CacheRequestError(400, f"ttlseconds must not be negative {ttl}.")
+        kind = put.get("type")
+        if kind == "xml":
+            if not isinstance(value, str):
+                raise CacheRequestError(400, f"XML messages must have a String value. Found {_go_bytes(value)}")
+            payload = value.encode()
+        elif kind == "json":
+            payload = orjson.dumps(value)
+        else:
+            found = kind if isinstance(kind, str) else ""
+            raise CacheRequestError(400, f'Type must be one of ["json", "xml"]. Found \'{found}\'')
+        size = len(kind) + len(payload)
+        if not payload or size > service.max_value_bytes:
+            raise CacheRequestError(
+                400,
+                f"POST /cache element {index} exceeded max size: Payload size {size} exceeded max "
+                f"{service.max_value_bytes}",
+            )
+        items.append(CacheItem(kind, payload, service.ttl(ttl)))
+    return items
+
+
+def responses_body(keys: list[str]) -> bytes:
+    return orjson.dumps({"responses": [{"uuid": key} for key in keys]})
+
+
+class CacheEndpoint:
+    def __init__(self, service: CacheService) -> None:
+        self.service = service
+
+    async def handle_post(self, request: web.Request) -> web.Response:
+        try:
+            body = await read_body(request)
+        except HttpError as exc:
+            return go_error(exc.status, exc.message)
+        try:
+            items = parse_puts(body, self.service)
+        except CacheRequestError as exc:
+            return go_error(exc.status, exc.message)
+        try:
+            keys = await self.service.put_many(items, STORE_TIMEOUT_SECONDS)
+        except CacheTimeout:
+            return go_error(597, "timeout writing value to the backend.")
+        except CacheStoreError as exc:
+            return go_error(500, str(exc))
+        return web.Response(body=responses_body(keys), content_type="application/json")
+
+    async def handle_get(self, request: web.Request) -> web.Response:
+        key = request.query.get("uuid", "")
+        if not key:
+            return go_error(400, "GET /cache: Missing required parameter uuid")
+        if len(key) != UUID_LENGTH:
+            return go_error(404, f"GET /cache uuid={key}: invalid uuid length")
+        try:
+            value = await self.service.get(key, STORE_TIMEOUT_SECONDS)
+        except CorruptValue as exc:
+            return go_error(500, f"GET /cache uuid={key}: {exc}")
+        except CacheStoreError as exc:
+            return go_error(500, f"GET /cache uuid={key}: {exc}")
+        if value is None:
+            return go_error(404, f"GET /cache uuid={key}: Key not found")
+        return web.Response(body=value.payload, headers={"Content-Type": CONTENT_TYPES[value.type]})

@@ -1,0 +1,207 @@
+"""POST /vtrack: VAST from client-side bidders gets an impression tracker, then is cached.
+
+Spec §4.2 with DECISIONS "/vtrack": PBS-Java's validation texts and insertion algorithm
+(:mod:`hbserver.vast`); the document is never re-serialised. A VAST is modified only when the
+bidder allows it (``modifying_vast_xml_allowed``; unknown bidders do) and the account's events
+are enabled; otherwise it is stored as given.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from hbserver.analytics import Analytics
+from hbserver.analytics.records import vtrack_record
+from hbserver.bidders.registry import Registry
+from hbserver.events import integration_problem
+from hbserver.metrics import Metrics
+from hbserver.stores.accounts import AccountError, AccountStore
+from hbserver.stores.cache.base import CacheItem, CacheStoreError
+from hbserver.stores.cache.service import CacheService
+from hbserver.vast import insert_impression, tracking_url
+from hbserver.web.body import read_body
+from hbserver.web.errors import HttpError, text_response
+
+log = logging.getLogger("hbserver.vtrack")
+
+CACHE_TIMEOUT_SECONDS = 2.0  # PBS's vtrack deadline
+VTRACK_STATUSES = (200, 400, 401, 403, 413, 500, 503, 504)
+_VAST_MARK = "<vast"
+
+
+class VtrackError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _bad(message: str) -> VtrackError:
+    return VtrackError(400, message)
+
+
+@dataclass(frozen=True, slots=True)
+class VtrackPut:
+    bidid: str
+    bidder: str
+    value: str
+    ttl_seconds: int | None
+    aid: str | None
+    timestamp: str | None
+
+
+def _optional_text(value: Any) -> str | None:
+    """A string or a JSON number as text (the spec's samples use numbers); else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, int | float):
+        return str(int(value)) if float(value).is_integer() else str(value)
+    return None
+
+
+def _ttl(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    raise _bad("Failed to parse request body")
+
+
+def parse_vtrack_body(body: bytes, max_puts: int) -> list[VtrackPut]:
+    """The puts of a /vtrack body; raises VtrackError (400) with PBS-Java's text for the first problem."""
+    if not body.strip():
+        raise _bad("Incoming request has no body")
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        raise _bad("Failed to parse request body") from None
+    if not isinstance(data, dict):
+        raise _bad("Failed to parse request body")
+    puts = data.get("puts") or []
+    if not isinstance(puts, list) or not all(isinstance(p, dict) for p in puts):
+        raise _bad("Failed to parse request body")
+    if len(puts) > max_puts:
+        raise _bad(f"More keys than allowed: {max_puts}")
+    parsed = []
+    for put in puts:
+        bidid, bidder = put.get("bidid"), put.get("bidder")
+        if not isinstance(bidid, str) or not bidid:
+            raise _bad("'bidid' is required field and can't be empty")
+        if not isinstance(bidder, str) or not bidder:
+            raise _bad("'bidder' is required field and can't be empty")
+        if put.get("type") != "xml":
+            raise _bad("vtrack only accepts type xml")
+        value = put.get("value")
+        if not isinstance(value, str) or _VAST_MARK not in value.lower():
+            raise _bad("vtrack content must be vast")
+        parsed.append(VtrackPut(
+            bidid, bidder, value, _ttl(put.get("ttlseconds")), _optional_text(put.get("aid")),
+            _optional_text(put.get("timestamp")),
+        ))
+    return parsed
+
+
+class VtrackEndpoint:
+    def __init__(
+        self,
+        cache: CacheService,
+        accounts: AccountStore,
+        registry: Registry,
+        external_url: str,
+        analytics: Analytics,
+        metrics: Metrics,
+    ) -> None:
+        self.cache = cache
+        self.accounts = accounts
+        self.registry = registry
+        self.external_url = external_url.rstrip("/")
+        self.analytics = analytics
+        self.metrics = metrics
+        self._outcomes = {s: metrics.counter(metrics.vtrack_requests, str(s)) for s in VTRACK_STATUSES}
+
+    def modifiable(self, bidder: str) -> bool:
+        """Bidders that accept an inserted tracker: known and willing, or unknown (PBS default)."""
+        definition = self.registry.lookup(bidder)
+        if definition is None:
+            return True
+        return not definition.disabled and definition.modifying_vast_xml_allowed
+
+    def _finish(
+        self, response: web.Response, account: str, puts: list[VtrackPut], keys: list[str], error: str = ""
+    ) -> web.Response:
+        counter = self._outcomes.get(response.status)
+        if counter is None:
+            counter = self._outcomes[response.status] = self.metrics.counter(
+                self.metrics.vtrack_requests, str(response.status)
+            )
+        counter.inc()
+        if self.analytics.enabled:
+            self.analytics.log(vtrack_record(
+                response.status, account, [(p.bidid, p.bidder) for p in puts], keys, [error] if error else [],
+            ))
+        return response
+
+    async def handle(self, request: web.Request) -> web.Response:
+        account_id = request.query.get("a", "")
+        puts: list[VtrackPut] = []
+        try:
+            if not account_id:
+                raise _bad("Account 'a' is required query parameter and can't be empty")
+            try:
+                body = await read_body(request)
+            except HttpError as exc:
+                raise VtrackError(exc.status, exc.message) from None
+            puts = parse_vtrack_body(body, self.cache.max_num_values)
+            integration = request.query.get("int")
+            if integration:
+                problem = integration_problem(integration)
+                if problem:
+                    raise _bad(problem)
+            try:
+                account = self.accounts.cached(account_id) or await self.accounts.load(account_id)
+            except AccountError as exc:
+                raise VtrackError(exc.status, exc.message) from None
+            items = self._items(puts, account_id, integration or None, account.settings.events.enabled)
+        except VtrackError as exc:
+            return self._finish(text_response(exc.status, exc.message), account_id, puts, [], exc.message)
+        try:
+            keys = await self.cache.put_many(items, CACHE_TIMEOUT_SECONDS)
+        except CacheStoreError as exc:
+            message = f"Error occurred while sending request to cache: {exc}"
+            return self._finish(text_response(500, message), account_id, puts, [], message)
+        body = orjson.dumps({"responses": [{"uuid": key} for key in keys]})
+        return self._finish(web.Response(body=body, content_type="application/json"), account_id, puts, keys)
+
+    def _items(
+        self, puts: list[VtrackPut], account_id: str, integration: str | None, events_enabled: bool
+    ) -> list[CacheItem]:
+        items = []
+        for index, put in enumerate(puts):
+            value = put.value
+            if events_enabled and self.modifiable(put.bidder):
+                url = tracking_url(
+                    self.external_url, put.bidid, account_id, put.bidder, put.aid, put.timestamp, integration
+                )
+                modified = insert_impression(value, url)
+                if modified is None:
+                    log.debug("VastXml does not contain neither InLine nor Wrapper for %s response", put.bidder)
+                else:
+                    value = modified
+            payload = value.encode()
+            size = len(payload) + 3  # PBC counts the "xml" type prefix
+            if size > self.cache.max_value_bytes:
+                raise _bad(
+                    f"POST /cache element {index} exceeded max size: Payload size {size} exceeded max "
+                    f"{self.cache.max_value_bytes}"
+                )
+            items.append(CacheItem("xml", payload, self.cache.ttl(put.ttl_seconds)))
+        return items

@@ -1,0 +1,93 @@
+"""The cache client every part of the server uses (/cache, /vtrack, auctions).
+
+It holds the store chosen by ``cache.store`` (in-process call for memory and Redis, HTTP for a
+remote Prebid Cache), applies the TTL rule, bounds every call by a deadline and counts outcomes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from hbserver.config import Config
+from hbserver.metrics import Metrics
+from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStore, CacheStoreError
+from hbserver.web.client import SharedSession
+
+PUT_OUTCOMES = ("ok", "exists", "error", "timeout")
+GET_OUTCOMES = ("hit", "miss", "error", "timeout")
+
+
+class CacheTimeout(CacheStoreError):
+    """The store did not answer within the caller's deadline."""
+
+
+class CacheService:
+    def __init__(self, store: CacheStore, config: Config, metrics: Metrics) -> None:
+        self.store = store
+        cache = config.cache
+        self.default_ttl = cache.default_ttl_seconds
+        self.max_ttl = cache.max_ttl_seconds
+        self.max_value_bytes = cache.max_value_bytes
+        self.max_num_values = cache.max_num_values
+        self.public_url = cache.public_url or config.external_url.rstrip("/") + "/cache"
+        self.metrics = metrics
+        self._puts = {o: metrics.counter(metrics.cache_puts, store.name, o) for o in PUT_OUTCOMES}
+        self._gets = {o: metrics.counter(metrics.cache_gets, store.name, o) for o in GET_OUTCOMES}
+
+    def ttl(self, requested: int | None) -> int:
+        """A put's TTL: its own value capped at ``max_ttl_seconds``; absent or 0 -> the default."""
+        if not requested or requested <= 0:
+            return self.default_ttl
+        return min(requested, self.max_ttl)
+
+    async def put_many(self, items: Sequence[CacheItem], timeout: float) -> list[str]:
+        """Store ``items`` in one round trip within ``timeout`` seconds; their keys in order."""
+        if not items:
+            return []
+        try:
+            async with asyncio.timeout(timeout):
+                keys = await self.store.put_many(items)
+        except TimeoutError:
+            self._puts["timeout"].inc(len(items))
+            raise CacheTimeout("Timeout has been exceeded") from None
+        except CacheStoreError:
+            self._puts["error"].inc(len(items))
+            raise
+        written = sum(1 for key in keys if key)
+        self._puts["ok"].inc(written)
+        if written < len(keys):
+            self._puts["exists"].inc(len(keys) - written)
+        return keys
+
+    async def get(self, key: str, timeout: float) -> CachedValue | None:
+        try:
+            async with asyncio.timeout(timeout):
+                value = await self.store.get(key)
+        except TimeoutError:
+            self._gets["timeout"].inc()
+            raise CacheTimeout("Timeout has been exceeded") from None
+        except CacheStoreError:
+            self._gets["error"].inc()
+            raise
+        self._gets["hit" if value is not None else "miss"].inc()
+        return value
+
+    async def close(self) -> None:
+        await self.store.close()
+
+
+def build_cache_store(config: Config, session: SharedSession) -> CacheStore:
+    """The store ``cache.store`` names (imports only what it needs)."""
+    cache = config.cache
+    if cache.store == "redis":
+        from hbserver.stores.cache.redis import RedisStore
+
+        return RedisStore(cache.redis.url)
+    if cache.store == "remote":
+        from hbserver.stores.cache.remote import RemoteStore
+
+        return RemoteStore(cache.remote.url, session)
+    from hbserver.stores.cache.memory import MemoryStore
+
+    return MemoryStore(cache.memory.max_bytes)
