@@ -10,6 +10,7 @@ Knobs (environment):
   BENCH_ROUNDS       rounds (default 3)
   BENCH_CONNECTIONS  wrk connections (default 64)
   BENCH_SCENARIOS    comma list of scenario names (default: all; hello-world always runs)
+  BENCH_SOAK_PUTS    puts in the memory cache store soak after the rounds (default 1000000; 0 = skip)
 
 Writes bench/results/latest.json and latest.png and prints a summary. Exit status: 0, or 1 when
 a scenario had failed responses or could not run (a missed target ratio is only reported); 2 on
@@ -18,6 +19,7 @@ a bad knob or missing wrk.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -33,6 +35,7 @@ from bench import procs
 from bench.machine import Pinning, detect_pinning, machine_info
 from bench.report import RunOutcome, build_report, format_table, write_chart, write_json
 from bench.scenarios import BENCH_DIR, HELLO, Scenario, SetupContext, select
+from bench.soak import format_soak, soak
 from bench.wrk import WrkCommand, WrkError, run_wrk
 
 RESULTS_DIR = BENCH_DIR / "results"
@@ -197,6 +200,11 @@ def main() -> int:
 
     report_settings: dict[str, Any] = {**asdict(settings), "threads": 1, "pinning": pinning.to_dict()}
     report = build_report(report_settings, machine, scenarios, outcomes)
+    soak_puts = int(os.environ.get("BENCH_SOAK_PUTS", "1000000"))
+    if soak_puts > 0:
+        report["soak"] = asyncio.run(soak(soak_puts))
+        if not report["soak"]["within_bound"]:
+            report["summary"]["exit_status"] = 1
     json_path, png_path = RESULTS_DIR / "latest.json", RESULTS_DIR / "latest.png"
     write_json(report, json_path)
     try:
@@ -209,6 +217,8 @@ def main() -> int:
     print()
     if not pinning.pinned:
         print(f"NOTE: {pinning.note}; figures are less stable than pinned ones")
+    if "soak" in report:
+        print(format_soak(report["soak"]))
     print(f"results: {json_path}\nchart:   {chart}")
     return int(report["summary"]["exit_status"])
 

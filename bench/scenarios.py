@@ -235,6 +235,15 @@ SCENARIOS: list[Scenario] = [
         target_ratio=0.4,
         description="POST /cookie_sync as Prebid.js sends it: 3 bidders, limit 5",
     ),
+    Scenario(
+        name="vtrack",
+        path="/vtrack?a=acc-1",
+        method="POST",
+        body_file="payloads/vtrack.json",
+        content_type="application/json",
+        target_ratio=0.3,
+        description="POST /vtrack with one 5 KB VAST: tracker inserted, stored in the memory cache store",
+    ),
 ]
 
 

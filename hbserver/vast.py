@@ -113,8 +113,11 @@ def insert_impression(xml: str, url: str) -> str | None:
     return result
 
 
+_already_safe = re.compile(r"[A-Za-z0-9_.~-]*").fullmatch
+
+
 def _q(value: str) -> str:
-    return quote(value, safe=_URL_SAFE)
+    return value if _already_safe(value) else quote(value, safe=_URL_SAFE)
 
 
 def tracking_url(

@@ -48,6 +48,26 @@ def test_stored_form_is_prebid_caches(raw, expected):
     assert parse_stored(raw) == expected
 
 
+def test_keys_are_random_version_4_uuids_and_differ_across_fork():
+    import os
+
+    from hbserver.stores.cache.base import new_key
+
+    keys = [new_key() for _ in range(5000)]
+    assert len(set(keys)) == len(keys)
+    for key in keys[:500]:
+        parsed = uuid.UUID(key)
+        assert (str(parsed), parsed.version, parsed.variant) == (key, 4, uuid.RFC_4122)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child writes its next key; the parent's pool must not be reused
+        os.write(write_end, new_key().encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child_key = os.read(read_end, 36).decode()
+    assert child_key != new_key()
+
+
 # -- memory -------------------------------------------------------------------------------------
 
 
@@ -221,6 +241,8 @@ def test_ttl_rule(requested, expected):
 
 async def test_client_deadline_and_metrics():
     class Slow(MemoryStore):
+        in_process = False  # as a remote store: the deadline applies
+
         async def put_many(self, items):
             await asyncio.sleep(1)
 

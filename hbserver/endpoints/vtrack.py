@@ -9,6 +9,7 @@ are enabled; otherwise it is stored as given.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,7 @@ log = logging.getLogger("hbserver.vtrack")
 
 CACHE_TIMEOUT_SECONDS = 2.0  # PBS's vtrack deadline
 VTRACK_STATUSES = (200, 400, 401, 403, 413, 500, 503, 504)
-_VAST_MARK = "<vast"
+_has_vast_mark = re.compile("<vast", re.IGNORECASE).search  # no lower() copy of a whole document
 
 
 class VtrackError(Exception):
@@ -101,7 +102,7 @@ def parse_vtrack_body(body: bytes, max_puts: int) -> list[VtrackPut]:
         if put.get("type") != "xml":
             raise _bad("vtrack only accepts type xml")
         value = put.get("value")
-        if not isinstance(value, str) or _VAST_MARK not in value.lower():
+        if not isinstance(value, str) or not _has_vast_mark(value):
             raise _bad("vtrack content must be vast")
         parsed.append(VtrackPut(
             bidid, bidder, value, _ttl(put.get("ttlseconds")), _optional_text(put.get("aid")),

@@ -8,7 +8,7 @@ written create-only: an existing key is never overwritten (its slot in the answe
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -45,8 +45,34 @@ def parse_stored(raw: bytes) -> CachedValue | None:
     return None
 
 
+_RANDOM_POOL_BYTES = 4096
+_pool = b""
+_pool_at = 0
+
+
+def _forget_pool() -> None:
+    """A forked worker must not reuse its parent's random bytes (same keys in two processes)."""
+    global _pool, _pool_at
+    _pool, _pool_at = b"", 0
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
 def new_key() -> str:
-    return str(uuid.uuid4())
+    """A random (version 4) UUID string, like ``str(uuid.uuid4())`` at a fraction of its cost.
+
+    ``uuid4()`` makes one ``os.urandom`` system call and a ``UUID`` object per key; here the
+    same kernel randomness is read 4 KB at a time and formatted directly.
+    """
+    global _pool, _pool_at
+    if _pool_at + 16 > len(_pool):
+        _pool, _pool_at = os.urandom(_RANDOM_POOL_BYTES), 0
+    raw = _pool[_pool_at:_pool_at + 16]
+    _pool_at += 16
+    h = raw.hex()
+    variant = "89ab"[raw[8] >> 6]  # RFC 4122 variant: the two top bits are 10
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{variant}{h[17:20]}-{h[20:32]}"
 
 
 class CacheStoreError(Exception):
@@ -61,6 +87,7 @@ class CacheStore(Protocol):
     """A place for cached items. ``name`` labels metrics (memory, redis, remote)."""
 
     name: str
+    in_process: bool  # answers without I/O (no deadline needed)
 
     async def put_many(self, items: Sequence[CacheItem]) -> list[str]:
         """Store every item in one round trip; the key of each, in order (``""`` = key existed)."""

@@ -22,6 +22,7 @@ ENTRY_OVERHEAD_BYTES = 240
 
 class MemoryStore:
     name = "memory"
+    in_process = True
 
     def __init__(self, max_bytes: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.max_bytes = max_bytes

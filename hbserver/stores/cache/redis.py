@@ -20,6 +20,7 @@ SOCKET_TIMEOUT_SECONDS = 2.0  # callers apply their own, shorter, deadlines
 
 class RedisStore:
     name = "redis"
+    in_process = False
 
     def __init__(self, url: str) -> None:
         self.url = url

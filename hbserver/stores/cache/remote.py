@@ -32,6 +32,7 @@ async def _read_bounded(response: aiohttp.ClientResponse) -> bytes:
 
 class RemoteStore:
     name = "remote"
+    in_process = False
 
     def __init__(self, url: str, session: Callable[[], aiohttp.ClientSession]) -> None:
         self.url = url

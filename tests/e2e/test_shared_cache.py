@@ -1,0 +1,69 @@
+"""Two real hbserver processes sharing Redis as the cache store: what A stores, B serves; and a
+third process using A as its remote Prebid Cache."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+import uuid
+
+import pytest
+
+from tests.e2e.helpers import Server, get
+
+
+@pytest.fixture
+def servers():
+    started: list[Server] = []
+    yield started
+    for server in started:
+        server.stop()
+
+
+def start(servers: list[Server], tmp_path, **env: str) -> Server:
+    server = Server(env={f"HBS_{k.upper()}": v for k, v in env.items()}, cwd=tmp_path)
+    servers.append(server)
+    server.wait_ready()
+    return server
+
+
+def post(url: str, body: dict) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.status, response.read()
+
+
+REDIS = {"cache__store": "redis", "cache__redis__url": "redis://127.0.0.1:6379/0"}
+
+
+def test_what_one_instance_stores_another_serves(servers, tmp_path):
+    a = start(servers, tmp_path, **REDIS, external_url="http://a.example")
+    b = start(servers, tmp_path, **REDIS)
+    vast = "<VAST version=\"3.0\"><Ad><InLine><Impression>x</Impression></InLine></Ad></VAST>"
+    status, body = post(a.base + "/vtrack?a=acc", {"puts": [
+        {"type": "xml", "value": vast, "bidid": "b-1", "bidder": "appnexus", "timestamp": 5, "ttlseconds": 60}
+    ]})
+    assert status == 200
+    [entry] = json.loads(body)["responses"]
+    status, stored = get(f"{b.base}/cache?uuid={entry['uuid']}")
+    assert status == 200
+    assert stored.decode() == vast.replace(
+        "</Impression>",
+        "</Impression><Impression><![CDATA[http://a.example/event?t=imp&b=b-1&a=acc&ts=5&bidder=appnexus&f=b]]>"
+        "</Impression>",
+    )
+    status, body = post(b.base + "/cache", {"puts": [{"type": "json", "value": {"from": "b"}}]})
+    assert status == 200
+    [entry] = json.loads(body)["responses"]
+    assert get(f"{a.base}/cache?uuid={entry['uuid']}") == (200, b'{"from":"b"}')
+    assert get(f"{a.base}/cache?uuid={uuid.uuid4()}")[0] == 404
+
+
+def test_a_remote_store_is_another_prebid_cache(servers, tmp_path):
+    upstream = start(servers, tmp_path)
+    front = start(servers, tmp_path, cache__store="remote", cache__remote__url=f"{upstream.base}/cache")
+    status, body = post(front.base + "/cache", {"puts": [{"type": "xml", "value": "<VAST>r</VAST>"}]})
+    assert status == 200
+    [entry] = json.loads(body)["responses"]
+    assert get(f"{upstream.base}/cache?uuid={entry['uuid']}") == (200, b"<VAST>r</VAST>")
+    assert get(f"{front.base}/cache?uuid={entry['uuid']}") == (200, b"<VAST>r</VAST>")
