@@ -25,15 +25,6 @@ CONTENT_TYPES = {"xml": "application/xml", "json": "application/json"}
 _MISSING = object()
 
 
-class CacheRequestError(Exception):
-    """A refused put request: HTTP status and message (without the trailing newline)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
 def go_error(status: int, message: str) -> web.Response:
     """Go's ``http.Error``: plain text, ``nosniff``, the message and a newline."""
     response = text_response(status, message + "\n")
@@ -47,7 +38,7 @@ def _go_bytes(value: Any) -> str:
 
 
 def parse_puts(body: bytes, service: CacheService) -> list[CacheItem]:
-    """The items of a POST /cache body, all validated; raises CacheRequestError for the first problem."""
+    """The items of a POST /cache body, all validated; raises HttpError for the first problem."""
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -62,30 +53,30 @@ def parse_puts(body: bytes, service: CacheService) -> list[CacheItem]:
         data = None
     if not isinstance(data, dict):
         # PBC-Go answers an undecodable body with the body itself (it is plain text, nosniff).
-        raise CacheRequestError(400, body.decode("utf-8", errors="replace"))
+        raise HttpError(400, body.decode("utf-8", errors="replace"))
     if len(puts) > service.max_num_values:
-        raise CacheRequestError(400, f"More keys than allowed: {service.max_num_values}")
+        raise HttpError(400, f"More keys than allowed: {service.max_num_values}")
     items = []
     for index, put in enumerate(puts):
         value = put.get("value", _MISSING)
         if value is _MISSING:
-            raise CacheRequestError(400, "Missing value.")
+            raise HttpError(400, "Missing value.")
         ttl = put.get("ttlseconds") or 0
         if ttl < 0:
-            raise CacheRequestError(400, f"ttlseconds must not be negative {ttl}.")
+            raise HttpError(400, f"ttlseconds must not be negative {ttl}.")
         kind = put.get("type")
         if kind == "xml":
             if not isinstance(value, str):
-                raise CacheRequestError(400, f"XML messages must have a String value. Found {_go_bytes(value)}")
+                raise HttpError(400, f"XML messages must have a String value. Found {_go_bytes(value)}")
             payload = value.encode()
         elif kind == "json":
             payload = orjson.dumps(value)
         else:
             found = kind if isinstance(kind, str) else ""
-            raise CacheRequestError(400, f'Type must be one of ["json", "xml"]. Found \'{found}\'')
+            raise HttpError(400, f'Type must be one of ["json", "xml"]. Found \'{found}\'')
         size = len(kind) + len(payload)
         if not payload or size > service.max_value_bytes:
-            raise CacheRequestError(
+            raise HttpError(
                 400,
                 f"POST /cache element {index} exceeded max size: Payload size {size} exceeded max "
                 f"{service.max_value_bytes}",
@@ -104,12 +95,8 @@ class CacheEndpoint:
 
     async def handle_post(self, request: web.Request) -> web.Response:
         try:
-            body = await read_body(request)
+            items = parse_puts(await read_body(request), self.service)
         except HttpError as exc:
-            return go_error(exc.status, exc.message)
-        try:
-            items = parse_puts(body, self.service)
-        except CacheRequestError as exc:
             return go_error(exc.status, exc.message)
         try:
             keys = await self.service.put_many(items, STORE_TIMEOUT_SECONDS)

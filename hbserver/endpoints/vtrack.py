@@ -35,15 +35,8 @@ VTRACK_STATUSES = (200, 400, 401, 403, 413, 500, 503, 504)
 _has_vast_mark = re.compile("<vast", re.IGNORECASE).search  # no lower() copy of a whole document
 
 
-class VtrackError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def _bad(message: str) -> VtrackError:
-    return VtrackError(400, message)
+def _bad(message: str) -> HttpError:
+    return HttpError(400, message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +71,7 @@ def _ttl(value: Any) -> int | None:
 
 
 def parse_vtrack_body(body: bytes, max_puts: int) -> list[VtrackPut]:
-    """The puts of a /vtrack body; raises VtrackError (400) with PBS-Java's text for the first problem."""
+    """The puts of a /vtrack body; raises HttpError (400) with PBS-Java's text for the first problem."""
     if not body.strip():
         raise _bad("Incoming request has no body")
     try:
@@ -157,10 +150,7 @@ class VtrackEndpoint:
         try:
             if not account_id:
                 raise _bad("Account 'a' is required query parameter and can't be empty")
-            try:
-                body = await read_body(request)
-            except HttpError as exc:
-                raise VtrackError(exc.status, exc.message) from None
+            body = await read_body(request)
             puts = parse_vtrack_body(body, self.cache.max_num_values)
             integration = request.query.get("int")
             if integration:
@@ -170,9 +160,9 @@ class VtrackEndpoint:
             try:
                 account = self.accounts.cached(account_id) or await self.accounts.load(account_id)
             except AccountError as exc:
-                raise VtrackError(exc.status, exc.message) from None
+                raise HttpError(exc.status, exc.message) from None
             items = self._items(puts, account_id, integration or None, account.settings.events.enabled)
-        except VtrackError as exc:
+        except HttpError as exc:
             return self._finish(text_response(exc.status, exc.message), account_id, puts, [], exc.message)
         try:
             keys = await self.cache.put_many(items, CACHE_TIMEOUT_SECONDS)
