@@ -20,7 +20,7 @@ from aiohttp import web
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import cookie_sync_record
 from hbserver.bidders.registry import Bidder
-from hbserver.metrics import Metrics, PendingCounter
+from hbserver.metrics import Metrics
 from hbserver.privacy.tcf2 import ConsentError
 from hbserver.stores.accounts import Account, AccountError, AccountStore
 from hbserver.usersync.chooser import (
@@ -46,7 +46,6 @@ MAX_BIDDERS = 1000  # a request naming more bidders than any host has is cut her
 # bidder_status entries kept by (bidder, sync type, privacy values); cleared when full, since
 # requests with per-user consent strings would otherwise grow it without end
 ENTRY_CACHE_SIZE = 4096
-_UNSET: Any = object()
 _STATUS_OK = b'{"status":"ok","bidder_status":['
 _STATUS_NO_COOKIE = b'{"status":"no_cookie","bidder_status":['
 
@@ -220,15 +219,6 @@ class CookieSyncEndpoint:
         self.clock = clock
         self._outcomes = {s: metrics.counter(metrics.cookie_sync_requests, s) for s in COOKIE_SYNC_STATUSES}
         self._entries: dict[tuple[Any, ...], tuple[dict[str, Any], bytes]] = {}
-        # (sync key, status) -> its counter, None when that status is not counted; keys are the
-        # registry's sync keys, so this stays small
-        self._syncer_counters: dict[tuple[str, Status], PendingCounter | None] = {}
-
-    def _syncer_counter(self, sync_key: str, status: Status) -> PendingCounter | None:
-        metric = SYNCER_METRIC_STATUS.get(status)
-        if metric is None:
-            return None
-        return self.metrics.counter(self.metrics.syncer_requests, sync_key, metric)
 
     def _count(self, status: str) -> None:
         self._outcomes[status].inc()
@@ -295,14 +285,11 @@ class CookieSyncEndpoint:
             self._privacy_check(account, privacy), privacy.gdpr_signal, privacy.gpp_sid,
         )
         self._count("ok")
-        syncer_counters = self._syncer_counters
+        metrics = self.metrics
         for evaluation in evaluations:
-            key = (evaluation.sync_key, evaluation.status)
-            counter = syncer_counters.get(key, _UNSET)
-            if counter is _UNSET:
-                counter = syncer_counters[key] = self._syncer_counter(*key)
-            if counter is not None:
-                counter.inc()
+            metric = SYNCER_METRIC_STATUS.get(evaluation.status)
+            if metric:
+                metrics.counter(metrics.syncer_requests, evaluation.sync_key, metric).inc()
         return self._respond(status_text, chosen, evaluations, sync_request.debug, privacy)
 
     def _privacy_check(self, account: Account, privacy: SyncPrivacy) -> Callable[[str, Bidder], Status] | None:

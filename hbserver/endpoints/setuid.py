@@ -15,7 +15,7 @@ from aiohttp import web
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import setuid_record
 from hbserver.events import PIXEL_PNG
-from hbserver.metrics import Metrics, PendingCounter
+from hbserver.metrics import Metrics
 from hbserver.privacy.tcf2 import ConsentError
 from hbserver.stores.accounts import AccountError, AccountStore
 from hbserver.usersync.cookie import AUDIENCE_NETWORK, CookieTooLarge, NotAPriority, prepare_for_write
@@ -47,15 +47,6 @@ class SetUIDEndpoint:
         self.metrics = metrics
         self.clock = clock
         self._outcomes = {s: metrics.counter(metrics.setuid_requests, s) for s in SETUID_STATUSES}
-        self._syncer_sets: dict[tuple[str, str], PendingCounter] = {}  # (sync key, outcome); registry-bounded
-
-    def _syncer_set(self, sync_key: str, outcome: str) -> PendingCounter:
-        counter = self._syncer_sets.get((sync_key, outcome))
-        if counter is None:
-            counter = self._syncer_sets[sync_key, outcome] = self.metrics.counter(
-                self.metrics.syncer_sets, sync_key, outcome
-            )
-        return counter
 
     def _finish(
         self, response: web.Response, metric: str | None, bidder: str, uid: str, error: str = ""
@@ -120,10 +111,10 @@ class SetUIDEndpoint:
 
         if not uid:
             cookie.remove(syncer.key)
-            self._syncer_set(syncer.key, "cleared").inc()
+            self.metrics.counter(self.metrics.syncer_sets, syncer.key, "cleared").inc()
         elif not (syncer.key == AUDIENCE_NETWORK and uid == "0"):
             cookie.set_uid(syncer.key, uid, now)
-            self._syncer_set(syncer.key, "ok").inc()
+            self.metrics.counter(self.metrics.syncer_sets, syncer.key, "ok").inc()
         try:
             value = prepare_for_write(
                 cookie, service.max_cookie_bytes, service.priority_keys,

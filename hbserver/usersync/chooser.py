@@ -148,7 +148,6 @@ def choose(
     seen: set[str] = set()
     used_keys: set[str] = set()
     lookup = registry.lookup
-    uids = cookie.uids
     unfiltered = filters is NO_FILTERS
     for name in order:
         if limit and len(chosen) >= limit:
@@ -173,10 +172,9 @@ def choose(
                 syncer.types if unfiltered
                 else [t for t in filters.allowed_types(name) if t in syncer.templates]
             )
-            entry = uids.get(syncer.key)
             if not allowed:
                 status = _REJECTED_BY_FILTER
-            elif entry is not None and now < entry.expires:
+            elif cookie.is_live(syncer.key, now):
                 status = _ALREADY_SYNCED
             elif privacy is not None and (status := privacy(name, definition)) is not _OK:
                 pass

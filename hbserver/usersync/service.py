@@ -37,9 +37,12 @@ class SyncService:
         self.registry = registry
         self.gate = gate
         host = config.host_cookie
-        self._cookie_options = (
-            host.optout_cookie.name, host.optout_cookie.value, host.family, host.cookie_name
-        )
+        self._cookie_options = {
+            "optout_name": host.optout_cookie.name,
+            "optout_value": host.optout_cookie.value,
+            "host_family": host.family,
+            "host_cookie_name": host.cookie_name,
+        }
         self.ttl_days = host.ttl_days
         self.domain = host.domain
         self.max_cookie_bytes = host.max_cookie_size_bytes
@@ -48,13 +51,7 @@ class SyncService:
         self.priority_keys = [registry.keys_of(list(group)) for group in groups]
 
     def read_cookie(self, cookies: Mapping[str, str], now: datetime) -> UidsCookie:
-        if not cookies:
-            return UidsCookie()
-        optout_name, optout_value, host_family, host_cookie_name = self._cookie_options
-        return read_request_cookie(
-            cookies, now, optout_name=optout_name, optout_value=optout_value, host_family=host_family,
-            host_cookie_name=host_cookie_name,
-        )
+        return read_request_cookie(cookies, now, **self._cookie_options)
 
     def set_cookie(self, value: str, now: datetime) -> str:
         return set_cookie_header(value, now, self.ttl_days, self.domain)
