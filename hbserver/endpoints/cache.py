@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from hbserver.stores.cache.base import CacheItem, CacheStoreError, CorruptValue
+from hbserver.stores.cache.base import CacheItem, CacheStoreError
 from hbserver.stores.cache.service import CacheService, CacheTimeout
 from hbserver.web.body import read_body
 from hbserver.web.errors import HttpError, text_response
@@ -74,18 +74,16 @@ def parse_puts(body: bytes, service: CacheService) -> list[CacheItem]:
         else:
             found = kind if isinstance(kind, str) else ""
             raise HttpError(400, f'Type must be one of ["json", "xml"]. Found \'{found}\'')
-        size = len(kind) + len(payload)
-        if not payload or size > service.max_value_bytes:
-            raise HttpError(
-                400,
-                f"POST /cache element {index} exceeded max size: Payload size {size} exceeded max "
-                f"{service.max_value_bytes}",
-            )
-        items.append(CacheItem(kind, payload, service.ttl(ttl)))
+        item = CacheItem(kind, payload, service.ttl(ttl))
+        problem = service.size_problem(index, item)
+        if problem:
+            raise HttpError(400, problem)
+        items.append(item)
     return items
 
 
 def responses_body(keys: list[str]) -> bytes:
+    """The Prebid Cache API's answer to a put (also /vtrack's)."""
     return orjson.dumps({"responses": [{"uuid": key} for key in keys]})
 
 
@@ -114,9 +112,7 @@ class CacheEndpoint:
             return go_error(404, f"GET /cache uuid={key}: invalid uuid length")
         try:
             value = await self.service.get(key, STORE_TIMEOUT_SECONDS)
-        except CorruptValue as exc:
-            return go_error(500, f"GET /cache uuid={key}: {exc}")
-        except CacheStoreError as exc:
+        except CacheStoreError as exc:  # CorruptValue included: its message is PBC-Go's text
             return go_error(500, f"GET /cache uuid={key}: {exc}")
         if value is None:
             return go_error(404, f"GET /cache uuid={key}: Key not found")

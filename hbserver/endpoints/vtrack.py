@@ -19,6 +19,7 @@ from aiohttp import web
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import vtrack_record
 from hbserver.bidders.registry import Registry
+from hbserver.endpoints.cache import responses_body
 from hbserver.events import integration_problem
 from hbserver.metrics import Metrics
 from hbserver.stores.accounts import AccountError, AccountStore
@@ -132,11 +133,9 @@ class VtrackEndpoint:
     def _finish(
         self, response: web.Response, account: str, puts: list[VtrackPut], keys: list[str], error: str = ""
     ) -> web.Response:
-        counter = self._outcomes.get(response.status)
+        counter = self._outcomes.get(response.status)  # the usual ones, exported from the start
         if counter is None:
-            counter = self._outcomes[response.status] = self.metrics.counter(
-                self.metrics.vtrack_requests, str(response.status)
-            )
+            counter = self.metrics.counter(self.metrics.vtrack_requests, str(response.status))
         counter.inc()
         if self.analytics.enabled:
             self.analytics.log(vtrack_record(
@@ -169,8 +168,8 @@ class VtrackEndpoint:
         except CacheStoreError as exc:
             message = f"Error occurred while sending request to cache: {exc}"
             return self._finish(text_response(500, message), account_id, puts, [], message)
-        body = orjson.dumps({"responses": [{"uuid": key} for key in keys]})
-        return self._finish(web.Response(body=body, content_type="application/json"), account_id, puts, keys)
+        response = web.Response(body=responses_body(keys), content_type="application/json")
+        return self._finish(response, account_id, puts, keys)
 
     def _items(
         self, puts: list[VtrackPut], account_id: str, integration: str | None, events_enabled: bool
@@ -187,12 +186,9 @@ class VtrackEndpoint:
                     log.debug("VastXml does not contain neither InLine nor Wrapper for %s response", put.bidder)
                 else:
                     value = modified
-            payload = value.encode()
-            size = len(payload) + 3  # PBC counts the "xml" type prefix
-            if size > self.cache.max_value_bytes:
-                raise _bad(
-                    f"POST /cache element {index} exceeded max size: Payload size {size} exceeded max "
-                    f"{self.cache.max_value_bytes}"
-                )
-            items.append(CacheItem("xml", payload, self.cache.ttl(put.ttl_seconds)))
+            item = CacheItem("xml", value.encode(), self.cache.ttl(put.ttl_seconds))
+            problem = self.cache.size_problem(index, item)
+            if problem:
+                raise _bad(problem)
+            items.append(item)
         return items

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 CacheType = Literal["xml", "json"]
-CACHE_TYPES: tuple[CacheType, ...] = ("xml", "json")
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,13 +7,15 @@ remote Prebid Cache), applies the TTL rule, bounds every call by a deadline and 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
+from typing import TypeVar
 
 from hbserver.config import Config
 from hbserver.metrics import Metrics
 from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStore, CacheStoreError
 from hbserver.web.client import SharedSession
 
+T = TypeVar("T")
 PUT_OUTCOMES = ("ok", "exists", "error", "timeout")
 GET_OUTCOMES = ("hit", "miss", "error", "timeout")
 
@@ -31,7 +33,6 @@ class CacheService:
         self.max_value_bytes = cache.max_value_bytes
         self.max_num_values = cache.max_num_values
         self.public_url = cache.public_url or config.external_url.rstrip("/") + "/cache"
-        self.metrics = metrics
         self._puts = {o: metrics.counter(metrics.cache_puts, store.name, o) for o in PUT_OUTCOMES}
         self._gets = {o: metrics.counter(metrics.cache_gets, store.name, o) for o in GET_OUTCOMES}
 
@@ -41,16 +42,26 @@ class CacheService:
             return self.default_ttl
         return min(requested, self.max_ttl)
 
+    def size_problem(self, index: int, item: CacheItem) -> str | None:
+        """PBC's refusal of an empty value or one over ``max_value_bytes`` (type prefix counted)."""
+        size = len(item.type) + len(item.payload)
+        if item.payload and size <= self.max_value_bytes:
+            return None
+        return f"POST /cache element {index} exceeded max size: Payload size {size} exceeded max {self.max_value_bytes}"
+
+    async def _within(self, call: Awaitable[T], timeout: float) -> T:
+        """``call`` bounded by ``timeout``; an in-process store answers at once, so no timer is armed."""
+        if self.store.in_process:
+            return await call
+        async with asyncio.timeout(timeout):
+            return await call
+
     async def put_many(self, items: Sequence[CacheItem], timeout: float) -> list[str]:
         """Store ``items`` in one round trip within ``timeout`` seconds; their keys in order."""
         if not items:
             return []
         try:
-            if self.store.in_process:  # answers at once: no timer to arm and cancel
-                keys = await self.store.put_many(items)
-            else:
-                async with asyncio.timeout(timeout):
-                    keys = await self.store.put_many(items)
+            keys = await self._within(self.store.put_many(items), timeout)
         except TimeoutError:
             self._puts["timeout"].inc(len(items))
             raise CacheTimeout("Timeout has been exceeded") from None
@@ -65,11 +76,7 @@ class CacheService:
 
     async def get(self, key: str, timeout: float) -> CachedValue | None:
         try:
-            if self.store.in_process:
-                value = await self.store.get(key)
-            else:
-                async with asyncio.timeout(timeout):
-                    value = await self.store.get(key)
+            value = await self._within(self.store.get(key), timeout)
         except TimeoutError:
             self._gets["timeout"].inc()
             raise CacheTimeout("Timeout has been exceeded") from None
