@@ -40,7 +40,6 @@ from hbserver.web.body import read_body
 from hbserver.web.cookies import request_cookies
 from hbserver.web.errors import HttpError, text_response
 
-JSON_UTF8 = "application/json; charset=utf-8"
 UNKNOWN_ACCOUNT = "unknown"
 MAX_BIDDERS = 1000  # a request naming more bidders than any host has is cut here
 # bidder_status entries kept by (bidder, sync type, privacy values); cleared when full, since
@@ -354,4 +353,4 @@ class CookieSyncEndpoint:
                 body += b',"debug":' + orjson.dumps(rejected)
         if self.analytics.enabled:
             self.analytics.log(cookie_sync_record(200, [], [e[0] for e in entries]))
-        return web.Response(body=body + b"}\n", headers={"Content-Type": JSON_UTF8})
+        return web.Response(body=body + b"}\n", content_type="application/json", charset="utf-8")

@@ -126,11 +126,12 @@ class SetUIDEndpoint:
         except CookieTooLarge as exc:
             return self._error(400, str(exc), "bad_request", bidder_param, uid)
 
-        headers = {"Set-Cookie": service.set_cookie(value, now), "Cache-Control": "no-store"}
+        # content_type= rather than a headers dict: aiohttp copies a dict into a new CIMultiDict.
         if fmt == "i":
-            headers["Content-Type"] = "image/png"
-            response = web.Response(body=PIXEL_PNG, headers=headers)
+            response = web.Response(body=PIXEL_PNG, content_type="image/png")
         else:
-            headers["Content-Type"] = "text/html"
-            response = web.Response(headers=headers)
+            response = web.Response(content_type="text/html")
+        headers = response.headers
+        headers["Set-Cookie"] = service.set_cookie(value, now)
+        headers["Cache-Control"] = "no-store"
         return self._finish(response, "ok", bidder_param, uid)

@@ -120,7 +120,10 @@ class ActivityControl:
         return activity.lower() in self._plans
 
     def allowed(self, activity: str, component_type: str, component_name: str) -> bool:
-        plan = self._plans.get(activity.lower())
+        plans = self._plans
+        if not plans:  # the usual account: no controls, nothing to lower-case
+            return True
+        plan = plans.get(activity.lower())
         if plan is None:
             return True
         ctype = component_type.lower()

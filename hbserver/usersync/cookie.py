@@ -31,6 +31,7 @@ _HTML_ESCAPES = (
     (b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
     ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"),
 )
+_ESCAPE_CANDIDATES = b"<>&\xe2"
 _URLSAFE = bytes.maketrans(b"+/", b"-_")  # standard base64 alphabet -> URL alphabet
 # Go's URLEncoding: URL alphabet, '=' padding, a length that is a multiple of 4 (checked on decode).
 _BASE64URL = re.compile(r"(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}==|[A-Za-z0-9_-]{3}=)?")
@@ -150,8 +151,8 @@ def encode_cookie(cookie: UidsCookie) -> str:
         doc["optout"] = True
     data = orjson.dumps(doc, option=orjson.OPT_UTC_Z)
     # Anything _HTML_ESCAPES may replace? (0xE2 leads U+2028/U+2029; other characters starting with
-    # it only cost a needless replace pass.) Four byte scans are cheaper than one regex search.
-    if b"<" in data or b">" in data or b"&" in data or b"\xe2" in data:
+    # it only cost a needless replace pass.) One deleting translate is cheaper than four scans.
+    if len(data.translate(None, _ESCAPE_CANDIDATES)) != len(data):
         for raw, escaped in _HTML_ESCAPES:
             data = data.replace(raw, escaped)
     # base64.urlsafe_b64encode's own two C calls, without its Python wrapper
