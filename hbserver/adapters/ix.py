@@ -1,0 +1,430 @@
+"""Index Exchange adapter: every valid imp in one request, the request otherwise as received.
+
+Behaviour follows PBS-Go's ix adapter, proven against its JSON fixtures. The single ``siteId`` of
+the imps becomes ``site/app.publisher.id`` (several are reported in ``ext.ixdiag.multipleSiteIds``),
+``sid`` is copied to ``imp.ext.sid``, a one-size banner gets ``w``/``h`` (and a sizeless one a
+``format``), and ``ext.ixdiag`` carries diagnostics (Prebid.js and server version). Native markup
+with 1.2 event trackers also lists their impression pixels in ``imptrackers`` for 1.1 renderers.
+
+Host settings in ``AdapterConfig.extra``: ``pbs_version`` (sent as ``ixdiag.pbsv``, "unknown" if
+empty).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from hbserver.adapters.base import (
+    MTYPE_TO_TYPE,
+    AdapterConfig,
+    BidderError,
+    BidderResponse,
+    RequestData,
+    RequestInfo,
+    ResponseData,
+    TypedBid,
+    bad_input,
+    bad_server_response,
+)
+
+_HEADERS = {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}
+_BID_TYPES = frozenset(("banner", "video", "audio", "native"))
+_EVENT_IMPRESSION = 1
+_METHOD_IMAGE = 1
+
+
+class _Invalid(ValueError):
+    """Input of the wrong JSON shape; the message is PBS-Go's (json-iterator's) text."""
+
+
+def _found(value: Any) -> str:
+    """The first character of ``value`` as JSON text (json-iterator's "but found" character)."""
+    if isinstance(value, str):
+        return '"'
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    if isinstance(value, list):
+        return "["
+    if isinstance(value, dict):
+        return "{"
+    return str(value)[:1]
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return value
+    prefix = f"cannot unmarshal {where}: " if where else ""
+    raise _Invalid(f"{prefix}expect {{ or n, but found {_found(value)}")
+
+
+def _string(value: Any, where: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    raise _Invalid(f'cannot unmarshal {where}: expects " or n, but found {_found(value)}')
+
+
+def _array(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return value
+    raise _Invalid(f"cannot unmarshal {where}: expect [ or n, but found {_found(value)}")
+
+
+def _ix_params(imp: Mapping[str, Any]) -> tuple[str, str]:
+    """(siteId, sid) from imp.ext.bidder; field names match case-insensitively, as in Go."""
+    ext = _object(imp.get("ext"), "")
+    _object(ext.get("prebid"), "adapters.ExtImpBidder.Prebid")
+    if "bidder" not in ext:
+        raise _Invalid("expect { or n, but found end of input")  # Go decodes the absent raw value
+    site_id = sid = ""
+    for key, value in _object(ext["bidder"], "").items():
+        name = key.lower()
+        if name == "siteid":
+            site_id = _string(value, "openrtb_ext.ExtImpIx.SiteId")
+        elif name == "sid":
+            sid = _string(value, "openrtb_ext.ExtImpIx.Sid")
+        elif name == "size" and value is not None:
+            if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+                raise _Invalid(f"cannot unmarshal openrtb_ext.ExtImpIx.Size: expect [ or n, but found {_found(value)}")
+    return site_id, sid
+
+
+def _banner(banner: Mapping[str, Any]) -> dict[str, Any]:
+    """A sizeless banner gets its w/h as the one format; a one-format banner gets that w/h."""
+    out = dict(banner)
+    if not out.get("format") and out.get("w") is not None and out.get("h") is not None:
+        out["format"] = [{"w": out["w"], "h": out["h"]}]
+    formats = out.get("format")
+    if isinstance(formats, list) and len(formats) == 1 and isinstance(formats[0], dict):
+        out["w"] = formats[0].get("w", 0)
+        out["h"] = formats[0].get("h", 0)
+    return out
+
+
+def _with_publisher(parent: Mapping[str, Any], site_ids: list[str]) -> dict[str, Any]:
+    publisher = parent.get("publisher")
+    publisher = dict(publisher) if isinstance(publisher, dict) else {}
+    if len(site_ids) == 1:
+        publisher["id"] = site_ids[0]
+    return {**parent, "publisher": publisher}
+
+
+def _request_ext(ext: Any, diag: dict[str, Any], version: str) -> dict[str, Any]:
+    """request.ext as IX reads it (prebid, schain, ixdiag) with our diagnostics merged in."""
+    ext = _object(ext, "")
+    prebid = ext.get("prebid")
+    channel = _object(prebid, "ix.ExtRequest.Prebid").get("channel")
+    if channel is not None:
+        diag["pbjsv"] = _string(_object(channel, "openrtb_ext.ExtRequestPrebid.Channel").get("version"),
+                                "openrtb_ext.ExtRequestPrebidChannel.Version")
+    diag["pbsv"] = version.split("-", 1)[0] if version else "unknown"
+    diag["pbsp"] = "go"  # IX's name for the PBS-Go-compatible implementation
+    ixdiag = {**_object(ext.get("ixdiag"), ""), **diag}
+    out: dict[str, Any] = {}
+    if prebid is not None:
+        out["prebid"] = prebid
+    if ext.get("schain") is not None:
+        out["schain"] = ext["schain"]
+    out["ixdiag"] = ixdiag
+    return out
+
+
+class IxAdapter:
+    def __init__(self, config: AdapterConfig) -> None:
+        self.endpoint = config.endpoint
+        self.version = str(config.extra.get("pbs_version", ""))
+
+    def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
+        if not self.endpoint:
+            return [], [bad_input(f"bidder {info.bidder} has no endpoint configured")]
+        errors: list[BidderError] = []
+        site_ids: set[str] = set()
+        imps = []
+        for imp in request.get("imp") or ():
+            if not isinstance(imp, dict):
+                continue
+            try:
+                site_id, sid = _ix_params(imp)
+            except _Invalid as exc:
+                errors.append(bad_input(str(exc)))
+                continue
+            if site_id:
+                site_ids.add(site_id)
+            out = dict(imp)
+            if sid:
+                out["ext"] = {**imp["ext"], "sid": sid}
+            if isinstance(imp.get("banner"), dict):
+                out["banner"] = _banner(imp["banner"])
+            imps.append(out)
+
+        body = dict(request)
+        ordered_ids = sorted(site_ids)
+        for key in ("site", "app"):
+            if isinstance(request.get(key), dict):
+                body[key] = _with_publisher(request[key], ordered_ids)
+        diag: dict[str, Any] = {}
+        if len(ordered_ids) > 1:
+            diag["multipleSiteIds"] = ", ".join(ordered_ids)
+        try:
+            body["ext"] = _request_ext(request.get("ext"), diag, self.version)
+        except _Invalid as exc:
+            errors.append(bad_input(str(exc)))
+        if not imps:
+            return [], errors
+        body["imp"] = imps
+        imp_ids = [imp.get("id", "") for imp in imps]
+        return [RequestData("POST", self.endpoint, orjson.dumps(body), _HEADERS, imp_ids)], errors
+
+    def make_bids(
+        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    ) -> tuple[BidderResponse | None, list[BidderError]]:
+        status = response.status
+        if status == 204:
+            return None, []
+        message = f"Unexpected status code: {status}. Run with request.debug = 1 for more info"
+        if status == 400:
+            return None, [bad_input(message)]
+        if status != 200:
+            return None, [bad_server_response(message)]
+        try:
+            data = orjson.loads(response.body)
+            _check_bid_response(data)
+        except (orjson.JSONDecodeError, _Invalid) as exc:
+            return None, [bad_server_response(f"JSON parsing error: {exc}")]
+
+        imp_types = {}
+        for imp in request.get("imp") or ():
+            if not isinstance(imp, dict) or not isinstance(imp.get("id"), str):
+                continue
+            for kind in ("banner", "video", "native", "audio"):
+                if imp.get(kind) is not None:
+                    imp_types[imp["id"]] = kind
+                    break
+        result = BidderResponse(currency=data.get("cur") or "USD")
+        errors: list[BidderError] = []
+        for seatbid in data.get("seatbid") or ():
+            for bid in (seatbid.get("bid") if isinstance(seatbid, dict) else None) or ():
+                if not isinstance(bid, dict):
+                    continue
+                try:
+                    result.bids.append(_typed_bid(bid, imp_types))
+                except _Invalid as exc:
+                    errors.append(bad_server_response(str(exc)))
+        if "ext" in data:
+            try:
+                result.fledge_auction_configs = _fledge(data["ext"])
+            except _Invalid as exc:
+                return None, [*errors, bad_server_response(str(exc))]
+        return result, errors
+
+
+_RESPONSE_STRINGS = {"id": "ID", "bidid": "BidID", "cur": "Cur", "customdata": "CustomData"}
+_SEATBID_STRINGS = {"seat": "Seat"}
+_BID_STRINGS = {"id": "ID", "impid": "ImpID", "adm": "AdM", "adid": "AdID", "crid": "CrID", "cid": "CID",
+                "dealid": "DealID", "nurl": "NURL", "burl": "BURL", "lurl": "LURL"}
+
+
+def _check_bid_response(data: Any) -> None:
+    """Fail where PBS-Go's typed BidResponse decoding would, with its words (the fields we read)."""
+    if not isinstance(data, dict):
+        raise _Invalid(f"expect {{ or n, but found {_found(data)}")
+    for key, value in data.items():
+        if key in _RESPONSE_STRINGS:
+            _string(value, f"openrtb2.BidResponse.{_RESPONSE_STRINGS[key]}")
+        elif key == "seatbid":
+            for seatbid in _array(value, "openrtb2.BidResponse.SeatBid"):
+                seatbid = _object(seatbid, "openrtb2.BidResponse.SeatBid")
+                for seat_key, seat_value in seatbid.items():
+                    if seat_key in _SEATBID_STRINGS:
+                        _string(seat_value, f"openrtb2.SeatBid.{_SEATBID_STRINGS[seat_key]}")
+                    elif seat_key == "bid":
+                        for bid in _array(seat_value, "openrtb2.SeatBid.Bid"):
+                            _check_bid(_object(bid, "openrtb2.SeatBid.Bid"))
+
+
+def _check_bid(bid: Mapping[str, Any]) -> None:
+    for key, value in bid.items():
+        if key in _BID_STRINGS:
+            _string(value, f"openrtb2.Bid.{_BID_STRINGS[key]}")
+        elif key == "price" and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise _Invalid(f"cannot unmarshal openrtb2.Bid.Price: readFloat64: unexpected character: {_found(value)}")
+        elif key == "cat" and value is not None:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise _Invalid(f"cannot unmarshal openrtb2.Bid.Cat: expect [ or n, but found {_found(value)}")
+
+
+def _prebid_ext(bid: Mapping[str, Any]) -> dict[str, Any]:
+    ext = bid.get("ext")
+    prebid = ext.get("prebid") if isinstance(ext, dict) else None
+    return prebid if isinstance(prebid, dict) else {}
+
+
+def _bid_type(bid: Mapping[str, Any], imp_types: Mapping[Any, str]) -> str:
+    """mtype, else ext.prebid.type, else the media type of the bid's imp."""
+    mtype = bid.get("mtype")
+    kind = MTYPE_TO_TYPE.get(mtype) if isinstance(mtype, int) else None
+    if kind is not None:
+        return kind
+    declared = _prebid_ext(bid).get("type")
+    if isinstance(declared, str) and declared:
+        if declared not in _BID_TYPES:
+            raise _Invalid(f"invalid BidType: {declared}")
+        return declared
+    impid = bid.get("impid")
+    kind = imp_types.get(impid) if isinstance(impid, str) else None
+    if kind is None:
+        raise _Invalid(f"unmatched impression id: {bid.get('impid', '')}")
+    return kind
+
+
+def _typed_bid(bid: dict[str, Any], imp_types: Mapping[Any, str]) -> TypedBid:
+    kind = _bid_type(bid, imp_types)
+    out = bid
+    video = None
+    if kind == "video":
+        prebid_video = _prebid_ext(bid).get("video")
+        if isinstance(prebid_video, dict):
+            duration = prebid_video.get("duration")
+            video = {"duration": duration if isinstance(duration, int) else 0, "primary_category": ""}
+            if not bid.get("cat"):
+                category = prebid_video.get("primary_category")
+                out = {**bid, "cat": [category if isinstance(category, str) else ""]}
+    elif kind == "native" and isinstance(bid.get("adm"), str):
+        adm = _native_adm_with_imptrackers(bid["adm"])
+        if adm != bid["adm"]:
+            out = {**bid, "adm": adm}
+    return TypedBid(out, kind, bid_video=video)
+
+
+def _fledge(ext: Any) -> list[dict[str, Any]] | None:
+    """Protected Audience configs from ext.protectedAudienceAuctionConfigs ([{bidId, config}])."""
+    configs = _object(ext, "").get("protectedAudienceAuctionConfigs")
+    if configs is None:
+        return None
+    out = []
+    for item in _array(configs, "ix.ixRespExt.AuctionConfig"):
+        item = _object(item, "ix.ixRespExt.AuctionConfig")
+        imp_id = _string(item.get("bidId"), "ix.auctionConfig.BidId")
+        if item.get("config") is not None:
+            out.append({"impid": imp_id, "config": item["config"]})
+    return out
+
+
+# --- native markup: 1.2 event trackers mirrored into imptrackers --------------------------------
+
+
+def _native_adm_with_imptrackers(adm: str) -> str:
+    """The markup (1.1 ``{"native": {...}}`` or 1.2 bare) with impression-pixel event trackers
+    also listed in ``imptrackers``, re-encoded as PBS-Go's native response types; unchanged if it
+    has no event trackers or is not native JSON."""
+    try:
+        parsed = orjson.loads(adm)
+    except orjson.JSONDecodeError:
+        return adm
+    if not isinstance(parsed, dict):
+        return adm
+    wrapped = parsed.get("native")
+    if isinstance(wrapped, dict) and wrapped.get("eventtrackers"):
+        encoded = _encode_native(wrapped)
+        if encoded is not None:
+            return '{"native":' + encoded + "}"
+    if parsed.get("eventtrackers"):
+        encoded = _encode_native(parsed)
+        if encoded is not None:
+            return encoded
+    return adm
+
+
+def _encode_native(native: Mapping[str, Any]) -> str | None:
+    try:
+        typed = _typed_native(native)
+    except (_Invalid, TypeError, ValueError):
+        return None  # not decodable as a native response: PBS-Go leaves such markup alone
+    pixels = set(typed.get("imptrackers", ()))
+    for tracker in typed.get("eventtrackers", ()):
+        if tracker["event"] == _EVENT_IMPRESSION and tracker["method"] == _METHOD_IMAGE:
+            pixels.add(tracker.get("url", ""))
+    if pixels:
+        typed["imptrackers"] = sorted(pixels)
+    else:
+        typed.pop("imptrackers", None)
+    ordered = {key: typed[key] for key in _NATIVE_FIELDS if key in typed}
+    # Go escapes these two line separators even with HTML escaping off
+    return orjson.dumps(ordered).decode().replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+# Field layouts of PBS-Go's native 1.2 response types: (name, kind, written even when empty).
+# Kinds: "int" (omitted when 0), "ptr-int" (written when present), "str" (omitted when ""),
+# "strs" (omitted when empty), "raw" (written when present), a layout (a struct pointer, written
+# when present), or a one-layout tuple list (omitted when empty).
+_INT, _PTR_INT, _STR, _RAW, _STRS = "int", "ptr-int", "str", "raw", "strs"
+_LINK = (("url", _STR, True), ("clicktrackers", _STRS, False), ("fallback", _STR, False), ("ext", _RAW, False))
+_TITLE = (("text", _STR, True), ("len", _INT, False), ("ext", _RAW, False))
+_IMAGE = (("type", _INT, False), ("url", _STR, True), ("w", _INT, False), ("h", _INT, False), ("ext", _RAW, False))
+_VIDEO = (("vasttag", _STR, True), ("ext", _RAW, False))
+_DATA = (("type", _INT, False), ("len", _INT, False), ("label", _STR, False), ("value", _STR, True),
+         ("ext", _RAW, False))
+_ASSET = (("id", _PTR_INT, False), ("required", _INT, False), ("title", _TITLE, False), ("img", _IMAGE, False),
+          ("video", _VIDEO, False), ("data", _DATA, False), ("link", _LINK, False), ("ext", _RAW, False))
+_TRACKER = (("event", _INT, True), ("method", _INT, True), ("url", _STR, False), ("customdata", _RAW, False),
+            ("ext", _RAW, False))
+_RESPONSE = (("ver", _STR, False), ("assets", (_ASSET,), False), ("assetsurl", _STR, False),
+             ("dcourl", _STR, False), ("link", _LINK, True), ("imptrackers", _STRS, False),
+             ("jstracker", _STR, False), ("eventtrackers", (_TRACKER,), False), ("privacy", _STR, False),
+             ("ext", _RAW, False))
+_NATIVE_FIELDS = tuple(name for name, _, _ in _RESPONSE)
+_OMIT_WHEN_EMPTY = frozenset((_INT, _STR, _STRS))
+
+
+def _typed_native(native: Mapping[str, Any]) -> dict[str, Any]:
+    return _typed(native, _RESPONSE)
+
+
+def _typed(node: Any, layout: tuple[tuple[str, Any, bool], ...]) -> dict[str, Any]:
+    """``node`` decoded into a Go struct of ``layout`` and encoded again: unknown keys dropped,
+    empty values left out as Go's omitempty does; a wrong type raises."""
+    data = _object(node, "")
+    out: dict[str, Any] = {}
+    for name, kind, always in layout:
+        value = _typed_value(data.get(name), kind)
+        if value is None:
+            if always:
+                out[name] = _typed({}, kind) if isinstance(kind, tuple) else 0 if kind == _INT else ""
+            continue
+        is_list = isinstance(kind, tuple) and len(kind) == 1
+        if not always and not value and (kind in _OMIT_WHEN_EMPTY or is_list):
+            continue
+        out[name] = value
+    return out
+
+
+def _typed_value(value: Any, kind: Any) -> Any:
+    if value is None:
+        return None
+    if kind in (_INT, _PTR_INT):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _Invalid("not an integer")
+        return value
+    if kind == _STR:
+        return _string(value, "native")
+    if kind == _RAW:
+        return value
+    if kind == _STRS:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _Invalid("not a string list")
+        return value
+    if len(kind) == 1:  # a list of structs
+        return [_typed(item, kind[0]) for item in _array(value, "native")]
+    return _typed(value, kind)
+
+
+def build(config: AdapterConfig) -> IxAdapter:
+    return IxAdapter(config)

@@ -1,0 +1,68 @@
+"""One test per PBS-Go adapter fixture per bidder (README of ../shared/fixtures/pbs-adapters).
+
+Run: ``.venv/bin/python -m pytest -q tests/conformance`` (``-k appnexus`` for one bidder). Without the
+fixtures directory (or without a bidder's adapter module) the cases are skipped, except under
+``CI=true`` where that is a failure. ``HBSERVER_PBS_FIXTURES`` points the runner at another copy. The
+session ends with a table of fixtures, passed and excepted per bidder (see conftest.py).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.conformance.exceptions import read_exceptions
+from tests.conformance.harness import BIDDERS, UnknownAdapter, fixtures_root, make_adapter, run_fixture
+from tests.conformance.loader import fixture_paths, load_fixture
+
+ROOT = fixtures_root()
+EXCEPTIONS = read_exceptions()
+CASES = [
+    pytest.param(bidder, folder, path, id=f"{bidder}/{folder}/{path.name}")
+    for bidder in BIDDERS
+    for folder, path in (fixture_paths(ROOT, bidder) if ROOT.is_dir() else ())
+]
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def test_fixtures_present():
+    if ROOT.is_dir():
+        return
+    message = f"PBS adapter fixtures not found at {ROOT}: conformance cases not run"
+    if _in_ci():
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def test_exceptions_name_fixtures():
+    if not ROOT.is_dir():
+        pytest.skip(f"PBS adapter fixtures not found at {ROOT}")
+    missing = [key for key in EXCEPTIONS if not (ROOT / key).is_file()]
+    assert not missing, f"EXCEPTIONS.md lists fixtures that do not exist: {missing}"
+
+
+@pytest.mark.parametrize(("bidder", "folder", "path"), CASES)
+def test_fixture(bidder, folder, path, record_property):
+    key = f"{bidder}/{folder}/{path.name}"
+    record_property("conformance_bidder", bidder)
+    try:
+        adapter = make_adapter(bidder)
+    except UnknownAdapter:
+        message = f"no adapter module hbserver.adapters.{bidder} yet"
+        if _in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    fixture = load_fixture(path, bidder, folder)
+    if key not in EXCEPTIONS:
+        problems = run_fixture(fixture, adapter)
+        assert not problems, f"{key}:\n  " + "\n  ".join(problems)
+        return
+    problems = run_fixture(fixture, adapter, check_error_text=False)
+    assert not problems, f"{key} (excepted: error wording only):\n  " + "\n  ".join(problems)
+    stale = not run_fixture(fixture, make_adapter(bidder))
+    assert not stale, f"{key} passes with exact error texts: remove it from EXCEPTIONS.md"
+    record_property("conformance_excepted", True)

@@ -1,0 +1,183 @@
+"""The conformance runner's own rules, on small synthetic fixtures (no shared fixtures needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from hbserver.adapters.base import BidderError, BidderResponse, RequestData, ResponseData, TypedBid
+from tests.conformance.compare import (
+    compare_bid_responses,
+    compare_errors,
+    compare_requests,
+    error_matches,
+    json_diff,
+    object_diff,
+)
+from tests.conformance.exceptions import read_exceptions
+from tests.conformance.harness import rates_converter, run_fixture
+from tests.conformance.loader import ExpectedBid, ExpectedBidResponse, ExpectedError, HttpCall, load_fixture
+
+FIXTURE = """{
+  "//": "a comment key Go ignores",
+  "mockBidRequest": {"id": "r", "imp": [{"id": "i1", "ext": {"bidder": {}}}]},
+  "httpcalls": [
+    {"expectedRequest": {"uri": "http://x", "body": {"id": "r", "n": 1.0}, "impIDs": ["i1"]},
+     "MockResponse": {"status": 200, "body": {
+        "seatbid": [{"bid": [{"id": "b", "impid": "i1", "price": 0.500000}]}]
+     }}}
+  ],
+  "expectedBidResponses": [{"currency": "USD", "bids": [{"bid": {"id": "b", "impid": "i1", "price": 0.5},
+                                                         "type": "banner"}]}],
+  "expectedMakeBidsErrors": [{"value": "odd", "comparison": "startswith"}]
+}"""
+
+
+@pytest.fixture
+def fixture_file(tmp_path: Path) -> Path:
+    path = tmp_path / "bidder" / "supplemental" / "case.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(FIXTURE)
+    return path
+
+
+def test_loader_is_case_insensitive_and_keeps_raw_bodies(fixture_file: Path):
+    fixture = load_fixture(fixture_file, "bidder", "supplemental")
+    assert fixture.key == "bidder/supplemental/case.json"
+    assert len(fixture.calls) == 1
+    call = fixture.calls[0]
+    assert (call.uri, call.imp_ids, call.status) == ("http://x", ["i1"], 200)
+    assert call.body_raw == b'{"id": "r", "n": 1.0}'
+    assert call.response_body.startswith(b'{\n        "seatbid"') and b"0.500000" in call.response_body
+    assert fixture.make_bids_errors == [ExpectedError("odd", "startswith")]
+    assert fixture.errors_allowed and fixture.entry_point == "openrtb2-auction"
+
+
+def test_loader_matches_keys_as_go_does(tmp_path: Path):
+    """Each key goes to the field it names (any case); a later key for the same field wins."""
+    path = tmp_path / "x.json"
+    path.write_text('{"mockBidRequest": {"id": "a"}, "MOCKBIDREQUEST": {"id": "b"}, "httpCALLS": null}')
+    fixture = load_fixture(path, "b", "exemplary")
+    assert (fixture.request, fixture.calls) == ({"id": "b"}, [])
+    path.write_text('{"MOCKBIDREQUEST": {"id": "b"}, "mockBidRequest": {"id": "a"}, "unknown": 1}')
+    assert load_fixture(path, "b", "exemplary").request == {"id": "a"}
+
+
+@pytest.mark.parametrize(("expected", "actual", "equal"), [
+    ({"a": 1}, {"a": 1.0}, True),
+    ({"a": [1, 2]}, {"a": [2, 1]}, False),
+    ({"a": 1}, {"a": "1"}, False),
+    ({"a": True}, {"a": 1}, False),
+    ({"a": None}, {}, False),
+    ({"a": {}}, {}, False),
+    ({"b": 1, "a": 2}, {"a": 2, "b": 1}, True),
+    ({"n": 8189378542222915032}, {"n": 8189378542222915000}, True),
+    ("x", "x", True),
+])
+def test_json_meaning(expected, actual, equal):
+    assert (json_diff(expected, actual) is None) == equal
+
+
+def test_bodies_must_be_objects():
+    assert object_diff([1], [1]) is not None
+    assert object_diff({"a": 1}, {"a": 1}) is None
+
+
+@pytest.mark.parametrize(("actual", "value", "comparison", "match"), [
+    ("exact", "exact", "", True),
+    ("exact", "exact", "literal", True),
+    ("exact text", "exact", "literal", False),
+    ("exact text", "exact", "startswith", True),
+    ("an error 42 here", r"error \d+", "regex", True),
+    ("nothing", r"^x", "regex", False),
+])
+def test_error_comparisons(actual, value, comparison, match):
+    assert error_matches(actual, ExpectedError(value, comparison)) is match
+
+
+def test_unknown_comparison_is_fatal():
+    with pytest.raises(ValueError, match="unknown error comparison"):
+        error_matches("x", ExpectedError("x", "contains"))
+
+
+def test_error_counts_and_wording():
+    expected = [ExpectedError("a"), ExpectedError("b")]
+    assert compare_errors("S", expected, [BidderError("a"), BidderError("b")]) == []
+    assert compare_errors("S", expected, [BidderError("a")])
+    assert compare_errors("S", expected, [BidderError("a"), BidderError("c")])
+    assert compare_errors("S", expected, [BidderError("a"), BidderError("c")], check_text=False) == []
+
+
+def call(uri: str, ids: list[str], body: dict) -> HttpCall:
+    return HttpCall(uri=uri, body=body, imp_ids=ids)
+
+
+def sent(uri: str, ids: list[str], body: dict) -> RequestData:
+    return RequestData("POST", uri, orjson.dumps(body), imp_ids=ids)
+
+
+def test_request_matching_is_order_free_but_exact():
+    expected = [call("u", ["a"], {"x": 1}), call("u", ["b", "c"], {"x": 2})]
+    assert compare_requests(expected, [sent("u", ["c", "b"], {"x": 2}), sent("u", ["a"], {"x": 1})]) == []
+    assert compare_requests(expected, [sent("u", ["a"], {"x": 1})])  # count
+    assert compare_requests(expected, [sent("u", ["a"], {"x": 1}), sent("v", ["b", "c"], {"x": 2})])  # uri
+    assert compare_requests([call("u", [], {})], [sent("u", [], {})])  # no impIDs never matches
+
+
+def test_bid_responses():
+    want = [ExpectedBidResponse("USD", [ExpectedBid({"id": "b", "price": 1}, "video", "",
+                                                    {"duration": 30, "primary_category": ""})])]
+    good = BidderResponse([TypedBid({"id": "b", "price": 1.0}, "video", bid_video={"duration": 30})])
+    assert compare_bid_responses(want, [good]) == []
+    assert compare_bid_responses(want, [])
+    assert compare_bid_responses(want, [BidderResponse([TypedBid({"id": "b", "price": 1}, "banner")])])
+    assert compare_bid_responses(want, [BidderResponse([TypedBid({"id": "b", "price": 1}, "video")])])
+    assert compare_bid_responses(want, [BidderResponse(good.bids, "EUR")])
+    assert compare_bid_responses(want, [BidderResponse(good.bids, fledge_auction_configs=[])])
+    fledge = [ExpectedBidResponse("", [], [{"impid": "i", "config": {}}])]
+    assert compare_bid_responses(fledge, [BidderResponse()])
+    assert compare_bid_responses(fledge, [BidderResponse(fledge_auction_configs=[{"impid": "i", "config": {}}])]) == []
+
+
+def test_rates_converter():
+    assert rates_converter({"ext": {}}) is None
+    convert = rates_converter({"ext": {"prebid": {"currency": {"rates": {"EUR": {"USD": 2.0}}}}}})
+    assert convert(1.0, "EUR", "USD") == 2.0
+    assert convert(1.0, "usd", "EUR") == 0.5
+    assert convert(3.0, "JPY", "JPY") == 3.0
+    with pytest.raises(ValueError, match="'JPY' => 'USD'"):
+        convert(1.0, "JPY", "USD")
+
+
+class _Echo:
+    """A tiny adapter for the harness: one call with the request, bids typed banner."""
+
+    def __init__(self, mutate: bool = False, bid_errors: tuple[str, ...] = ()) -> None:
+        self.mutate, self.bid_errors = mutate, bid_errors
+
+    def make_requests(self, request, info):
+        if self.mutate:
+            request["imp"][0]["ext"]["bidder"]["x"] = 1
+        return [sent("http://x", ["i1"], {"id": "r", "n": 1})], []
+
+    def make_bids(self, request, call, response: ResponseData):
+        bids = orjson.loads(response.body)["seatbid"][0]["bid"]
+        return BidderResponse([TypedBid(bid, "banner") for bid in bids]), [BidderError(m) for m in self.bid_errors]
+
+
+def test_run_fixture(fixture_file: Path):
+    fixture = load_fixture(fixture_file, "bidder", "supplemental")
+    assert run_fixture(fixture, _Echo(bid_errors=("odd one",))) == []
+    assert run_fixture(fixture, _Echo()) != []  # a missing error
+    assert "MakeRequests changed the request it was given" in run_fixture(fixture, _Echo(True, ("odd",)))
+    fixture.folder = "exemplary"
+    assert run_fixture(fixture, _Echo(bid_errors=("odd one",))) == ["exemplary fixtures may not expect errors"]
+
+
+def test_exceptions_table(tmp_path: Path):
+    path = tmp_path / "EXCEPTIONS.md"
+    path.write_text("| fixture | reason |\n|---|---|\n| `ix/supplemental/a.json` | Go wording |\n| not a row |\n")
+    assert read_exceptions(path) == {"ix/supplemental/a.json": "Go wording"}
+    assert isinstance(read_exceptions(), dict)
