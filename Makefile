@@ -32,7 +32,7 @@ lint: $(STAMP)
 services:
 	@bash scripts/services.sh
 
-# Chromium (Debian) and prebid-universal-creative@1.17.2 (npm pack into .cache/npm/) for tests/e2e/browser.
+# Chromium (Debian), prebid-universal-creative@1.17.2 and a Prebid.js 11.36.0 PBS-only bundle (npm pack into .cache/npm/) for tests/e2e/browser.
 browser-deps:
 	@bash scripts/browser-deps.sh
 

@@ -67,6 +67,7 @@ def summarize(
     """A scenario's entry in the report. ``hello`` maps rounds to hello-world runs (None for hello)."""
     results = [o.result for o in outcomes if o.result is not None]
     median_rps = _median([r.requests_per_sec for r in results])
+    median_p99 = _median([r.p99_ms for r in results])
     hello_rps = _median([o.result.requests_per_sec for o in (hello or {}).values() if o.result is not None])
     rounds = []
     for outcome in outcomes:
@@ -74,17 +75,24 @@ def summarize(
         reference = (hello or {}).get(outcome.round)
         if hello is not None and outcome.result and reference and reference.result:
             entry["ratio"] = _ratio(outcome.result.requests_per_sec, reference.result.requests_per_sec)
+        if scenario.p99_max_ms is not None and outcome.result is not None:
+            entry["p99_met"] = outcome.result.p99_ms <= scenario.p99_max_ms
         rounds.append(entry)
     ok = bool(outcomes) and all(o.ok for o in outcomes)
     ratio = _ratio(median_rps, median_rps if hello is None else hello_rps)
-    target_met = None if scenario.target_ratio is None or ratio is None else ratio >= scenario.target_ratio
+    ratio_met = None if scenario.target_ratio is None or ratio is None else ratio >= scenario.target_ratio
+    p99_met = None if scenario.p99_max_ms is None or median_p99 is None else median_p99 <= scenario.p99_max_ms
+    checks = [ratio_met] if scenario.target_ratio is not None else []
+    if scenario.p99_max_ms is not None:
+        checks.append(p99_met)
+    target_met = combine_criteria(checks)
     if not ok:
         status = "ERROR"
     elif hello is None:
         status = "BASELINE"
-    elif scenario.target_ratio is None:
+    elif not scenario.judged:
         status = "INFO"
-    elif ratio is None:
+    elif target_met is None:
         status = "N/A"
     else:
         status = "PASS" if target_met else "FAIL"
@@ -97,20 +105,33 @@ def summarize(
         "body_file": scenario.body_file,
         "lua_script": scenario.lua_script,
         "config": dict(scenario.config) if scenario.config is not None else None,
+        "connections": scenario.connections,
         "target_ratio": scenario.target_ratio,
+        "p99_max_ms": scenario.p99_max_ms,
         "rounds": rounds,
         "median": {
             "requests_per_sec": median_rps,
             "p50_ms": _median([r.p50_ms for r in results]),
-            "p99_ms": _median([r.p99_ms for r in results]),
+            "p99_ms": median_p99,
         },
         "ratio": ratio,
+        "ratio_met": ratio_met,
+        "p99_met": p99_met,
         "target_met": target_met,
         "errors": sum(r.errors for r in results),
         "failed_rounds": sum(1 for o in outcomes if not o.ok),
         "ok": ok,
         "status": status,
     }
+
+
+def combine_criteria(checks: Sequence[bool | None]) -> bool | None:
+    """All criteria met: False if any failed, None if none apply or one could not be judged."""
+    if False in checks:
+        return False
+    if not checks or None in checks:
+        return None
+    return True
 
 
 def _ratio(value: float | None, reference: float | None) -> float | None:
@@ -130,14 +151,15 @@ def build_report(
     entries = [summarize(HELLO, outcomes.get(HELLO.name, []), None)]
     entries += [summarize(s, outcomes.get(s.name, []), hello_runs) for s in scenarios]
     ok = all(entry["ok"] for entry in entries)
-    targeted = [entry for entry in entries if entry["target_ratio"] is not None]
+    targeted = [entry for entry in entries if entry["target_ratio"] is not None or entry["p99_max_ms"] is not None]
     return {
         "schema": 1,
         "baseline": HELLO.name,
         "settings": dict(settings),
         "machine": dict(machine),
         "scenarios": entries,
-        "targets": {entry["name"]: entry["target_ratio"] for entry in targeted},
+        "targets": _limits(targeted, "target_ratio"),
+        "latency_targets": _limits(targeted, "p99_max_ms"),
         "summary": {
             "ok": ok,
             "targets_met": all(entry["target_met"] for entry in targeted),
@@ -146,6 +168,10 @@ def build_report(
             "exit_status": 0 if ok else 1,
         },
     }
+
+
+def _limits(entries: Sequence[Mapping[str, Any]], key: str) -> dict[str, float]:
+    return {entry["name"]: entry[key] for entry in entries if entry[key] is not None}
 
 
 def write_json(report: Mapping[str, Any], path: Path) -> None:
@@ -163,21 +189,23 @@ def _fmt(value: float | None, spec: str) -> str:
 
 def format_table(report: Mapping[str, Any]) -> str:
     """The summary: one line per scenario, then the per-round req/s and any errors."""
+    default_connections = report["settings"]["connections"]
     header = (
-        f"{'scenario':<20} {'req/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'ratio':>6} "
-        f"{'target':>6} {'result':>8} {'errors':>7}"
+        f"{'scenario':<20} {'conns':>5} {'req/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'ratio':>6} "
+        f"{'target':>6} {'p99 max':>8} {'result':>8} {'errors':>7}"
     )
     lines = [header, "-" * len(header)]
     for entry in report["scenarios"]:
         median = entry["median"]
+        connections = entry.get("connections") or default_connections
         lines.append(
-            f"{entry['name']:<20} {_fmt(median['requests_per_sec'], '10.1f')} "
+            f"{entry['name']:<20} {connections:>5} {_fmt(median['requests_per_sec'], '10.1f')} "
             f"{_fmt(median['p50_ms'], '8.2f')} {_fmt(median['p99_ms'], '8.2f')} "
             f"{_fmt(entry['ratio'], '6.2f')} {_fmt(entry['target_ratio'], '6.2f')} "
-            f"{entry['status']:>8} {entry['errors']:>7}"
+            f"{_fmt(entry.get('p99_max_ms'), '8.1f')} {entry['status']:>8} {entry['errors']:>7}"
         )
     lines.append("")
-    lines.append("per round req/s (ratio to hello-world in the same round):")
+    lines.append("per round req/s (ratio to hello-world in the same round; p99 where there is a p99 limit):")
     for entry in report["scenarios"]:
         cells = []
         for run in entry["rounds"]:
@@ -185,6 +213,8 @@ def format_table(report: Mapping[str, Any]) -> str:
             cell = "error" if rps is None else f"{rps:.1f}"
             if "ratio" in run and run["ratio"] is not None:
                 cell += f" ({run['ratio']:.2f})"
+            if "p99_met" in run:
+                cell += f" p99 {run['p99_ms']:.1f} ms"
             cells.append(cell)
         lines.append(f"  {entry['name']:<18} " + "  ".join(cells))
     problems = [(e["name"], r) for e in report["scenarios"] for r in e["rounds"] if r.get("error")]
@@ -235,31 +265,46 @@ def write_chart(report: Mapping[str, Any], path: Path) -> None:
     throughput.set_title("Throughput, ratio to hello-world")
     throughput.grid(axis="y", alpha=0.3)
 
-    width = 0.38
-    p50 = [entry["median"]["p50_ms"] or 0.0 for entry in entries]
-    p99 = [entry["median"]["p99_ms"] or 0.0 for entry in entries]
-    bars50 = latency.bar([x - width / 2 for x in positions], p50, width, label="p50", color="#9ecae1")
-    bars99 = latency.bar([x + width / 2 for x in positions], p99, width, label="p99", color="#3182bd")
-    latency.bar_label(bars50, fmt="%.2f", fontsize=8)
-    latency.bar_label(bars99, fmt="%.2f", fontsize=8)
-    latency.set_xticks(positions, names, rotation=15)
-    latency.set_ylabel("latency, ms (median over rounds)")
-    latency.set_title("Latency")
-    latency.legend()
-    latency.grid(axis="y", alpha=0.3)
-    latency.set_ylim(0, max([*p99, *p50, 0.1]) * 1.15)
+    _draw_latency(latency, entries, positions)
 
     settings, machine = report["settings"], report["machine"]
     versions = machine["versions"]
+    overrides = "".join(f", {e['name']} -c{e['connections']}" for e in entries if e.get("connections"))
     figure.suptitle(
         f"hbserver benchmark {machine['date']}: {settings['rounds']} round(s) x {settings['duration_s']}s, "
-        f"wrk -t1 -c{settings['connections']}, hbserver 1 worker\n"
+        f"wrk -t1 -c{settings['connections']}{overrides}, hbserver 1 worker\n"
         f"{machine['cpu_model']}, nproc {machine['nproc']}; {settings['pinning']['note']}; "
         f"Python {machine['python']}, aiohttp {versions.get('aiohttp')}, uvloop {versions.get('uvloop')}",
         fontsize=10,
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)
+
+
+def _draw_latency(axes: Any, entries: Sequence[Mapping[str, Any]], positions: Sequence[int]) -> None:
+    """p50 and p99 bars per scenario, dashes at p99 limits; a log scale when they span decades."""
+    width = 0.38
+    p50 = [entry["median"]["p50_ms"] or 0.0 for entry in entries]
+    p99 = [entry["median"]["p99_ms"] or 0.0 for entry in entries]
+    bars50 = axes.bar([x - width / 2 for x in positions], p50, width, label="p50", color="#9ecae1")
+    bars99 = axes.bar([x + width / 2 for x in positions], p99, width, label="p99", color="#3182bd")
+    axes.bar_label(bars50, fmt="%.2f", fontsize=8)
+    axes.bar_label(bars99, fmt="%.2f", fontsize=8)
+    limits = [(x, entry["p99_max_ms"]) for x, entry in zip(positions, entries, strict=True) if entry.get("p99_max_ms")]
+    for x, limit in limits:
+        axes.hlines(limit, x, x + width, colors="#d62728", linestyles="dashed", linewidth=1.5)
+    top = max([*p99, *p50, *(limit for _, limit in limits), 0.1])
+    bottom = min([value for value in [*p50, *p99] if value > 0], default=top)
+    if top / bottom > 50:
+        axes.set_yscale("log")
+        axes.set_ylim(bottom / 2, top * 3)
+    else:
+        axes.set_ylim(0, top * 1.15)
+    axes.set_xticks(positions, [entry["name"] for entry in entries], rotation=15)
+    axes.set_ylabel("latency, ms (median over rounds; dashes: p99 limit)")
+    axes.set_title("Latency")
+    axes.legend()
+    axes.grid(axis="y", alpha=0.3)
 
 
 def _bar_label(entry: Mapping[str, Any]) -> str:
@@ -270,6 +315,8 @@ def _bar_label(entry: Mapping[str, Any]) -> str:
         text = "-" if ratio is None else f"{ratio:.2f}x"
         if entry["target_ratio"] is not None:
             text += f"\ntarget {entry['target_ratio']:.2f}"
+        if entry.get("p99_max_ms") is not None:
+            text += f"\np99 <= {entry['p99_max_ms']:g} ms"
     if entry["status"] not in ("BASELINE", "INFO"):
         text += f"\n{entry['status']}"
     return text

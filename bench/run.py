@@ -8,13 +8,13 @@ Knobs (environment):
   BENCH_DURATION     seconds per measured run (default 10)
   BENCH_WARMUP       seconds of warm-up before each measured run (default 2; 0 = none)
   BENCH_ROUNDS       rounds (default 3)
-  BENCH_CONNECTIONS  wrk connections (default 64)
+  BENCH_CONNECTIONS  wrk connections (default 64; a scenario with its own ``connections`` keeps it)
   BENCH_SCENARIOS    comma list of scenario names (default: all; hello-world always runs)
   BENCH_SOAK_PUTS    puts in the memory cache store soak after the rounds (default 1000000; 0 = skip)
 
 Writes bench/results/latest.json and latest.png and prints a summary. Exit status: 0, or 1 when
-a scenario had failed responses or could not run (a missed target ratio is only reported); 2 on
-a bad knob or missing wrk.
+a scenario had failed responses or could not run (a missed target, ratio or p99, is only
+reported); 2 on a bad knob or missing wrk.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def run_once(
         procs.wait_http_ready(f"http://127.0.0.1:{port}{scenario.ready_path}", server)
         command = WrkCommand(
             url=scenario.url(port, values),
-            connections=settings.connections,
+            connections=scenario.wrk_connections(settings.connections),
             script=scenario.wrk_script(workdir),
             headers=scenario.wrk_headers(),
             cpu=pinning.client_cpu,
@@ -182,9 +182,10 @@ def main() -> int:
     pinning = detect_pinning()
     machine = machine_info()
     names = ", ".join(s.name for s in [HELLO, *scenarios])
+    overrides = "".join(f", {s.name} -c{s.connections}" for s in scenarios if s.connections is not None)
     print(
         f"bench: {names}; {settings.rounds} round(s) x {settings.duration_s}s "
-        f"(+{settings.warmup_s}s warm-up), wrk -t1 -c{settings.connections}\n"
+        f"(+{settings.warmup_s}s warm-up), wrk -t1 -c{settings.connections}{overrides}\n"
         f"bench: {pinning.note}; {machine['cpu_model']}, nproc {machine['nproc']}",
         flush=True,
     )

@@ -11,24 +11,28 @@ with wrk and stops it. Examples::
     # A wrk script of your own (it sets method, body, headers; relative to bench/).
     Scenario("amp", "/openrtb2/amp?tag_id=t1", lua_script="scripts/amp.lua")
 
-    # A custom configuration and a mock bidder: the setup hook starts extra processes through
-    # the context (they are stopped after the run) and returns placeholder values that are
-    # substituted as {name} in the config strings and the path ({workdir} and {port} always exist).
-    def mock_bidder(ctx: SetupContext) -> dict[str, str]:
-        port = ctx.free_port()
-        ctx.start("mock-bidder", [ctx.python, str(BENCH_DIR / "mocks" / "bidder.py"), str(port)],
-                  ready_url=f"http://127.0.0.1:{port}/ready")
-        return {"bidder_url": f"http://127.0.0.1:{port}/bid"}
+    # A custom configuration and mock bidders: the setup hook starts extra processes through the
+    # context (they are stopped after the run) and returns placeholder values that are substituted
+    # as {name} in the config strings and the path ({workdir} and {port} always exist).
+    # mock_bidders(*options, seats=...) is such a hook: it starts bench/mocks/bidder.py and gives
+    # {bidder_url} and, per seat, {<seat>_url} on a loopback address of its own.
+    Scenario("auction", "/openrtb2/auction", method="POST", body_file="payloads/auction.json",
+             config={"adapters": {"alpha": {"alias_of": "generic", "endpoint": "{bidder_url}/alpha"}}},
+             setup=mock_bidders("--delay", "alpha=5"), target_ratio=0.08)
 
-    Scenario("auction_mock", "/openrtb2/auction", method="POST", body_file="payloads/auction.json",
-             config={"adapters": {"appnexus": {"endpoint": "{bidder_url}"}}}, setup=mock_bidder)
+    # Judged by latency instead of (or as well as) throughput, with its own wrk connection count.
+    Scenario("auction_timeout", ..., setup=mock_bidders("--hang", "gamma"), p99_max_ms=220,
+             connections=16)
+
+A scenario passes when every criterion it sets holds (``target_ratio`` on the median req/s
+ratio to hello-world, ``p99_max_ms`` on the median p99); with none it is informational.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -112,7 +116,9 @@ class Scenario:
     lua_script: str | None = None  # a wrk script of your own (relative to bench/)
     config: Mapping[str, Any] | None = None  # hbserver YAML config; None = the embedded defaults
     env: Mapping[str, str] = field(default_factory=dict)  # extra environment for the server
-    target_ratio: float | None = None  # minimum req/s relative to hello-world; None = informational
+    target_ratio: float | None = None  # minimum req/s relative to hello-world; None = not judged on it
+    p99_max_ms: float | None = None  # maximum p99 latency (median over rounds); None = not judged on it
+    connections: int | None = None  # wrk connections for this scenario; None = BENCH_CONNECTIONS
     setup: SetupHook | None = None  # extra processes and placeholder values, see the module doc
     server: ServerKind = "hbserver"
     ready_path: str = "/status"  # polled until 2xx before the warm-up
@@ -129,8 +135,20 @@ class Scenario:
             raise ValueError(f"scenario {self.name}: with lua_script, set the method and body in the script")
         if self.target_ratio is not None and self.target_ratio <= 0:
             raise ValueError(f"scenario {self.name}: target_ratio must be > 0")
+        if self.p99_max_ms is not None and self.p99_max_ms <= 0:
+            raise ValueError(f"scenario {self.name}: p99_max_ms must be > 0")
+        if self.connections is not None and self.connections < 1:
+            raise ValueError(f"scenario {self.name}: connections must be >= 1")
         if self.server == "baseline" and (self.config is not None or self.setup is not None):
             raise ValueError(f"scenario {self.name}: the baseline server takes no config or setup")
+
+    @property
+    def judged(self) -> bool:
+        """Whether the scenario has a pass criterion (else it is informational)."""
+        return self.target_ratio is not None or self.p99_max_ms is not None
+
+    def wrk_connections(self, default: int) -> int:
+        return self.connections if self.connections is not None else default
 
     def url(self, port: int, values: Mapping[str, str]) -> str:
         return f"http://127.0.0.1:{port}{substitute(self.path, values)}"
@@ -198,6 +216,37 @@ def substitute(value: Any, values: Mapping[str, str]) -> Any:
     return value
 
 
+def mock_bidders(*options: str, seats: Sequence[str] = ()) -> SetupHook:
+    """A setup hook starting bench/mocks/bidder.py with ``options``.
+
+    It gives ``{bidder_url}`` (http://127.0.0.1:PORT) and, for the n-th of ``seats`` (from 1),
+    ``{<seat>_url}`` = http://127.0.0.<n>:PORT/<seat>: one loopback host per seat, so each
+    bidder gets its own connection pool in hbserver as distinct real bidders would.
+    """
+    if len(seats) > 254:
+        raise ValueError("at most 254 seats")
+    hosts = [f"127.0.0.{n}" for n in range(1, max(len(seats), 1) + 1)]
+
+    def setup(ctx: SetupContext) -> dict[str, str]:
+        port = ctx.free_port()
+        argv = [ctx.python, str(BENCH_DIR / "mocks" / "bidder.py"), str(port), *options]
+        argv += [arg for host in hosts for arg in ("--host", host)]
+        ctx.start("mock-bidder", argv, ready_url=f"http://127.0.0.1:{port}/ready")
+        values = {f"{seat}_url": f"http://127.0.0.{n}:{port}/{seat}" for n, seat in enumerate(seats, start=1)}
+        return {"bidder_url": f"http://127.0.0.1:{port}", **values}
+
+    return setup
+
+
+# Three aliases of the OpenRTB pass-through adapter, all paths of the one mock bidder process.
+AUCTION_BIDDERS = ("alpha", "beta", "gamma")
+AUCTION_CONFIG: Mapping[str, Any] = {
+    "adapters": {code: {"alias_of": "generic", "endpoint": f"{{{code}_url}}"} for code in AUCTION_BIDDERS},
+}
+TIMEOUT_TMAX_MS = 200  # the tmax of payloads/auction_timeout.json
+TIMEOUT_SLACK_MS = 20  # p99 may exceed tmax by this much
+
+
 # The reference every ratio is computed against; it runs in every round whatever the filter.
 HELLO = Scenario(
     name="hello",
@@ -243,6 +292,31 @@ SCENARIOS: list[Scenario] = [
         content_type="application/json",
         target_ratio=0.3,
         description="POST /vtrack with one 5 KB VAST: tracker inserted, stored in the memory cache store",
+    ),
+    Scenario(
+        name="auction",
+        path="/openrtb2/auction",
+        method="POST",
+        body_file="payloads/auction.json",
+        content_type="text/plain",
+        config=AUCTION_CONFIG,
+        setup=mock_bidders(seats=AUCTION_BIDDERS),
+        target_ratio=0.08,
+        description="POST /openrtb2/auction as Prebid.js sends it: 2 banner imps x 3 mock bidders, "
+        "targeting, bids cached",
+    ),
+    Scenario(
+        name="auction_timeout",
+        path="/openrtb2/auction",
+        method="POST",
+        body_file="payloads/auction_timeout.json",
+        content_type="text/plain",
+        config=AUCTION_CONFIG,
+        setup=mock_bidders("--hang", "gamma", seats=AUCTION_BIDDERS),
+        p99_max_ms=TIMEOUT_TMAX_MS + TIMEOUT_SLACK_MS,
+        connections=16,  # every auction waits ~tmax for gamma: ~connections/tmax req/s
+        description=f"the auction with gamma never answering: tmax {TIMEOUT_TMAX_MS} ms, "
+        f"p99 must stay within tmax + {TIMEOUT_SLACK_MS} ms",
     ),
 ]
 

@@ -14,11 +14,14 @@ from collections.abc import AsyncIterator, Callable, Sequence
 
 from aiohttp import web
 
+from hbserver.adapters.params import validate_params
 from hbserver.analytics import Analytics, AnalyticsModule
 from hbserver.analytics.file import FileModule
-from hbserver.appkeys import ACCOUNTS, ANALYTICS, CACHE, CONFIG, HTTP, MAX_REQUEST_SIZE, METRICS, SYNC
+from hbserver.appkeys import ACCOUNTS, ANALYTICS, CACHE, CONFIG, HTTP, MAX_REQUEST_SIZE, METRICS, STORED, SYNC
+from hbserver.auction.core import AuctionService
 from hbserver.bidders.registry import build_registry
 from hbserver.config import Config
+from hbserver.endpoints.auction import AuctionEndpoint
 from hbserver.endpoints.cache import CacheEndpoint
 from hbserver.endpoints.cookie_sync import CookieSyncEndpoint
 from hbserver.endpoints.event import EventEndpoint
@@ -33,8 +36,8 @@ from hbserver.metrics import FLUSH_INTERVAL_SECONDS, Metrics
 from hbserver.privacy.gvl import load_gvl
 from hbserver.stores.accounts import AccountStore
 from hbserver.stores.cache.service import CacheService, build_cache_store
-from hbserver.stores.filesystem import FilesystemFetcher
 from hbserver.stores.lru import LRUCache
+from hbserver.stores.stored import StoredData, build_stored_data
 from hbserver.usersync.privacy import PrivacyGate
 from hbserver.usersync.service import SyncService
 from hbserver.web.client import SharedSession
@@ -43,15 +46,17 @@ from hbserver.web.endpoint import Routes
 log = logging.getLogger("hbserver")
 
 
-def build_account_store(config: Config, metrics: Metrics) -> AccountStore:
+def build_account_store(config: Config, metrics: Metrics, stored_data: StoredData) -> AccountStore:
+    """Accounts read through the stored-data backends; a change in the database invalidates them."""
     stored = config.stored_requests
-    fetcher = FilesystemFetcher(stored.filesystem.directorypath) if stored.filesystem.enabled else None
     cache = None
     if stored.in_memory_cache.type == "lru":
         cache = LRUCache(stored.in_memory_cache.size, stored.in_memory_cache.ttl_seconds)
-    return AccountStore(
-        config.account_defaults, fetcher, metrics, required=config.account_required, cache=cache
+    accounts = AccountStore(
+        config.account_defaults, stored_data, metrics, required=config.account_required, cache=cache
     )
+    stored_data.add_listener("accounts", accounts.invalidate)
+    return accounts
 
 
 def build_sync_service(config: Config) -> SyncService:
@@ -77,12 +82,14 @@ def create_app(
     app[CONFIG] = config
     app[METRICS] = metrics
     app[MAX_REQUEST_SIZE] = config.max_request_size
-    app[ACCOUNTS] = build_account_store(config, metrics)
+    app[HTTP] = SharedSession()
+    app[STORED] = build_stored_data(config, metrics, app[HTTP])
+    app[ACCOUNTS] = build_account_store(config, metrics, app[STORED])
     app[ANALYTICS] = build_analytics(config, metrics)
     # Cleanup runs in reverse: analytics closes (counting what it drops) before the last flush.
     app.cleanup_ctx.append(_metrics_flusher)
     app.cleanup_ctx.append(_analytics_lifetime)
-    app[HTTP] = SharedSession()
+    app.cleanup_ctx.append(_stored_data_lifetime)
     app[CACHE] = CacheService(build_cache_store(config, app[HTTP]), config, metrics)
     app.cleanup_ctx.append(_outgoing_lifetime)
     app.cleanup_ctx.append(_worker_gauge)
@@ -105,6 +112,11 @@ def create_app(
         cache_endpoint = CacheEndpoint(cache)
         routes.add("POST", "/cache", cache_endpoint.handle_post)
         routes.add("GET", "/cache", cache_endpoint.handle_get)
+    auction = AuctionService(
+        config, sync.registry, accounts, cache, app[HTTP], validate_params, metrics,
+        stored=app[STORED], gvl=sync.gate.gvl,
+    )
+    routes.add("POST", "/openrtb2/auction", AuctionEndpoint(auction, sync, analytics, metrics).handle)
     optout = OptOutEndpoint(sync)
     routes.add("GET", "/optout", optout.show_page)
     routes.add("POST", "/optout", optout.handle)
@@ -122,6 +134,13 @@ async def _analytics_lifetime(app: web.Application) -> AsyncIterator[None]:
     await analytics.start()
     yield
     await analytics.close()
+
+
+async def _stored_data_lifetime(app: web.Application) -> AsyncIterator[None]:
+    """The PostgreSQL pool and its change poller, when a database is configured."""
+    await app[STORED].start()
+    yield
+    await app[STORED].close()
 
 
 async def _outgoing_lifetime(app: web.Application) -> AsyncIterator[None]:

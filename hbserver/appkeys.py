@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from hbserver.metrics import Metrics
     from hbserver.stores.accounts import AccountStore
     from hbserver.stores.cache.service import CacheService
+    from hbserver.stores.stored import StoredData
     from hbserver.usersync.service import SyncService
     from hbserver.web.client import SharedSession
 
@@ -23,3 +24,4 @@ MAX_REQUEST_SIZE: web.AppKey[int] = web.AppKey("max_request_size")
 SYNC: web.AppKey[SyncService] = web.AppKey("sync")
 CACHE: web.AppKey[CacheService] = web.AppKey("cache")
 HTTP: web.AppKey[SharedSession] = web.AppKey("http")
+STORED: web.AppKey[StoredData] = web.AppKey("stored")

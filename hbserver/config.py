@@ -276,6 +276,15 @@ class AdapterUserSync:
 
 
 @dataclass(frozen=True)
+class AdapterXapi:
+    """Rubicon's XAPI credentials (PBS-Go ``adapters.rubicon.xapi``), sent as HTTP Basic auth."""
+
+    username: str = ""
+    password: str = ""
+    tracker: str = ""
+
+
+@dataclass(frozen=True)
 class AdapterConfig:
     disabled: bool = False
     endpoint: str = _checked("", OPTIONAL_URL)
@@ -284,6 +293,7 @@ class AdapterConfig:
     modifying_vast_xml_allowed: bool = True
     openrtb_version: Literal["2.5", "2.6"] = "2.5"
     usersync: AdapterUserSync = field(default_factory=AdapterUserSync)
+    xapi: AdapterXapi = field(default_factory=AdapterXapi)
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,41 @@ class Metrics:
             "account_fetch_errors", "Account lookups that failed, by reason.",
             ["reason"], namespace=ns, registry=reg,
         )
+        self.stored_data_cache = Counter(
+            "stored_data_cache_performance",
+            "Stored request/imp/response lookups answered from the in-memory cache (hit) or not (miss), by kind.",
+            ["kind", "cache_result"], namespace=ns, registry=reg,
+        )
+        self.stored_data_fetch_errors = Counter(
+            "stored_data_fetch_errors", "Stored data fetches and database polls that failed, by backend and reason.",
+            ["backend", "reason"], namespace=ns, registry=reg,
+        )
+        self.stored_data_fetch_time = Histogram(
+            "stored_data_fetch_time_seconds", "Time a stored data backend took to answer one batch, by backend.",
+            ["backend"], namespace=ns, registry=reg, buckets=REQUEST_TIME_BUCKETS,
+        )
+        self.auction_requests = Counter(
+            "auction_requests", "Auctions by request type (openrtb2-web, openrtb2-app, openrtb2-dooh, amp) and status "
+            "(ok, badinput, err, blockedaccount, acctconfigerr).",
+            ["request_type", "request_status"], namespace=ns, registry=reg,
+        )
+        self.adapter_requests = Counter(
+            "adapter_requests", "Bidders asked in auctions, by adapter (the bidder code) and outcome "
+            "(gotbids, nobid, error).",
+            ["adapter", "outcome"], namespace=ns, registry=reg,
+        )
+        self.adapter_bids = Counter(
+            "adapter_bids", "Bids that entered auctions, by adapter.", ["adapter"], namespace=ns, registry=reg,
+        )
+        self.adapter_errors = Counter(
+            "adapter_errors", "Bidder errors in auctions, by adapter and error "
+            "(timeout, badinput, badserverresponse, failedtorequestbids, unknown).",
+            ["adapter", "adapter_error"], namespace=ns, registry=reg,
+        )
+        self.adapter_request_time = Histogram(
+            "adapter_request_time_seconds", "Time a bidder took in an auction (all its HTTP calls), by adapter.",
+            ["adapter"], namespace=ns, registry=reg, buckets=REQUEST_TIME_BUCKETS,
+        )
         self.cookie_sync_requests = Counter(
             "cookie_sync_requests", "/cookie_sync requests by outcome.",
             ["status"], namespace=ns, registry=reg,
@@ -110,6 +145,7 @@ class Metrics:
         )
         self._request_counts: dict[tuple[str, int], int] = {}
         self._request_times: dict[str, _PendingHistogram] = {}
+        self._adapter_times: dict[str, _PendingHistogram] = {}
         self._counters: dict[tuple[int, tuple[str, ...]], PendingCounter] = {}
 
     def counter(self, metric: Counter, *labels: str) -> PendingCounter:
@@ -129,12 +165,20 @@ class Metrics:
             timer = self._request_times[endpoint] = _PendingHistogram(self.request_time.labels(endpoint))
         timer.observe(seconds)
 
+    def observe_adapter(self, adapter: str, seconds: float) -> None:
+        timer = self._adapter_times.get(adapter)
+        if timer is None:
+            timer = self._adapter_times[adapter] = _PendingHistogram(self.adapter_request_time.labels(adapter))
+        timer.observe(seconds)
+
     def flush(self) -> None:
         """Apply what the hot paths counted to the Prometheus values (shared files with workers)."""
         counts, self._request_counts = self._request_counts, {}
         for (endpoint, status), n in counts.items():
             self.requests.labels(endpoint, str(status)).inc(n)
         for timer in self._request_times.values():
+            timer.flush()
+        for timer in self._adapter_times.values():
             timer.flush()
         for counter in self._counters.values():
             counter.flush()

@@ -2,14 +2,21 @@
 # What the browser tests (tests/e2e/browser/) need beyond the Python test extras:
 #   - Debian's chromium (/usr/bin/chromium), driven by Playwright for Python with executable_path;
 #     `playwright install` is never run (it downloads a browser build);
-#   - prebid-universal-creative 1.17.2 from npm, unpacked under .cache/npm/ (its dist/load-cookie.html).
-# Idempotent: does nothing when both are there. Outside CI it installs what it can and always exits 0
+#   - prebid-universal-creative 1.17.2 from npm, unpacked under .cache/npm/ (its dist/load-cookie.html);
+#   - prebid.js 11.36.0 from npm, unpacked under .cache/npm/, and from it a bundle holding only
+#     prebidServerBidAdapter, .cache/npm/prebid-11.36.0-pbs.js, built offline by concatenating the
+#     package's prebuilt dist/chunks inside its bundle-template.txt (scripts/build_prebid_bundle.py).
+# Idempotent: does nothing when all are there. Outside CI it installs what it can and always exits 0
 # (the tests then skip with a reason); under CI=true anything missing that cannot be installed is an error.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
 PUC_VERSION=1.17.2
 PUC_DIR=.cache/npm/prebid-universal-creative-$PUC_VERSION
+PBJS_VERSION=11.36.0
+PBJS_DIR=.cache/npm/prebid.js-$PBJS_VERSION
+PBJS_BUNDLE=.cache/npm/prebid-$PBJS_VERSION-pbs.js
+PBJS_MODULES=prebidServerBidAdapter
 ci=false
 [ "${CI:-}" = "true" ] && ci=true
 fail=0
@@ -49,6 +56,37 @@ if [ ! -f "$PUC_DIR/package/dist/load-cookie.html" ]; then
   fi
   [ -f "$PUC_DIR/package/dist/load-cookie.html" ] \
     || { say "prebid-universal-creative is missing ($PUC_DIR/package/dist/load-cookie.html)"; fail=1; }
+fi
+
+# --- prebid.js (npm pack, unpacked) and the PBS-only bundle --------------------------------
+if [ ! -s "$PBJS_BUNDLE" ]; then
+  if [ ! -f "$PBJS_DIR/package/dist/chunks/dependencies.json" ]; then
+    mkdir -p .cache/npm
+    tarball=.cache/npm/prebid.js-$PBJS_VERSION.tgz
+    if [ ! -s "$tarball" ]; then
+      if command -v npm >/dev/null; then
+        say "fetching prebid.js@$PBJS_VERSION with npm pack"
+        (cd .cache/npm && npm pack --silent "prebid.js@$PBJS_VERSION" >/dev/null) \
+          || say "npm pack prebid.js@$PBJS_VERSION failed"
+      else
+        say "npm is not installed; cannot fetch prebid.js"
+      fi
+    fi
+    if [ -s "$tarball" ]; then
+      rm -rf "$PBJS_DIR.tmp" && mkdir -p "$PBJS_DIR.tmp" \
+        && tar -xzf "$tarball" -C "$PBJS_DIR.tmp" \
+        && rm -rf "$PBJS_DIR" && mv "$PBJS_DIR.tmp" "$PBJS_DIR" \
+        || { say "cannot unpack $tarball (removed; the next run fetches it again)"; rm -rf "$tarball" "$PBJS_DIR.tmp"; }
+    fi
+  fi
+  if [ -f "$PBJS_DIR/package/dist/chunks/dependencies.json" ]; then
+    python=python3
+    [ -x .venv/bin/python ] && python=.venv/bin/python
+    # Route A of shared/reference/real-clients-and-performance.md §1.2: what `gulp bundle` does, offline.
+    "$python" scripts/build_prebid_bundle.py --package "$PBJS_DIR/package" --out "$PBJS_BUNDLE" $PBJS_MODULES \
+      || say "building $PBJS_BUNDLE failed"
+  fi
+  [ -s "$PBJS_BUNDLE" ] || { say "the Prebid.js bundle is missing ($PBJS_BUNDLE)"; fail=1; }
 fi
 
 if [ "$fail" = 1 ]; then

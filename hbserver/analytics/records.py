@@ -78,3 +78,16 @@ def vtrack_record(
         "uuids": uuids,
         "errors": errors,
     }
+
+
+def auction_record(status: int, account: str, bidders: list[str], bids: int, errors: list[str]) -> dict[str, Any]:
+    """One /openrtb2/auction call: the account, the bidders asked, how many bids came back."""
+    return {
+        "event": "auction",
+        "ts": rfc3339_utc(time.time()),
+        "status": status,
+        "account": account,
+        "bidders": bidders,
+        "bids": bids,
+        "errors": errors,
+    }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -103,6 +104,8 @@ class AccountStore:
         self._miss = metrics.counter(metrics.account_cache, "miss")
         self._fetch_errors = metrics.account_fetch_errors
         self._pending: dict[str, asyncio.Task[Account | _Refusal]] = {}
+        # Fetches under way when their account was invalidated: their outcome is not cached.
+        self._stale: weakref.WeakSet[asyncio.Task[Account | _Refusal]] = weakref.WeakSet()
 
     def cached(self, account_id: str) -> Account | None:
         """The account when the cache holds it (no await on the hot path); raises a cached refusal."""
@@ -132,13 +135,29 @@ class AccountStore:
         if task is None:
             task = asyncio.ensure_future(self._resolve(account_id))
             self._pending[account_id] = task
-            task.add_done_callback(lambda _t: self._pending.pop(account_id, None))
+            task.add_done_callback(lambda t: self._done(account_id, t))
         outcome = await asyncio.shield(task)
-        if self.cache is not None:
+        if self.cache is not None and task not in self._stale:
             self.cache.put(account_id, outcome)
         if isinstance(outcome, _Refusal):
             raise AccountError(outcome.status, outcome.message, outcome.reason)
         return outcome
+
+    def _done(self, account_id: str, task: asyncio.Task[Account | _Refusal]) -> None:
+        if self._pending.get(account_id) is task:  # not a newer fetch started after invalidate()
+            del self._pending[account_id]
+
+    def invalidate(self, account_id: str) -> None:
+        """Forget the account (it changed in the store): the next lookup reads it again.
+
+        A fetch under way still answers its callers but its outcome is not cached, since it may
+        have read the old data.
+        """
+        if self.cache is not None:
+            self.cache.pop(account_id)
+        task = self._pending.pop(account_id, None)
+        if task is not None:
+            self._stale.add(task)
 
     async def _resolve(self, account_id: str) -> Account | _Refusal:
         raw = None

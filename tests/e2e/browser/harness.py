@@ -7,8 +7,8 @@ and ``cdn.test`` are distinct sites on loopback; a persistent context whose prof
 third-party cookies; every server on https with a self-signed certificate
 (``--ignore-certificate-errors``); requests to any non-.test host are aborted.
 
-Missing chromium, playwright or prebid-universal-creative make the tests skip with the reason,
-except under CI=true, where they fail (scripts/browser-deps.sh installs them).
+Missing chromium, playwright, prebid-universal-creative or the Prebid.js bundle make the tests skip
+with the reason, except under CI=true, where they fail (scripts/browser-deps.sh installs them).
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ ROOT = Path(__file__).resolve().parents[3]
 CHROMIUM = os.environ.get("HBS_TEST_CHROMIUM", "/usr/bin/chromium")
 PUC_VERSION = "1.17.2"
 PUC_DIST = ROOT / ".cache" / "npm" / f"prebid-universal-creative-{PUC_VERSION}" / "package" / "dist"
+PBJS_VERSION = "11.36.0"
+# Prebid.js with only prebidServerBidAdapter, built from the npm package's chunks by scripts/browser-deps.sh.
+PBJS_BUNDLE = ROOT / ".cache" / "npm" / f"prebid-{PBJS_VERSION}-pbs.js"
 DEPS_HINT = "run `bash scripts/browser-deps.sh` and `pip install -e '.[test]'` (playwright)"
 TEST_HOSTS = ("pbs.test", "bidder.test", "page.test", "cdn.test")
 WAIT_SECONDS = 15.0
@@ -63,6 +66,12 @@ def require_puc() -> Path:
         f"prebid-universal-creative@{PUC_VERSION} is not unpacked in {PUC_DIST.parent}",
     )
     return PUC_DIST
+
+
+def require_prebidjs() -> Path:
+    """The Prebid.js bundle (prebidServerBidAdapter only) that scripts/browser-deps.sh builds."""
+    require(PBJS_BUNDLE.is_file(), f"the Prebid.js {PBJS_VERSION} bundle {PBJS_BUNDLE} has not been built")
+    return PBJS_BUNDLE
 
 
 # --- TLS ----------------------------------------------------------------------------------------
@@ -129,8 +138,11 @@ def bound_socket() -> socket.socket:
 
 
 @contextlib.asynccontextmanager
-async def serve(app: web.Application, tls: ssl.SSLContext, sock: socket.socket | None = None) -> AsyncIterator[int]:
-    """Serve ``app`` over https on 127.0.0.1 (on ``sock`` if given); yields the port."""
+async def serve(
+    app: web.Application, tls: ssl.SSLContext | None, sock: socket.socket | None = None
+) -> AsyncIterator[int]:
+    """Serve ``app`` over https (plain http when ``tls`` is None) on 127.0.0.1 (on ``sock`` if given);
+    yields the port."""
     sock = sock or bound_socket()
     port = sock.getsockname()[1]
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=1)

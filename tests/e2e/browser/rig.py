@@ -57,14 +57,19 @@ class Rig:
             + f"\nbidder hits: {self.bidder.hits}\nbidder redirects: {self.bidder.redirects}"
         )
 
-    async def open_publisher(self, iframe_src: str, consent_answer: dict[str, Any] | None = None) -> Any:
-        """Load a publisher page on page.test embedding ``iframe_src``; returns the page."""
-        path = f"/publisher-{len(self.pages.pages)}.html"
-        self.pages.pages[path] = harness.publisher_page(iframe_src, consent_answer)
+    async def open_page(self, html: str, name: str = "page") -> Any:
+        """Serve ``html`` on page.test under a new path and load it in a new tab; returns the page."""
+        path = f"/{name}-{len(self.pages.pages)}.html"
+        self.pages.pages[path] = html
         page = await self.context.new_page()
         page.on("console", lambda msg: self.console.append(f"{msg.type}: {msg.text}"))
+        page.on("pageerror", lambda exc: self.console.append(f"pageerror: {exc}"))
         await page.goto(self.page_url(path), wait_until="load")
         return page
+
+    async def open_publisher(self, iframe_src: str, consent_answer: dict[str, Any] | None = None) -> Any:
+        """Load a publisher page on page.test embedding ``iframe_src``; returns the page."""
+        return await self.open_page(harness.publisher_page(iframe_src, consent_answer), "publisher")
 
     async def run_helper(
         self, name: str, params: dict[str, str], consent_answer: dict[str, Any] | None = None

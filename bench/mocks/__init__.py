@@ -1,0 +1,1 @@
+"""Helper servers the scenarios start (mock bidders)."""

@@ -1,0 +1,1 @@
+"""The auction core: request checks, bidding, currency, price buckets and targeting."""

@@ -1,0 +1,125 @@
+"""From adapters' typed bids to auction bids: validation, currency, bid adjustment factors
+(reference §3.5, §3.6).
+
+A rejected bid never enters the auction; its reason goes to the bidder's errors (code 3) except
+the price rules, which PBS-Go reports only in debug. Each accepted bid is a copy of the bidder's
+bid with ``price`` in the auction currency and ``ext.origbidcpm``/``ext.origbidcur``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hbserver.adapters.base import BidderError, BidderResponse, ConversionError, ErrorCode, bad_server_response
+
+Convert = Callable[[float, str, str], float]
+
+
+@dataclass(slots=True)
+class AuctionBid:
+    bidder: str  # the name as spelled in the request (seat, targeting)
+    adapter: str  # the core adapter code (bid.ext.prebid.meta.adaptercode)
+    bid: dict[str, Any]  # our copy, price adjusted and converted
+    bid_type: str
+    price: float
+    imp_id: str
+    deal: bool
+    targeting: dict[str, str] = field(default_factory=dict)
+    cache_id: str = ""
+    vast_cache_id: str = ""
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def accept_bids(
+    bidder: str,
+    adapter: str,
+    responses: list[BidderResponse],
+    imp_ids: set[str],
+    currency: str,
+    convert: Convert,
+    factor: float,
+    debug: bool,
+) -> tuple[list[AuctionBid], list[BidderError]]:
+    """The bids of one bidder that may enter the auction, and what was wrong with the others."""
+    accepted: list[AuctionBid] = []
+    errors: list[BidderError] = []
+    for response in responses:
+        from_currency = (response.currency or "USD").upper()
+        try:
+            rate = convert(1.0, from_currency, currency)
+        except ConversionError as exc:
+            if response.bids:
+                errors.append(BidderError(str(exc), ErrorCode.UNKNOWN))
+            continue
+        for typed in response.bids:
+            bid = typed.bid
+            problem = _problem(bid, imp_ids, debug)
+            if problem is not None:
+                if problem:
+                    errors.append(bad_server_response(problem))
+                continue
+            original = float(bid["price"])
+            own = dict(bid)
+            price = original * factor * rate
+            own["price"] = price
+            ext = dict(own["ext"]) if isinstance(own.get("ext"), dict) else {}
+            ext["origbidcpm"] = original
+            ext["origbidcur"] = from_currency
+            own["ext"] = ext
+            accepted.append(
+                AuctionBid(
+                    bidder,
+                    adapter,
+                    own,
+                    typed.bid_type,
+                    price,
+                    bid["impid"],
+                    bool(bid.get("dealid")),
+                )
+            )
+    return accepted, errors
+
+
+def _problem(bid: Any, imp_ids: set[str], debug: bool) -> str | None:
+    """None for a good bid; a message for a rejected one ("" = rejected silently outside debug)."""
+    if not isinstance(bid, dict) or not bid:
+        return "Empty bid object submitted."
+    bid_id = bid.get("id")
+    if not isinstance(bid_id, str) or not bid_id:
+        return "Bid missing required field 'id'"
+    impid = bid.get("impid")
+    if not isinstance(impid, str) or not impid:
+        return f"Bid \"{bid_id}\" missing required field 'impid'"
+    if impid not in imp_ids:
+        return f'Bid "{bid_id}" has an \'impid\' ("{impid}") that matches no imp of the request'
+    price = bid.get("price")
+    if not _number(price) or price < 0 or price != price or price == float("inf"):
+        return f"Bid \"{bid_id}\" does not contain a positive (or zero if there is a deal) 'price'" if debug else ""
+    if price == 0 and not bid.get("dealid"):
+        return (
+            f"Bid \"{bid_id}\" does not contain positive 'price' which is required"
+            " since there is no deal set for this bid"
+            if debug
+            else ""
+        )
+    crid = bid.get("crid")
+    if not isinstance(crid, str) or not crid:
+        return f'Bid "{bid_id}" missing creative ID'
+    return None
+
+
+def adjustment_factor(factors: Mapping[str, Any], bidder: str, adapter: str) -> float:
+    """``ext.prebid.bidadjustmentfactors`` by lower-cased seat name, then core bidder; default 1."""
+    if not factors:
+        return 1.0
+    lowered = {str(k).lower(): v for k, v in factors.items()}
+    for key in (bidder.lower(), adapter.lower()):
+        value = lowered.get(key)
+        if _number(value) and value > 0:
+            return float(value)
+    return 1.0

@@ -1,0 +1,580 @@
+"""The exchange: one auction from a parsed OpenRTB request to the OpenRTB response.
+
+Path: stored data merged -> 2.6 field places -> fields from HTTP -> tmax -> validation ->
+account -> per-bidder requests (privacy, buyeruids, 2.5/2.6) -> fan-out with deadlines -> bids
+checked, converted, adjusted -> winners -> bids cached -> targeting -> events -> response.
+Endpoints (``/openrtb2/auction`` now, ``/openrtb2/amp`` later) parse and render around it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import urllib.parse
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from hbserver import __version__
+from hbserver.adapters import UnknownAdapter, build_adapter
+from hbserver.adapters.base import (
+    MTYPE_TO_TYPE,
+    Adapter,
+    AdapterConfig,
+    BidderError,
+    BidderResponse,
+    ErrorCode,
+    RequestData,
+    RequestInfo,
+    ResponseData,
+    TypedBid,
+)
+from hbserver.auction.bids import AuctionBid, accept_bids, adjustment_factor
+from hbserver.auction.currency import build_rates
+from hbserver.auction.exchange import BidderOutcome, run_bidder
+from hbserver.auction.messages import Message, WarningCode, messages_json
+from hbserver.auction.ortb import upconvert
+from hbserver.auction.privacy import read_privacy
+from hbserver.auction.split import BidderRequest, split_request
+from hbserver.auction.stored import StoredResponses, StoredSource, load_stored_responses, merge_stored
+from hbserver.auction.targeting import TargetingOptions, apply_targeting, bids_to_cache, run_auction
+from hbserver.auction.validate import RequestError, Validated, validate_request
+from hbserver.bidders.registry import Registry
+from hbserver.config import Config
+from hbserver.metrics import Metrics
+from hbserver.privacy.ccpa import parse_us_privacy
+from hbserver.privacy.gvl import GlobalVendorList
+from hbserver.stores.accounts import Account, AccountStore
+from hbserver.stores.cache.base import CacheItem, CacheStoreError
+from hbserver.stores.cache.service import CacheService
+from hbserver.web.client import SharedSession
+
+log = logging.getLogger("hbserver.auction")
+
+STORED_FETCH_TIMEOUT_S = 0.2
+CACHE_TTL_BONUS_S = 60  # PBS adds a minute to every cached bid's TTL
+UNKNOWN_ACCOUNT = "unknown"
+VAST_WRAPPER = (
+    '<VAST version="3.0"><Ad><Wrapper><AdSystem>prebid.org wrapper</AdSystem><VASTAdTagURI><![CDATA[{}]]>'
+    "</VASTAdTagURI><Impression></Impression><Creatives></Creatives></Wrapper></Ad></VAST>"
+)
+
+_ERROR_LABELS = {
+    ErrorCode.TIMEOUT: "timeout",
+    ErrorCode.BAD_INPUT: "badinput",
+    ErrorCode.BAD_SERVER_RESPONSE: "badserverresponse",
+    ErrorCode.FAILED_TO_REQUEST_BIDS: "failedtorequestbids",
+}
+ParamsCheck = Callable[[str, object], "str | None"]
+
+
+class AuctionRefused(Exception):
+    """The request cannot be auctioned: ``status`` with a plain-text ``message``."""
+
+    def __init__(self, status: int, message: str, metric: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.metric = metric  # badinput | acctconfigerr | blockedaccount | err
+
+
+@dataclass(slots=True)
+class HttpContext:
+    """What the HTTP request tells the auction besides the body."""
+
+    user_agent: str = ""
+    referer: str = ""
+    ip: str = ""
+    dnt: str = ""
+    gpc: str = ""
+    uids: Mapping[str, str] = field(default_factory=dict)  # syncer key -> uid (the uids cookie)
+
+
+@dataclass(slots=True)
+class AuctionResult:
+    response: dict[str, Any]
+    account: str
+    request_type: str  # openrtb2-web | openrtb2-app | openrtb2-dooh
+    bidders: list[str]
+    bids: int
+
+
+def _remaining_ms(deadline: float) -> int:
+    return max(0, int((deadline - asyncio.get_running_loop().time()) * 1000))
+
+
+class AuctionService:
+    def __init__(
+        self,
+        config: Config,
+        registry: Registry,
+        accounts: AccountStore,
+        cache: CacheService,
+        http: SharedSession,
+        check_params: ParamsCheck,
+        metrics: Metrics,
+        stored: StoredSource | None = None,
+        gvl: GlobalVendorList | None = None,
+    ) -> None:
+        self.config = config
+        self.registry = registry
+        self.accounts = accounts
+        self.cache = cache
+        self.http = http
+        self.check_params = check_params
+        self.metrics = metrics
+        self.stored = stored
+        self.gvl = gvl
+        self.external_url = config.external_url.rstrip("/")
+        parts = urllib.parse.urlsplit(cache.public_url)
+        self.cache_host = parts.netloc
+        self.cache_path = parts.path
+        self.adapters: dict[str, Adapter] = {}
+        for code, bidder in registry.bidders.items():
+            if bidder.disabled:
+                continue
+            try:
+                self.adapters[code] = build_adapter(bidder.adapter, self._adapter_config(code, bidder.endpoint))
+            except UnknownAdapter:
+                log.warning("bidder %s has no adapter implementation; it cannot bid", code)
+
+    def _adapter_config(self, code: str, endpoint: str) -> AdapterConfig:
+        """What an adapter is built with: its endpoint and the host facts some adapters send along."""
+        host = self.config.adapters.get(code)
+        extra: dict[str, Any] = {"external_url": self.external_url, "pbs_version": __version__}
+        if host is not None and host.xapi.username:
+            xapi = host.xapi
+            extra["xapi"] = {"username": xapi.username, "password": xapi.password, "tracker": xapi.tracker}
+        return AdapterConfig(code, endpoint, extra)
+
+    def tmax_ms(self, requested: Any) -> int:
+        """``tmax`` within ``auction_timeouts_ms``: absent or 0 -> default, above max -> max."""
+        limits = self.config.auction_timeouts_ms
+        if not isinstance(requested, int) or requested <= 0:
+            return limits.default
+        return min(requested, limits.max)
+
+    async def run(self, body: Any, http: HttpContext, started: float | None = None) -> AuctionResult:
+        """One auction; raises AuctionRefused. ``started`` is ``loop.time()`` at arrival."""
+        loop = asyncio.get_running_loop()
+        start = loop.time() if started is None else started
+        if not isinstance(body, dict):
+            raise AuctionRefused(400, "Invalid request: request body must be a JSON object", "badinput")
+        try:
+            request = await merge_stored(body, self.stored, STORED_FETCH_TIMEOUT_S)
+            request = upconvert(request)
+            request = _with_http_fields(request, http)
+            validated = validate_request(request, self.registry, self.check_params)
+            request = _checked_us_privacy(request, validated.warnings)
+            tmax = self.tmax_ms(request.get("tmax"))
+            request = {**request, "tmax": tmax}
+            stored_responses = await load_stored_responses(
+                request, validated.imp_bidders, self.stored, STORED_FETCH_TIMEOUT_S
+            )
+        except RequestError as exc:
+            raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+        deadline = start + tmax / 1000
+        account_id = _account_id(request)
+        account = await self._account(account_id)
+        request_type = "openrtb2-app" if "app" in request else "openrtb2-dooh" if "dooh" in request else "openrtb2-web"
+        response = await self._auction(
+            request, validated, stored_responses, account, http, deadline, tmax, request_type
+        )
+        bids = sum(len(s["bid"]) for s in response.get("seatbid", ()))
+        return AuctionResult(response, account.id, request_type, list(validated.bidders), bids)
+
+    async def _account(self, account_id: str) -> Account:
+        from hbserver.stores.accounts import AccountError
+
+        try:
+            return self.accounts.cached(account_id) or await self.accounts.load(account_id)
+        except AccountError as exc:
+            metric = {"disabled": "blockedaccount", "malformed": "acctconfigerr"}.get(exc.reason, "badinput")
+            raise AuctionRefused(exc.status, exc.message, metric) from None
+
+    async def _auction(
+        self,
+        request: dict[str, Any],
+        validated: Validated,
+        stored_responses: StoredResponses,
+        account: Account,
+        http: HttpContext,
+        deadline: float,
+        tmax: int,
+        request_type: str,
+    ) -> dict[str, Any]:
+        prebid = (request.get("ext") or {}).get("prebid") or {}
+        targeting_conf = prebid.get("targeting")
+        cache_conf = prebid.get("cache") or {}
+        caching = isinstance(targeting_conf, dict) and bool(cache_conf)
+        bidder_deadline = deadline - (self.config.cache.expected_millis / 1000 if caching else 0)
+        debug_requested = request.get("test") == 1 or prebid.get("debug") is True
+        debug = debug_requested and account.settings.debug_allow
+        warnings: dict[str, list[Message]] = {"general": list(validated.warnings)}
+        for name, items in validated.bidder_warnings.items():
+            warnings.setdefault(name, []).extend(items)
+        if debug_requested and not debug:
+            warnings["general"].append(Message(WarningCode.ACCOUNT_DEBUG_DISABLED, "debug turned off for account"))
+        errors: dict[str, list[dict[str, Any]]] = {}
+
+        request_cur = request.get("cur") or ["USD"]
+        currency = request_cur[0]
+        currency_conf = prebid.get("currency") if isinstance(prebid.get("currency"), dict) else {}
+        converter = build_rates(currency_conf.get("rates"), currency_conf.get("usepbsrates"), None)
+        factors = prebid.get("bidadjustmentfactors") or {}
+        imp_ids = {imp["id"] for imp in request["imp"]}
+
+        all_bids: list[AuctionBid] = []
+        response_times: dict[str, int] = {}
+        httpcalls: dict[str, list[dict[str, Any]]] = {}
+        if stored_responses.auction:
+            all_bids, stored_errors = _stored_auction_bids(stored_responses.auction, validated, currency)
+            if stored_errors:
+                errors["prebid"] = [e.as_json() for e in stored_errors]
+        else:
+            privacy = read_privacy(
+                request, self.config.gdpr.enabled, self.config.gdpr.default_value, self.config.ccpa.enforce
+            )
+            bidder_requests = split_request(request, validated, http.uids, privacy, self.gvl)
+            extra_headers = {"Sec-GPC": "1"} if http.gpc == "1" else {}
+            session = self.http()
+            tasks = []
+            for bidder_request in bidder_requests:
+                bidder_request.request["tmax"] = _remaining_ms(bidder_deadline)
+                tasks.append(
+                    self._run_bidder(
+                        bidder_request,
+                        stored_responses,
+                        converter,
+                        session,
+                        bidder_deadline,
+                        extra_headers,
+                    )
+                )
+            outcomes: list[BidderOutcome] = await asyncio.gather(*tasks)
+            for outcome in outcomes:
+                name = outcome.bidder.name
+                adapter_code = outcome.bidder.resolved.bidder.adapter
+                response_times[name] = outcome.elapsed_ms
+                bids, bid_errors = accept_bids(
+                    name,
+                    adapter_code,
+                    outcome.responses,
+                    imp_ids,
+                    currency,
+                    converter.convert,
+                    adjustment_factor(factors, name, adapter_code),
+                    debug,
+                )
+                all_bids.extend(bids)
+                bidder_errors = outcome.errors + bid_errors
+                self._count(outcome, bids, bidder_errors)
+                if bidder_errors:
+                    errors[name] = [e.as_json() for e in bidder_errors]
+                if debug and outcome.calls:
+                    httpcalls[name] = [call.as_debug() for call in outcome.calls]
+
+        results = run_auction(all_bids, isinstance(targeting_conf, dict) and targeting_conf.get("preferdeals") is True)
+        if isinstance(targeting_conf, dict):
+            env = "mobile-app" if "app" in request else ""
+            options = TargetingOptions.from_request(targeting_conf, env)
+            if caching and all_bids:
+                to_cache = bids_to_cache(results, options, all_bids)
+                cache_error = await self._cache_bids(to_cache, request, cache_conf, deadline)
+                if cache_error:
+                    errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": cache_error})
+            apply_targeting(results, options, self.cache_host, self.cache_path)
+
+        events = self._events_enabled(account, prebid)
+        return self._response(
+            request,
+            all_bids,
+            currency,
+            account.id,
+            events,
+            prebid,
+            response_times,
+            errors,
+            warnings,
+            tmax,
+            debug,
+            httpcalls,
+        )
+
+    async def _run_bidder(
+        self,
+        bidder_request: BidderRequest,
+        stored_responses: StoredResponses,
+        converter: Any,
+        session: Any,
+        deadline: float,
+        extra_headers: dict[str, str],
+    ) -> BidderOutcome:
+        bidder = bidder_request.resolved.bidder
+        adapter = self.adapters.get(bidder.code) or self.adapters.get(bidder.adapter)
+        if adapter is None:
+            outcome = BidderOutcome(bidder_request)
+            outcome.errors.append(BidderError(f"bidder {bidder_request.name} has no adapter", ErrorCode.BAD_INPUT))
+            return outcome
+        stored = stored_responses.by_bidder.get(bidder_request.name)
+        if stored:
+            return _stored_bidder_outcome(bidder_request, adapter, stored)
+        info = RequestInfo(
+            bidder=bidder_request.name,
+            adapter_code=bidder.adapter,
+            openrtb_version=bidder.openrtb_version,
+            global_privacy_control=extra_headers.get("Sec-GPC", ""),
+            convert_currency=converter.convert,
+        )
+        return await run_bidder(bidder_request, adapter, info, session, deadline, extra_headers)
+
+    def _count(self, outcome: BidderOutcome, bids: list[AuctionBid], errors: list[BidderError]) -> None:
+        """Adapter metrics, labelled by the registry code (request aliases could be anything)."""
+        metrics = self.metrics
+        code = outcome.bidder.resolved.bidder.code
+        label = "gotbids" if bids else "error" if errors else "nobid"
+        metrics.counter(metrics.adapter_requests, code, label).inc()
+        if bids:
+            metrics.counter(metrics.adapter_bids, code).inc(len(bids))
+        for error in errors:
+            metrics.counter(metrics.adapter_errors, code, _ERROR_LABELS.get(error.code, "unknown")).inc()
+        metrics.observe_adapter(code, outcome.elapsed_ms / 1000)
+
+    @staticmethod
+    def _events_enabled(account: Account, prebid: dict[str, Any]) -> bool:
+        return account.settings.events.enabled or isinstance(prebid.get("events"), dict)
+
+    async def _cache_bids(
+        self, bids: list[AuctionBid], request: dict[str, Any], cache_conf: dict[str, Any], deadline: float
+    ) -> str:
+        """Write ``bids`` to the cache store; sets their cache ids. An error text, or ""."""
+        imp_exp = {imp["id"]: imp.get("exp") for imp in request["imp"]}
+        items: list[CacheItem] = []
+        slots: list[tuple[AuctionBid, str]] = []
+        for bid in bids:
+            ttl = self._cache_ttl(imp_exp.get(bid.imp_id), bid.bid.get("exp"))
+            if "bids" in cache_conf:
+                items.append(CacheItem("json", orjson.dumps(bid.bid), ttl))
+                slots.append((bid, "json"))
+            if "vastxml" in cache_conf and bid.bid_type == "video":
+                adm = bid.bid.get("adm")
+                vast = adm if isinstance(adm, str) and adm else VAST_WRAPPER.format(bid.bid.get("nurl") or "")
+                items.append(CacheItem("xml", vast.encode(), ttl))
+                slots.append((bid, "xml"))
+        if not items:
+            return ""
+        timeout = max(0.001, deadline - asyncio.get_running_loop().time())
+        try:
+            keys = await self.cache.put_many(items, timeout)
+        except CacheStoreError as exc:
+            return f"Error sending the request to Prebid Cache: {exc}"
+        for (bid, kind), key in zip(slots, keys, strict=False):
+            if kind == "json":
+                bid.cache_id = key
+            else:
+                bid.vast_cache_id = key
+        return ""
+
+    def _cache_ttl(self, imp_exp: Any, bid_exp: Any) -> int:
+        """PBS: the smaller positive of imp.exp and bid.exp, else the default; plus a minute; capped."""
+        values = [v for v in (imp_exp, bid_exp) if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+        ttl = min(values) if values else self.config.cache.default_ttl_seconds
+        return self.cache.ttl(ttl + CACHE_TTL_BONUS_S)
+
+    def _event_url(self, kind: str, bid_id: str, account: str, bidder: str, timestamp: int, integration: str) -> str:
+        quote = urllib.parse.quote
+        url = (
+            f"{self.external_url}/event?t={kind}&b={quote(bid_id, safe='')}&a={quote(account, safe='')}"
+            f"&bidder={quote(bidder, safe='')}&ts={timestamp}"
+        )
+        if integration:
+            url += f"&int={quote(integration, safe='')}"
+        return url
+
+    def _response(
+        self,
+        request: dict[str, Any],
+        bids: list[AuctionBid],
+        currency: str,
+        account: str,
+        events: bool,
+        prebid: dict[str, Any],
+        response_times: dict[str, int],
+        errors: dict[str, list[dict[str, Any]]],
+        warnings: dict[str, list[Message]],
+        tmax: int,
+        debug: bool,
+        httpcalls: dict[str, list[dict[str, Any]]],
+    ) -> dict[str, Any]:
+        timestamp = prebid.get("auctiontimestamp")
+        if not isinstance(timestamp, int) or isinstance(timestamp, bool):
+            timestamp = int(time.time() * 1000)
+        integration = prebid.get("integration") if isinstance(prebid.get("integration"), str) else ""
+        seats: dict[str, list[dict[str, Any]]] = {}
+        for bid in bids:
+            own = dict(bid.bid)
+            ext = dict(own.get("ext") or {})
+            ext_prebid = dict(ext["prebid"]) if isinstance(ext.get("prebid"), dict) else {}
+            ext_prebid["type"] = bid.bid_type
+            if bid.targeting:
+                ext_prebid["targeting"] = bid.targeting
+            else:
+                ext_prebid.pop("targeting", None)
+            cache_info: dict[str, Any] = {}
+            if bid.cache_id:
+                cache_info["bids"] = {"cacheId": bid.cache_id, "url": f"{self.cache.public_url}?uuid={bid.cache_id}"}
+            if bid.vast_cache_id:
+                cache_info["vastXml"] = {
+                    "cacheId": bid.vast_cache_id,
+                    "url": f"{self.cache.public_url}?uuid={bid.vast_cache_id}",
+                }
+            if cache_info:
+                ext_prebid["cache"] = cache_info
+            if events:
+                bid_id = str(own.get("id", ""))
+                ext_prebid["events"] = {
+                    "win": self._event_url("win", bid_id, account, bid.bidder, timestamp, integration),
+                    "imp": self._event_url("imp", bid_id, account, bid.bidder, timestamp, integration),
+                }
+            meta = dict(ext_prebid["meta"]) if isinstance(ext_prebid.get("meta"), dict) else {}
+            meta["adaptercode"] = bid.adapter
+            ext_prebid["meta"] = meta
+            ext["prebid"] = ext_prebid
+            own["ext"] = ext
+            seats.setdefault(bid.bidder, []).append(own)
+        response: dict[str, Any] = {"id": request["id"]}
+        if seats:
+            response["seatbid"] = [{"seat": seat, "bid": seat_bids} for seat, seat_bids in seats.items()]
+            response["cur"] = currency
+        ext: dict[str, Any] = {}
+        if debug:
+            ext["debug"] = {"httpcalls": httpcalls, "resolvedrequest": request}
+        if errors:
+            ext["errors"] = errors
+        warnings_json = messages_json(warnings)
+        if warnings_json:
+            ext["warnings"] = warnings_json
+        ext["responsetimemillis"] = response_times
+        ext["tmaxrequest"] = tmax
+        ext["prebid"] = {"auctiontimestamp": timestamp}
+        response["ext"] = ext
+        return response
+
+
+def _account_id(request: dict[str, Any]) -> str:
+    """``site``/``app``/``dooh`` ``publisher.ext.prebid.parentAccount``, else ``publisher.id``."""
+    for channel in ("site", "app", "dooh"):
+        publisher = (request.get(channel) or {}).get("publisher")
+        if not isinstance(publisher, dict):
+            continue
+        parent = (
+            ((publisher.get("ext") or {}).get("prebid") or {}).get("parentAccount")
+            if isinstance(publisher.get("ext"), dict)
+            else None
+        )
+        if isinstance(parent, str) and parent:
+            return parent
+        if isinstance(publisher.get("id"), str) and publisher["id"]:
+            return publisher["id"]
+    return UNKNOWN_ACCOUNT
+
+
+def _checked_us_privacy(request: dict[str, Any], warnings: list[Message]) -> dict[str, Any]:
+    """An invalid ``regs.us_privacy`` is dropped with warning 10001 (PBS), never a failure."""
+    regs = request.get("regs")
+    value = regs.get("us_privacy") if isinstance(regs, dict) else None
+    if value is None or value == "":
+        return request
+    try:
+        if not isinstance(value, str):
+            raise ValueError("must be a string")
+        parse_us_privacy(value)
+    except ValueError as exc:
+        warnings.append(Message(
+            WarningCode.INVALID_PRIVACY_CONSENT,
+            f"CCPA consent is invalid and will be ignored. (request.regs.ext.us_privacy {exc})",
+        ))
+        return {**request, "regs": {k: v for k, v in regs.items() if k != "us_privacy"}}
+    return request
+
+
+def _with_http_fields(request: dict[str, Any], http: HttpContext) -> dict[str, Any]:
+    """Fields PBS fills from the HTTP request when the body lacks them (``setFieldsImplicitly``)."""
+    out = dict(request)
+    device = dict(out["device"]) if isinstance(out.get("device"), dict) else {}
+    if http.user_agent and not device.get("ua"):
+        device["ua"] = http.user_agent
+    if http.ip and not device.get("ip") and not device.get("ipv6"):
+        device["ipv6" if ":" in http.ip else "ip"] = http.ip
+    if http.dnt in ("0", "1") and "dnt" not in device:
+        device["dnt"] = int(http.dnt)
+    if device:
+        out["device"] = device
+    site = out.get("site")
+    if isinstance(site, dict) and http.referer and not site.get("page"):
+        site = dict(site)
+        site["page"] = http.referer
+        out["site"] = site
+    if isinstance(site, dict) and site.get("page") and not site.get("domain") and isinstance(site["page"], str):
+        host = urllib.parse.urlsplit(site["page"]).hostname
+        if host:
+            out["site"] = {**site, "domain": host}
+    if "at" not in out:
+        out["at"] = 1
+    return out
+
+
+def _stored_bidder_outcome(bidder_request: BidderRequest, adapter: Adapter, stored: list[Any]) -> BidderOutcome:
+    """Stored bid responses: the adapter reads them as if its bidder had answered 200."""
+    outcome = BidderOutcome(bidder_request)
+    for entry in stored:
+        call = RequestData("POST", "stored-bid-response", None, {}, [entry.imp_id])
+        response, errs = adapter.make_bids(bidder_request.request, call, ResponseData(200, entry.body))
+        outcome.errors.extend(errs)
+        if response is None:
+            continue
+        if entry.replace_imp_id:
+            response = BidderResponse(
+                [
+                    TypedBid({**b.bid, "impid": entry.imp_id}, b.bid_type, b.seat, b.deal_priority)
+                    for b in response.bids
+                ],
+                response.currency,
+            )
+        outcome.responses.append(response)
+    return outcome
+
+
+def _stored_auction_bids(
+    stored: dict[str, list[Any]], validated: Validated, currency: str
+) -> tuple[list[AuctionBid], list[BidderError]]:
+    """Stored auction responses: bids taken as they are; targeting, buckets and cache recomputed."""
+    bids: list[AuctionBid] = []
+    errors: list[BidderError] = []
+    for imp_id, seatbids in stored.items():
+        for seatbid in seatbids:
+            if not isinstance(seatbid, dict):
+                continue
+            seat = str(seatbid.get("seat", ""))
+            resolved = validated.bidders.get(seat)
+            adapter = resolved.bidder.adapter if resolved is not None else seat
+            for raw in seatbid.get("bid") or []:
+                if not isinstance(raw, dict):
+                    continue
+                bid = {**raw, "impid": imp_id}
+                ext = bid.get("ext") if isinstance(bid.get("ext"), dict) else {}
+                prebid = ext.get("prebid") if isinstance(ext.get("prebid"), dict) else {}
+                kind = MTYPE_TO_TYPE.get(bid.get("mtype")) or prebid.get("type")
+                if kind not in ("banner", "video", "audio", "native"):
+                    errors.append(BidderError(f'Failed to parse bid mediatype for impression "{imp_id}"'))
+                    continue
+                if prebid:
+                    bid["ext"] = {**ext, "prebid": {k: v for k, v in prebid.items() if k != "targeting"}}
+                price = bid.get("price")
+                if not isinstance(price, (int, float)) or isinstance(price, bool):
+                    continue
+                bids.append(AuctionBid(seat, adapter, bid, kind, float(price), imp_id, bool(bid.get("dealid"))))
+    return bids, errors

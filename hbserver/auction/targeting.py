@@ -1,0 +1,154 @@
+"""Winners and ad-server targeting (reference §3.7, §3.10, §1.9).
+
+Per imp the winner is the highest price (strict ``>``, first seen wins a tie; with
+``preferdeals`` any deal beats any non-deal). Per imp and bidder only the top bid gets bidder
+keys (``hb_pb_<bidder>``...); the imp winner also gets the plain keys. Every key is cut to 20
+characters. Keys that depend on the cache (``hb_cache_id``, ``hb_uuid``, host and path) are
+added once bids are cached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hbserver.auction.bids import AuctionBid
+from hbserver.auction.pricegranularity import (
+    PriceGranularity,
+    parse_granularity,
+    parse_media_type_granularity,
+    price_bucket,
+)
+
+MAX_KEY_LENGTH = 20
+DEFAULT_PREFIX = "hb"
+
+
+@dataclass(slots=True)
+class TargetingOptions:
+    granularity: PriceGranularity
+    media_granularity: dict[str, PriceGranularity] = field(default_factory=dict)
+    include_winners: bool = True
+    include_bidder_keys: bool = True
+    include_format: bool = False
+    prefer_deals: bool = False
+    always_include_deals: bool = False
+    prefix: str = DEFAULT_PREFIX
+    env: str = ""  # hb_env value: "amp", "mobile-app" or "" (none)
+
+    @classmethod
+    def from_request(cls, targeting: dict[str, Any], env: str) -> TargetingOptions:
+        """From ``ext.prebid.targeting`` (already validated)."""
+        prefix = targeting.get("prefix")
+        return cls(
+            granularity=parse_granularity(targeting.get("pricegranularity", "medium")),
+            media_granularity=parse_media_type_granularity(targeting.get("mediatypepricegranularity") or {}),
+            include_winners=targeting.get("includewinners", True),
+            include_bidder_keys=targeting.get("includebidderkeys", True),
+            include_format=targeting.get("includeformat", False),
+            prefer_deals=targeting.get("preferdeals", False),
+            always_include_deals=targeting.get("alwaysincludedeals", False),
+            prefix=prefix if isinstance(prefix, str) and 0 < len(prefix) <= 10 else DEFAULT_PREFIX,
+            env=env,
+        )
+
+
+def _better(a: AuctionBid, b: AuctionBid, prefer_deals: bool) -> bool:
+    """Does ``a`` beat ``b``?"""
+    if prefer_deals and a.deal != b.deal:
+        return a.deal
+    return a.price > b.price
+
+
+@dataclass(slots=True)
+class ImpResult:
+    winner: AuctionBid | None = None
+    top_by_bidder: dict[str, AuctionBid] = field(default_factory=dict)
+
+
+def run_auction(bids: list[AuctionBid], prefer_deals: bool) -> dict[str, ImpResult]:
+    """Per imp id: the winner and each bidder's top bid."""
+    results: dict[str, ImpResult] = {}
+    for bid in bids:
+        result = results.get(bid.imp_id)
+        if result is None:
+            result = results[bid.imp_id] = ImpResult()
+        top = result.top_by_bidder.get(bid.bidder)
+        if top is None or _better(bid, top, prefer_deals):
+            result.top_by_bidder[bid.bidder] = bid
+        if result.winner is None or _better(bid, result.winner, prefer_deals):
+            result.winner = bid
+    return results
+
+
+def bids_to_cache(
+    results: dict[str, ImpResult], options: TargetingOptions, all_bids: list[AuctionBid]
+) -> list[AuctionBid]:
+    """With bidder keys every bid is cached (PBS), else only the winners."""
+    if options.include_bidder_keys:
+        return all_bids
+    return [r.winner for r in results.values() if r.winner is not None]
+
+
+def _key(name: str) -> str:
+    return name[:MAX_KEY_LENGTH]
+
+
+def apply_targeting(
+    results: dict[str, ImpResult],
+    options: TargetingOptions,
+    cache_host: str,
+    cache_path: str,
+    rounding: str = "down",
+    rand: Callable[[], float] | None = None,
+) -> None:
+    """Write ``targeting`` on each imp winner and each bidder's top bid (after caching)."""
+    prefix = options.prefix
+    for result in results.values():
+        for bidder, bid in result.top_by_bidder.items():
+            is_winner = bid is result.winner
+            bidder_keys = options.include_bidder_keys or (options.always_include_deals and bid.deal)
+            winner_keys = is_winner and options.include_winners
+            if not bidder_keys and not winner_keys:
+                continue
+            values = _values(bid, options, cache_host, cache_path, rounding, rand)
+            targeting: dict[str, str] = {}
+            if winner_keys:
+                for name, value in values.items():
+                    targeting[_key(f"{prefix}_{name}")] = value
+            if bidder_keys:
+                for name, value in values.items():
+                    targeting[_key(f"{prefix}_{name}_{bidder}")] = value
+            bid.targeting = targeting
+
+
+def _values(
+    bid: AuctionBid,
+    options: TargetingOptions,
+    cache_host: str,
+    cache_path: str,
+    rounding: str,
+    rand: Callable[[], float] | None,
+) -> dict[str, str]:
+    granularity = options.media_granularity.get(bid.bid_type, options.granularity)
+    kwargs = {"rand": rand} if rand is not None else {}
+    values = {"pb": price_bucket(bid.price, granularity, rounding, **kwargs), "bidder": bid.bidder}
+    w, h = bid.bid.get("w"), bid.bid.get("h")
+    if w and h:
+        values["size"] = f"{w}x{h}"
+    dealid = bid.bid.get("dealid")
+    if dealid:
+        values["deal"] = str(dealid)
+    if bid.cache_id:
+        values["cache_id"] = bid.cache_id
+    if bid.vast_cache_id:
+        values["uuid"] = bid.vast_cache_id
+    if (bid.cache_id or bid.vast_cache_id) and cache_host:
+        values["cache_host"] = cache_host
+        values["cache_path"] = cache_path
+    if options.env:
+        values["env"] = options.env
+    if options.include_format:
+        values["format"] = bid.bid_type
+    return values

@@ -1,0 +1,72 @@
+"""POST /openrtb2/auction: the OpenRTB auction Prebid.js and apps call (reference §3).
+
+Thin: read the body (any Content-Type, gzip by header or ``?gzip=1``, size-capped), gather what
+the HTTP request says (cookie uids, UA, IP, Referer, DNT, Sec-GPC), run the exchange, render JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import orjson
+from aiohttp import web
+
+from hbserver.analytics import Analytics
+from hbserver.analytics.records import auction_record
+from hbserver.auction.core import AuctionRefused, AuctionService, HttpContext
+from hbserver.metrics import Metrics
+from hbserver.usersync.service import SyncService, utcnow
+from hbserver.web.body import parse_json, read_body
+from hbserver.web.cookies import request_cookies
+from hbserver.web.errors import text_response
+
+MAX_HEADER_VALUE = 2048  # longer UA/Referer values are cut, not trusted whole
+
+
+def client_ip(request: web.Request) -> str:
+    """The first X-Forwarded-For address, else X-Real-IP, else the peer (PBS-Go's order)."""
+    forwarded = request.headers.get("X-Forwarded-For", "")
+    if forwarded:
+        first = forwarded.split(",", 1)[0].strip()
+        if first:
+            return first[:64]
+    real = request.headers.get("X-Real-IP", "").strip()
+    if real:
+        return real[:64]
+    return request.remote or ""
+
+
+def http_context(request: web.Request, sync: SyncService) -> HttpContext:
+    headers = request.headers
+    cookie = sync.read_cookie(request_cookies(request), utcnow())
+    return HttpContext(
+        user_agent=headers.get("User-Agent", "")[:MAX_HEADER_VALUE],
+        referer=headers.get("Referer", "")[:MAX_HEADER_VALUE],
+        ip=client_ip(request),
+        dnt=headers.get("DNT", ""),
+        gpc=headers.get("Sec-GPC", ""),
+        uids=cookie.buyeruids(),
+    )
+
+
+class AuctionEndpoint:
+    def __init__(self, service: AuctionService, sync: SyncService, analytics: Analytics, metrics: Metrics) -> None:
+        self.service = service
+        self.sync = sync
+        self.analytics = analytics
+        self.metrics = metrics
+
+    async def handle(self, request: web.Request) -> web.Response:
+        started = asyncio.get_running_loop().time()
+        body = parse_json(await read_body(request))
+        try:
+            result = await self.service.run(body, http_context(request, self.sync), started)
+        except AuctionRefused as exc:
+            self.metrics.counter(self.metrics.auction_requests, "openrtb2-web", exc.metric).inc()
+            if self.analytics.enabled:
+                self.analytics.log(auction_record(exc.status, "", [], 0, [exc.message]))
+            return text_response(exc.status, exc.message)
+        self.metrics.counter(self.metrics.auction_requests, result.request_type, "ok").inc()
+        if self.analytics.enabled:
+            self.analytics.log(auction_record(200, result.account, result.bidders, result.bids, []))
+        return web.Response(body=orjson.dumps(result.response), content_type="application/json")

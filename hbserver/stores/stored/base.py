@@ -1,0 +1,104 @@
+"""What every stored-data backend shares: the kinds, the backend protocol, ids and error texts.
+
+A backend answers a batch ``{kind: [id, ...]}`` with ``{kind: {id: raw JSON | Failure}}``; an id
+it leaves out is not stored there. A :class:`Failure` is a per-id problem (an unreadable file);
+:class:`BackendError` fails the whole batch (database down, HTTP 500).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from hbserver.stores.filesystem import MAX_ID_LENGTH
+
+Kind = Literal["requests", "imps", "responses", "accounts"]
+KINDS: tuple[Kind, ...] = ("requests", "imps", "responses", "accounts")
+
+# The directory under ``directorypath`` and the PostgreSQL table of each kind (CONTRACT §3).
+LOCATIONS: dict[Kind, str] = {
+    "requests": "stored_requests",
+    "imps": "stored_imps",
+    "responses": "stored_responses",
+    "accounts": "accounts",
+}
+
+# "Stored <noun> with ID=..." (PBS-Go's NotFoundError texts).
+NOUNS: dict[Kind, str] = {"requests": "Request", "imps": "Imp", "responses": "Response", "accounts": "Account"}
+
+SHOWN_ID_CHARS = 64  # of an invalid id quoted in its error
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Why one id could not be fetched from one backend (it may still exist there).
+
+    ``label`` is the metric's reason label (error, timeout, unavailable, status, too_large, malformed).
+    """
+
+    reason: str
+    label: str = "error"
+
+
+class BackendError(Exception):
+    """A whole batch failed; ``reason`` is the metric label, as :attr:`Failure.label`."""
+
+    def __init__(self, message: str, reason: str = "error") -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason = reason
+
+
+Wanted = Mapping[Kind, Sequence[str]]
+Answer = dict[Kind, dict[str, "bytes | Failure"]]
+
+
+class Backend(Protocol):
+    name: str
+
+    async def fetch(self, wanted: Wanted) -> Answer:
+        """The stored JSON of the ids this backend holds; raises BackendError when it cannot answer."""
+
+
+def not_found(kind: Kind, item_id: str) -> str:
+    return f'Stored {NOUNS[kind]} with ID="{item_id}" not found.'
+
+
+def not_fetched(kind: Kind, item_id: str, why: str) -> str:
+    return f'Stored {NOUNS[kind]} with ID="{item_id}" could not be fetched: {why}'
+
+
+def id_problem(item_id: str) -> str | None:
+    """Why an id is never looked up (empty, too long, control characters), or None when it is fine."""
+    if not item_id:
+        return "empty"
+    if len(item_id) > MAX_ID_LENGTH:
+        return f"longer than {MAX_ID_LENGTH} characters"
+    if not item_id.isprintable():
+        return "contains control characters"
+    return None
+
+
+def invalid(kind: Kind, item_id: str, why: str) -> str:
+    shown = item_id if len(item_id) <= SHOWN_ID_CHARS else item_id[:SHOWN_ID_CHARS] + "..."
+    return f'Stored {NOUNS[kind]} with ID="{shown}" is invalid: {why}'
+
+
+class LogLimiter:
+    """At most one log line per ``interval`` seconds per key: a failing backend under a request
+    flood is logged, not repeated per request (the metrics count every failure)."""
+
+    def __init__(self, logger: logging.Logger, interval: float = 10.0) -> None:
+        self.logger = logger
+        self.interval = interval
+        self._last: dict[str, float] = {}
+
+    def warning(self, key: str, message: str, *args: object) -> None:
+        now = time.monotonic()
+        last = self._last.get(key)
+        if last is None or now - last >= self.interval:
+            self._last[key] = now
+            self.logger.warning(message, *args)

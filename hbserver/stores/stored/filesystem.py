@@ -1,0 +1,50 @@
+"""The filesystem backend: ``<directorypath>/<stored_requests|stored_imps|...>/<id>.json`` (CONTRACT §3).
+
+Files are read on demand (the LRU keeps them), a whole batch in one worker thread, each bounded
+to :data:`~hbserver.stores.filesystem.MAX_FILE_BYTES`. Ids that could leave the directory are
+not stored here (a later backend may still hold them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from hbserver.stores.filesystem import MAX_FILE_BYTES, safe_id
+from hbserver.stores.stored.base import LOCATIONS, Answer, Failure, Wanted
+
+
+def _read(path: str) -> bytes | Failure | None:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return Failure(f"cannot read {path}: {exc.strerror or exc}", "io")
+    if len(data) > MAX_FILE_BYTES:
+        return Failure(f"{path} is larger than {MAX_FILE_BYTES} bytes", "too_large")
+    return data
+
+
+class FilesystemBackend:
+    name = "filesystem"
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+
+    def _read_batch(self, wanted: Wanted) -> Answer:
+        answer: Answer = {}
+        for kind, ids in wanted.items():
+            found: dict[str, bytes | Failure] = {}
+            folder = os.path.join(self.directory, LOCATIONS[kind])
+            for item_id in ids:
+                if safe_id(item_id):
+                    data = _read(os.path.join(folder, item_id + ".json"))
+                    if data is not None:
+                        found[item_id] = data
+            answer[kind] = found
+        return answer
+
+    async def fetch(self, wanted: Wanted) -> Answer:
+        return await asyncio.to_thread(self._read_batch, wanted)

@@ -1,0 +1,491 @@
+"""POST /openrtb2/auction end to end: the real app in-process, mock bidders on real sockets.
+
+Covers the request path (stored request/imp merge, validation texts, tmax, buyeruid from the
+cookie, 2.5 conversion, privacy scrub), fan-out with deadlines (a silent bidder costs at most its
+deadline and gets code 1), bids (validation, currency, adjustment factors), winners, targeting,
+bid caching through the cache store, events, the response ext and debug.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import gzip
+import json
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from hbserver.usersync.cookie import UidsCookie, encode_cookie
+
+EXTERNAL = "http://pbs.example"
+
+
+class MockBidders:
+    """One aiohttp server answering POST /<name> with bids set per test; records what it got."""
+
+    def __init__(self) -> None:
+        self.bids: dict[str, list[dict[str, Any]]] = {}
+        self.delay: dict[str, float] = {}
+        self.status: dict[str, int] = {}
+        self.currency: dict[str, str] = {}
+        self.received: dict[str, list[dict[str, Any]]] = {}
+        self.headers: dict[str, list[dict[str, str]]] = {}
+        app = web.Application()
+        app.router.add_post("/{name}", self.handle)
+        self.server = TestServer(app)
+
+    async def handle(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        body = await request.json()
+        self.received.setdefault(name, []).append(body)
+        self.headers.setdefault(name, []).append(dict(request.headers))
+        if name in self.delay:
+            await asyncio.sleep(self.delay[name])
+        status = self.status.get(name, 200)
+        bids = self.bids.get(name)
+        if status != 200 or bids is None:
+            return web.Response(status=204 if status == 200 else status)
+        seatbid = [{"seat": name, "bid": bids}]
+        answer = {"id": body["id"], "seatbid": seatbid, "cur": self.currency.get(name, "USD")}
+        return web.json_response(answer)
+
+    def url(self, name: str) -> str:
+        return str(self.server.make_url(f"/{name}"))
+
+
+@pytest.fixture
+async def bidders():
+    mock = MockBidders()
+    await mock.server.start_server()
+    yield mock
+    await mock.server.close()
+
+
+def bidder_config(mock: MockBidders, *names: str, **extra: Any) -> dict[str, Any]:
+    adapters = {name: {"alias_of": "generic", "endpoint": mock.url(name), **extra.get(name, {})} for name in names}
+    return {"adapters": adapters, "external_url": EXTERNAL}
+
+
+def banner_imp(imp_id: str = "imp-1", **bidders: Any) -> dict[str, Any]:
+    return {
+        "id": imp_id,
+        "banner": {"format": [{"w": 300, "h": 250}, {"w": 300, "h": 600}]},
+        "ext": {"prebid": {"bidder": bidders or {"alpha": {"placement": 1}}}},
+    }
+
+
+def auction_request(*imps: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    request = {
+        "id": "req-1",
+        "tmax": 500,
+        "imp": list(imps) or [banner_imp()],
+        "site": {"page": "https://news.example/a", "publisher": {"id": "1001"}},
+        "device": {"ua": "test-agent", "ip": "203.0.113.77"},
+        "ext": {"prebid": {"targeting": {"pricegranularity": "medium"}, "cache": {"bids": {}}}},
+    }
+    request.update(fields)
+    return request
+
+
+def bid(imp_id: str, price: float, bid_id: str = "b1", **fields: Any) -> dict[str, Any]:
+    return {
+        "id": bid_id,
+        "impid": imp_id,
+        "price": price,
+        "crid": "cr-" + bid_id,
+        "w": 300,
+        "h": 250,
+        "adm": f"<div>{bid_id}</div>",
+        "mtype": 1,
+        **fields,
+    }
+
+
+async def post(client, body: Any, **kwargs: Any):
+    data = body if isinstance(body, bytes) else json.dumps(body)
+    return await client.post("/openrtb2/auction", data=data, **kwargs)
+
+
+def seat_bids(response: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    return {seat["seat"]: seat["bid"] for seat in response.get("seatbid", [])}
+
+
+async def test_two_bidders_winner_targeting_cache_and_events(make_client, bidders):
+    bidders.bids["alpha"] = [bid("imp-1", 1.87, "a1")]
+    bidders.bids["beta"] = [bid("imp-1", 0.91, "b1", w=300, h=600, dealid="deal-9")]
+    client = await make_client(bidder_config(bidders, "alpha", "beta"))
+    body = auction_request(banner_imp("imp-1", alpha={"p": 1}, beta={"p": 2}))
+    response = await post(client, body, headers={"Content-Type": "text/plain"})
+    assert response.status == 200, await response.text()
+    data = await response.json()
+    seats = seat_bids(data)
+    alpha, beta = seats["alpha"][0], seats["beta"][0]
+    assert data["id"] == "req-1" and data["cur"] == "USD"
+    targeting = alpha["ext"]["prebid"]["targeting"]
+    assert targeting["hb_pb"] == "1.80" and targeting["hb_pb_alpha"] == "1.80"
+    assert targeting["hb_bidder"] == "alpha" and targeting["hb_size"] == "300x250"
+    assert targeting["hb_cache_host"] == "pbs.example" and targeting["hb_cache_path"] == "/cache"
+    assert targeting["hb_cache_id"] == targeting["hb_cache_id_alpha"]
+    beta_targeting = beta["ext"]["prebid"]["targeting"]
+    assert "hb_pb" not in beta_targeting and beta_targeting["hb_pb_beta"] == "0.90"
+    assert beta_targeting["hb_deal_beta"] == "deal-9" and beta_targeting["hb_size_beta"] == "300x600"
+    assert alpha["ext"]["prebid"]["type"] == "banner" and alpha["ext"]["prebid"]["meta"]["adaptercode"] == "generic"
+    assert alpha["ext"]["origbidcpm"] == 1.87 and alpha["ext"]["origbidcur"] == "USD"
+    # the cached value is the bid, retrievable from the cache endpoint at hb_cache_host + hb_cache_path
+    cache_id = targeting["hb_cache_id"]
+    assert alpha["ext"]["prebid"]["cache"]["bids"] == {"cacheId": cache_id, "url": f"{EXTERNAL}/cache?uuid={cache_id}"}
+    cached = await client.get("/cache", params={"uuid": cache_id})
+    assert cached.status == 200 and (await cached.json())["id"] == "a1"
+    events = alpha["ext"]["prebid"]["events"]
+    assert events["win"].startswith(f"{EXTERNAL}/event?t=win&b=a1&a=1001&bidder=alpha&ts=")
+    assert events["imp"].startswith(f"{EXTERNAL}/event?t=imp&b=a1&a=1001&bidder=alpha&ts=")
+    ext = data["ext"]
+    assert set(ext["responsetimemillis"]) == {"alpha", "beta"} and ext["tmaxrequest"] == 500
+    assert "errors" not in ext and "debug" not in ext
+    # each bidder got its own imp ext and the request ext without the exchange's parts
+    sent = bidders.received["alpha"][0]
+    assert sent["imp"][0]["ext"] == {"bidder": {"p": 1}}
+    assert "targeting" not in sent.get("ext", {}).get("prebid", {}) and 0 < sent["tmax"] <= 490
+    assert bidders.headers["alpha"][0]["X-Openrtb-Version"] == "2.5"
+    assert response.headers["Content-Type"].startswith("application/json")
+
+
+async def test_silent_bidder_times_out_at_its_deadline(make_client, bidders):
+    bidders.bids["alpha"] = [bid("imp-1", 2.0)]
+    bidders.bids["beta"] = [bid("imp-1", 9.0, "late")]
+    bidders.delay["beta"] = 5.0
+    client = await make_client(bidder_config(bidders, "alpha", "beta"))
+    body = auction_request(banner_imp("imp-1", alpha={}, beta={}), tmax=200)
+    started = time.perf_counter()
+    response = await post(client, body)
+    elapsed = time.perf_counter() - started
+    data = await response.json()
+    assert response.status == 200
+    assert elapsed < 0.2 + 0.15, elapsed  # never waits past the deadline (generous for a loaded CI box)
+    assert list(seat_bids(data)) == ["alpha"]
+    assert data["ext"]["errors"]["beta"][0]["code"] == 1
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda r: r.pop("id"), 'request missing required field: "id"'),
+        (lambda r: r.update(tmax=-1), "request.tmax must be nonnegative. Got -1"),
+        (lambda r: r.update(imp=[]), "request.imp must contain at least one element."),
+        (lambda r: r.update(imp="x"), "request.imp must be an array"),
+        (lambda r: r.pop("site"), "One of request.site or request.app or request.dooh must be defined"),
+        (
+            lambda r: r.update(app={"id": "a"}),
+            "No more than one of request.site or request.app or request.dooh can be defined",
+        ),
+        (
+            lambda r: r.update(site={"publisher": {"id": "1"}}),
+            "request.site should include at least one of request.site.id or request.site.page.",
+        ),
+        (lambda r: r["imp"][0].pop("id"), 'request.imp[0] missing required field: "id"'),
+        (
+            lambda r: r["imp"].append(dict(r["imp"][0])),
+            'request.imp[0].id and request.imp[1].id are both "imp-1". Imp IDs must be unique.',
+        ),
+        (
+            lambda r: r["imp"][0].pop("banner"),
+            'request.imp[0] must contain at least one of "banner", "video", "audio", or "native"',
+        ),
+        (
+            lambda r: r["imp"][0].update(banner={}),
+            'request.imp[0].banner has no sizes. Define "w" and "h", or include "format" elements.',
+        ),
+        (
+            lambda r: r["imp"][0].update(ext={"prebid": {"bidder": {}}}),
+            "request.imp[0].ext.prebid.bidder must contain at least one bidder",
+        ),
+        (lambda r: r["imp"][0].pop("ext"), "request.imp[0].ext is required"),
+        (
+            lambda r: r["imp"][0].update(ext={"prebid": {"bidder": {"nobody": {}}}}),
+            "request.imp[0].ext.prebid.bidder contains unknown bidder: nobody. "
+            "Did you forget an alias in request.ext.prebid.aliases?",
+        ),
+        (
+            lambda r: r["ext"]["prebid"].update(aliases={"alpha": "alpha"}),
+            "request.ext.prebid.aliases.alpha defines a no-op alias. Choose a different alias, or remove this entry.",
+        ),
+        (
+            lambda r: r["ext"]["prebid"].update(aliases={"x": "nobody"}),
+            "request.ext.prebid.aliases.x refers to unknown bidder: nobody",
+        ),
+        (
+            lambda r: r["ext"]["prebid"].update(bidadjustmentfactors={"alpha": -2}),
+            "request.ext.prebid.bidadjustmentfactors.alpha must be a positive number. Got -2.000000",
+        ),
+        (
+            lambda r: r["ext"]["prebid"].update(bidadjustmentfactors={"zeta": 2}),
+            "request.ext.prebid.bidadjustmentfactors.zeta is not a known bidder or alias",
+        ),
+        (
+            lambda r: r["ext"]["prebid"].update(cache={"nothing": {}}),
+            'request.ext is invalid: request.ext.prebid.cache requires one of the "bids" or "vastxml" properties',
+        ),
+        (
+            lambda r: r["ext"]["prebid"]["targeting"].update(
+                pricegranularity={"precision": 2, "ranges": [{"max": 5, "increment": -1}]}
+            ),
+            "Price granularity error: increment must be a nonzero positive number",
+        ),
+        (lambda r: r.update(regs={"gdpr": 2}), "request.regs.gdpr must be either 0 or 1"),
+        (
+            lambda r: r.update(site={"page": "p", "ext": {"amp": 2}}),
+            "request.site.ext.amp must be either 1, 0, or undefined",
+        ),
+        (lambda r: r.update(device={"w": -1}), "request.device.w must be a positive number"),
+        (
+            lambda r: r["ext"]["prebid"].update(storedrequest={"id": 5}),
+            "request.ext.prebid.storedrequest.id must be a string",
+        ),
+        (
+            lambda r: r["ext"]["prebid"].update(storedrequest={"id": "missing"}),
+            'Stored Request with ID="missing" not found.',
+        ),
+    ],
+)
+async def test_validation_errors(make_client, bidders, mutate, message):
+    client = await make_client(bidder_config(bidders, "alpha"))
+    body = auction_request()
+    mutate(body)
+    response = await post(client, body)
+    assert response.status == 400
+    assert await response.text() == f"Invalid request: {message}\n" or (await response.text()).startswith(
+        f"Invalid request: {message}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "text"),
+    [
+        (b"", 400, "Invalid request: request body is empty"),
+        (b"{nope", 400, "Invalid request: request body is not valid JSON"),
+        (b"[1,2]", 400, "Invalid request: request body must be a JSON object"),
+    ],
+)
+async def test_bad_bodies(make_client, bidders, body, status, text):
+    client = await make_client(bidder_config(bidders, "alpha"))
+    response = await post(client, body)
+    assert response.status == status and (await response.text()).startswith(text)
+
+
+async def test_body_limit_and_gzip(make_client, bidders):
+    bidders.bids["alpha"] = [bid("imp-1", 1.0)]
+    client = await make_client(bidder_config(bidders, "alpha"), max_request_size=4096)
+    big = auction_request()
+    big["site"]["keywords"] = "k" * 5000
+    response = await post(client, big)
+    assert response.status == 413
+    packed = gzip.compress(json.dumps(auction_request()).encode())
+    response = await client.post("/openrtb2/auction?gzip=1", data=packed, headers={"Content-Type": "text/plain"})
+    assert response.status == 200 and "alpha" in seat_bids(await response.json())
+
+
+async def test_stored_request_and_imp_merge(make_client, bidders, data_dir: Path):
+    bidders.bids["alpha"] = [bid("imp-1", 3.0)]
+    stored = {
+        "id": "{{UUID}}",
+        "tmax": 400,
+        "site": {"page": "https://stored.example", "publisher": {"id": "77"}},
+        "imp": [banner_imp()],
+        "ext": {"prebid": {"targeting": {"pricegranularity": "low"}, "cache": {"bids": {}}}},
+    }
+    (data_dir / "stored_requests" / "sr1.json").write_text(json.dumps(stored))
+    (data_dir / "stored_imps" / "si1.json").write_text(
+        json.dumps({"banner": {"w": 728, "h": 90}, "ext": {"prebid": {"bidder": {"alpha": {"from": "stored"}}}}})
+    )
+    client = await make_client(bidder_config(bidders, "alpha"))
+    # the incoming request patches the stored one: its imp (a stored imp reference) replaces the imp array
+    incoming = {
+        "ext": {"prebid": {"storedrequest": {"id": "sr1"}}},
+        "site": {"page": None, "id": "site-9"},
+        "imp": [{"id": "imp-1", "ext": {"prebid": {"storedrequest": {"id": "si1"}}}}],
+    }
+    response = await post(client, incoming)
+    assert response.status == 200, await response.text()
+    data = await response.json()
+    assert data["id"] != "{{UUID}}" and len(data["id"]) == 36
+    sent = bidders.received["alpha"][0]
+    assert sent["site"]["id"] == "site-9" and "page" not in sent["site"]
+    assert sent["imp"][0]["banner"] == {"w": 728, "h": 90} and sent["imp"][0]["ext"]["bidder"] == {"from": "stored"}
+    assert seat_bids(data)["alpha"][0]["ext"]["prebid"]["targeting"]["hb_pb"] == "3.00"  # low granularity
+    assert "a=77&" in seat_bids(data)["alpha"][0]["ext"]["prebid"]["events"]["win"]
+
+
+async def test_buyeruid_from_cookie_and_request_and_25_conversion(make_client, bidders):
+    bidders.bids["alpha"] = []
+    client = await make_client(bidder_config(bidders, "alpha", "beta", beta={"openrtb_version": "2.6"}))
+    cookie = UidsCookie()
+    # aliases without sync endpoints of their own read the core bidder's syncer key
+    cookie.set_uid("generic", "cookie-uid", datetime.now(UTC))
+    body = auction_request(banner_imp("imp-1", alpha={}, beta={}))
+    body["user"] = {"ext": {"consent": "", "prebid": {"buyeruids": {"BETA": "explicit-uid"}}}}
+    body["regs"] = {"ext": {"us_privacy": "1NNN"}}
+    response = await post(client, body, headers={"Cookie": f"uids={encode_cookie(cookie)}"})
+    assert response.status == 200
+    alpha = bidders.received["alpha"][0]
+    beta = bidders.received["beta"][0]
+    assert alpha["user"]["buyeruid"] == "cookie-uid" and "prebid" not in alpha["user"].get("ext", {})
+    assert beta["user"]["buyeruid"] == "explicit-uid"
+    # 2.5 bidder: ext places; 2.6 bidder: top-level places
+    assert alpha["regs"] == {"ext": {"us_privacy": "1NNN"}} and beta["regs"] == {"us_privacy": "1NNN"}
+    assert bidders.headers["beta"][0]["X-Openrtb-Version"] == "2.6"
+
+
+async def test_gdpr_without_consent_scrubs_ids_and_ip(make_client, bidders):
+    bidders.bids["alpha"] = []
+    client = await make_client(bidder_config(bidders, "alpha", alpha={"gvl_vendor_id": 32}))
+    body = auction_request()
+    body["regs"] = {"gdpr": 1}
+    body["user"] = {"id": "u1", "buyeruid": "b1", "eids": [{"source": "x", "uids": [{"id": "1"}]}]}
+    body["device"] = {"ip": "203.0.113.77", "ifa": "ifa-1", "geo": {"lat": 51.123456, "lon": -0.98765}}
+    response = await post(client, body)
+    assert response.status == 200
+    sent = bidders.received["alpha"][0]
+    assert "id" not in sent["user"] and "buyeruid" not in sent["user"] and "eids" not in sent["user"].get("ext", {})
+    assert sent["device"]["ip"] == "203.0.113.0" and "ifa" not in sent["device"]
+    assert sent["device"]["geo"] == {"lat": 51.12, "lon": -0.99}
+
+
+async def test_currency_adjustment_and_bid_validation(make_client, bidders):
+    bidders.bids["alpha"] = [
+        bid("imp-1", 2.0, "good"),
+        bid("imp-1", 5.0, "nocrid", crid=""),
+        bid("imp-9", 5.0, "wrongimp"),
+        bid("imp-1", 0, "zero"),
+    ]
+    bidders.currency["alpha"] = "EUR"
+    client = await make_client(bidder_config(bidders, "alpha"))
+    body = auction_request(cur=["USD"])
+    body["ext"]["prebid"]["currency"] = {"rates": {"EUR": {"USD": 1.5}}}
+    body["ext"]["prebid"]["bidadjustmentfactors"] = {"alpha": 0.5}
+    data = await (await post(client, body)).json()
+    bids = seat_bids(data)["alpha"]
+    assert [b["id"] for b in bids] == ["good"]
+    assert bids[0]["price"] == pytest.approx(1.5) and bids[0]["ext"]["origbidcur"] == "EUR"
+    messages = [e["message"] for e in data["ext"]["errors"]["alpha"]]
+    assert 'Bid "nocrid" missing creative ID' in messages
+    assert any("wrongimp" in m for m in messages)
+    # no rate at all: the bidder's bids are dropped with PBS-Go's text
+    body["ext"]["prebid"]["currency"] = {"rates": {}}
+    data = await (await post(client, body)).json()
+    assert "seatbid" not in data
+    assert data["ext"]["errors"]["alpha"] == [
+        {"code": 999, "message": "Currency conversion rate not found: 'EUR' => 'USD'"}
+    ]
+
+
+async def test_bidder_errors_by_code(make_client, bidders):
+    bidders.status["alpha"] = 500
+    client = await make_client(bidder_config(bidders, "alpha", "beta"))
+    bidders.status["beta"] = 400
+    body = auction_request(banner_imp("imp-1", alpha={}, beta={}))
+    data = await (await post(client, body)).json()
+    assert data["ext"]["errors"]["alpha"][0]["code"] == 3
+    assert data["ext"]["errors"]["alpha"][0]["message"].startswith("Server responded with failure status: 500")
+    assert data["ext"]["errors"]["beta"][0]["code"] == 3
+
+
+async def test_debug_httpcalls_and_account_switch(make_client, bidders, data_dir: Path):
+    from tests.conftest import write_account
+
+    bidders.bids["alpha"] = [bid("imp-1", 1.0)]
+    write_account(data_dir, "nodebug", {"debug_allow": False})
+    client = await make_client(bidder_config(bidders, "alpha"))
+    body = auction_request(test=1)
+    data = await (await post(client, body)).json()
+    calls = data["ext"]["debug"]["httpcalls"]["alpha"]
+    assert calls[0]["uri"] == bidders.url("alpha") and calls[0]["status"] == 200
+    assert data["ext"]["debug"]["resolvedrequest"]["id"] == "req-1"
+    body["site"]["publisher"]["id"] = "nodebug"
+    data = await (await post(client, body)).json()
+    assert "debug" not in data["ext"]
+    assert {"code": 10002, "message": "debug turned off for account"} in data["ext"]["warnings"]["general"]
+
+
+async def test_stored_auction_response_needs_no_bidder(make_client, bidders, data_dir: Path):
+    stored = [
+        {
+            "bid": [
+                {
+                    "id": "bid_id",
+                    "price": 5.0,
+                    "ext": {"prebid": {"type": "video", "targeting": {"hb_pb": "1.20", "hb_cat": "IAB-20"}}},
+                }
+            ],
+            "seat": "alpha",
+        }
+    ]
+    (data_dir / "stored_responses" / "6d718149.json").write_text(json.dumps(stored))
+    client = await make_client(bidder_config(bidders, "alpha"))
+    imp = banner_imp()
+    imp["ext"]["prebid"]["storedauctionresponse"] = {"id": "6d718149"}
+    data = await (await post(client, auction_request(imp))).json()
+    assert "alpha" not in bidders.received
+    targeting = seat_bids(data)["alpha"][0]["ext"]["prebid"]["targeting"]
+    assert targeting["hb_pb"] == "5.00" and "hb_cat" not in targeting
+
+
+async def test_legacy_imp_ext_bidder_and_request_alias(make_client, bidders):
+    bidders.bids["alpha"] = [bid("imp-1", 1.0)]
+    client = await make_client(bidder_config(bidders, "alpha"))
+    imp = {"id": "imp-1", "banner": {"w": 300, "h": 250}, "ext": {"myalias": {"x": 1}, "gpid": "/slot"}}
+    body = auction_request(imp)
+    body["ext"]["prebid"]["aliases"] = {"myalias": "alpha"}
+    data = await (await post(client, body)).json()
+    seat = seat_bids(data)["myalias"][0]
+    assert seat["ext"]["prebid"]["targeting"]["hb_bidder"] == "myalias"
+    assert bidders.received["alpha"][0]["imp"][0]["ext"] == {"bidder": {"x": 1}, "gpid": "/slot"}
+
+
+async def test_cors_and_metrics(make_client, bidders):
+    bidders.bids["alpha"] = [bid("imp-1", 1.0)]
+    client = await make_client(bidder_config(bidders, "alpha"))
+    response = await post(client, auction_request(), headers={"Origin": "http://page.test"})
+    assert response.headers["Access-Control-Allow-Origin"] == "http://page.test"
+    assert response.headers["Access-Control-Allow-Credentials"] == "true"
+    text = await (await client.get("/metrics")).text()
+    assert 'hbserver_auction_requests_total{request_status="ok",request_type="openrtb2-web"} 1.0' in text
+    assert 'hbserver_adapter_requests_total{adapter="alpha",outcome="gotbids"} 1.0' in text
+    assert 'hbserver_adapter_request_time_seconds_count{adapter="alpha"} 1.0' in text
+
+
+def test_cookie_helper_round_trip():
+    cookie = UidsCookie()
+    assert base64.urlsafe_b64decode(encode_cookie(cookie)) == b"{}"
+
+
+async def test_invalid_us_privacy_is_a_warning(make_client, bidders):
+    bidders.bids["alpha"] = [bid("imp-1", 1.0)]
+    client = await make_client(bidder_config(bidders, "alpha"))
+    body = auction_request(regs={"ext": {"us_privacy": "invalid"}})
+    data = await (await post(client, body)).json()
+    assert data["ext"]["warnings"]["general"] == [{
+        "code": 10001,
+        "message": "CCPA consent is invalid and will be ignored. "
+        "(request.regs.ext.us_privacy must contain 4 characters)",
+    }]
+    assert "us_privacy" not in (bidders.received["alpha"][0].get("regs") or {}).get("ext", {})
+    assert "alpha" in seat_bids(data)
+
+
+async def test_tmax_limits_and_coppa(make_client, bidders):
+    bidders.bids["alpha"] = []
+    client = await make_client(bidder_config(bidders, "alpha"), auction_timeouts_ms={"default": 300, "max": 600})
+    for tmax, expected in ((0, 300), (None, 300), (5000, 600), (450, 450)):
+        body = auction_request(tmax=tmax, regs={"coppa": 1}, user={"yob": 1990, "id": "u"})
+        if tmax is None:
+            body.pop("tmax")
+        data = await (await post(client, body)).json()
+        assert data["ext"]["tmaxrequest"] == expected
+        sent = bidders.received["alpha"][-1]
+        assert sent["tmax"] <= expected - 10 and "yob" not in sent["user"] and "id" not in sent["user"]

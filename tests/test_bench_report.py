@@ -1,0 +1,277 @@
+"""bench: scenarios judged by throughput ratio, by p99 latency or both; the auction scenarios."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench.report import RunOutcome, build_report, combine_criteria, format_table, summarize, write_chart
+from bench.run import server_argv
+from bench.scenarios import (
+    AUCTION_BIDDERS,
+    BENCH_DIR,
+    HELLO,
+    SCENARIOS,
+    TIMEOUT_SLACK_MS,
+    TIMEOUT_TMAX_MS,
+    Scenario,
+    SetupContext,
+    mock_bidders,
+    select,
+    substitute,
+)
+from bench.wrk import SocketErrors, WrkResult
+
+SETTINGS = {"duration_s": 8, "warmup_s": 2, "rounds": 2, "connections": 64, "scenarios": "", "threads": 1,
+            "pinning": {"server_cpu": 0, "client_cpu": 1, "note": "pinned", "pinned": True}}
+MACHINE = {"date": "2026-01-01T00:00:00+00:00", "cpu_model": "test CPU", "nproc": 2, "python": "3.11",
+           "versions": {"aiohttp": "x", "uvloop": "y"}}
+
+
+def result(rps: float, p99: float, p50: float = 1.0, non_2xx: int = 0) -> WrkResult:
+    return WrkResult(
+        requests_per_sec=rps,
+        requests=int(rps * 8),
+        duration_ms=8000.0,
+        latency_avg_ms=p50,
+        latency_max_ms=p99 * 1.5,
+        percentiles_ms={"50": p50, "75": p50, "90": p99, "99": p99},
+        non_2xx_3xx=non_2xx,
+        socket_errors=SocketErrors(),
+    )
+
+
+def runs(*pairs: tuple[float, float]) -> list[RunOutcome]:
+    return [RunOutcome(index, result(rps, p99)) for index, (rps, p99) in enumerate(pairs, start=1)]
+
+
+HELLO_RUNS = {o.round: o for o in runs((10_000.0, 2.0), (10_000.0, 2.0))}
+
+
+def judged(**kwargs: object) -> Scenario:
+    return Scenario(name="s", path="/s", **kwargs)  # type: ignore[arg-type]
+
+
+# --- Scenario fields ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"p99_max_ms": 0}, "p99_max_ms must be > 0"),
+        ({"p99_max_ms": -5.0}, "p99_max_ms must be > 0"),
+        ({"connections": 0}, "connections must be >= 1"),
+    ],
+)
+def test_new_fields_are_checked(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        judged(**kwargs)
+
+
+def test_judged_and_connections():
+    assert judged().judged is False
+    assert judged(target_ratio=0.5).judged is True
+    assert judged(p99_max_ms=10.0).judged is True
+    assert judged().wrk_connections(64) == 64
+    assert judged(connections=16).wrk_connections(64) == 16
+
+
+def test_existing_scenarios_are_unchanged_by_the_new_fields():
+    for scenario in SCENARIOS:
+        if scenario.name.startswith("auction"):
+            continue
+        assert scenario.p99_max_ms is None
+        assert scenario.connections is None
+
+
+# --- result logic -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("checks", "expected"),
+    [([], None), ([True], True), ([True, True], True), ([True, False], False), ([None, False], False),
+     ([None, True], None), ([None], None)],
+)
+def test_combine_criteria(checks, expected):
+    assert combine_criteria(checks) is expected
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "measured", "status", "ratio_met", "p99_met"),
+    [
+        ({"target_ratio": 0.5}, [(6000.0, 3.0), (5000.0, 3.0)], "PASS", True, None),
+        ({"target_ratio": 0.5}, [(4000.0, 3.0), (4000.0, 3.0)], "FAIL", False, None),
+        ({"p99_max_ms": 220.0}, [(80.0, 210.0), (80.0, 215.0)], "PASS", None, True),
+        ({"p99_max_ms": 220.0}, [(80.0, 210.0), (80.0, 240.0)], "FAIL", None, False),  # median 225
+        ({"target_ratio": 0.5, "p99_max_ms": 5.0}, [(6000.0, 3.0), (6000.0, 4.0)], "PASS", True, True),
+        ({"target_ratio": 0.5, "p99_max_ms": 5.0}, [(6000.0, 9.0), (6000.0, 9.0)], "FAIL", True, False),
+        ({"target_ratio": 0.5, "p99_max_ms": 5.0}, [(1000.0, 3.0), (1000.0, 3.0)], "FAIL", False, True),
+        ({}, [(1000.0, 300.0), (1000.0, 300.0)], "INFO", None, None),
+    ],
+    ids=["ratio-pass", "ratio-fail", "p99-pass", "p99-fail", "both-pass", "both-p99-fail", "both-ratio-fail",
+         "info"],
+)
+def test_summarize_judges_ratio_latency_or_both(kwargs, measured, status, ratio_met, p99_met):
+    entry = summarize(judged(**kwargs), runs(*measured), HELLO_RUNS)
+    assert entry["status"] == status
+    assert entry["ratio_met"] is ratio_met
+    assert entry["p99_met"] is p99_met
+    assert entry["target_met"] is {"PASS": True, "FAIL": False, "INFO": None}[status]
+    assert entry["p99_max_ms"] == kwargs.get("p99_max_ms")
+
+
+def test_per_round_p99_verdicts_only_with_a_limit():
+    entry = summarize(judged(p99_max_ms=220.0), runs((80.0, 210.0), (80.0, 240.0)), HELLO_RUNS)
+    assert [r["p99_met"] for r in entry["rounds"]] == [True, False]
+    entry = summarize(judged(target_ratio=0.5), runs((8000.0, 3.0)), HELLO_RUNS)
+    assert "p99_met" not in entry["rounds"][0]
+
+
+def test_errors_override_the_latency_verdict():
+    outcomes = [RunOutcome(1, result(80.0, 100.0, non_2xx=3)), RunOutcome(2, None, "server died")]
+    entry = summarize(judged(p99_max_ms=220.0), outcomes, HELLO_RUNS)
+    assert entry["status"] == "ERROR"
+    assert entry["p99_met"] is True  # the measured figure still meets the limit
+
+
+def test_latency_limit_without_results_is_not_applicable():
+    entry = summarize(judged(p99_max_ms=220.0), [], HELLO_RUNS)
+    assert (entry["p99_met"], entry["target_met"]) == (None, None)
+
+
+def build(scenarios: list[Scenario], measured: dict[str, list[tuple[float, float]]]) -> dict:
+    outcomes = {HELLO.name: list(HELLO_RUNS.values())}
+    outcomes.update({name: runs(*pairs) for name, pairs in measured.items()})
+    return build_report(SETTINGS, MACHINE, scenarios, outcomes)
+
+
+RATIO = Scenario(name="ratio", path="/r", target_ratio=0.5)
+LATENCY = Scenario(name="latency", path="/l", p99_max_ms=220.0, connections=16)
+INFO = Scenario(name="info", path="/i")
+
+
+def test_report_lists_both_kinds_of_target_and_misses():
+    report = build([RATIO, LATENCY, INFO], {"ratio": [(6000.0, 3.0)], "latency": [(80.0, 250.0)],
+                                            "info": [(1.0, 1.0)]})
+    assert report["targets"] == {"ratio": 0.5}
+    assert report["latency_targets"] == {"latency": 220.0}
+    summary = report["summary"]
+    assert summary["below_target"] == ["latency"]
+    assert summary["targets_met"] is False
+    assert summary["exit_status"] == 0  # a missed target is only reported
+    entries = {e["name"]: e for e in report["scenarios"]}
+    assert entries["latency"]["connections"] == 16
+    assert entries["ratio"]["connections"] is None
+    json.dumps(report)  # latest.json must be plain JSON
+
+
+def test_report_targets_met_when_both_kinds_pass():
+    report = build([RATIO, LATENCY], {"ratio": [(6000.0, 3.0)], "latency": [(80.0, 205.0)]})
+    assert report["summary"]["targets_met"] is True
+    assert report["summary"]["below_target"] == []
+
+
+def test_table_shows_connections_and_p99_limit():
+    report = build([RATIO, LATENCY], {"ratio": [(6000.0, 3.0)], "latency": [(80.0, 250.0)]})
+    table = format_table(report)
+    summary = table.split("\n\n")[0].splitlines()
+    lines = {line.split()[0]: line for line in summary}
+    assert "p99 max" in lines["scenario"] and "conns" in lines["scenario"]
+    latency = lines["latency"].split()
+    assert latency[1] == "16" and "220.0" in latency and latency[-2] == "FAIL"
+    ratio = lines["ratio"].split()
+    assert ratio[1] == "64" and ratio[-2] == "PASS"
+    assert "p99 250.0 ms" in table  # the per-round line of the latency scenario
+
+
+def test_chart_draws_latency_limits(tmp_path):
+    pytest.importorskip("matplotlib")
+    report = build([RATIO, LATENCY, INFO], {"ratio": [(6000.0, 3.0)], "latency": [(80.0, 205.0)],
+                                            "info": [(1.0, 1.0)]})
+    path = tmp_path / "chart.png"
+    write_chart(report, path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# --- the auction scenarios ----------------------------------------------------------------
+
+
+def by_name(name: str) -> Scenario:
+    return select(name)[0]
+
+
+def load_payload(scenario: Scenario) -> dict:
+    assert scenario.body_file is not None
+    return json.loads((BENCH_DIR / scenario.body_file).read_text())
+
+
+@pytest.mark.parametrize("name", ["auction", "auction_timeout"])
+def test_auction_payload_is_prebid_shaped(name):
+    scenario = by_name(name)
+    payload = load_payload(scenario)
+    assert 1 <= len(payload["imp"]) <= 3
+    for imp in payload["imp"]:
+        assert imp["banner"]["format"]
+        assert sorted(imp["ext"]["prebid"]["bidder"]) == sorted(AUCTION_BIDDERS)
+    assert payload["site"]["page"] and payload["device"]["ua"]
+    prebid = payload["ext"]["prebid"]
+    assert prebid["targeting"] == {"pricegranularity": "medium", "includewinners": True, "includebidderkeys": True}
+    assert prebid["cache"] == {"bids": {}}
+    assert scenario.method == "POST" and scenario.path == "/openrtb2/auction"
+
+
+def test_auction_config_points_generic_aliases_at_the_mock():
+    scenario = by_name("auction")
+    values = {f"{code}_url": f"http://127.0.0.{n}:9/{code}" for n, code in enumerate(AUCTION_BIDDERS, start=1)}
+    config = substitute(dict(scenario.config or {}), values)
+    assert config["adapters"] == {
+        "alpha": {"alias_of": "generic", "endpoint": "http://127.0.0.1:9/alpha"},
+        "beta": {"alias_of": "generic", "endpoint": "http://127.0.0.2:9/beta"},
+        "gamma": {"alias_of": "generic", "endpoint": "http://127.0.0.3:9/gamma"},
+    }
+    assert scenario.target_ratio == 0.08 and scenario.p99_max_ms is None
+
+
+def test_timeout_scenario_is_judged_on_tmax():
+    scenario = by_name("auction_timeout")
+    assert load_payload(scenario)["tmax"] == TIMEOUT_TMAX_MS
+    assert scenario.p99_max_ms == TIMEOUT_TMAX_MS + TIMEOUT_SLACK_MS
+    assert scenario.target_ratio is None
+    assert scenario.connections is not None and scenario.connections <= 32
+
+
+def test_auction_scenarios_write_a_valid_hbserver_config(tmp_path):
+    from hbserver.config import load_config
+
+    for name in ("auction", "auction_timeout"):
+        values = {f"{code}_url": f"http://127.0.0.1:9/{code}" for code in AUCTION_BIDDERS}
+        path = by_name(name).write_config(tmp_path, values)
+        assert path is not None
+        config = load_config(str(path), environ={})
+        assert set(config.adapters) == set(AUCTION_BIDDERS)
+        assert server_argv(by_name(name), 1234, path)[-2:] == ["--config", str(path)]
+
+
+def test_mock_bidders_hook_starts_the_mock_with_its_options(tmp_path):
+    started: list[tuple[str, list[str], str | None]] = []
+
+    class Recorder(SetupContext):
+        def start(self, name, argv, *, ready_url=None, env=None, pin=True):  # type: ignore[override]
+            started.append((name, list(argv), ready_url))
+
+    values = mock_bidders("--hang", "gamma", seats=("alpha", "beta"))(Recorder(tmp_path, None))
+    ((name, argv, ready_url),) = started
+    assert name == "mock-bidder"
+    port = argv[2]
+    assert argv[1] == str(BENCH_DIR / "mocks" / "bidder.py")
+    assert argv[3:] == ["--hang", "gamma", "--host", "127.0.0.1", "--host", "127.0.0.2"]
+    assert ready_url == f"http://127.0.0.1:{port}/ready"
+    assert values == {
+        "bidder_url": f"http://127.0.0.1:{port}",
+        "alpha_url": f"http://127.0.0.1:{port}/alpha",
+        "beta_url": f"http://127.0.0.2:{port}/beta",
+    }
+    started.clear()
+    assert mock_bidders()(Recorder(tmp_path, None)) == {"bidder_url": f"http://127.0.0.1:{started[0][1][2]}"}
+    assert started[0][1][3:] == ["--host", "127.0.0.1"]
