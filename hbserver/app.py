@@ -21,6 +21,7 @@ from hbserver.appkeys import ACCOUNTS, ANALYTICS, CACHE, CONFIG, HTTP, MAX_REQUE
 from hbserver.auction.core import AuctionService
 from hbserver.bidders.registry import build_registry
 from hbserver.config import Config
+from hbserver.endpoints.amp import AmpEndpoint
 from hbserver.endpoints.auction import AuctionEndpoint
 from hbserver.endpoints.cache import CacheEndpoint
 from hbserver.endpoints.cookie_sync import CookieSyncEndpoint
@@ -117,6 +118,7 @@ def create_app(
         stored=app[STORED], gvl=sync.gate.gvl,
     )
     routes.add("POST", "/openrtb2/auction", AuctionEndpoint(auction, sync, analytics, metrics).handle)
+    routes.add("GET", "/openrtb2/amp", AmpEndpoint(auction, app[STORED], sync, config, analytics, metrics).handle)
     optout = OptOutEndpoint(sync)
     routes.add("GET", "/optout", optout.show_page)
     routes.add("POST", "/optout", optout.handle)

@@ -91,3 +91,8 @@ def auction_record(status: int, account: str, bidders: list[str], bids: int, err
         "bids": bids,
         "errors": errors,
     }
+
+
+def amp_record(status: int, account: str, bidders: list[str], bids: int, errors: list[str]) -> dict[str, Any]:
+    """One /openrtb2/amp call, shaped like the auction record."""
+    return {**auction_record(status, account, bidders, bids, errors), "event": "amp"}

@@ -57,6 +57,8 @@ log = logging.getLogger("hbserver.auction")
 STORED_FETCH_TIMEOUT_S = 0.2
 CACHE_TTL_BONUS_S = 60  # PBS adds a minute to every cached bid's TTL
 UNKNOWN_ACCOUNT = "unknown"
+# AMP targeting also says how to render (the specification's sample response)
+AMP_TARGETING_VALUES = {"creative_loadtype": "html"}
 VAST_WRAPPER = (
     '<VAST version="3.0"><Ad><Wrapper><AdSystem>prebid.org wrapper</AdSystem><VASTAdTagURI><![CDATA[{}]]>'
     "</VASTAdTagURI><Impression></Impression><Creatives></Creatives></Wrapper></Ad></VAST>"
@@ -158,18 +160,40 @@ class AuctionService:
         return min(requested, limits.max)
 
     async def run(self, body: Any, http: HttpContext, started: float | None = None) -> AuctionResult:
-        """One auction; raises AuctionRefused. ``started`` is ``loop.time()`` at arrival."""
-        loop = asyncio.get_running_loop()
-        start = loop.time() if started is None else started
+        """One /openrtb2/auction auction; raises AuctionRefused. ``started`` is ``loop.time()`` at arrival."""
+        start = asyncio.get_running_loop().time() if started is None else started
         if not isinstance(body, dict):
             raise AuctionRefused(400, "Invalid request: request body must be a JSON object", "badinput")
         try:
             request = await merge_stored(body, self.stored, STORED_FETCH_TIMEOUT_S)
+        except RequestError as exc:
+            raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+        return await self.execute(request, http, start)
+
+    async def execute(
+        self,
+        request: dict[str, Any],
+        http: HttpContext,
+        start: float,
+        *,
+        amp_budget_ms: int | None = None,
+        warnings: list[Message] | None = None,
+    ) -> AuctionResult:
+        """The auction of a resolved request (stored request already merged).
+
+        ``/openrtb2/auction`` holds ``tmax`` within ``auction_timeouts_ms``; AMP passes its own
+        budget (``amp_budget_ms``: the response must leave by ``start`` + budget) and becomes an
+        ``amp`` auction (``hb_env=amp``, the AMP entry point for adapters).
+        """
+        amp = amp_budget_ms is not None
+        try:
             request = upconvert(request)
             request = _with_http_fields(request, http)
             validated = validate_request(request, self.registry, self.check_params)
+            if warnings:
+                validated.warnings[:0] = warnings
             request = _checked_us_privacy(request, validated.warnings)
-            tmax = self.tmax_ms(request.get("tmax"))
+            tmax = amp_budget_ms if amp_budget_ms is not None else self.tmax_ms(request.get("tmax"))
             request = {**request, "tmax": tmax}
             stored_responses = await load_stored_responses(
                 request, validated.imp_bidders, self.stored, STORED_FETCH_TIMEOUT_S
@@ -179,7 +203,7 @@ class AuctionService:
         deadline = start + tmax / 1000
         account_id = _account_id(request)
         account = await self._account(account_id)
-        request_type = "openrtb2-app" if "app" in request else "openrtb2-dooh" if "dooh" in request else "openrtb2-web"
+        request_type = "amp" if amp else _request_type(request)
         response = await self._auction(
             request, validated, stored_responses, account, http, deadline, tmax, request_type
         )
@@ -252,6 +276,7 @@ class AuctionService:
                         session,
                         bidder_deadline,
                         extra_headers,
+                        "openrtb2-amp" if request_type == "amp" else "openrtb2-auction",
                     )
                 )
             outcomes: list[BidderOutcome] = await asyncio.gather(*tasks)
@@ -279,8 +304,10 @@ class AuctionService:
 
         results = run_auction(all_bids, isinstance(targeting_conf, dict) and targeting_conf.get("preferdeals") is True)
         if isinstance(targeting_conf, dict):
-            env = "mobile-app" if "app" in request else ""
-            options = TargetingOptions.from_request(targeting_conf, env)
+            if request_type == "amp":
+                options = TargetingOptions.from_request(targeting_conf, "amp", AMP_TARGETING_VALUES)
+            else:
+                options = TargetingOptions.from_request(targeting_conf, "mobile-app" if "app" in request else "")
             if caching and all_bids:
                 to_cache = bids_to_cache(results, options, all_bids)
                 cache_error = await self._cache_bids(to_cache, request, cache_conf, deadline)
@@ -312,6 +339,7 @@ class AuctionService:
         session: Any,
         deadline: float,
         extra_headers: dict[str, str],
+        entry_point: str,
     ) -> BidderOutcome:
         bidder = bidder_request.resolved.bidder
         adapter = self.adapters.get(bidder.code) or self.adapters.get(bidder.adapter)
@@ -326,6 +354,7 @@ class AuctionService:
             bidder=bidder_request.name,
             adapter_code=bidder.adapter,
             openrtb_version=bidder.openrtb_version,
+            entry_point=entry_point,
             global_privacy_control=extra_headers.get("Sec-GPC", ""),
             convert_currency=converter.convert,
         )
@@ -462,6 +491,12 @@ class AuctionService:
         ext["prebid"] = {"auctiontimestamp": timestamp}
         response["ext"] = ext
         return response
+
+
+def _request_type(request: dict[str, Any]) -> str:
+    if "app" in request:
+        return "openrtb2-app"
+    return "openrtb2-dooh" if "dooh" in request else "openrtb2-web"
 
 
 def _account_id(request: dict[str, Any]) -> str:

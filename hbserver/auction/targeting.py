@@ -36,9 +36,12 @@ class TargetingOptions:
     always_include_deals: bool = False
     prefix: str = DEFAULT_PREFIX
     env: str = ""  # hb_env value: "amp", "mobile-app" or "" (none)
+    extra: dict[str, str] = field(default_factory=dict)  # more keys with fixed values (AMP's creative_loadtype)
 
     @classmethod
-    def from_request(cls, targeting: dict[str, Any], env: str) -> TargetingOptions:
+    def from_request(
+        cls, targeting: dict[str, Any], env: str, extra: dict[str, str] | None = None
+    ) -> TargetingOptions:
         """From ``ext.prebid.targeting`` (already validated)."""
         prefix = targeting.get("prefix")
         return cls(
@@ -51,6 +54,7 @@ class TargetingOptions:
             always_include_deals=targeting.get("alwaysincludedeals", False),
             prefix=prefix if isinstance(prefix, str) and 0 < len(prefix) <= 10 else DEFAULT_PREFIX,
             env=env,
+            extra=dict(extra or {}),
         )
 
 
@@ -151,4 +155,5 @@ def _values(
         values["env"] = options.env
     if options.include_format:
         values["format"] = bid.bid_type
+    values.update(options.extra)
     return values

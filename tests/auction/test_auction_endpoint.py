@@ -8,7 +8,6 @@ bid caching through the cache store, events, the response ext and debug.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import gzip
 import json
@@ -18,66 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestServer
 
 from hbserver.usersync.cookie import UidsCookie, encode_cookie
-
-EXTERNAL = "http://pbs.example"
-
-
-class MockBidders:
-    """One aiohttp server answering POST /<name> with bids set per test; records what it got."""
-
-    def __init__(self) -> None:
-        self.bids: dict[str, list[dict[str, Any]]] = {}
-        self.delay: dict[str, float] = {}
-        self.status: dict[str, int] = {}
-        self.currency: dict[str, str] = {}
-        self.received: dict[str, list[dict[str, Any]]] = {}
-        self.headers: dict[str, list[dict[str, str]]] = {}
-        app = web.Application()
-        app.router.add_post("/{name}", self.handle)
-        self.server = TestServer(app)
-
-    async def handle(self, request: web.Request) -> web.Response:
-        name = request.match_info["name"]
-        body = await request.json()
-        self.received.setdefault(name, []).append(body)
-        self.headers.setdefault(name, []).append(dict(request.headers))
-        if name in self.delay:
-            await asyncio.sleep(self.delay[name])
-        status = self.status.get(name, 200)
-        bids = self.bids.get(name)
-        if status != 200 or bids is None:
-            return web.Response(status=204 if status == 200 else status)
-        seatbid = [{"seat": name, "bid": bids}]
-        answer = {"id": body["id"], "seatbid": seatbid, "cur": self.currency.get(name, "USD")}
-        return web.json_response(answer)
-
-    def url(self, name: str) -> str:
-        return str(self.server.make_url(f"/{name}"))
-
-
-@pytest.fixture
-async def bidders():
-    mock = MockBidders()
-    await mock.server.start_server()
-    yield mock
-    await mock.server.close()
-
-
-def bidder_config(mock: MockBidders, *names: str, **extra: Any) -> dict[str, Any]:
-    adapters = {name: {"alias_of": "generic", "endpoint": mock.url(name), **extra.get(name, {})} for name in names}
-    return {"adapters": adapters, "external_url": EXTERNAL}
-
-
-def banner_imp(imp_id: str = "imp-1", **bidders: Any) -> dict[str, Any]:
-    return {
-        "id": imp_id,
-        "banner": {"format": [{"w": 300, "h": 250}, {"w": 300, "h": 600}]},
-        "ext": {"prebid": {"bidder": bidders or {"alpha": {"placement": 1}}}},
-    }
+from tests.auction.helpers import EXTERNAL, banner_imp, bid, bidder_config
 
 
 def auction_request(*imps: dict[str, Any], **fields: Any) -> dict[str, Any]:
@@ -91,20 +33,6 @@ def auction_request(*imps: dict[str, Any], **fields: Any) -> dict[str, Any]:
     }
     request.update(fields)
     return request
-
-
-def bid(imp_id: str, price: float, bid_id: str = "b1", **fields: Any) -> dict[str, Any]:
-    return {
-        "id": bid_id,
-        "impid": imp_id,
-        "price": price,
-        "crid": "cr-" + bid_id,
-        "w": 300,
-        "h": 250,
-        "adm": f"<div>{bid_id}</div>",
-        "mtype": 1,
-        **fields,
-    }
 
 
 async def post(client, body: Any, **kwargs: Any):
@@ -489,3 +417,55 @@ async def test_tmax_limits_and_coppa(make_client, bidders):
         assert data["ext"]["tmaxrequest"] == expected
         sent = bidders.received["alpha"][-1]
         assert sent["tmax"] <= expected - 10 and "yob" not in sent["user"] and "id" not in sent["user"]
+
+
+async def test_stored_bid_response_is_read_by_the_adapter(make_client, bidders, data_dir: Path):
+    native = {"id": "x", "seatbid": [{"seat": "alpha", "bid": [bid("other-imp", 4.0, "stored-bid")]}], "cur": "USD"}
+    (data_dir / "stored_responses" / "sbr1.json").write_text(json.dumps(native))
+    client = await make_client(bidder_config(bidders, "alpha"))
+    imp = banner_imp()
+    imp["ext"]["prebid"]["storedbidresponse"] = [{"bidder": "alpha", "id": "sbr1"}]
+    data = await (await post(client, auction_request(imp))).json()
+    assert "alpha" not in bidders.received  # the bidder is not called
+    stored = seat_bids(data)["alpha"][0]
+    assert stored["id"] == "stored-bid" and stored["impid"] == "imp-1"  # replaceimpid defaults to true
+    imp["ext"]["prebid"]["storedbidresponse"] = [{"bidder": "zeta", "id": "sbr1"}]
+    response = await post(client, auction_request(imp))
+    assert response.status == 400 and "Bidders specified in imp.ext should match" in await response.text()
+
+
+async def test_video_vast_is_cached_with_hb_uuid(make_client, bidders):
+    vast = '<VAST version="3.0"><Ad><InLine></InLine></Ad></VAST>'
+    bidders.bids["alpha"] = [bid("vid", 2.5, "v1", mtype=2, adm=vast, w=640, h=480)]
+    client = await make_client(bidder_config(bidders, "alpha"))
+    imp = {"id": "vid", "video": {"mimes": ["video/mp4"], "w": 640, "h": 480},
+           "ext": {"prebid": {"bidder": {"alpha": {}}}}}
+    body = auction_request(imp)
+    body["ext"]["prebid"]["cache"] = {"bids": {}, "vastxml": {}}
+    data = await (await post(client, body)).json()
+    video = seat_bids(data)["alpha"][0]
+    targeting = video["ext"]["prebid"]["targeting"]
+    assert video["ext"]["prebid"]["type"] == "video"
+    assert targeting["hb_uuid"] != targeting["hb_cache_id"]
+    xml = await client.get("/cache", params={"uuid": targeting["hb_uuid"]})
+    assert xml.headers["Content-Type"] == "application/xml" and await xml.text() == vast
+    assert video["ext"]["prebid"]["cache"]["vastXml"]["cacheId"] == targeting["hb_uuid"]
+
+
+async def test_device_fields_from_http_and_analytics_record(make_client, bidders, tmp_path: Path):
+    bidders.bids["alpha"] = [bid("imp-1", 1.0)]
+    log_file = tmp_path / "analytics.jsonl"
+    client = await make_client(bidder_config(bidders, "alpha"), analytics={"file": {"filename": str(log_file)}})
+    body = auction_request(device={}, site={"publisher": {"id": "1001"}, "id": "s1"})
+    headers = {"User-Agent": "Mozilla/5.0 test", "X-Forwarded-For": "198.51.100.7, 10.0.0.1", "DNT": "1",
+               "Referer": "https://ref.example/page"}
+    response = await post(client, body, headers=headers)
+    assert response.status == 200
+    sent = bidders.received["alpha"][0]
+    assert sent["device"] == {"ua": "Mozilla/5.0 test", "ip": "198.51.100.7", "dnt": 1}
+    assert sent["site"]["page"] == "https://ref.example/page" and sent["site"]["domain"] == "ref.example"
+    assert sent["at"] == 1
+    await client.close()  # flushes analytics
+    records = [json.loads(line) for line in log_file.read_text().splitlines()]
+    auction = [r for r in records if r["event"] == "auction"]
+    assert auction and auction[0]["account"] == "1001" and auction[0]["bids"] == 1 and auction[0]["status"] == 200

@@ -2,8 +2,8 @@
 
 Recipe (shared/reference/real-clients-and-performance.md §1.6, §7): Debian's /usr/bin/chromium
 driven by Playwright for Python (its own driver; `playwright install` is never run), launched with
-``--host-resolver-rules=MAP *.test 127.0.0.1`` so ``pbs.test``, ``bidder.test``, ``page.test``
-and ``cdn.test`` are distinct sites on loopback; a persistent context whose profile allows
+``--host-resolver-rules=MAP *.test 127.0.0.1`` so ``pbs.test``, ``bidder.test``, ``page.test``,
+``cdn.test`` and ``cache.test`` are distinct sites on loopback; a persistent context whose profile allows
 third-party cookies; every server on https with a self-signed certificate
 (``--ignore-certificate-errors``); requests to any non-.test host are aborted.
 
@@ -41,7 +41,7 @@ PBJS_VERSION = "11.36.0"
 # Prebid.js with only prebidServerBidAdapter, built from the npm package's chunks by scripts/browser-deps.sh.
 PBJS_BUNDLE = ROOT / ".cache" / "npm" / f"prebid-{PBJS_VERSION}-pbs.js"
 DEPS_HINT = "run `bash scripts/browser-deps.sh` and `pip install -e '.[test]'` (playwright)"
-TEST_HOSTS = ("pbs.test", "bidder.test", "page.test", "cdn.test")
+TEST_HOSTS = ("pbs.test", "bidder.test", "page.test", "cdn.test", "cache.test")
 WAIT_SECONDS = 15.0
 CLOSE_SECONDS = 10.0
 

@@ -1,0 +1,118 @@
+"""GET /openrtb2/amp: one auction for an AMP slot from the stored request ``tag_id`` names
+(spec §4.3, §7, §8; DECISIONS "/openrtb2/amp").
+
+The response leaves by ``start + tmax - amp.timeout_adjustment_ms`` with
+``tmax = min(amp.default_timeout_ms, timeout, stored tmax)``; bidders get ``cache.expected_millis``
+less. Body: ``{"targeting": {...}, "ext": {"errors", "warnings", "debug"}}``; every answer,
+errors included, carries the AMP CORS headers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from hbserver.analytics import Analytics
+from hbserver.analytics.records import amp_record
+from hbserver.auction.amp import AmpError, amp_request, amp_targeting, amp_tmax, check_stored, parse_amp_query
+from hbserver.auction.core import AuctionRefused, AuctionService
+from hbserver.config import Config
+from hbserver.endpoints.auction import http_context
+from hbserver.metrics import Metrics
+from hbserver.stores.stored import StoredData
+from hbserver.usersync.service import SyncService
+from hbserver.web.errors import text_response
+
+SOURCE_ORIGIN_HEADER = "AMP-Access-Control-Allow-Source-Origin"
+MAX_ORIGIN_LENGTH = 2048
+STORED_FETCH_TIMEOUT_S = 0.2
+
+
+def _header_safe(value: str) -> str:
+    """A value fit for a response header (no control characters, bounded), else ""."""
+    if len(value) > MAX_ORIGIN_LENGTH or any(ord(c) < 32 or ord(c) == 127 for c in value):
+        return ""
+    return value
+
+
+class AmpEndpoint:
+    def __init__(
+        self,
+        service: AuctionService,
+        stored: StoredData,
+        sync: SyncService,
+        config: Config,
+        analytics: Analytics,
+        metrics: Metrics,
+    ) -> None:
+        self.service = service
+        self.stored = stored
+        self.sync = sync
+        self.default_timeout_ms = config.amp.default_timeout_ms
+        self.adjustment_ms = config.amp.timeout_adjustment_ms
+        self.gdpr_enabled = config.gdpr.enabled
+        self.analytics = analytics
+        self.metrics = metrics
+
+    async def handle(self, request: web.Request) -> web.Response:
+        start = asyncio.get_running_loop().time()
+        origin = request.headers.get("Origin", "")
+        source_origin = _header_safe(request.query.get("__amp_source_origin") or origin)
+        try:
+            response = await self._auction(request, start, origin)
+        except AuctionRefused as exc:
+            self._count(exc.metric)
+            self._record(exc.status, "", [], 0, [exc.message])
+            response = text_response(exc.status, exc.message)
+        response.headers[SOURCE_ORIGIN_HEADER] = source_origin
+        response.headers["Access-Control-Expose-Headers"] = SOURCE_ORIGIN_HEADER
+        return response
+
+    async def _auction(self, request: web.Request, start: float, origin: str) -> web.Response:
+        try:
+            params, warnings = parse_amp_query(request.query, origin)
+        except AmpError as exc:
+            raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+        remaining = self.default_timeout_ms / 1000
+        raw, errors = await self.stored.fetch_amp_request(params.tag_id, min(STORED_FETCH_TIMEOUT_S, remaining))
+        if raw is None:
+            if errors and not all(e.endswith("not found.") for e in errors):
+                raise AuctionRefused(503, "\n".join(errors), "err")
+            raise AuctionRefused(400, f"Invalid request: No AMP config found for tag_id {params.tag_id}.", "badinput")
+        try:
+            stored = check_stored(params.tag_id, orjson.loads(raw))
+        except orjson.JSONDecodeError as exc:
+            raise AuctionRefused(
+                400, f"Invalid request: the stored request for tag_id {params.tag_id} is not valid JSON: {exc}",
+                "badinput",
+            ) from None
+        except AmpError as exc:
+            raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+        tmax = amp_tmax(self.default_timeout_ms, params.timeout, stored.get("tmax"))
+        auction_request, consent_warnings = amp_request(stored, params, self.gdpr_enabled)
+        budget = max(0, tmax - self.adjustment_ms)
+        result = await self.service.execute(
+            auction_request, http_context(request, self.sync), start,
+            amp_budget_ms=budget, warnings=warnings + consent_warnings,
+        )
+        self._count("ok")
+        targeting = amp_targeting(result.response)
+        self._record(200, result.account, result.bidders, result.bids, [])
+        body: dict[str, Any] = {"targeting": targeting}
+        source_ext = result.response.get("ext", {})
+        ext = {key: source_ext[key] for key in ("errors", "warnings") if key in source_ext}
+        if params.debug and "debug" in source_ext:
+            ext["debug"] = source_ext["debug"]
+        if ext:
+            body["ext"] = ext
+        return web.Response(body=orjson.dumps(body), content_type="application/json")
+
+    def _count(self, status: str) -> None:
+        self.metrics.counter(self.metrics.auction_requests, "amp", status).inc()
+
+    def _record(self, status: int, account: str, bidders: list[str], bids: int, errors: list[str]) -> None:
+        if self.analytics.enabled:
+            self.analytics.log(amp_record(status, account, bidders, bids, errors))
