@@ -22,8 +22,10 @@ class SharedSession:
                 limit=POOL_LIMIT, limit_per_host=POOL_LIMIT_PER_HOST, ttl_dns_cache=DNS_CACHE_SECONDS,
                 enable_cleanup_closed=True,
             )
+            # No cookie jar: a shared jar would carry one user's bidder cookies to every other user.
             self._session = aiohttp.ClientSession(
                 connector=connector, auto_decompress=True, raise_for_status=False,
+                cookie_jar=aiohttp.DummyCookieJar(),
                 timeout=aiohttp.ClientTimeout(total=None),  # callers set their own deadlines
             )
         return self._session

@@ -19,6 +19,7 @@ class MockBidders:
         self.delay: dict[str, float] = {}
         self.status: dict[str, int] = {}
         self.currency: dict[str, str] = {}
+        self.set_cookie: dict[str, str] = {}
         self.received: dict[str, list[dict[str, Any]]] = {}
         self.headers: dict[str, list[dict[str, str]]] = {}
         app = web.Application()
@@ -38,7 +39,10 @@ class MockBidders:
             return web.Response(status=204 if status == 200 else status)
         seatbid = [{"seat": name, "bid": bids}]
         answer = {"id": body["id"], "seatbid": seatbid, "cur": self.currency.get(name, "USD")}
-        return web.json_response(answer)
+        response = web.json_response(answer)
+        if name in self.set_cookie:
+            response.set_cookie("bidder_uid", self.set_cookie[name])
+        return response
 
     def url(self, name: str) -> str:
         return str(self.server.make_url(f"/{name}"))

@@ -469,3 +469,16 @@ async def test_device_fields_from_http_and_analytics_record(make_client, bidders
     records = [json.loads(line) for line in log_file.read_text().splitlines()]
     auction = [r for r in records if r["event"] == "auction"]
     assert auction and auction[0]["account"] == "1001" and auction[0]["bids"] == 1 and auction[0]["status"] == 200
+
+
+async def test_bidder_cookies_are_never_kept_between_auctions(make_client, bidders):
+    """One shared session serves every user: a cookie a bidder sets must not reach the next request."""
+    bidders.bids["alpha"] = [bid("imp-1", 1.0)]
+    bidders.set_cookie["alpha"] = "user-A"
+    config = bidder_config(bidders, "alpha")
+    # a host name, not an IP: aiohttp's default jar ignores cookies from IP addresses
+    config["adapters"]["alpha"]["endpoint"] = bidders.url("alpha").replace("127.0.0.1", "localhost")
+    client = await make_client(config)
+    for _ in range(2):
+        assert (await post(client, auction_request())).status == 200
+    assert [h.get("Cookie") for h in bidders.headers["alpha"]] == [None, None]
