@@ -30,6 +30,7 @@ ratio to hello-world, ``p99_max_ms`` on the median p99); with none it is informa
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -247,6 +248,46 @@ TIMEOUT_TMAX_MS = 200  # the tmax of payloads/auction_timeout.json
 TIMEOUT_SLACK_MS = 20  # p99 may exceed tmax by this much
 
 
+# AMP: the stored request the RTC callout names, with the three bidders on one 300x250 slot.
+AMP_TAG = "amp-bench-300x250"
+AMP_STORED_REQUEST = {
+    "id": "amp-bench",
+    "site": {"page": "https://news.bench.test/amp/article.html", "publisher": {"id": "1001"}},
+    "imp": [{
+        "id": "amp-slot",
+        "banner": {"format": [{"w": 300, "h": 250}]},
+        "ext": {"prebid": {"bidder": {code: {"slot": "amp"} for code in AUCTION_BIDDERS}}},
+    }],
+}
+AMP_TIMEOUT_MS = 500  # the RTC timeout= of the AMP paths
+AMP_P99_MAX_MS = 420  # issue 7: with a silent bidder, p99 <= 420 ms at timeout=500 (adjustment 100)
+AMP_PATH = (
+    f"/openrtb2/amp?tag_id={AMP_TAG}&w=300&h=250&ow=&oh=&ms=&slot=%2F1111%2Fbench&targeting=%7B%7D"
+    f"&curl=https%3A%2F%2Fnews.bench.test%2Famp%2Farticle.html&timeout={AMP_TIMEOUT_MS}&account=1001"
+    "&__amp_source_origin=https%3A%2F%2Fnews.bench.test"
+)
+
+
+def amp_setup(*options: str) -> SetupHook:
+    """Mock bidders (as :func:`mock_bidders`) and a stored-requests directory holding the AMP tag."""
+    bidders = mock_bidders(*options, seats=AUCTION_BIDDERS)
+
+    def setup(ctx: SetupContext) -> dict[str, str]:
+        values = bidders(ctx)
+        stored = ctx.workdir / "stored" / "stored_requests"
+        stored.mkdir(parents=True, exist_ok=True)
+        (stored / f"{AMP_TAG}.json").write_text(json.dumps(AMP_STORED_REQUEST))
+        return {**values, "stored_dir": str(ctx.workdir / "stored")}
+
+    return setup
+
+
+AMP_CONFIG: Mapping[str, Any] = {
+    **AUCTION_CONFIG,
+    "stored_requests": {"filesystem": {"directorypath": "{stored_dir}"}},
+}
+
+
 # The reference every ratio is computed against; it runs in every round whatever the filter.
 HELLO = Scenario(
     name="hello",
@@ -317,6 +358,23 @@ SCENARIOS: list[Scenario] = [
         connections=16,  # every auction waits ~tmax for gamma: ~connections/tmax req/s
         description=f"the auction with gamma never answering: tmax {TIMEOUT_TMAX_MS} ms, "
         f"p99 must stay within tmax + {TIMEOUT_SLACK_MS} ms",
+    ),
+    Scenario(
+        name="amp",
+        path=AMP_PATH,
+        config=AMP_CONFIG,
+        setup=amp_setup(),
+        target_ratio=0.08,
+        description="GET /openrtb2/amp as the RTC callout sends it: stored request, 3 mock bidders, bids cached",
+    ),
+    Scenario(
+        name="amp_timeout",
+        path=AMP_PATH,
+        config=AMP_CONFIG,
+        setup=amp_setup("--hang", "gamma"),
+        p99_max_ms=AMP_P99_MAX_MS,
+        connections=16,
+        description=f"AMP with gamma never answering at timeout={AMP_TIMEOUT_MS}: p99 within {AMP_P99_MAX_MS} ms",
     ),
 ]
 

@@ -10,7 +10,8 @@ are located by hand so every call runs in linear time.
 from __future__ import annotations
 
 import re
-from urllib.parse import quote
+
+from hbserver.web.urls import url_value
 
 __all__ = ["insert_impression", "tracking_url"]
 
@@ -35,7 +36,6 @@ _WRAPPER_OPEN = _name("wrapper", False)
 _WRAPPER_CLOSE = _name("wrapper", True)
 _IMPRESSION_CLOSE = _name("impression", True)
 
-_URL_SAFE = "-_.~"
 
 
 class _TagScanner:
@@ -113,11 +113,6 @@ def insert_impression(xml: str, url: str) -> str | None:
     return result
 
 
-_already_safe = re.compile(r"[A-Za-z0-9_.~-]*").fullmatch
-
-
-def _q(value: str) -> str:
-    return value if _already_safe(value) else quote(value, safe=_URL_SAFE)
 
 
 def tracking_url(
@@ -130,12 +125,12 @@ def tracking_url(
     integration: str | None,
 ) -> str:
     """Build the PBS ``/event?t=imp`` impression URL with every value percent-encoded."""
-    parts = [f"{external_url.rstrip('/')}/event?t=imp&b={_q(bidid)}&a={_q(account)}"]
+    parts = [f"{external_url.rstrip('/')}/event?t=imp&b={url_value(bidid)}&a={url_value(account)}"]
     if aid:
-        parts.append(f"&aid={_q(aid)}")
+        parts.append(f"&aid={url_value(aid)}")
     if timestamp:
-        parts.append(f"&ts={_q(timestamp)}")
-    parts.append(f"&bidder={_q(bidder)}&f=b")
+        parts.append(f"&ts={url_value(timestamp)}")
+    parts.append(f"&bidder={url_value(bidder)}&f=b")
     if integration:
-        parts.append(f"&int={_q(integration)}")
+        parts.append(f"&int={url_value(integration)}")
     return "".join(parts)

@@ -51,6 +51,7 @@ from hbserver.stores.accounts import Account, AccountStore
 from hbserver.stores.cache.base import CacheItem, CacheStoreError
 from hbserver.stores.cache.service import CacheService
 from hbserver.web.client import SharedSession
+from hbserver.web.urls import url_value
 
 log = logging.getLogger("hbserver.auction")
 
@@ -414,13 +415,12 @@ class AuctionService:
         return self.cache.ttl(ttl + CACHE_TTL_BONUS_S)
 
     def _event_url(self, kind: str, bid_id: str, account: str, bidder: str, timestamp: int, integration: str) -> str:
-        quote = urllib.parse.quote
         url = (
-            f"{self.external_url}/event?t={kind}&b={quote(bid_id, safe='')}&a={quote(account, safe='')}"
-            f"&bidder={quote(bidder, safe='')}&ts={timestamp}"
+            f"{self.external_url}/event?t={kind}&b={url_value(bid_id)}&a={url_value(account)}"
+            f"&bidder={url_value(bidder)}&ts={timestamp}"
         )
         if integration:
-            url += f"&int={quote(integration, safe='')}"
+            url += f"&int={url_value(integration)}"
         return url
 
     def _response(

@@ -94,7 +94,10 @@ async def run_bidder(
     if calls:
         exchanges = [HttpCall(call) for call in calls]
         outcome.calls = exchanges
-        await asyncio.gather(*(_send(session, x, deadline, extra_headers) for x in exchanges))
+        if len(exchanges) == 1:  # the usual case: no task and no gather for one call
+            await _send(session, exchanges[0], deadline, extra_headers)
+        else:
+            await asyncio.gather(*(_send(session, x, deadline, extra_headers) for x in exchanges))
         for exchange in exchanges:
             if exchange.error is not None:
                 outcome.errors.append(exchange.error)
