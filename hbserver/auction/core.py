@@ -414,15 +414,6 @@ class AuctionService:
         ttl = min(values) if values else self.config.cache.default_ttl_seconds
         return self.cache.ttl(ttl + CACHE_TTL_BONUS_S)
 
-    def _event_url(self, kind: str, bid_id: str, account: str, bidder: str, timestamp: int, integration: str) -> str:
-        url = (
-            f"{self.external_url}/event?t={kind}&b={url_value(bid_id)}&a={url_value(account)}"
-            f"&bidder={url_value(bidder)}&ts={timestamp}"
-        )
-        if integration:
-            url += f"&int={url_value(integration)}"
-        return url
-
     def _response(
         self,
         request: dict[str, Any],
@@ -442,31 +433,33 @@ class AuctionService:
         if not isinstance(timestamp, int) or isinstance(timestamp, bool):
             timestamp = int(time.time() * 1000)
         integration = prebid.get("integration") if isinstance(prebid.get("integration"), str) else ""
+        # event URLs: everything but the bid id and the bidder is the same for the whole auction
+        event_tail = f"&a={url_value(account)}" if events else ""
+        event_ts = f"&ts={timestamp}" + (f"&int={url_value(integration)}" if integration else "")
+        public_url = self.cache.public_url
         seats: dict[str, list[dict[str, Any]]] = {}
         for bid in bids:
-            own = dict(bid.bid)
-            ext = dict(own.get("ext") or {})
+            own = bid.bid  # the auction's own copy (accept_bids); its cached JSON is already written
+            ext = own["ext"] if isinstance(own.get("ext"), dict) else {}
             ext_prebid = dict(ext["prebid"]) if isinstance(ext.get("prebid"), dict) else {}
             ext_prebid["type"] = bid.bid_type
             if bid.targeting:
                 ext_prebid["targeting"] = bid.targeting
             else:
                 ext_prebid.pop("targeting", None)
-            cache_info: dict[str, Any] = {}
-            if bid.cache_id:
-                cache_info["bids"] = {"cacheId": bid.cache_id, "url": f"{self.cache.public_url}?uuid={bid.cache_id}"}
-            if bid.vast_cache_id:
-                cache_info["vastXml"] = {
-                    "cacheId": bid.vast_cache_id,
-                    "url": f"{self.cache.public_url}?uuid={bid.vast_cache_id}",
-                }
-            if cache_info:
+            if bid.cache_id or bid.vast_cache_id:
+                cache_info: dict[str, Any] = {}
+                if bid.cache_id:
+                    cache_info["bids"] = {"cacheId": bid.cache_id, "url": f"{public_url}?uuid={bid.cache_id}"}
+                if bid.vast_cache_id:
+                    vast_id = bid.vast_cache_id
+                    cache_info["vastXml"] = {"cacheId": vast_id, "url": f"{public_url}?uuid={vast_id}"}
                 ext_prebid["cache"] = cache_info
             if events:
-                bid_id = str(own.get("id", ""))
+                middle = f"&b={url_value(str(own.get('id', '')))}{event_tail}&bidder={url_value(bid.bidder)}{event_ts}"
                 ext_prebid["events"] = {
-                    "win": self._event_url("win", bid_id, account, bid.bidder, timestamp, integration),
-                    "imp": self._event_url("imp", bid_id, account, bid.bidder, timestamp, integration),
+                    "win": f"{self.external_url}/event?t=win{middle}",
+                    "imp": f"{self.external_url}/event?t=imp{middle}",
                 }
             meta = dict(ext_prebid["meta"]) if isinstance(ext_prebid.get("meta"), dict) else {}
             meta["adaptercode"] = bid.adapter

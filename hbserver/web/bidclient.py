@@ -3,8 +3,8 @@
 ``aiohttp.ClientSession`` costs well over 100 µs of CPU per keep-alive POST; this client costs a
 fraction of that by doing only what the fan-out needs: asyncio protocols on the loop's own
 transports (uvloop in production), aiohttp's C response parser (llhttp), one pre-encoded request
-head per call, one future and one timer per request, no cookies, no redirects, no response
-headers for the caller.
+head per call, one future per request and one timer for all the deadlines, no cookies, no
+redirects, no response headers for the caller.
 
 Every request has a deadline (``loop.time()`` seconds): waiting for a pooled connection,
 connecting, the TLS handshake and the answer all end there with :class:`TimeoutError`, and the
@@ -17,6 +17,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import collections
+import heapq
+import itertools
 import re
 import ssl
 import zlib
@@ -39,6 +41,7 @@ MAX_HEAD_BYTES: Final = 64 * 1024  # status line and headers of one response
 MAX_INFORMATIONAL: Final = 8  # 1xx answers tolerated before the final one
 MAX_CACHED_URLS: Final = 512
 DEFAULT_IDLE_TIMEOUT: Final = 30.0
+DEADLINE_RESOLUTION: Final = 0.001
 
 _IDLE: Final = 0
 _BUSY: Final = 1
@@ -107,7 +110,7 @@ class _Connection(asyncio.Protocol):
 
     __slots__ = (
         "_reading_paused", "client", "connected", "idle_since", "informational", "lost", "message", "parser",
-        "payload", "pool", "raw", "served", "state", "timer", "transport", "waiter",
+        "payload", "pool", "raw", "served", "state", "transport", "waiter",
     )  # fmt: skip
 
     def __init__(self, client: BidderClient, pool: _Pool, loop: asyncio.AbstractEventLoop) -> None:
@@ -122,7 +125,6 @@ class _Connection(asyncio.Protocol):
             max_field_size=8190, read_until_eof=True, auto_decompress=False,
         )  # fmt: skip
         self.waiter: asyncio.Future[Answer] | None = None
-        self.timer: asyncio.TimerHandle | None = None
         self.message: RawResponseMessage | None = None
         self.payload: StreamReader | None = None
         self.raw = 0  # bytes received for the current answer
@@ -214,8 +216,8 @@ class _Connection(asyncio.Protocol):
 
     # --- requests -----------------------------------------------------------------------------
 
-    def send(self, data: bytes, deadline: float, loop: asyncio.AbstractEventLoop) -> asyncio.Future[Answer]:
-        """Write one request; the future gets its answer, or the error, or TimeoutError at ``deadline``."""
+    def send(self, data: bytes, loop: asyncio.AbstractEventLoop) -> asyncio.Future[Answer]:
+        """Write one request; the future gets its answer or the error (the client watches the deadline)."""
         waiter: asyncio.Future[Answer] = loop.create_future()
         transport = self.transport
         if self.state != _BUSY or transport is None or transport.is_closing():
@@ -225,7 +227,6 @@ class _Connection(asyncio.Protocol):
         self.waiter = waiter
         self.raw = 0
         self.informational = 0
-        self.timer = loop.call_at(deadline, self._on_deadline)
         transport.write(data)
         return waiter
 
@@ -247,9 +248,6 @@ class _Connection(asyncio.Protocol):
                 pool.idle.remove(self)
             except ValueError:
                 pass
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
         if self.transport is not None:
             if abort:
                 self.transport.abort()
@@ -264,9 +262,6 @@ class _Connection(asyncio.Protocol):
         body = payload.read_nowait()
         waiter = self.waiter
         self.waiter = None
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
         self.served += 1
         if message.should_close or not self.connected:
             self.close()
@@ -283,8 +278,8 @@ class _Connection(asyncio.Protocol):
         if waiter is not None and not waiter.done():
             waiter.set_exception(exc)
 
-    def _on_deadline(self) -> None:
-        self.timer = None
+    def expire(self) -> None:
+        """The deadline passed with the answer still due."""
         self._fail(TimeoutError("the server did not answer before the deadline"))
 
 
@@ -321,6 +316,12 @@ class BidderClient:
         self._pools: dict[tuple[str, str, int], _Pool] = {}
         self._connections: set[_Connection] = set()
         self._sweeper: asyncio.TimerHandle | None = None
+        # Deadlines of requests in flight, one timer for the earliest: a timer per request costs more
+        # than the rest of the request. Entries of finished requests are skipped when they come up.
+        self._deadlines: list[tuple[float, int, _Connection, asyncio.Future[Answer]]] = []
+        self._deadline_timer: asyncio.TimerHandle | None = None
+        self._deadline_at = 0.0
+        self._sequence = itertools.count()
         self._closed = False
 
     async def request(
@@ -351,7 +352,8 @@ class BidderClient:
             if connection is None:
                 connection = await self._acquire(pool, deadline, loop)
             reused = connection.served > 0
-            answer = connection.send(data, deadline, loop)
+            answer = connection.send(data, loop)
+            self._watch(deadline, connection, answer, loop)
             try:
                 status, raw, coding = await answer
             except _NoAnswer:
@@ -372,6 +374,10 @@ class BidderClient:
         if self._sweeper is not None:
             self._sweeper.cancel()
             self._sweeper = None
+        if self._deadline_timer is not None:
+            self._deadline_timer.cancel()
+            self._deadline_timer = None
+        self._deadlines.clear()
         for pool in self._pools.values():
             while pool.waiters:
                 waiter = pool.waiters.popleft()
@@ -389,6 +395,38 @@ class BidderClient:
             await asyncio.wait(lost, timeout=1.0)
         self._pools.clear()
         self._targets.clear()
+
+    # --- deadlines ----------------------------------------------------------------------------
+
+    def _watch(
+        self, deadline: float, connection: _Connection, answer: asyncio.Future[Answer], loop: asyncio.AbstractEventLoop
+    ) -> None:
+        heap = self._deadlines
+        heapq.heappush(heap, (deadline, next(self._sequence), connection, answer))
+        timer = self._deadline_timer
+        if timer is None or deadline < self._deadline_at:
+            if timer is not None:
+                timer.cancel()
+            self._deadline_at = deadline
+            self._deadline_timer = loop.call_at(deadline, self._expire_due)
+        elif len(heap) > 2 * len(self._connections) + 1024:  # mostly finished requests: keep the live ones
+            self._deadlines = [entry for entry in heap if entry[2].waiter is entry[3]]
+            heapq.heapify(self._deadlines)
+
+    def _expire_due(self) -> None:
+        self._deadline_timer = None
+        loop = self._loop
+        if loop is None:
+            return
+        heap = self._deadlines
+        now = loop.time() + DEADLINE_RESOLUTION  # timers fire to the millisecond, maybe a little early
+        while heap and heap[0][0] <= now:
+            _, _, connection, answer = heapq.heappop(heap)
+            if connection.waiter is answer:
+                connection.expire()
+        if heap:
+            self._deadline_at = heap[0][0]
+            self._deadline_timer = loop.call_at(self._deadline_at, self._expire_due)
 
     # --- pool ---------------------------------------------------------------------------------
 

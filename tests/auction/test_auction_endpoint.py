@@ -482,3 +482,23 @@ async def test_bidder_cookies_are_never_kept_between_auctions(make_client, bidde
     for _ in range(2):
         assert (await post(client, auction_request())).status == 200
     assert [h.get("Cookie") for h in bidders.headers["alpha"]] == [None, None]
+
+
+async def test_real_adapter_runs_in_the_exchange_and_bad_params_name_bidder_and_field(make_client, bidders):
+    """appnexus (issue 6) behind the auction core: its own request shape, its bid typing, its schema."""
+    bidders.bids["appnexus"] = [bid("imp-1", 2.0, "an1", mtype=None, ext={"appnexus": {"bid_ad_type": 0}})]
+    client = await make_client({"adapters": {"appnexus": {"endpoint": bidders.url("appnexus")}}})
+    body = auction_request(banner_imp("imp-1", appnexus={"placementId": 12883451}))
+    response = await post(client, body)
+    assert response.status == 200, await response.text()
+    data = await response.json()
+    an = seat_bids(data)["appnexus"][0]
+    assert an["ext"]["prebid"]["type"] == "banner" and an["ext"]["prebid"]["meta"]["adaptercode"] == "appnexus"
+    sent = bidders.received["appnexus"][0]
+    assert sent["imp"][0]["ext"]["appnexus"]["placement_id"] == 12883451  # appnexus's own wire format
+    bad = auction_request(banner_imp("imp-1", appnexus={"placementId": "not-a-number"}))
+    response = await post(client, bad)
+    text = await response.text()
+    assert response.status == 400
+    assert text.startswith("Invalid request: request.imp[0].ext.prebid.bidder.appnexus failed validation.\n")
+    assert "placementId" in text
