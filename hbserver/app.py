@@ -17,8 +17,20 @@ from aiohttp import web
 from hbserver.adapters.params import validate_params
 from hbserver.analytics import Analytics, AnalyticsModule
 from hbserver.analytics.file import FileModule
-from hbserver.appkeys import ACCOUNTS, ANALYTICS, CACHE, CONFIG, HTTP, MAX_REQUEST_SIZE, METRICS, STORED, SYNC
+from hbserver.appkeys import (
+    ACCOUNTS,
+    ANALYTICS,
+    BIDDER_HTTP,
+    CACHE,
+    CONFIG,
+    HTTP,
+    MAX_REQUEST_SIZE,
+    METRICS,
+    STORED,
+    SYNC,
+)
 from hbserver.auction.core import AuctionService
+from hbserver.auction.exchange import MAX_RESPONSE_BYTES
 from hbserver.bidders.registry import build_registry
 from hbserver.config import Config
 from hbserver.endpoints.amp import AmpEndpoint
@@ -41,6 +53,7 @@ from hbserver.stores.lru import LRUCache
 from hbserver.stores.stored import StoredData, build_stored_data
 from hbserver.usersync.privacy import PrivacyGate
 from hbserver.usersync.service import SyncService
+from hbserver.web.bidclient import BidderClient
 from hbserver.web.client import SharedSession
 from hbserver.web.endpoint import Routes
 
@@ -84,6 +97,7 @@ def create_app(
     app[METRICS] = metrics
     app[MAX_REQUEST_SIZE] = config.max_request_size
     app[HTTP] = SharedSession()
+    app[BIDDER_HTTP] = BidderClient(max_response_bytes=MAX_RESPONSE_BYTES)
     app[STORED] = build_stored_data(config, metrics, app[HTTP])
     app[ACCOUNTS] = build_account_store(config, metrics, app[STORED])
     app[ANALYTICS] = build_analytics(config, metrics)
@@ -114,7 +128,7 @@ def create_app(
         routes.add("POST", "/cache", cache_endpoint.handle_post)
         routes.add("GET", "/cache", cache_endpoint.handle_get)
     auction = AuctionService(
-        config, sync.registry, accounts, cache, app[HTTP], validate_params, metrics,
+        config, sync.registry, accounts, cache, app[BIDDER_HTTP], validate_params, metrics,
         stored=app[STORED], gvl=sync.gate.gvl,
     )
     routes.add("POST", "/openrtb2/auction", AuctionEndpoint(auction, sync, analytics, metrics).handle)
@@ -149,6 +163,7 @@ async def _outgoing_lifetime(app: web.Application) -> AsyncIterator[None]:
     """The cache store's connections and the shared HTTP session, closed after in-flight requests."""
     yield
     await app[CACHE].close()
+    await app[BIDDER_HTTP].close()
     await app[HTTP].close()
 
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from hbserver.stores.cache.service import CacheService
     from hbserver.stores.stored import StoredData
     from hbserver.usersync.service import SyncService
+    from hbserver.web.bidclient import BidderClient
     from hbserver.web.client import SharedSession
 
 CONFIG: web.AppKey[Config] = web.AppKey("config")
@@ -25,3 +26,4 @@ SYNC: web.AppKey[SyncService] = web.AppKey("sync")
 CACHE: web.AppKey[CacheService] = web.AppKey("cache")
 HTTP: web.AppKey[SharedSession] = web.AppKey("http")
 STORED: web.AppKey[StoredData] = web.AppKey("stored")
+BIDDER_HTTP: web.AppKey[BidderClient] = web.AppKey("bidder_http")

@@ -50,7 +50,7 @@ from hbserver.privacy.gvl import GlobalVendorList
 from hbserver.stores.accounts import Account, AccountStore
 from hbserver.stores.cache.base import CacheItem, CacheStoreError
 from hbserver.stores.cache.service import CacheService
-from hbserver.web.client import SharedSession
+from hbserver.web.bidclient import BidderClient
 from hbserver.web.urls import url_value
 
 log = logging.getLogger("hbserver.auction")
@@ -116,7 +116,7 @@ class AuctionService:
         registry: Registry,
         accounts: AccountStore,
         cache: CacheService,
-        http: SharedSession,
+        http: BidderClient,
         check_params: ParamsCheck,
         metrics: Metrics,
         stored: StoredSource | None = None,
@@ -265,7 +265,7 @@ class AuctionService:
             )
             bidder_requests = split_request(request, validated, http.uids, privacy, self.gvl)
             extra_headers = {"Sec-GPC": "1"} if http.gpc == "1" else {}
-            session = self.http()
+            client = self.http
             tasks = []
             for bidder_request in bidder_requests:
                 bidder_request.request["tmax"] = _remaining_ms(bidder_deadline)
@@ -274,7 +274,7 @@ class AuctionService:
                         bidder_request,
                         stored_responses,
                         converter,
-                        session,
+                        client,
                         bidder_deadline,
                         extra_headers,
                         "openrtb2-amp" if request_type == "amp" else "openrtb2-auction",
@@ -337,7 +337,7 @@ class AuctionService:
         bidder_request: BidderRequest,
         stored_responses: StoredResponses,
         converter: Any,
-        session: Any,
+        client: BidderClient,
         deadline: float,
         extra_headers: dict[str, str],
         entry_point: str,
@@ -359,7 +359,7 @@ class AuctionService:
             global_privacy_control=extra_headers.get("Sec-GPC", ""),
             convert_currency=converter.convert,
         )
-        return await run_bidder(bidder_request, adapter, info, session, deadline, extra_headers)
+        return await run_bidder(bidder_request, adapter, info, client, deadline, extra_headers)
 
     def _count(self, outcome: BidderOutcome, bids: list[AuctionBid], errors: list[BidderError]) -> None:
         """Adapter metrics, labelled by the registry code (request aliases could be anything)."""

@@ -1,5 +1,6 @@
-"""Fan-out: every bidder's HTTP calls over the one shared keep-alive session, bounded by the
-bidder deadline (request deadline - ``cache.expected_millis``).
+"""Fan-out: every bidder's HTTP calls over the application's pooled keep-alive bidder client
+(:class:`hbserver.web.bidclient.BidderClient`), bounded by the bidder deadline (request deadline -
+``cache.expected_millis``).
 
 A bidder still out at its deadline is cancelled and gets error code 1; nothing here waits past
 the deadline. Answers are read up to :data:`MAX_RESPONSE_BYTES`. Adapters are pure: a bidder's
@@ -14,8 +15,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
-
 from hbserver import SERVER_HEADER_VALUE
 from hbserver.adapters.base import (
     Adapter,
@@ -28,12 +27,12 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.auction.split import BidderRequest
+from hbserver.web.bidclient import BidderClient, ResponseTooLarge
 
 log = logging.getLogger("hbserver.exchange")
 
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 MAX_CALLS_PER_BIDDER = 16
-READ_CHUNK = 65536
 
 
 @dataclass(slots=True)
@@ -70,7 +69,7 @@ async def run_bidder(
     bidder: BidderRequest,
     adapter: Adapter,
     info: RequestInfo,
-    session: aiohttp.ClientSession,
+    client: BidderClient,
     deadline: float,
     extra_headers: dict[str, str],
 ) -> BidderOutcome:
@@ -95,9 +94,9 @@ async def run_bidder(
         exchanges = [HttpCall(call) for call in calls]
         outcome.calls = exchanges
         if len(exchanges) == 1:  # the usual case: no task and no gather for one call
-            await _send(session, exchanges[0], deadline, extra_headers)
+            await _send(client, exchanges[0], deadline, extra_headers)
         else:
-            await asyncio.gather(*(_send(session, x, deadline, extra_headers) for x in exchanges))
+            await asyncio.gather(*(_send(client, x, deadline, extra_headers) for x in exchanges))
         for exchange in exchanges:
             if exchange.error is not None:
                 outcome.errors.append(exchange.error)
@@ -116,55 +115,27 @@ async def run_bidder(
     return outcome
 
 
-async def _send(
-    session: aiohttp.ClientSession, exchange: HttpCall, deadline: float, extra_headers: dict[str, str]
-) -> None:
+async def _send(client: BidderClient, exchange: HttpCall, deadline: float, extra_headers: dict[str, str]) -> None:
     call = exchange.call
     headers = {**call.headers, **extra_headers} if extra_headers else dict(call.headers)
     headers.setdefault("X-Prebid", SERVER_HEADER_VALUE)
-    loop = asyncio.get_running_loop()
-    if loop.time() >= deadline:
+    if asyncio.get_running_loop().time() >= deadline:
         exchange.error = BidderError(
             "Timeout: no time left for the bidder before the auction deadline", ErrorCode.TIMEOUT
         )
         return
     try:
-        async with asyncio.timeout_at(deadline):
-            async with session.request(
-                call.method, call.uri, data=call.body, headers=headers, allow_redirects=False
-            ) as response:
-                exchange.status = response.status
-                exchange.body = await _read_bounded(response)
-    except TimeoutError:
+        exchange.status, exchange.body = await client.request(call.method, call.uri, call.body, headers, deadline)
+    except TimeoutError:  # before OSError: TimeoutError is one
         exchange.error = BidderError("Timeout: the bidder did not answer before its deadline", ErrorCode.TIMEOUT)
         return
-    except _TooLarge:
+    except ResponseTooLarge:
         exchange.error = bad_server_response(f"Bidder response is larger than {MAX_RESPONSE_BYTES} bytes")
         return
-    except (aiohttp.ClientError, OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:
         exchange.error = bad_server_response(f"Error calling the bidder: {exc.__class__.__name__}: {exc}")
         return
     if exchange.status < 200 or exchange.status >= 400:
         exchange.error = bad_server_response(
             f"Server responded with failure status: {exchange.status}. Set request.test = 1 for debugging info."
         )
-
-
-class _TooLarge(Exception):
-    pass
-
-
-async def _read_bounded(response: aiohttp.ClientResponse) -> bytes:
-    length = response.content_length
-    if length is not None and length > MAX_RESPONSE_BYTES:
-        raise _TooLarge
-    if length is not None:
-        return await response.read()
-    chunks = []
-    size = 0
-    async for chunk in response.content.iter_chunked(READ_CHUNK):
-        size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
-            raise _TooLarge
-        chunks.append(chunk)
-    return b"".join(chunks)

@@ -9,6 +9,7 @@ added once bids are cached.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,8 +96,10 @@ def bids_to_cache(
     return [r.winner for r in results.values() if r.winner is not None]
 
 
-def _key(name: str) -> str:
-    return name[:MAX_KEY_LENGTH]
+@functools.lru_cache(maxsize=8192)
+def _keys(prefix: str, name: str, bidder: str) -> tuple[str, str]:
+    """The winner key and the bidder key of one value, cut to 20 characters (the same every auction)."""
+    return f"{prefix}_{name}"[:MAX_KEY_LENGTH], f"{prefix}_{name}_{bidder}"[:MAX_KEY_LENGTH]
 
 
 def apply_targeting(
@@ -118,12 +121,12 @@ def apply_targeting(
                 continue
             values = _values(bid, options, cache_host, cache_path, rounding, rand)
             targeting: dict[str, str] = {}
-            if winner_keys:
-                for name, value in values.items():
-                    targeting[_key(f"{prefix}_{name}")] = value
-            if bidder_keys:
-                for name, value in values.items():
-                    targeting[_key(f"{prefix}_{name}_{bidder}")] = value
+            for name, value in values.items():
+                winner_key, bidder_key = _keys(prefix, name, bidder)
+                if winner_keys:
+                    targeting[winner_key] = value
+                if bidder_keys:
+                    targeting[bidder_key] = value
             bid.targeting = targeting
 
 

@@ -2,9 +2,10 @@
 
 ``aiohttp.ClientSession`` costs well over 100 µs of CPU per keep-alive POST; this client costs a
 fraction of that by doing only what the fan-out needs: asyncio protocols on the loop's own
-transports (uvloop in production), aiohttp's C response parser (llhttp), one pre-encoded request
-head per call, one future per request and one timer for all the deadlines, no cookies, no
-redirects, no response headers for the caller.
+transports (uvloop in production), llhttp through httptools (aiohttp's own llhttp parser builds a
+StreamReader, a CIMultiDict and a message tuple per answer: about three times the cost), request
+heads encoded once per (method, URL, headers) seen lately, one future per request and one timer for
+all the deadlines, no cookies, no redirects, no response headers for the caller.
 
 Every request has a deadline (``loop.time()`` seconds): waiting for a pooled connection,
 connecting, the TLS handshake and the answer all end there with :class:`TimeoutError`, and the
@@ -23,23 +24,20 @@ import re
 import ssl
 import zlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final, cast
+from typing import Final, cast
 from urllib.parse import quote, unquote, urlsplit
 
-from aiohttp.http_parser import HttpResponseParser
+import httptools
 
 from hbserver import SERVER_HEADER_VALUE
-
-if TYPE_CHECKING:
-    from aiohttp.base_protocol import BaseProtocol
-    from aiohttp.http_parser import RawResponseMessage
-    from aiohttp.streams import StreamReader
 
 __all__ = ["BidderClient", "BidderClientError", "ResponseTooLarge"]
 
 MAX_HEAD_BYTES: Final = 64 * 1024  # status line and headers of one response
+MAX_HEADERS: Final = 128  # header fields of one response
 MAX_INFORMATIONAL: Final = 8  # 1xx answers tolerated before the final one
 MAX_CACHED_URLS: Final = 512
+MAX_CACHED_HEADS: Final = 512
 DEFAULT_IDLE_TIMEOUT: Final = 30.0
 DEADLINE_RESOLUTION: Final = 0.001
 
@@ -55,6 +53,7 @@ _OURS: Final = frozenset(
 _BODY_METHODS: Final = frozenset({"POST", "PUT", "PATCH"})
 _KNOWN_METHODS: Final = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _METHOD_RE: Final = re.compile(r"[A-Z]{1,20}")
+_TOKEN_RE: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HOST_RE: Final = re.compile(r"[A-Za-z0-9._:%-]+")
 _PATH_SAFE: Final = "/:@!$&'()*+,;=%~"
 _QUERY_SAFE: Final = _PATH_SAFE + "?[]"
@@ -102,15 +101,20 @@ class _Pool:
         self.total = 0  # open, connecting and reserved connections
 
 
-Answer = tuple[int, bytes, str | None]  # status, raw body, content coding
+_Answer = tuple[int, bytes, bytes | None]  # status, raw body, content coding
 
 
 class _Connection(asyncio.Protocol):
-    """One keep-alive connection: one request at a time, its answer parsed by llhttp."""
+    """One keep-alive connection: one request at a time, its answer parsed by llhttp (httptools).
+
+    The parser calls the ``on_*`` methods while :meth:`data_received` feeds it; they only record,
+    and every bound is checked once the bytes at hand are parsed.
+    """
 
     __slots__ = (
-        "_reading_paused", "client", "connected", "idle_since", "informational", "lost", "message", "parser",
-        "payload", "pool", "raw", "served", "state", "transport", "waiter",
+        "body", "chunked", "client", "coding", "connected", "done", "error", "head", "headers", "idle_since",
+        "interim", "keep_alive", "length", "lost", "parser", "pool", "raw", "served", "size", "state", "status",
+        "transport", "waiter",
     )  # fmt: skip
 
     def __init__(self, client: BidderClient, pool: _Pool, loop: asyncio.AbstractEventLoop) -> None:
@@ -118,20 +122,70 @@ class _Connection(asyncio.Protocol):
         self.pool = pool
         self.transport: asyncio.Transport | None = None
         self.connected = False
-        self._reading_paused = False  # read by aiohttp's StreamReader (3.10)
         self.state = _BUSY
-        self.parser = HttpResponseParser(
-            cast("BaseProtocol", self), loop, client.max_response_bytes, max_line_size=8190, max_headers=128,
-            max_field_size=8190, read_until_eof=True, auto_decompress=False,
-        )  # fmt: skip
-        self.waiter: asyncio.Future[Answer] | None = None
-        self.message: RawResponseMessage | None = None
-        self.payload: StreamReader | None = None
-        self.raw = 0  # bytes received for the current answer
-        self.informational = 0
+        self.parser = httptools.HttpResponseParser(self)
+        self.waiter: asyncio.Future[_Answer] | None = None
         self.served = 0
         self.idle_since = 0.0
         self.lost: asyncio.Future[None] = loop.create_future()
+        self._reset()
+
+    def _reset(self) -> None:
+        self.raw = 0  # bytes received for the current answer
+        self.status = 0  # of the final answer, once its head is complete
+        self.body: list[bytes] = []
+        self.size = 0
+        self.headers = 0  # header fields of the current head
+        self.head = 0  # and their bytes, all heads together
+        self.length = -1  # Content-Length, -1 without one
+        self.chunked = False
+        self.coding: bytes | None = None
+        self.interim = 0  # 1xx answers so far
+        self.keep_alive = False
+        self.done = False
+        self.error: str | None = None
+
+    # --- httptools callbacks ------------------------------------------------------------------
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        """Note the framing and coding headers; count them all."""
+        size = len(name)
+        self.headers += 1
+        self.head += size + len(value)
+        if size == 14:
+            if name.lower() == b"content-length":
+                self.length = int(value) if value.isdigit() else -1
+        elif size == 16:
+            if name.lower() == b"content-encoding":
+                self.coding = value.strip().lower() or None
+        elif size == 17 and name.lower() == b"transfer-encoding":
+            self.chunked = True
+
+    def on_headers_complete(self) -> None:
+        """Take the status of a final answer; a 1xx one is skipped."""
+        status = self.parser.get_status_code()
+        if status < 200:
+            self.interim += 1
+        elif self.status:
+            self.error = "more than one response to one request"
+        else:
+            self.status = status
+
+    def on_body(self, body: bytes) -> None:
+        """Keep a piece of the body."""
+        self.body.append(body)
+        self.size += len(body)
+
+    def on_message_complete(self) -> None:
+        """A whole answer: a 1xx one only resets the head."""
+        if self.status:
+            self.done = True
+            self.keep_alive = self.parser.should_keep_alive()
+        else:  # the end of a 1xx answer: the final one follows
+            self.headers = 0
+            self.length = -1
+            self.chunked = False
+            self.coding = None
 
     # --- asyncio.Protocol -------------------------------------------------------------------
 
@@ -149,39 +203,25 @@ class _Connection(asyncio.Protocol):
             return
         self.raw += len(data)
         try:
-            messages, upgraded, _ = self.parser.feed_data(data)
-        except Exception as exc:  # aiohttp's BadHttpMessage and friends
-            self._fail(BidderClientError(f"invalid HTTP response: {exc}"))
-            return
-        if messages:
-            for message, payload in messages:
-                if message.code < 200:
-                    self.informational += 1
-                    if message.code == 101 or self.informational > MAX_INFORMATIONAL:
-                        self._fail(BidderClientError(f"unexpected informational response {message.code}"))
-                        return
-                    continue
-                if self.message is not None:
-                    self._fail(BidderClientError("more than one response to one request"))
-                    return
-                self.message = message
-                self.payload = payload
-                length = message.headers.get("Content-Length")
-                if length is not None and length.isdigit() and int(length) > self.client.max_response_bytes:
-                    self._fail(ResponseTooLarge(f"Content-Length {length} is over {self.client.max_response_bytes}"))
-                    return
-        if upgraded:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
             self._fail(BidderClientError("the server switched protocols"))
             return
-        payload = self.payload
-        if payload is None:
-            if self.raw > MAX_HEAD_BYTES:
-                self._fail(BidderClientError(f"response head larger than {MAX_HEAD_BYTES} bytes"))
+        except httptools.HttpParserError as exc:
+            self._fail(BidderClientError(f"invalid HTTP response: {exc}"))
             return
         limit = self.client.max_response_bytes
-        if payload.total_bytes > limit or self.raw > 2 * limit + MAX_HEAD_BYTES:
+        if self.size > limit or (self.length > limit and not self.done) or self.raw > 2 * limit + MAX_HEAD_BYTES:
             self._fail(ResponseTooLarge(f"response body over {limit} bytes"))
-        elif payload.is_eof():
+        elif self.error is not None:
+            self._fail(BidderClientError(self.error))
+        elif self.head > MAX_HEAD_BYTES or (not self.status and self.raw > MAX_HEAD_BYTES):
+            self._fail(BidderClientError(f"response head larger than {MAX_HEAD_BYTES} bytes"))
+        elif self.headers > MAX_HEADERS:
+            self._fail(BidderClientError(f"too many response headers (over {MAX_HEADERS})"))
+        elif self.interim > MAX_INFORMATIONAL:
+            self._fail(BidderClientError(f"too many informational responses (over {MAX_INFORMATIONAL})"))
+        elif self.done:
             self._complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -192,41 +232,27 @@ class _Connection(asyncio.Protocol):
         if self.waiter is None or self.state != _BUSY:
             self.close(abort=True)
             return
-        reason = f" ({exc})" if exc is not None else ""
-        if self.message is not None:
-            try:
-                self.parser.feed_eof()
-            except Exception as error:
-                self._fail(BidderClientError(f"connection closed mid-response: {error}"))
-                return
-            if self.payload is not None and self.payload.is_eof():
-                self._complete()
-                return
-        if self.raw == 0:
+        if self.status and self.length < 0 and not self.chunked and self.error is None:
+            self.done = True  # a body delimited by the end of the connection
+            self.keep_alive = False
+            self._complete()
+        elif self.raw == 0:
+            reason = f" ({exc})" if exc is not None else ""
             self._fail(_NoAnswer(f"the server closed the connection without answering{reason}"))
         else:
-            self._fail(BidderClientError(f"the server closed the connection mid-response{reason}"))
-
-    # StreamReader flow control: bodies are bounded by the byte counts above, reading never pauses.
-    def pause_reading(self) -> None:
-        """Never pause (see :meth:`data_received` for the bounds)."""
-
-    def resume_reading(self, resume_parser: bool = True) -> None:
-        """Never paused."""
+            self._fail(BidderClientError("the server closed the connection mid-response"))
 
     # --- requests -----------------------------------------------------------------------------
 
-    def send(self, data: bytes, loop: asyncio.AbstractEventLoop) -> asyncio.Future[Answer]:
+    def send(self, data: bytes, loop: asyncio.AbstractEventLoop) -> asyncio.Future[_Answer]:
         """Write one request; the future gets its answer or the error (the client watches the deadline)."""
-        waiter: asyncio.Future[Answer] = loop.create_future()
+        waiter: asyncio.Future[_Answer] = loop.create_future()
         transport = self.transport
         if self.state != _BUSY or transport is None or transport.is_closing():
             self.close(abort=True)
             waiter.set_exception(_NoAnswer("the connection was closed before the request"))
             return waiter
         self.waiter = waiter
-        self.raw = 0
-        self.informational = 0
         transport.write(data)
         return waiter
 
@@ -242,10 +268,9 @@ class _Connection(asyncio.Protocol):
             return
         was_idle = self.state == _IDLE
         self.state = _CLOSED
-        pool = self.pool
         if was_idle:
             try:
-                pool.idle.remove(self)
+                self.pool.idle.remove(self)
             except ValueError:
                 pass
         if self.transport is not None:
@@ -255,32 +280,31 @@ class _Connection(asyncio.Protocol):
                 self.transport.close()
         self.client._forget(self)
 
+    def expire(self) -> None:
+        """The deadline passed with the answer still due."""
+        self._fail(TimeoutError("the server did not answer before the deadline"))
+
     def _complete(self) -> None:
-        message, payload = self.message, self.payload
-        assert message is not None and payload is not None
-        self.message = self.payload = None
-        body = payload.read_nowait()
+        body = self.body
+        answer = (self.status, body[0] if len(body) == 1 else b"".join(body), self.coding)
+        keep_alive = self.keep_alive and self.connected
+        self._reset()
         waiter = self.waiter
         self.waiter = None
         self.served += 1
-        if message.should_close or not self.connected:
-            self.close()
-        else:
+        if keep_alive:
             self.client._release(self)
+        else:
+            self.close()
         if waiter is not None and not waiter.done():
-            waiter.set_result((message.code, body, message.compression))
+            waiter.set_result(answer)
 
     def _fail(self, exc: BaseException) -> None:
         waiter = self.waiter
         self.waiter = None
-        self.message = self.payload = None
         self.close(abort=True)
         if waiter is not None and not waiter.done():
             waiter.set_exception(exc)
-
-    def expire(self) -> None:
-        """The deadline passed with the answer still due."""
-        self._fail(TimeoutError("the server did not answer before the deadline"))
 
 
 def _expire(waiter: asyncio.Future[_Connection | None]) -> None:
@@ -311,14 +335,16 @@ class BidderClient:
         self.idle_timeout = idle_timeout
         self._ua_line = f"User-Agent: {user_agent}\r\n" if user_agent else ""
         self._ssl = ssl_context
+        self._ssl_loading: asyncio.Future[ssl.SSLContext] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._targets: dict[str, _Target] = {}
+        self._heads: dict[tuple[object, ...], tuple[_Target, bytes]] = {}
         self._pools: dict[tuple[str, str, int], _Pool] = {}
         self._connections: set[_Connection] = set()
         self._sweeper: asyncio.TimerHandle | None = None
         # Deadlines of requests in flight, one timer for the earliest: a timer per request costs more
         # than the rest of the request. Entries of finished requests are skipped when they come up.
-        self._deadlines: list[tuple[float, int, _Connection, asyncio.Future[Answer]]] = []
+        self._deadlines: list[tuple[float, int, _Connection, asyncio.Future[_Answer]]] = []
         self._deadline_timer: asyncio.TimerHandle | None = None
         self._deadline_at = 0.0
         self._sequence = itertools.count()
@@ -337,23 +363,25 @@ class BidderClient:
         loop = self._loop
         if loop is None:
             loop = self._loop = asyncio.get_running_loop()
-        target = self._targets.get(url)
-        if target is None:
-            target = self._parse(url)
-        data = self._encode(method, target, body, headers)
-        pool = self._pools.get(target.key)
-        if pool is None:
-            pool = self._pools[target.key] = _Pool(target)
+        target, data = self._encode(method, url, body, headers)
         fresh = False
         while True:
-            if loop.time() >= deadline:
+            pool = self._pools.get(target.key)
+            if pool is None:
+                pool = self._pools[target.key] = _Pool(target)
+            now = loop.time()
+            if now >= deadline:
                 raise TimeoutError("no time left before the deadline")
-            connection = self._take_idle(pool, loop) if not fresh else None
+            connection = self._take_idle(pool, now) if pool.idle and not fresh else None
             if connection is None:
                 connection = await self._acquire(pool, deadline, loop)
             reused = connection.served > 0
             answer = connection.send(data, loop)
-            self._watch(deadline, connection, answer, loop)
+            heapq.heappush(self._deadlines, (deadline, next(self._sequence), connection, answer))
+            if deadline < self._deadline_at or self._deadline_timer is None:
+                self._watch(deadline, loop)
+            elif len(self._deadlines) > 2 * len(self._connections) + 1024:
+                self._compact()
             try:
                 status, raw, coding = await answer
             except _NoAnswer:
@@ -395,23 +423,21 @@ class BidderClient:
             await asyncio.wait(lost, timeout=1.0)
         self._pools.clear()
         self._targets.clear()
+        self._heads.clear()
 
     # --- deadlines ----------------------------------------------------------------------------
 
-    def _watch(
-        self, deadline: float, connection: _Connection, answer: asyncio.Future[Answer], loop: asyncio.AbstractEventLoop
-    ) -> None:
-        heap = self._deadlines
-        heapq.heappush(heap, (deadline, next(self._sequence), connection, answer))
-        timer = self._deadline_timer
-        if timer is None or deadline < self._deadline_at:
-            if timer is not None:
-                timer.cancel()
-            self._deadline_at = deadline
-            self._deadline_timer = loop.call_at(deadline, self._expire_due)
-        elif len(heap) > 2 * len(self._connections) + 1024:  # mostly finished requests: keep the live ones
-            self._deadlines = [entry for entry in heap if entry[2].waiter is entry[3]]
-            heapq.heapify(self._deadlines)
+    def _watch(self, deadline: float, loop: asyncio.AbstractEventLoop) -> None:
+        """A new earliest deadline: move the timer to it."""
+        if self._deadline_timer is not None:
+            self._deadline_timer.cancel()
+        self._deadline_at = deadline
+        self._deadline_timer = loop.call_at(deadline, self._expire_due)
+
+    def _compact(self) -> None:
+        """Mostly finished requests in the heap: keep the live ones."""
+        self._deadlines = [entry for entry in self._deadlines if entry[2].waiter is entry[3]]
+        heapq.heapify(self._deadlines)
 
     def _expire_due(self) -> None:
         self._deadline_timer = None
@@ -430,11 +456,9 @@ class BidderClient:
 
     # --- pool ---------------------------------------------------------------------------------
 
-    def _take_idle(self, pool: _Pool, loop: asyncio.AbstractEventLoop) -> _Connection | None:
+    def _take_idle(self, pool: _Pool, now: float) -> _Connection | None:
         idle = pool.idle
-        if not idle:
-            return None
-        oldest = loop.time() - self.idle_timeout
+        oldest = now - self.idle_timeout
         while idle:
             connection = idle.pop()  # the most recently used is the most likely to be alive
             connection.state = _BUSY
@@ -472,13 +496,9 @@ class BidderClient:
         """Connect within the slot already counted in ``pool.total``."""
         connection = _Connection(self, pool, loop)
         self._connections.add(connection)
-        context: ssl.SSLContext | None = None
-        if pool.tls:
-            context = self._ssl
-            if context is None:
-                context = self._ssl = ssl.create_default_context()
         try:
             async with asyncio.timeout_at(deadline):
+                context = (self._ssl or await self._default_tls(loop)) if pool.tls else None
                 await loop.create_connection(
                     lambda: connection, pool.host, pool.port, ssl=context,
                     server_hostname=pool.host if context is not None else None,
@@ -493,13 +513,27 @@ class BidderClient:
             connection.close(abort=True)
             raise
         if connection.state == _CLOSED:
-            raise BidderClientError("the bidder client is closed")
+            closed = "the bidder client is closed" if self._closed else "the server closed the connection at once"
+            raise BidderClientError(closed)
         return connection
+
+    async def _default_tls(self, loop: asyncio.AbstractEventLoop) -> ssl.SSLContext:
+        """The system's trust store, loaded once in a thread (tens of ms the loop should not wait)."""
+        loading = self._ssl_loading
+        if loading is None:
+            loading = self._ssl_loading = loop.run_in_executor(None, ssl.create_default_context)
+        try:
+            self._ssl = await asyncio.shield(loading)
+        except Exception:
+            if loading.done():
+                self._ssl_loading = None  # try again with the next connection
+            raise
+        return self._ssl
 
     def _release(self, connection: _Connection) -> None:
         """A connection that answered in full: to the next waiter, or idle."""
         pool = connection.pool
-        if self._closed:
+        if self._closed or self._pools.get(pool.key) is not pool:
             connection.close()
             return
         waiters = pool.waiters
@@ -589,14 +623,39 @@ class BidderClient:
         self._targets[url] = target
         return target
 
-    def _encode(self, method: str, target: _Target, body: bytes | None, headers: Mapping[str, str]) -> bytes:
-        """The request bytes: request line, our headers, the caller's, the body."""
+    def _encode(self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]) -> tuple[_Target, bytes]:
+        """The target and the request bytes; a head is built once per (method, URL, headers) seen lately."""
+        try:
+            key: tuple[object, ...] | None = (method, url, body is None, *headers.items())
+            cached = self._heads.get(key)
+        except TypeError:  # an unhashable header value: no caching
+            key = cached = None
+        if cached is None:
+            cached = self._head(method, url, body is None, headers)
+            if key is not None:
+                if len(self._heads) >= MAX_CACHED_HEADS:
+                    del self._heads[next(iter(self._heads))]
+                self._heads[key] = cached
+        target, head = cached
+        if body is None:
+            return target, head
+        return target, b"".join((head, b"%d\r\nConnection: keep-alive\r\n\r\n" % len(body), body))
+
+    def _head(self, method: str, url: str, no_body: bool, headers: Mapping[str, str]) -> tuple[_Target, bytes]:
+        """Request line, our headers and the caller's; up to the Content-Length value when a body follows."""
         if method not in _KNOWN_METHODS and _METHOD_RE.fullmatch(method) is None:
             raise ValueError(f"invalid HTTP method {method!r}")
+        target = self._targets.get(url)
+        if target is None:
+            target = self._parse(url)
         lines = [method, target.tail]
         agent = accept = False
-        count = 0
         for name, value in headers.items():
+            if _TOKEN_RE.fullmatch(name) is None:
+                raise ValueError(f"invalid header name {name!r}")
+            text = str(value)
+            if "\r" in text or "\n" in text:
+                raise ValueError(f"a line break in the value of header {name!r}")
             lower = name.lower()
             if lower in _OURS:
                 continue
@@ -604,33 +663,30 @@ class BidderClient:
                 agent = True
             elif lower == "accept-encoding":
                 accept = True
-            lines.append(f"{name}: {value}\r\n")
-            count += 1
-        if count:
-            block = "".join(lines[2:])
-            if block.count("\n") != count or block.count("\r") != count:
-                raise ValueError("a header name or value contains a line break")
+            lines.append(f"{name}: {text}\r\n")
         if not agent and self._ua_line:
             lines.append(self._ua_line)
         if not accept:
             lines.append("Accept-Encoding: gzip\r\n")
-        if body is not None:
-            lines.append(f"Content-Length: {len(body)}\r\nConnection: keep-alive\r\n\r\n")
-            return "".join(lines).encode() + body
-        if method in _BODY_METHODS:
-            lines.append("Content-Length: 0\r\n")
-        lines.append("Connection: keep-alive\r\n\r\n")
-        return "".join(lines).encode()
+        if not no_body:
+            lines.append("Content-Length: ")
+        elif method in _BODY_METHODS:
+            lines.append("Content-Length: 0\r\nConnection: keep-alive\r\n\r\n")
+        else:
+            lines.append("Connection: keep-alive\r\n\r\n")
+        return target, "".join(lines).encode()
 
-    def _decode(self, data: bytes, coding: str) -> bytes:
+    def _decode(self, data: bytes, coding: bytes) -> bytes:
         """Decode a gzip or deflate body, never producing more than ``max_response_bytes``."""
-        if coding == "gzip":
+        if coding == b"gzip" or coding == b"x-gzip":
             wbits = _GZIP_WBITS
-        elif coding == "deflate":  # zlib-wrapped per the RFC, raw deflate from some servers
+        elif coding == b"identity":
+            return data
+        elif coding == b"deflate":  # zlib-wrapped per the RFC, raw deflate from some servers
             zlib_header = len(data) >= 2 and data[0] & 0x0F == 8 and ((data[0] << 8) | data[1]) % 31 == 0
             wbits = zlib.MAX_WBITS if zlib_header else -zlib.MAX_WBITS
         else:
-            raise BidderClientError(f"unsupported Content-Encoding {coding!r}")
+            raise BidderClientError(f"unsupported Content-Encoding {coding.decode('latin-1')!r}")
         limit = self.max_response_bytes
         out: list[bytes] = []
         size = 0
@@ -639,12 +695,12 @@ class BidderClient:
             try:
                 chunk = decompressor.decompress(data, limit - size + 1)
             except zlib.error as exc:
-                raise BidderClientError(f"invalid {coding} body: {exc}") from exc
+                raise BidderClientError(f"invalid {coding.decode('latin-1')} body: {exc}") from exc
             size += len(chunk)
             if size > limit:
                 raise ResponseTooLarge(f"decoded response body over {limit} bytes")
             if not decompressor.eof:
-                raise BidderClientError(f"truncated {coding} body")
+                raise BidderClientError(f"truncated {coding.decode('latin-1')} body")
             out.append(chunk)
             data = decompressor.unused_data
             if wbits != _GZIP_WBITS or not data.startswith(b"\x1f\x8b"):
