@@ -134,6 +134,7 @@ class AuctionService:
         self.external_url = config.external_url.rstrip("/")
         parts = urllib.parse.urlsplit(cache.public_url)
         self.cache_host = parts.netloc
+        self._default_cache_ttl = cache.ttl(config.cache.default_ttl_seconds + CACHE_TTL_BONUS_S)
         self.cache_path = parts.path
         self.adapters: dict[str, Adapter] = {}
         for code, bidder in registry.bidders.items():
@@ -410,6 +411,8 @@ class AuctionService:
 
     def _cache_ttl(self, imp_exp: Any, bid_exp: Any) -> int:
         """PBS: the smaller positive of imp.exp and bid.exp, else the default; plus a minute; capped."""
+        if imp_exp is None and bid_exp is None:  # the usual bid
+            return self._default_cache_ttl
         values = [v for v in (imp_exp, bid_exp) if isinstance(v, int) and not isinstance(v, bool) and v > 0]
         ttl = min(values) if values else self.config.cache.default_ttl_seconds
         return self.cache.ttl(ttl + CACHE_TTL_BONUS_S)

@@ -60,9 +60,10 @@ class MemoryStore:
             if item.key and self._live(key, now) is not None:
                 keys.append("")  # create-only
                 continue
-            old = self._items.pop(key, None)
-            if old is not None:
-                self.bytes -= self._size(key, old[1])
+            if item.key:  # a fresh UUID is never in the store; a caller's key may be (expired)
+                old = self._items.pop(key, None)
+                if old is not None:
+                    self.bytes -= self._size(key, old[1])
             self._items[key] = (now + item.ttl_seconds, value)
             self.bytes += size
             keys.append(key)
