@@ -35,6 +35,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
+from hbserver.adapters.common import status_error
 
 DEFAULT_PLATFORM_ID = 5
 MAX_IMPS_PER_REQUEST = 10
@@ -54,7 +55,6 @@ IAB_CATEGORIES: dict[int, str] = {
     65: "IAB11-2", 67: "IAB9-9", 69: "IAB7-1", 71: "IAB22-2", 74: "IAB8-5", 87: "IAB3-7",
 }
 
-_STATUS_TEXT = "Unexpected status code: {}. Run with request.debug = 1 for more info"
 
 
 class _BadParams(ValueError):
@@ -303,13 +303,6 @@ def _pods(imps: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return pods
 
 
-def _status_error(status: int) -> BidderError | None:
-    if status == 200:
-        return None
-    message = _STATUS_TEXT.format(status)
-    return bad_input(message) if status == 400 else bad_server_response(message)
-
-
 def _int_field(data: dict[str, Any], name: str) -> int:
     value = data.get(name, 0)
     if value is None:
@@ -392,7 +385,7 @@ class AppnexusAdapter:
     ) -> tuple[BidderResponse | None, list[BidderError]]:
         if response.status == 204:
             return None, []
-        error = _status_error(response.status)
+        error = status_error(response.status)
         if error is not None:
             return None, [error]
         try:

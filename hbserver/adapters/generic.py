@@ -24,6 +24,7 @@ from hbserver.adapters.base import (
     bad_server_response,
     imp_media_type,
 )
+from hbserver.adapters.common import status_error
 
 _HEADERS = {
     version: {"Content-Type": "application/json;charset=utf-8", "X-Openrtb-Version": version}
@@ -48,12 +49,9 @@ class GenericAdapter:
         status = response.status
         if status == 204 or (status == 200 and not response.body.strip()):
             return None, []
-        if status == 400:
-            return None, [bad_input(f"Unexpected status code: {status}. Run with request.debug = 1 for more info")]
-        if status != 200:
-            return None, [
-                bad_server_response(f"Unexpected status code: {status}. Run with request.debug = 1 for more info")
-            ]
+        error = status_error(status)
+        if error is not None:
+            return None, [error]
         try:
             data = orjson.loads(response.body)
         except orjson.JSONDecodeError as exc:

@@ -29,6 +29,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
+from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, found, status_error
 
 _HEADERS = {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}
 _BID_TYPES = frozenset(("banner", "video", "audio", "native"))
@@ -36,64 +37,32 @@ _EVENT_IMPRESSION = 1
 _METHOD_IMAGE = 1
 
 
-class _Invalid(ValueError):
-    """Input of the wrong JSON shape; the message is PBS-Go's (json-iterator's) text."""
-
-
-def _found(value: Any) -> str:
-    """The first character of ``value`` as JSON text (json-iterator's "but found" character)."""
-    if isinstance(value, str):
-        return '"'
-    if isinstance(value, bool):
-        return "t" if value else "f"
-    if isinstance(value, list):
-        return "["
-    if isinstance(value, dict):
-        return "{"
-    return str(value)[:1]
-
-
-def _object(value: Any, where: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if isinstance(value, dict):
-        return value
-    prefix = f"cannot unmarshal {where}: " if where else ""
-    raise _Invalid(f"{prefix}expect {{ or n, but found {_found(value)}")
-
-
-def _string(value: Any, where: str) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    raise _Invalid(f'cannot unmarshal {where}: expects " or n, but found {_found(value)}')
-
-
 def _array(value: Any, where: str) -> list[Any]:
     if value is None:
         return []
     if isinstance(value, list):
         return value
-    raise _Invalid(f"cannot unmarshal {where}: expect [ or n, but found {_found(value)}")
+    raise JsonShapeError(f"cannot unmarshal {where}: expect [ or n, but found {found(value)}")
 
 
 def _ix_params(imp: Mapping[str, Any]) -> tuple[str, str]:
     """(siteId, sid) from imp.ext.bidder; field names match case-insensitively, as in Go."""
-    ext = _object(imp.get("ext"), "")
-    _object(ext.get("prebid"), "adapters.ExtImpBidder.Prebid")
+    ext = expect_object(imp.get("ext"), "")
+    expect_object(ext.get("prebid"), "adapters.ExtImpBidder.Prebid")
     if "bidder" not in ext:
-        raise _Invalid("expect { or n, but found end of input")  # Go decodes the absent raw value
+        raise JsonShapeError("expect { or n, but found end of input")  # Go decodes the absent raw value
     site_id = sid = ""
-    for key, value in _object(ext["bidder"], "").items():
+    for key, value in expect_object(ext["bidder"], "").items():
         name = key.lower()
         if name == "siteid":
-            site_id = _string(value, "openrtb_ext.ExtImpIx.SiteId")
+            site_id = expect_string(value, "openrtb_ext.ExtImpIx.SiteId")
         elif name == "sid":
-            sid = _string(value, "openrtb_ext.ExtImpIx.Sid")
+            sid = expect_string(value, "openrtb_ext.ExtImpIx.Sid")
         elif name == "size" and value is not None:
             if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-                raise _Invalid(f"cannot unmarshal openrtb_ext.ExtImpIx.Size: expect [ or n, but found {_found(value)}")
+                raise JsonShapeError(
+                    f"cannot unmarshal openrtb_ext.ExtImpIx.Size: expect [ or n, but found {found(value)}"
+                )
     return site_id, sid
 
 
@@ -119,15 +88,15 @@ def _with_publisher(parent: Mapping[str, Any], site_ids: list[str]) -> dict[str,
 
 def _request_ext(ext: Any, diag: dict[str, Any], version: str) -> dict[str, Any]:
     """request.ext as IX reads it (prebid, schain, ixdiag) with our diagnostics merged in."""
-    ext = _object(ext, "")
+    ext = expect_object(ext, "")
     prebid = ext.get("prebid")
-    channel = _object(prebid, "ix.ExtRequest.Prebid").get("channel")
+    channel = expect_object(prebid, "ix.ExtRequest.Prebid").get("channel")
     if channel is not None:
-        diag["pbjsv"] = _string(_object(channel, "openrtb_ext.ExtRequestPrebid.Channel").get("version"),
+        diag["pbjsv"] = expect_string(expect_object(channel, "openrtb_ext.ExtRequestPrebid.Channel").get("version"),
                                 "openrtb_ext.ExtRequestPrebidChannel.Version")
     diag["pbsv"] = version.split("-", 1)[0] if version else "unknown"
     diag["pbsp"] = "go"  # IX's name for the PBS-Go-compatible implementation
-    ixdiag = {**_object(ext.get("ixdiag"), ""), **diag}
+    ixdiag = {**expect_object(ext.get("ixdiag"), ""), **diag}
     out: dict[str, Any] = {}
     if prebid is not None:
         out["prebid"] = prebid
@@ -153,7 +122,7 @@ class IxAdapter:
                 continue
             try:
                 site_id, sid = _ix_params(imp)
-            except _Invalid as exc:
+            except JsonShapeError as exc:
                 errors.append(bad_input(str(exc)))
                 continue
             if site_id:
@@ -175,7 +144,7 @@ class IxAdapter:
             diag["multipleSiteIds"] = ", ".join(ordered_ids)
         try:
             body["ext"] = _request_ext(request.get("ext"), diag, self.version)
-        except _Invalid as exc:
+        except JsonShapeError as exc:
             errors.append(bad_input(str(exc)))
         if not imps:
             return [], errors
@@ -189,15 +158,13 @@ class IxAdapter:
         status = response.status
         if status == 204:
             return None, []
-        message = f"Unexpected status code: {status}. Run with request.debug = 1 for more info"
-        if status == 400:
-            return None, [bad_input(message)]
-        if status != 200:
-            return None, [bad_server_response(message)]
+        error = status_error(status)
+        if error is not None:
+            return None, [error]
         try:
             data = orjson.loads(response.body)
             _check_bid_response(data)
-        except (orjson.JSONDecodeError, _Invalid) as exc:
+        except (orjson.JSONDecodeError, JsonShapeError) as exc:
             return None, [bad_server_response(f"JSON parsing error: {exc}")]
 
         imp_types = {}
@@ -216,12 +183,12 @@ class IxAdapter:
                     continue
                 try:
                     result.bids.append(_typed_bid(bid, imp_types))
-                except _Invalid as exc:
+                except JsonShapeError as exc:
                     errors.append(bad_server_response(str(exc)))
         if "ext" in data:
             try:
                 result.fledge_auction_configs = _fledge(data["ext"])
-            except _Invalid as exc:
+            except JsonShapeError as exc:
                 return None, [*errors, bad_server_response(str(exc))]
         return result, errors
 
@@ -235,30 +202,32 @@ _BID_STRINGS = {"id": "ID", "impid": "ImpID", "adm": "AdM", "adid": "AdID", "cri
 def _check_bid_response(data: Any) -> None:
     """Fail where PBS-Go's typed BidResponse decoding would, with its words (the fields we read)."""
     if not isinstance(data, dict):
-        raise _Invalid(f"expect {{ or n, but found {_found(data)}")
+        raise JsonShapeError(f"expect {{ or n, but found {found(data)}")
     for key, value in data.items():
         if key in _RESPONSE_STRINGS:
-            _string(value, f"openrtb2.BidResponse.{_RESPONSE_STRINGS[key]}")
+            expect_string(value, f"openrtb2.BidResponse.{_RESPONSE_STRINGS[key]}")
         elif key == "seatbid":
             for seatbid in _array(value, "openrtb2.BidResponse.SeatBid"):
-                seatbid = _object(seatbid, "openrtb2.BidResponse.SeatBid")
+                seatbid = expect_object(seatbid, "openrtb2.BidResponse.SeatBid")
                 for seat_key, seat_value in seatbid.items():
                     if seat_key in _SEATBID_STRINGS:
-                        _string(seat_value, f"openrtb2.SeatBid.{_SEATBID_STRINGS[seat_key]}")
+                        expect_string(seat_value, f"openrtb2.SeatBid.{_SEATBID_STRINGS[seat_key]}")
                     elif seat_key == "bid":
                         for bid in _array(seat_value, "openrtb2.SeatBid.Bid"):
-                            _check_bid(_object(bid, "openrtb2.SeatBid.Bid"))
+                            _check_bid(expect_object(bid, "openrtb2.SeatBid.Bid"))
 
 
 def _check_bid(bid: Mapping[str, Any]) -> None:
     for key, value in bid.items():
         if key in _BID_STRINGS:
-            _string(value, f"openrtb2.Bid.{_BID_STRINGS[key]}")
+            expect_string(value, f"openrtb2.Bid.{_BID_STRINGS[key]}")
         elif key == "price" and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise _Invalid(f"cannot unmarshal openrtb2.Bid.Price: readFloat64: unexpected character: {_found(value)}")
+            raise JsonShapeError(
+                f"cannot unmarshal openrtb2.Bid.Price: readFloat64: unexpected character: {found(value)}"
+            )
         elif key == "cat" and value is not None:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise _Invalid(f"cannot unmarshal openrtb2.Bid.Cat: expect [ or n, but found {_found(value)}")
+                raise JsonShapeError(f"cannot unmarshal openrtb2.Bid.Cat: expect [ or n, but found {found(value)}")
 
 
 def _prebid_ext(bid: Mapping[str, Any]) -> dict[str, Any]:
@@ -276,12 +245,12 @@ def _bid_type(bid: Mapping[str, Any], imp_types: Mapping[Any, str]) -> str:
     declared = _prebid_ext(bid).get("type")
     if isinstance(declared, str) and declared:
         if declared not in _BID_TYPES:
-            raise _Invalid(f"invalid BidType: {declared}")
+            raise JsonShapeError(f"invalid BidType: {declared}")
         return declared
     impid = bid.get("impid")
     kind = imp_types.get(impid) if isinstance(impid, str) else None
     if kind is None:
-        raise _Invalid(f"unmatched impression id: {bid.get('impid', '')}")
+        raise JsonShapeError(f"unmatched impression id: {bid.get('impid', '')}")
     return kind
 
 
@@ -306,13 +275,13 @@ def _typed_bid(bid: dict[str, Any], imp_types: Mapping[Any, str]) -> TypedBid:
 
 def _fledge(ext: Any) -> list[dict[str, Any]] | None:
     """Protected Audience configs from ext.protectedAudienceAuctionConfigs ([{bidId, config}])."""
-    configs = _object(ext, "").get("protectedAudienceAuctionConfigs")
+    configs = expect_object(ext, "").get("protectedAudienceAuctionConfigs")
     if configs is None:
         return None
     out = []
     for item in _array(configs, "ix.ixRespExt.AuctionConfig"):
-        item = _object(item, "ix.ixRespExt.AuctionConfig")
-        imp_id = _string(item.get("bidId"), "ix.auctionConfig.BidId")
+        item = expect_object(item, "ix.ixRespExt.AuctionConfig")
+        imp_id = expect_string(item.get("bidId"), "ix.auctionConfig.BidId")
         if item.get("config") is not None:
             out.append({"impid": imp_id, "config": item["config"]})
     return out
@@ -346,7 +315,7 @@ def _native_adm_with_imptrackers(adm: str) -> str:
 def _encode_native(native: Mapping[str, Any]) -> str | None:
     try:
         typed = _typed_native(native)
-    except (_Invalid, TypeError, ValueError):
+    except (JsonShapeError, TypeError, ValueError):
         return None  # not decodable as a native response: PBS-Go leaves such markup alone
     pixels = set(typed.get("imptrackers", ()))
     for tracker in typed.get("eventtrackers", ()):
@@ -391,7 +360,7 @@ def _typed_native(native: Mapping[str, Any]) -> dict[str, Any]:
 def _typed(node: Any, layout: tuple[tuple[str, Any, bool], ...]) -> dict[str, Any]:
     """``node`` decoded into a Go struct of ``layout`` and encoded again: unknown keys dropped,
     empty values left out as Go's omitempty does; a wrong type raises."""
-    data = _object(node, "")
+    data = expect_object(node, "")
     out: dict[str, Any] = {}
     for name, kind, always in layout:
         value = _typed_value(data.get(name), kind)
@@ -411,15 +380,15 @@ def _typed_value(value: Any, kind: Any) -> Any:
         return None
     if kind in (_INT, _PTR_INT):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise _Invalid("not an integer")
+            raise JsonShapeError("not an integer")
         return value
     if kind == _STR:
-        return _string(value, "native")
+        return expect_string(value, "native")
     if kind == _RAW:
         return value
     if kind == _STRS:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise _Invalid("not a string list")
+            raise JsonShapeError("not a string list")
         return value
     if len(kind) == 1:  # a list of structs
         return [_typed(item, kind[0]) for item in _array(value, "native")]

@@ -28,11 +28,11 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
+from hbserver.adapters.common import status_error
 
 BIDDER_CONFIG = "hb_pbs_1.0.0"
 _MTYPES = {1: "banner", 2: "video", 4: "native"}  # audio (3) is not OpenX's: typed by its imp
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?\Z")
-_STATUS_TEXT = "Unexpected status code: {}. Run with request.debug = 1 for more info"
 
 
 class _BadImp(ValueError):
@@ -111,13 +111,6 @@ def _imp_type(imp: dict[str, Any]) -> str:
     return "banner"
 
 
-def _status_error(status: int) -> BidderError | None:
-    if status == 200:
-        return None
-    message = _STATUS_TEXT.format(status)
-    return bad_input(message) if status == 400 else bad_server_response(message)
-
-
 class OpenxAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
@@ -159,7 +152,7 @@ class OpenxAdapter:
     ) -> tuple[BidderResponse | None, list[BidderError]]:
         if response.status == 204:
             return None, []
-        error = _status_error(response.status)
+        error = status_error(response.status)
         if error is not None:
             return None, [error]
         try:

@@ -29,6 +29,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
+from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, found, status_error
 
 _HEADERS = {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}
 _DCTR = "key_val"
@@ -38,47 +39,12 @@ _AD_UNIT = "dfp_ad_unit_code"
 _NOT_TARGETING = frozenset(("pbadslot", "adserver"))
 
 
-class _Invalid(ValueError):
-    """An input PubMatic cannot take; the message is PBS-Go's text."""
-
-
-def _found(value: Any) -> str:
-    """The first character of ``value`` as JSON text (json-iterator's "but found" character)."""
-    if isinstance(value, str):
-        return '"'
-    if isinstance(value, bool):
-        return "t" if value else "f"
-    if isinstance(value, list):
-        return "["
-    if isinstance(value, dict):
-        return "{"
-    return str(value)[:1]
-
-
-def _object(value: Any, where: str) -> dict[str, Any]:
-    """A JSON object field (null = empty); anything else fails as json-iterator words it."""
-    if value is None:
-        return {}
-    if isinstance(value, dict):
-        return value
-    prefix = f"cannot unmarshal {where}: " if where else ""
-    raise _Invalid(f"{prefix}expect {{ or n, but found {_found(value)}")
-
-
-def _string(value: Any, where: str) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    raise _Invalid(f'cannot unmarshal {where}: expects " or n, but found {_found(value)}')
-
-
 def _int(value: Any, where: str) -> int:
     if value is None:
         return 0
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    raise _Invalid(f"cannot unmarshal {where}: expects number or n, but found {_found(value)}")
+    raise JsonShapeError(f"cannot unmarshal {where}: expects number or n, but found {found(value)}")
 
 
 def _atoi(text: str) -> int:
@@ -110,19 +76,19 @@ def _ad_slot(ad_slot: str, imp: dict[str, Any]) -> None:
         return
     parts = slot.split("@")
     if len(parts) != 2 or not parts[0] or not parts[1]:
-        raise _Invalid(f"Invalid adSlot {slot}")
+        raise JsonShapeError(f"Invalid adSlot {slot}")
     imp["tagid"] = parts[0].strip()
     size = parts[1].lower().split("x")
     if len(size) != 2:
-        raise _Invalid(f"Invalid size provided in adSlot {slot}")
+        raise JsonShapeError(f"Invalid size provided in adSlot {slot}")
     try:
         width = _atoi(size[0].strip())
     except ValueError:
-        raise _Invalid(f"Invalid width provided in adSlot {slot}") from None
+        raise JsonShapeError(f"Invalid width provided in adSlot {slot}") from None
     try:
         height = _atoi(size[1].split(":")[0].strip())
     except ValueError:
-        raise _Invalid(f"Invalid height provided in adSlot {slot}") from None
+        raise JsonShapeError(f"Invalid height provided in adSlot {slot}") from None
     if imp.get("banner") is not None:
         imp["banner"] = {**imp["banner"], "w": width, "h": height}
 
@@ -143,14 +109,14 @@ def _keywords(keywords: Any, ext: dict[str, Any]) -> None:
         return
     if not isinstance(keywords, list):
         where = "openrtb_ext.ExtImpPubmatic.Keywords"
-        raise _Invalid(f"cannot unmarshal {where}: expect [ or n, but found {_found(keywords)}")
+        raise JsonShapeError(f"cannot unmarshal {where}: expect [ or n, but found {found(keywords)}")
     for item in keywords:
-        pair = _object(item, "openrtb_ext.ExtImpPubmatic.Keywords")
+        pair = expect_object(item, "openrtb_ext.ExtImpPubmatic.Keywords")
         values = pair.get("value") or []
         if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-            raise _Invalid("cannot unmarshal openrtb_ext.ExtImpPubmaticKeyVal.Values: expect [ or n")
+            raise JsonShapeError("cannot unmarshal openrtb_ext.ExtImpPubmaticKeyVal.Values: expect [ or n")
         if values:
-            key = _string(pair.get("key"), "openrtb_ext.ExtImpPubmaticKeyVal.Key")
+            key = expect_string(pair.get("key"), "openrtb_ext.ExtImpPubmaticKeyVal.Key")
             ext[_ZONE if key == _ZONE_OLD else key] = ",".join(values)
 
 
@@ -236,7 +202,7 @@ def _marketplace(request_prebid: Mapping[str, Any], bidder: str) -> dict[str, An
     codes = request_prebid.get("alternatebiddercodes")
     if codes is None:
         return None
-    codes = _object(codes, "openrtb_ext.ExtRequestPrebid.AlternateBidderCodes")
+    codes = expect_object(codes, "openrtb_ext.ExtRequestPrebid.AlternateBidderCodes")
     allowed = [bidder]
     own = (codes.get("bidders") or {}).get(bidder) if isinstance(codes.get("bidders"), dict) else None
     if codes.get("enabled") is True and isinstance(own, dict) and own.get("enabled") is True:
@@ -253,15 +219,15 @@ def _request_ext(request: Mapping[str, Any], info: RequestInfo) -> dict[str, Any
     if "ext" not in request:
         return {}
     try:
-        ext = _object(request["ext"], "")
-        prebid = _object(ext.get("prebid"), "openrtb_ext.ExtRequest.Prebid")
-        params = _object(prebid.get("bidderparams"), "openrtb_ext.ExtRequestPrebid.BidderParams")
+        ext = expect_object(request["ext"], "")
+        prebid = expect_object(ext.get("prebid"), "openrtb_ext.ExtRequest.Prebid")
+        params = expect_object(prebid.get("bidderparams"), "openrtb_ext.ExtRequestPrebid.BidderParams")
         marketplace = _marketplace(prebid, info.bidder)
-    except _Invalid as exc:
-        raise _Invalid(f"error decoding Request.ext : {exc}") from None
+    except JsonShapeError as exc:
+        raise JsonShapeError(f"error decoding Request.ext : {exc}") from None
     wrapper: dict[str, Any] = {}
     if params.get("wrapper") is not None:
-        given = _object(params["wrapper"], "pubmatic.pubmaticWrapperExt")
+        given = expect_object(params["wrapper"], "pubmatic.pubmaticWrapperExt")
         wrapper["profile"] = _int(given.get("profile"), "pubmatic.pubmaticWrapperExt.ProfileID")
         wrapper["version"] = _int(given.get("version"), "pubmatic.pubmaticWrapperExt.VersionID")
     wrapper["biddercode"] = _bidder_code(prebid, info)
@@ -269,7 +235,7 @@ def _request_ext(request: Mapping[str, Any], info: RequestInfo) -> dict[str, Any
     if "acat" in params:
         acat = params["acat"]
         if acat is not None and not (isinstance(acat, list) and all(isinstance(a, str) for a in acat)):
-            raise _Invalid(f"cannot unmarshal []string: expect [ or n, but found {_found(acat)}")
+            raise JsonShapeError(f"cannot unmarshal []string: expect [ or n, but found {found(acat)}")
         if acat:
             out["acat"] = [a.strip() for a in acat]
     if marketplace is not None:
@@ -281,41 +247,41 @@ def _imp(imp: Mapping[str, Any], display: tuple[str, str],
          want_wrapper: bool) -> tuple[dict[str, Any], dict[str, Any] | None, str]:
     """The imp as sent, plus its OpenWrap wrapper params and trimmed publisher id."""
     if imp.get("banner") is None and imp.get("video") is None and imp.get("native") is None:
-        raise _Invalid(
+        raise JsonShapeError(
             f"invalid MediaType. PubMatic only supports Banner, Video and Native. Ignoring ImpID={imp.get('id', '')}"
         )
     out = {k: v for k, v in imp.items() if k != "audio"}
     if not imp.get("displaymanager") and not imp.get("displaymanagerver") and all(display):
         out["displaymanager"], out["displaymanagerver"] = display
 
-    ext = _object(imp.get("ext"), "")
-    _object(ext.get("prebid"), "pubmatic.ExtImpBidderPubmatic.Prebid")
-    gpid = _string(ext.get("gpid"), "pubmatic.ExtImpBidderPubmatic.GpId")
+    ext = expect_object(imp.get("ext"), "")
+    expect_object(ext.get("prebid"), "pubmatic.ExtImpBidderPubmatic.Prebid")
+    gpid = expect_string(ext.get("gpid"), "pubmatic.ExtImpBidderPubmatic.GpId")
     ae = _int(ext.get("ae"), "pubmatic.ExtImpBidderPubmatic.AE")
     if "bidder" not in ext:
-        raise _Invalid("expect { or n, but found end of input")  # Go decodes the absent raw value
-    params = _object(ext["bidder"], "")
-    publisher_id = _string(params.get("publisherId"), "openrtb_ext.ExtImpPubmatic.PublisherId").strip()
+        raise JsonShapeError("expect { or n, but found end of input")  # Go decodes the absent raw value
+    params = expect_object(ext["bidder"], "")
+    publisher_id = expect_string(params.get("publisherId"), "openrtb_ext.ExtImpPubmatic.PublisherId").strip()
 
     wrapper = None
     if want_wrapper and params.get("wrapper") is not None:
         raw = params["wrapper"]
         try:
-            given = _object(raw, "pubmatic.pubmaticWrapperExt")
+            given = expect_object(raw, "pubmatic.pubmaticWrapperExt")
             wrapper = {
                 "profile": _int(given.get("profile"), "pubmatic.pubmaticWrapperExt.ProfileID"),
                 "version": _int(given.get("version"), "pubmatic.pubmaticWrapperExt.VersionID"),
             }
-        except _Invalid as exc:
-            raise _Invalid(
+        except JsonShapeError as exc:
+            raise JsonShapeError(
                 f"Error in Wrapper Parameters = {exc}  for ImpID = {imp.get('id', '')} "
                 f"WrapperExt = {orjson.dumps(raw).decode()}"
             ) from None
 
-    _ad_slot(_string(params.get("adSlot"), "openrtb_ext.ExtImpPubmatic.AdSlot"), out)
+    _ad_slot(expect_string(params.get("adSlot"), "openrtb_ext.ExtImpPubmatic.AdSlot"), out)
     if out.get("banner") is not None:
         _banner_size(out)
-    kadfloor = _string(params.get("kadfloor"), "openrtb_ext.ExtImpPubmatic.Kadfloor")
+    kadfloor = expect_string(params.get("kadfloor"), "openrtb_ext.ExtImpPubmatic.Kadfloor")
     if kadfloor:
         floor = _parse_float(kadfloor.strip())
         if floor is not None:
@@ -324,10 +290,10 @@ def _imp(imp: Mapping[str, Any], display: tuple[str, str],
 
     imp_ext: dict[str, Any] = {}
     _keywords(params.get("keywords"), imp_ext)
-    dctr = _string(params.get("dctr"), "openrtb_ext.ExtImpPubmatic.Dctr")
+    dctr = expect_string(params.get("dctr"), "openrtb_ext.ExtImpPubmatic.Dctr")
     if dctr:
         imp_ext[_DCTR] = dctr
-    zone = _string(params.get("pmzoneid"), "openrtb_ext.ExtImpPubmatic.PmZoneID")
+    zone = expect_string(params.get("pmzoneid"), "openrtb_ext.ExtImpPubmatic.PmZoneID")
     if zone:
         imp_ext[_ZONE] = zone
     if ext.get("data"):
@@ -364,7 +330,7 @@ class PubmaticAdapter:
             return [], [bad_input(f"bidder {info.bidder} has no endpoint configured")]
         try:
             ext = _request_ext(request, info)
-        except _Invalid as exc:
+        except JsonShapeError as exc:
             return [], [bad_input(str(exc))]
         wrapper = ext.get("wrapper")
         need_wrapper = not (wrapper and wrapper.get("profile") and wrapper.get("version"))
@@ -377,7 +343,7 @@ class PubmaticAdapter:
                 continue
             try:
                 out, imp_wrapper, imp_publisher = _imp(imp, display, need_wrapper)
-            except _Invalid as exc:
+            except JsonShapeError as exc:
                 errors.append(bad_input(str(exc)))
                 continue
             imps.append(out)
@@ -408,17 +374,15 @@ class PubmaticAdapter:
         status = response.status
         if status == 204:
             return None, []
-        message = f"Unexpected status code: {status}. Run with request.debug = 1 for more info"
-        if status == 400:
-            return None, [bad_input(message)]
-        if status != 200:
-            return None, [bad_server_response(message)]
+        error = status_error(status)
+        if error is not None:
+            return None, [error]
         try:
             data = orjson.loads(response.body)
         except orjson.JSONDecodeError as exc:
             return None, [bad_server_response(f"Bad response body: {exc}")]
         if not isinstance(data, dict):
-            return None, [bad_server_response(f"expect {{ or n, but found {_found(data)}")]
+            return None, [bad_server_response(f"expect {{ or n, but found {found(data)}")]
 
         result = BidderResponse(currency=data.get("cur") or "USD")
         errors: list[BidderError] = []
@@ -448,8 +412,8 @@ def _typed_bid(bid: dict[str, Any], errors: list[BidderError]) -> TypedBid | Non
     typed = TypedBid(out, kind, bid_video={"duration": 0, "primary_category": ""})
     ext = bid.get("ext")
     if "ext" not in bid or (ext is not None and not isinstance(ext, dict)):
-        found = "end of input" if "ext" not in bid else _found(ext)
-        errors.append(bad_server_response(f"expect {{ or n, but found {found}"))
+        what = "end of input" if "ext" not in bid else found(ext)
+        errors.append(bad_server_response(f"expect {{ or n, but found {what}"))
     elif ext is not None:
         seat = ext.get("marketplace")
         typed.seat = seat if isinstance(seat, str) else ""

@@ -31,6 +31,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
+from hbserver.adapters.common import JsonShapeError, found, status_error
 
 _BADV_LIMIT = 50
 _SITE_SEGTAXES = frozenset((1, 2, 5, 6))
@@ -40,30 +41,11 @@ _USER_DROPPED = ("geo", "yob", "gender", "eids", "consent")
 _MEDIA = ("banner", "video", "native", "audio")
 
 
-class _Invalid(ValueError):
-    """An input of the wrong JSON shape; the message is PBS-Go's text."""
-
-
-def _found(value: Any) -> str:
-    """The first character of ``value`` as JSON text (json-iterator's "but found" character)."""
-    if isinstance(value, str):
-        return '"'
-    if value is True:
-        return "t"
-    if value is False:
-        return "f"
-    if isinstance(value, list):
-        return "["
-    if isinstance(value, dict):
-        return "{"
-    return str(value)[:1]
-
-
 def _expect_object(value: Any, where: str) -> dict[str, Any] | None:
     if value is None or isinstance(value, dict):
         return value
     prefix = f"cannot unmarshal {where}: " if where else ""
-    raise _Invalid(f"{prefix}expect {{ or n, but found {_found(value)}")
+    raise JsonShapeError(f"{prefix}expect {{ or n, but found {found(value)}")
 
 
 def _expect_string(value: Any, where: str) -> str:
@@ -71,7 +53,7 @@ def _expect_string(value: Any, where: str) -> str:
         return ""
     if isinstance(value, str):
         return value
-    raise _Invalid(f'cannot unmarshal {where}: expects " or n, but found {_found(value)}')
+    raise JsonShapeError(f'cannot unmarshal {where}: expects " or n, but found {found(value)}')
 
 
 def _is_number(value: Any) -> bool:
@@ -85,10 +67,10 @@ def _int64(value: Any) -> int:
     text = "" if value is None else value if isinstance(value, str) else orjson.dumps(value).decode()
     digits = text[1:] if text[:1] in ("+", "-") else text
     if not digits or not digits.isascii() or not digits.isdigit():
-        raise _Invalid(f'strconv.ParseInt: parsing "{text}": invalid syntax')
+        raise JsonShapeError(f'strconv.ParseInt: parsing "{text}": invalid syntax')
     number = int(text)
     if not -(2**63) <= number < 2**63:
-        raise _Invalid(f'strconv.ParseInt: parsing "{text}": value out of range')
+        raise JsonShapeError(f'strconv.ParseInt: parsing "{text}": value out of range')
     return number
 
 
@@ -161,22 +143,22 @@ def _is_video(imp: Mapping[str, Any]) -> bool:
 def _native_request(native: Any) -> dict[str, Any] | None:
     """The parsed native request XAPI wants beside it (None for native 1.0/1.1)."""
     if native is None:
-        raise _Invalid("Native object is not present for request")
+        raise JsonShapeError("Native object is not present for request")
     if native.get("ver") in ("1.0", "1.1"):
         return None
     try:
         parsed = orjson.loads(native.get("request") or "")
     except orjson.JSONDecodeError as exc:
-        raise _Invalid(str(exc)) from None
+        raise JsonShapeError(str(exc)) from None
     if not isinstance(parsed, dict):
-        raise _Invalid(f"expect {{ or n, but found {_found(parsed)}")
+        raise JsonShapeError(f"expect {{ or n, but found {found(parsed)}")
     if not isinstance(parsed.get("eventtrackers"), list):
-        raise _Invalid("Eventtrackers are not present or not of array type")
+        raise JsonShapeError("Eventtrackers are not present or not of array type")
     context = parsed.get("context")
     if context is not None and not _is_number(context):
-        raise _Invalid("Context is not of int type")
+        raise JsonShapeError("Context is not of int type")
     if not _is_number(parsed.get("plcmttype")):
-        raise _Invalid("Plcmttype is not present or not of int type")
+        raise JsonShapeError("Plcmttype is not present or not of int type")
     return parsed
 
 
@@ -202,7 +184,7 @@ def _bidder_ext(imp: Mapping[str, Any]) -> dict[str, Any]:
     keywords = bidder.get("keywords")
     if keywords is not None and not (isinstance(keywords, list) and all(isinstance(k, str) for k in keywords)):
         where = "openrtb_ext.ExtImpRubicon.Keywords"
-        raise _Invalid(f"cannot unmarshal {where}: expect [ or n, but found {_found(keywords)}")
+        raise JsonShapeError(f"cannot unmarshal {where}: expect [ or n, but found {found(keywords)}")
     return {"ext": ext, "bidder": bidder, "video": video or {}, "debug": debug or {}}
 
 
@@ -298,7 +280,7 @@ class RubiconAdapter:
                 continue
             try:
                 bidder_ext = _bidder_ext(imp)
-            except _Invalid as exc:
+            except JsonShapeError as exc:
                 errors.append(bad_input(str(exc)))
                 continue
             if bidder_ext["bidder"].get("bidonmultiformat") is True:
@@ -311,7 +293,7 @@ class RubiconAdapter:
         for imp, bidder_ext in parsed:
             try:
                 calls.append(self._one_request(request, imp, bidder_ext, shared, info))
-            except (_Invalid, ConversionError) as exc:
+            except (JsonShapeError, ConversionError) as exc:
                 errors.append(bad_input(str(exc)))
         return calls, errors
 
@@ -409,7 +391,7 @@ class RubiconAdapter:
             banner = imp["banner"]
             w, h = banner.get("w"), banner.get("h")
             if not banner.get("format") and (w is None or h is None or h == 0):
-                raise _Invalid("rubicon imps must have at least one imp.format element")
+                raise JsonShapeError("rubicon imps must have at least one imp.format element")
             out_imp["banner"] = {**banner, "ext": _BANNER_EXT}
             out_imp.pop("video", None)
             out_imp.pop("native", None)
@@ -444,7 +426,7 @@ class RubiconAdapter:
             try:
                 imp["bidfloor"] = info.convert_currency(floor, currency, "USD")
             except ConversionError:
-                raise _Invalid(f"Unable to convert provided bid floor currency from {currency} to USD") from None
+                raise JsonShapeError(f"Unable to convert provided bid floor currency from {currency} to USD") from None
             imp["bidfloorcur"] = "USD"
         elif currency and floor >= 0:
             imp["bidfloorcur"] = "USD"
@@ -478,11 +460,9 @@ class RubiconAdapter:
         status = response.status
         if status == 204:
             return None, []
-        message = f"Unexpected status code: {status}. Run with request.debug = 1 for more info"
-        if status == 400:
-            return None, [bad_input(message)]
-        if status != 200:
-            return None, [bad_server_response(message)]
+        error = status_error(status)
+        if error is not None:
+            return None, [error]
         try:
             data = orjson.loads(response.body)
             sent = orjson.loads(call.body or b"")
