@@ -319,3 +319,41 @@ def decode_uids(value: str) -> dict[str, Any]:
     """The ``uids`` cookie: URL-safe base64 (padding optional) of a JSON object."""
     raw = value.strip('"')
     return json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+
+
+class OrtbBidders:
+    """Mock OpenRTB bidders: ``POST /<seat>`` records the request and bids ``prices[seat]`` on every
+    imp, a ``width`` x ``height`` banner whose markup is ``creative(seat)``."""
+
+    def __init__(
+        self, prices: dict[str, float], creative: Callable[[str], str], width: int = 300, height: int = 250
+    ) -> None:
+        self.prices = prices
+        self.creative = creative
+        self.size = (width, height)
+        self.requests: dict[str, list[dict[str, Any]]] = {seat: [] for seat in prices}
+        self.app = web.Application()
+        self.app.router.add_post("/{seat}", self.bid)
+
+    async def bid(self, request: web.Request) -> web.Response:
+        seat = request.match_info["seat"]
+        if seat not in self.prices:
+            raise web.HTTPNotFound()
+        body = json.loads(await request.read())
+        self.requests[seat].append(body)
+        width, height = self.size
+        bids = [
+            {
+                "id": f"{seat}-bid-{n}",
+                "impid": imp["id"],
+                "price": self.prices[seat],
+                "crid": f"cr-{seat}",
+                "w": width,
+                "h": height,
+                "mtype": 1,
+                "adm": self.creative(seat),
+                "adomain": ["example.com"],
+            }
+            for n, imp in enumerate(body["imp"])
+        ]
+        return web.json_response({"id": body["id"], "cur": "USD", "seatbid": [{"seat": seat, "bid": bids}]})

@@ -86,38 +86,6 @@ def js_string_body(value: str) -> str:
     return json.dumps(value)[1:-1].replace("</", "<\\/")
 
 
-class OrtbBidders:
-    """Mock OpenRTB bidders: ``POST /<seat>`` records the request and bids ``prices[seat]`` on every imp."""
-
-    def __init__(self, prices: dict[str, float]) -> None:
-        self.prices = prices
-        self.requests: dict[str, list[dict[str, Any]]] = {seat: [] for seat in prices}
-        self.app = web.Application()
-        self.app.router.add_post("/{seat}", self.bid)
-
-    async def bid(self, request: web.Request) -> web.Response:
-        seat = request.match_info["seat"]
-        if seat not in self.prices:
-            raise web.HTTPNotFound()
-        body = json.loads(await request.read())
-        self.requests[seat].append(body)
-        bids = [
-            {
-                "id": f"{seat}-bid-{n}",
-                "impid": imp["id"],
-                "price": self.prices[seat],
-                "crid": f"cr-{seat}",
-                "w": WIDTH,
-                "h": HEIGHT,
-                "mtype": 1,
-                "adm": creative_markup(seat),
-                "adomain": ["example.com"],
-            }
-            for n, imp in enumerate(body["imp"])
-        ]
-        return web.json_response({"id": body["id"], "cur": "USD", "seatbid": [{"seat": seat, "bid": bids}]})
-
-
 @dataclass
 class Exchange:
     """One request the cache proxy forwarded to hbserver, and hbserver's answer."""
@@ -230,7 +198,7 @@ class Seen:
 class AmpSession:
     rig: Rig
     page: Any
-    bidders: OrtbBidders
+    bidders: harness.OrtbBidders
     proxy: CacheProxy
     cache_origin: str
     browser_requests: list[Seen] = field(default_factory=list)
@@ -251,7 +219,7 @@ async def amp_session(tmp_path: Path, tls: ssl.SSLContext) -> AsyncIterator[AmpS
     stored_dir = tmp_path / "amp_stored"
     (stored_dir / "stored_requests").mkdir(parents=True)
     (stored_dir / "stored_requests" / f"{TAG_ID}.json").write_text(json.dumps(STORED_REQUEST))
-    bidders = OrtbBidders(PRICES)
+    bidders = harness.OrtbBidders(PRICES, creative_markup, WIDTH, HEIGHT)
     proxy = CacheProxy()
     async with contextlib.AsyncExitStack() as stack:
         bidder_port = await stack.enter_async_context(harness.serve(bidders.app, None))

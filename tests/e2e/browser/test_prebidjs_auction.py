@@ -22,7 +22,6 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
-from aiohttp import web
 
 from tests.e2e.browser import harness
 from tests.e2e.browser.rig import Rig, start_rig
@@ -55,38 +54,6 @@ def query_of(url: str) -> dict[str, str]:
 def event_bid_id(bid: dict[str, Any]) -> str:
     """The id /event URLs carry for a bid: the id PBS generated (``ext.prebid.bidid``) if any, else ``bid.id``."""
     return str(bid["ext"]["prebid"].get("bidid") or bid["id"])
-
-
-class OrtbBidders:
-    """Mock OpenRTB bidders: ``POST /<seat>`` records the request and bids ``prices[seat]`` on every imp."""
-
-    def __init__(self, prices: dict[str, float]) -> None:
-        self.prices = prices
-        self.requests: dict[str, list[dict[str, Any]]] = {seat: [] for seat in prices}
-        self.app = web.Application()
-        self.app.router.add_post("/{seat}", self.bid)
-
-    async def bid(self, request: web.Request) -> web.Response:
-        seat = request.match_info["seat"]
-        if seat not in self.prices:
-            raise web.HTTPNotFound()
-        body = json.loads(await request.read())
-        self.requests[seat].append(body)
-        bids = [
-            {
-                "id": f"{seat}-bid-{n}",
-                "impid": imp["id"],
-                "price": self.prices[seat],
-                "crid": f"cr-{seat}",
-                "w": WIDTH,
-                "h": HEIGHT,
-                "mtype": 1,
-                "adm": creative(seat),
-                "adomain": ["example.com"],
-            }
-            for n, imp in enumerate(body["imp"])
-        ]
-        return web.json_response({"id": body["id"], "cur": "USD", "seatbid": [{"seat": seat, "bid": bids}]})
 
 
 def auction_page(pbs: str, bundle: str) -> str:
@@ -164,7 +131,7 @@ class PbsTraffic:
 class Session:
     rig: Rig
     page: Any
-    bidders: OrtbBidders
+    bidders: harness.OrtbBidders
     traffic: PbsTraffic
     analytics: Path
 
@@ -179,7 +146,7 @@ class Session:
 async def prebid_auction(tmp_path: Path, tls: ssl.SSLContext) -> AsyncIterator[Session]:
     """Start the mock bidders, hbserver and the browser, load the page, wait for Prebid.js's bidsBackHandler."""
     bundle = harness.require_prebidjs()
-    bidders = OrtbBidders(PRICES)
+    bidders = harness.OrtbBidders(PRICES, creative, WIDTH, HEIGHT)
     analytics = tmp_path / "analytics.jsonl"
     async with harness.serve(bidders.app, None) as bidder_port:
         config = {
