@@ -47,7 +47,7 @@ from hbserver.config import Config
 from hbserver.metrics import Metrics
 from hbserver.privacy.ccpa import parse_us_privacy
 from hbserver.privacy.gvl import GlobalVendorList
-from hbserver.stores.accounts import Account, AccountStore
+from hbserver.stores.accounts import Account, AccountError, AccountStore
 from hbserver.stores.cache.base import CacheItem, CacheStoreError
 from hbserver.stores.cache.service import CacheService
 from hbserver.web.bidclient import BidderClient
@@ -213,8 +213,6 @@ class AuctionService:
         return AuctionResult(response, account.id, request_type, list(validated.bidders), bids)
 
     async def _account(self, account_id: str) -> Account:
-        from hbserver.stores.accounts import AccountError
-
         try:
             return self.accounts.cached(account_id) or await self.accounts.load(account_id)
         except AccountError as exc:
@@ -487,6 +485,11 @@ class AuctionService:
         ext["prebid"] = {"auctiontimestamp": timestamp}
         response["ext"] = ext
         return response
+
+
+def request_type_of(request: Any) -> str:
+    """The metrics label of an /openrtb2/auction request (a refused body may not even be an object)."""
+    return _request_type(request) if isinstance(request, dict) else "openrtb2-web"
 
 
 def _request_type(request: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from aiohttp import web
 
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import auction_record
-from hbserver.auction.core import AuctionRefused, AuctionService, HttpContext
+from hbserver.auction.core import AuctionRefused, AuctionService, HttpContext, request_type_of
 from hbserver.metrics import Metrics
 from hbserver.usersync.service import SyncService, utcnow
 from hbserver.web.body import parse_json, read_body
@@ -62,7 +62,7 @@ class AuctionEndpoint:
         try:
             result = await self.service.run(body, http_context(request, self.sync), started)
         except AuctionRefused as exc:
-            self.metrics.counter(self.metrics.auction_requests, "openrtb2-web", exc.metric).inc()
+            self.metrics.counter(self.metrics.auction_requests, request_type_of(body), exc.metric).inc()
             if self.analytics.enabled:
                 self.analytics.log(auction_record(exc.status, "", [], 0, [exc.message]))
             return text_response(exc.status, exc.message)

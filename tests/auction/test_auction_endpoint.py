@@ -381,8 +381,13 @@ async def test_cors_and_metrics(make_client, bidders):
     response = await post(client, auction_request(), headers={"Origin": "http://page.test"})
     assert response.headers["Access-Control-Allow-Origin"] == "http://page.test"
     assert response.headers["Access-Control-Allow-Credentials"] == "true"
+    refused = auction_request(app={"id": "app-1"})
+    refused.pop("site")
+    refused.pop("id")
+    assert (await post(client, refused)).status == 400
     text = await (await client.get("/metrics")).text()
     assert 'hbserver_auction_requests_total{request_status="ok",request_type="openrtb2-web"} 1.0' in text
+    assert 'hbserver_auction_requests_total{request_status="badinput",request_type="openrtb2-app"} 1.0' in text
     assert 'hbserver_adapter_requests_total{adapter="alpha",outcome="gotbids"} 1.0' in text
     assert 'hbserver_adapter_request_time_seconds_count{adapter="alpha"} 1.0' in text
 
