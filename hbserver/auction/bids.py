@@ -51,7 +51,7 @@ def accept_bids(
     for response in responses:
         from_currency = (response.currency or "USD").upper()
         try:
-            rate = convert(1.0, from_currency, currency)
+            rate = 1.0 if from_currency == currency else convert(1.0, from_currency, currency)
         except ConversionError as exc:
             if response.bids:
                 errors.append(BidderError(str(exc), ErrorCode.UNKNOWN))

@@ -139,8 +139,10 @@ def _values(
     rand: Callable[[], float] | None,
 ) -> dict[str, str]:
     granularity = options.media_granularity.get(bid.bid_type, options.granularity)
-    kwargs = {"rand": rand} if rand is not None else {}
-    values = {"pb": price_bucket(bid.price, granularity, rounding, **kwargs), "bidder": bid.bidder}
+    bucket = price_bucket(bid.price, granularity, rounding) if rand is None else price_bucket(
+        bid.price, granularity, rounding, rand
+    )
+    values = {"pb": bucket, "bidder": bid.bidder}
     w, h = bid.bid.get("w"), bid.bid.get("h")
     if w and h:
         values["size"] = f"{w}x{h}"
