@@ -35,7 +35,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import status_error
+from hbserver.adapters.common import decode_answer
 
 DEFAULT_PLATFORM_ID = 5
 MAX_IMPS_PER_REQUEST = 10
@@ -383,17 +383,9 @@ class AppnexusAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        error = status_error(response.status)
-        if error is not None:
-            return None, [error]
-        try:
-            data = orjson.loads(response.body)
-        except orjson.JSONDecodeError as exc:
-            return None, [bad_server_response(f"Bad response body: {exc}")]
-        if not isinstance(data, dict):
-            return None, [bad_server_response("Bad response body: not a JSON object")]
+        data, failure = decode_answer(response)
+        if data is None:
+            return None, failure
         result = BidderResponse(currency=data.get("cur") or "USD")
         errors: list[BidderError] = []
         for seatbid in data.get("seatbid") or ():

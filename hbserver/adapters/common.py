@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hbserver.adapters.base import BidderError, bad_input, bad_server_response
+import orjson
+
+from hbserver.adapters.base import BidderError, ResponseData, bad_input, bad_server_response
 
 UNEXPECTED_STATUS = "Unexpected status code: {}. Run with request.debug = 1 for more info"
 
@@ -16,6 +18,23 @@ def status_error(status: int) -> BidderError | None:
         return None
     message = UNEXPECTED_STATUS.format(status)
     return bad_input(message) if status == 400 else bad_server_response(message)
+
+
+def decode_answer(response: ResponseData) -> tuple[dict[str, Any] | None, list[BidderError]]:
+    """A bidder's OpenRTB answer as a JSON object: (None, []) for 204, (None, [error]) for a failure
+    status or a body that is not a JSON object."""
+    if response.status == 204:
+        return None, []
+    error = status_error(response.status)
+    if error is not None:
+        return None, [error]
+    try:
+        data = orjson.loads(response.body)
+    except orjson.JSONDecodeError as exc:
+        return None, [bad_server_response(f"Bad response body: {exc}")]
+    if not isinstance(data, dict):
+        return None, [bad_server_response("Bad response body: not a JSON object")]
+    return data, []
 
 
 class JsonShapeError(ValueError):

@@ -26,9 +26,8 @@ from hbserver.adapters.base import (
     ResponseData,
     TypedBid,
     bad_input,
-    bad_server_response,
 )
-from hbserver.adapters.common import status_error
+from hbserver.adapters.common import decode_answer
 
 BIDDER_CONFIG = "hb_pbs_1.0.0"
 _MTYPES = {1: "banner", 2: "video", 4: "native"}  # audio (3) is not OpenX's: typed by its imp
@@ -150,17 +149,9 @@ class OpenxAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        error = status_error(response.status)
-        if error is not None:
-            return None, [error]
-        try:
-            data = orjson.loads(response.body)
-        except orjson.JSONDecodeError as exc:
-            return None, [bad_server_response(f"Bad response body: {exc}")]
-        if not isinstance(data, dict):
-            return None, [bad_server_response("Bad response body: not a JSON object")]
+        data, failure = decode_answer(response)
+        if data is None:
+            return None, failure
         result = BidderResponse(currency=data.get("cur") or "USD")
         ext = data.get("ext")
         configs = ext.get("fledge_auction_configs") if isinstance(ext, dict) else None

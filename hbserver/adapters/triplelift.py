@@ -25,9 +25,9 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
+from hbserver.adapters.common import decode_answer
 
 VIDEO_FORMATS = frozenset({11, 12, 17})
-_STATUS_TEXT = "Unexpected status code: {}. Run with request.debug = 1 for more info"
 
 
 class _Invalid(ValueError):
@@ -102,18 +102,9 @@ class TripleliftAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        status = response.status
-        if status == 204:
-            return None, []
-        if status != 200:
-            message = _STATUS_TEXT.format(status)
-            return None, [bad_input(message) if status == 400 else bad_server_response(message)]
-        try:
-            data = orjson.loads(response.body)
-        except orjson.JSONDecodeError as exc:
-            return None, [bad_server_response(f"Bad response body: {exc}")]
-        if not isinstance(data, dict):
-            return None, [bad_server_response("Bad response body: not a JSON object")]
+        data, failure = decode_answer(response)
+        if data is None:
+            return None, failure
         result = BidderResponse(currency=data.get("cur") or "USD")
         errors: list[BidderError] = []
         for seatbid in data.get("seatbid") or ():
