@@ -255,7 +255,7 @@ class AuctionService:
         response_times: dict[str, int] = {}
         httpcalls: dict[str, list[dict[str, Any]]] = {}
         if stored_responses.auction:
-            all_bids, stored_errors = _stored_auction_bids(stored_responses.auction, validated, currency)
+            all_bids, stored_errors = _stored_auction_bids(stored_responses.auction, validated)
             if stored_errors:
                 errors["prebid"] = [e.as_json() for e in stored_errors]
         else:
@@ -583,7 +583,7 @@ def _stored_bidder_outcome(bidder_request: BidderRequest, adapter: Adapter, stor
 
 
 def _stored_auction_bids(
-    stored: dict[str, list[Any]], validated: Validated, currency: str
+    stored: dict[str, list[Any]], validated: Validated
 ) -> tuple[list[AuctionBid], list[BidderError]]:
     """Stored auction responses: bids taken as they are; targeting, buckets and cache recomputed."""
     bids: list[AuctionBid] = []

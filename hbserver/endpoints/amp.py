@@ -18,7 +18,7 @@ from aiohttp import web
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import amp_record
 from hbserver.auction.amp import AmpError, amp_request, amp_targeting, amp_tmax, check_stored, parse_amp_query
-from hbserver.auction.core import AuctionRefused, AuctionService
+from hbserver.auction.core import STORED_FETCH_TIMEOUT_S, AuctionRefused, AuctionService
 from hbserver.config import Config
 from hbserver.endpoints.auction import http_context
 from hbserver.metrics import Metrics
@@ -28,7 +28,6 @@ from hbserver.web.errors import text_response
 
 SOURCE_ORIGIN_HEADER = "AMP-Access-Control-Allow-Source-Origin"
 MAX_ORIGIN_LENGTH = 2048
-STORED_FETCH_TIMEOUT_S = 0.2
 
 
 def _header_safe(value: str) -> str:
