@@ -104,3 +104,26 @@ def _git_revision() -> str | None:
         return None
     _, changes = procs.run_captured(["git", "-C", str(REPO_DIR), "status", "--porcelain"], 10)
     return commit.strip() + ("-dirty" if changes.strip() else "")
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time a process has used (Linux ``/proc``); None where it cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime (fields 14, 15)
+
+
+def steal_seconds() -> float | None:
+    """CPU time the hypervisor gave to others, summed over all CPUs (``/proc/stat``); None off Linux."""
+    try:
+        first = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return None
+    if first[0] != "cpu" or len(first) < 9:
+        return None
+    return int(first[8]) / _CLOCK_TICKS

@@ -29,17 +29,51 @@ class RunOutcome:
     round: int
     result: WrkResult | None
     error: str | None = None
+    # Steal-proof view of the same run: the server's own CPU time, and the machine's steal time
+    # (what the hypervisor gave to other guests), both over the measured run.
+    server_cpu_s: float | None = None
+    steal_s: float | None = None
+    cpus: int = 1
 
     @property
     def ok(self) -> bool:
         return self.error is None and self.result is not None and self.result.ok
+
+    @property
+    def cpu_us_per_request(self) -> float | None:
+        """The server's CPU time per completed request, in µs (None without a measurement)."""
+        if self.server_cpu_s is None or self.result is None or self.result.requests <= 0:
+            return None
+        return self.server_cpu_s * 1e6 / self.result.requests
+
+    @property
+    def steal_percent(self) -> float | None:
+        """The machine's steal time during the run, as a share of all its CPUs' time."""
+        if self.steal_s is None or self.result is None or self.result.duration_ms <= 0:
+            return None
+        return 100 * self.steal_s / (self.result.duration_ms / 1000 * max(self.cpus, 1))
 
     def to_dict(self) -> dict[str, Any]:
         error = self.error
         if error is None and self.result is not None and not self.result.ok:
             error = _describe_failures(self.result)
         measured = self.result.to_dict() if self.result is not None else {}
-        return {"round": self.round, **measured, "ok": self.ok, "error": error}
+        return {
+            "round": self.round,
+            **measured,
+            "server_cpu_us_per_request": self.cpu_us_per_request,
+            "steal_percent": self.steal_percent,
+            "ok": self.ok,
+            "error": error,
+        }
+
+
+def _cpu_ratio(outcome: RunOutcome, reference: RunOutcome) -> float | None:
+    """Hello-world's CPU time per request over the scenario's, in the same round."""
+    mine, theirs = outcome.cpu_us_per_request, reference.cpu_us_per_request
+    if not mine or not theirs:
+        return None
+    return round(theirs / mine, 4)
 
 
 def _describe_failures(result: WrkResult) -> str:
@@ -75,11 +109,14 @@ def summarize(
         reference = (hello or {}).get(outcome.round)
         if hello is not None and outcome.result and reference and reference.result:
             entry["ratio"] = _ratio(outcome.result.requests_per_sec, reference.result.requests_per_sec)
+            entry["cpu_ratio"] = _cpu_ratio(outcome, reference)
         if scenario.p99_max_ms is not None and outcome.result is not None:
             entry["p99_met"] = outcome.result.p99_ms <= scenario.p99_max_ms
         rounds.append(entry)
     ok = bool(outcomes) and all(o.ok for o in outcomes)
     ratio = _ratio(median_rps, median_rps if hello is None else hello_rps)
+    cpu_ratios = [r["cpu_ratio"] for r in rounds if r.get("cpu_ratio") is not None]
+    cpu_ratio = 1.0 if hello is None and any(o.cpu_us_per_request for o in outcomes) else _median(cpu_ratios)
     ratio_met = None if scenario.target_ratio is None or ratio is None else ratio >= scenario.target_ratio
     p99_met = None if scenario.p99_max_ms is None or median_p99 is None else median_p99 <= scenario.p99_max_ms
     checks = [ratio_met] if scenario.target_ratio is not None else []
@@ -115,6 +152,9 @@ def summarize(
             "p99_ms": median_p99,
         },
         "ratio": ratio,
+        # informational: requests per CPU-second relative to hello-world's (median of the rounds);
+        # unlike req/s it does not move with time stolen by the hypervisor
+        "cpu_ratio": cpu_ratio,
         "ratio_met": ratio_met,
         "p99_met": p99_met,
         "target_met": target_met,
@@ -192,7 +232,7 @@ def format_table(report: Mapping[str, Any]) -> str:
     default_connections = report["settings"]["connections"]
     header = (
         f"{'scenario':<20} {'conns':>5} {'req/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'ratio':>6} "
-        f"{'target':>6} {'p99 max':>8} {'result':>8} {'errors':>7}"
+        f"{'target':>6} {'p99 max':>8} {'result':>8} {'errors':>7} {'cpu':>6}"
     )
     lines = [header, "-" * len(header)]
     for entry in report["scenarios"]:
@@ -202,10 +242,14 @@ def format_table(report: Mapping[str, Any]) -> str:
             f"{entry['name']:<20} {connections:>5} {_fmt(median['requests_per_sec'], '10.1f')} "
             f"{_fmt(median['p50_ms'], '8.2f')} {_fmt(median['p99_ms'], '8.2f')} "
             f"{_fmt(entry['ratio'], '6.2f')} {_fmt(entry['target_ratio'], '6.2f')} "
-            f"{_fmt(entry.get('p99_max_ms'), '8.1f')} {entry['status']:>8} {entry['errors']:>7}"
+            f"{_fmt(entry.get('p99_max_ms'), '8.1f')} {entry['status']:>8} {entry['errors']:>7} "
+            f"{_fmt(entry.get('cpu_ratio'), '6.2f')}"
         )
     lines.append("")
-    lines.append("per round req/s (ratio to hello-world in the same round; p99 where there is a p99 limit):")
+    lines.append(
+        "per round req/s (ratio to hello-world in the same round; p99 where there is a p99 limit; cpu: the "
+        "ratio of CPU time per request, which steal does not move; steal: the machine's, during the run):"
+    )
     for entry in report["scenarios"]:
         cells = []
         for run in entry["rounds"]:
@@ -215,6 +259,10 @@ def format_table(report: Mapping[str, Any]) -> str:
                 cell += f" ({run['ratio']:.2f})"
             if "p99_met" in run:
                 cell += f" p99 {run['p99_ms']:.1f} ms"
+            if run.get("cpu_ratio") is not None:
+                cell += f" cpu {run['cpu_ratio']:.2f}"
+            if run.get("steal_percent") is not None:
+                cell += f" steal {run['steal_percent']:.0f}%"
             cells.append(cell)
         lines.append(f"  {entry['name']:<18} " + "  ".join(cells))
     problems = [(e["name"], r) for e in report["scenarios"] for r in e["rounds"] if r.get("error")]

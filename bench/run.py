@@ -1,7 +1,8 @@
 """``make bench`` / ``python -m bench.run``: hbserver against a hello-world, in alternating rounds.
 
 Each round starts every server in turn on the server CPU (one at a time, so they never compete),
-warms it up with a short wrk run, measures it with ``wrk -t1`` on the other CPU, and stops it.
+warms it up with a short wrk run, measures it with ``wrk -t1`` on the other CPU (reading the
+server's CPU time and the machine's steal time around the measured run), and stops it.
 Round order alternates (hello, scenarios... then the reverse) so slow drift hits all alike.
 
 Knobs (environment):
@@ -32,7 +33,7 @@ from types import FrameType
 from typing import Any
 
 from bench import procs
-from bench.machine import Pinning, detect_pinning, machine_info
+from bench.machine import Pinning, detect_pinning, machine_info, process_cpu_seconds, steal_seconds
 from bench.report import RunOutcome, build_report, format_table, write_chart, write_json
 from bench.scenarios import BENCH_DIR, HELLO, Scenario, SetupContext, select
 from bench.soak import format_soak, soak
@@ -90,6 +91,10 @@ def server_env(scenario: Scenario) -> dict[str, str]:
     return env
 
 
+def _delta(before: float | None, after: float | None) -> float | None:
+    return None if before is None or after is None else after - before
+
+
 def run_once(
     scenario: Scenario, round_no: int, settings: Settings, pinning: Pinning, scratch: Path
 ) -> RunOutcome:
@@ -123,10 +128,18 @@ def run_once(
         )
         if settings.warmup_s:
             run_wrk(command, settings.warmup_s)
+        cpu_before, steal_before = process_cpu_seconds(server.pid), steal_seconds()
         result, _ = run_wrk(command, settings.duration_s)
+        cpu_after, steal_after = process_cpu_seconds(server.pid), steal_seconds()
         if not server.alive():
             return RunOutcome(round_no, result, f"server exited during the run:\n{server.log_tail()}")
-        return RunOutcome(round_no, result)
+        return RunOutcome(
+            round_no,
+            result,
+            server_cpu_s=_delta(cpu_before, cpu_after),
+            steal_s=_delta(steal_before, steal_after),
+            cpus=os.cpu_count() or 1,
+        )
     except (procs.ProcessError, WrkError, OSError, ValueError) as exc:
         return RunOutcome(round_no, None, f"{type(exc).__name__}: {exc}")
     finally:

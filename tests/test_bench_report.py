@@ -179,10 +179,60 @@ def test_table_shows_connections_and_p99_limit():
     lines = {line.split()[0]: line for line in summary}
     assert "p99 max" in lines["scenario"] and "conns" in lines["scenario"]
     latency = lines["latency"].split()
-    assert latency[1] == "16" and "220.0" in latency and latency[-2] == "FAIL"
+    assert latency[1] == "16" and "220.0" in latency and latency[-3] == "FAIL"
     ratio = lines["ratio"].split()
-    assert ratio[1] == "64" and ratio[-2] == "PASS"
+    assert ratio[1] == "64" and ratio[-3] == "PASS"
+    assert ratio[-1] == "-"  # no CPU measurement in these runs
     assert "p99 250.0 ms" in table  # the per-round line of the latency scenario
+
+
+def measured(round_no: int, rps: float, cpu_s: float | None, steal_s: float | None = None) -> RunOutcome:
+    """A run of 8 s (``rps * 8`` requests) with the server's CPU time and the machine's steal."""
+    return RunOutcome(round_no, result(rps, 2.0), server_cpu_s=cpu_s, steal_s=steal_s, cpus=2)
+
+
+@pytest.mark.parametrize(
+    ("hello_cpu", "scenario_cpu", "per_round", "median"),
+    [
+        # hello: 100 µs of CPU per request in every round (round 2 lost half its time to steal:
+        # half the requests, half the CPU); the scenario 400 µs -> 0.25 whatever the req/s did
+        ((8.0, 4.0, 8.0), (1.6, 0.8, 1.6), [0.25, 0.25, 0.25], 0.25),
+        ((8.0, 4.0, 8.0), (0.8, 0.8, 1.6), [0.5, 0.25, 0.25], 0.25),
+        # a round without a CPU reading is left out of the median
+        ((8.0, None, 8.0), (0.8, 0.8, 1.6), [0.5, None, 0.25], 0.375),
+        ((None, None, None), (1.6, 1.6, 1.6), [None, None, None], None),
+    ],
+)
+def test_cpu_ratio_per_round_and_median(hello_cpu, scenario_cpu, per_round, median):
+    hello_rps = (10_000.0, 5_000.0, 10_000.0)
+    scenario_rps = (500.0, 250.0, 500.0)
+    hello = {n: measured(n, *pair) for n, pair in enumerate(zip(hello_rps, hello_cpu, strict=True), start=1)}
+    outcomes = [measured(n, *pair) for n, pair in enumerate(zip(scenario_rps, scenario_cpu, strict=True), start=1)]
+    entry = summarize(RATIO, outcomes, hello)
+    assert [run.get("cpu_ratio") for run in entry["rounds"]] == per_round
+    assert entry["cpu_ratio"] == median
+    assert entry["ratio_met"] is (entry["ratio"] >= RATIO.target_ratio)  # still judged on req/s
+
+
+def test_run_records_cpu_per_request_and_steal_share():
+    run = measured(1, 1000.0, 2.0, steal_s=1.6)  # 8 000 requests, 8 s on 2 CPUs
+    data = run.to_dict()
+    assert data["server_cpu_us_per_request"] == pytest.approx(250.0)
+    assert data["steal_percent"] == pytest.approx(10.0)
+    assert measured(1, 1000.0, None).to_dict()["server_cpu_us_per_request"] is None
+    assert RunOutcome(1, None, "died", server_cpu_s=1.0).to_dict()["server_cpu_us_per_request"] is None
+
+
+def test_table_shows_cpu_ratio_and_steal():
+    report = build_report(
+        {"connections": 64}, {}, [RATIO],
+        {HELLO.name: [measured(1, 10_000.0, 8.0, 3.2)], "ratio": [measured(1, 500.0, 1.6, 0.8)]},
+    )
+    table = format_table(report)
+    summary = {line.split()[0]: line.split() for line in table.split("\n\n")[0].splitlines()}
+    assert summary["ratio"][-1] == "0.25" and summary[HELLO.name][-1] == "1.00"
+    assert "(0.05) cpu 0.25 steal 5%" in table
+    assert "steal 20%" in table  # hello-world's round
 
 
 def test_chart_draws_latency_limits(tmp_path):
@@ -275,3 +325,20 @@ def test_mock_bidders_hook_starts_the_mock_with_its_options(tmp_path):
     started.clear()
     assert mock_bidders()(Recorder(tmp_path, None)) == {"bidder_url": f"http://127.0.0.1:{started[0][1][2]}"}
     assert started[0][1][3:] == ["--host", "127.0.0.1"]
+
+
+def test_process_cpu_and_steal_readings():
+    import os
+    import time
+
+    from bench.machine import process_cpu_seconds, steal_seconds
+
+    before = process_cpu_seconds(os.getpid())
+    end = time.process_time() + 0.15
+    while time.process_time() < end:  # burn CPU in this process
+        pass
+    after = process_cpu_seconds(os.getpid())
+    assert before is not None and after is not None and after - before >= 0.1
+    steal = steal_seconds()
+    assert steal is not None and steal >= 0
+    assert process_cpu_seconds(2**22 + 12345) is None  # no such process
