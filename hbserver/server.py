@@ -6,6 +6,7 @@ passes the signal on and waits for every worker to finish its in-flight requests
 from __future__ import annotations
 
 import asyncio
+import gc
 import glob
 import logging
 import os
@@ -24,6 +25,22 @@ LISTEN_BACKLOG = 2048
 # A worker that dies sooner than this after starting counts towards a crash loop.
 QUICK_EXIT_SECONDS = 5.0
 MAX_QUICK_EXITS = 3
+# The cyclic garbage collector's first-generation threshold while serving (CPython's default: 700).
+# An auction allocates more than 700 objects before it frees them, so with the default every few
+# requests paid for a collection walking everything in flight (about 6 % of an auction's CPU);
+# at 10 000 collections are rare and the garbage cycles left waiting stay under ~10 000 objects.
+GC_GEN0_THRESHOLD = 10_000
+
+
+def tune_gc() -> None:
+    """Freeze what start-up made (config, registry, modules: never garbage) and collect less often.
+
+    Frozen objects are left out of every later collection, so full collections stay short too.
+    """
+    gc.collect()
+    gc.freeze()
+    _, gen1, gen2 = gc.get_threshold()
+    gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
 
 
 def serve(config: Config) -> int:
@@ -71,6 +88,7 @@ async def _serve(config: Config) -> int:
         log.error("cannot listen on %s:%d: %s", config.host, config.port, exc.strerror or exc)
         await runner.cleanup()
         return 1
+    tune_gc()  # once listening: the collection (tens of ms) does not hold up the port
     for address in runner.addresses:
         log.info("listening on %s:%s", address[0], address[1], extra={"worker_pid": os.getpid()})
     await stop.wait()

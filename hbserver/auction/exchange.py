@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +26,7 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.auction.split import BidderRequest
-from hbserver.web.bidclient import BidderClient, ResponseTooLarge
+from hbserver.web.bidclient import BidderClient, PendingRequest, ResponseTooLarge
 
 log = logging.getLogger("hbserver.exchange")
 
@@ -43,6 +42,8 @@ class HttpCall:
     status: int = 0
     body: bytes = b""
     error: BidderError | None = None
+    pending: PendingRequest | None = None  # sent, answer not read yet
+    done_at: float = 0.0  # loop time the answer (or its failure) was in
 
     def as_debug(self) -> dict[str, Any]:
         entry: dict[str, Any] = {
@@ -59,83 +60,135 @@ class HttpCall:
 @dataclass(slots=True)
 class BidderOutcome:
     bidder: BidderRequest
+    adapter: Adapter | None = None
     responses: list[BidderResponse] = field(default_factory=list)
     errors: list[BidderError] = field(default_factory=list)
     calls: list[HttpCall] = field(default_factory=list)
+    started: float = 0.0  # loop time
     elapsed_ms: int = 0
 
 
-async def run_bidder(
+def start_bidder(
     bidder: BidderRequest,
     adapter: Adapter,
     info: RequestInfo,
     client: BidderClient,
     deadline: float,
     extra_headers: dict[str, str],
+    now: float,
 ) -> BidderOutcome:
-    """One bidder's part of the auction; ``deadline`` is in ``loop.time()`` seconds."""
-    outcome = BidderOutcome(bidder)
-    started = time.perf_counter()
+    """One bidder's requests built and sent; :func:`finish_bidders` reads the answers.
+
+    No task per bidder: requests go out at once on pooled connections and the auction then
+    awaits the answers one after the other (each one's arrival time is kept for its bidder).
+    """
+    outcome = BidderOutcome(bidder, adapter, started=now)
     try:
         calls, errors = adapter.make_requests(bidder.request, info)
     except Exception:  # an adapter bug must not take the auction down
         log.exception("adapter %s failed in make_requests", bidder.name)
         calls, errors = [], [BidderError("adapter failed to build its requests")]
-    outcome.errors.extend(errors)
-    if not calls and not errors:
+    if errors:
+        outcome.errors.extend(errors)
+    elif not calls:
         outcome.errors.append(
             BidderError(
                 "The adapter failed to generate any bid requests, but also failed to generate an error explaining why",
                 ErrorCode.FAILED_TO_REQUEST_BIDS,
             )
         )
-    calls = calls[:MAX_CALLS_PER_BIDDER]
-    if calls:
-        exchanges = [HttpCall(call) for call in calls]
-        outcome.calls = exchanges
-        if len(exchanges) == 1:  # the usual case: no task and no gather for one call
-            await _send(client, exchanges[0], deadline, extra_headers)
-        else:
-            await asyncio.gather(*(_send(client, x, deadline, extra_headers) for x in exchanges))
-        for exchange in exchanges:
-            if exchange.error is not None:
-                outcome.errors.append(exchange.error)
-                continue
-            try:
-                response, bid_errors = adapter.make_bids(
-                    bidder.request, exchange.call, ResponseData(exchange.status, exchange.body)
-                )
-            except Exception:
-                log.exception("adapter %s failed in make_bids", bidder.name)
-                response, bid_errors = None, [BidderError("adapter failed to read the bidder's response")]
-            outcome.errors.extend(bid_errors)
-            if response is not None:
-                outcome.responses.append(response)
-    outcome.elapsed_ms = int((time.perf_counter() - started) * 1000)
+    for call in calls[:MAX_CALLS_PER_BIDDER]:
+        exchange = HttpCall(call)
+        outcome.calls.append(exchange)
+        _start(client, exchange, deadline, extra_headers, now)
     return outcome
 
 
-async def _send(client: BidderClient, exchange: HttpCall, deadline: float, extra_headers: dict[str, str]) -> None:
+async def finish_bidders(outcomes: list[BidderOutcome], client: BidderClient) -> None:
+    """Await every answer (each ends by its deadline), then let each adapter read its bids."""
+    try:
+        for outcome in outcomes:
+            for exchange in outcome.calls:
+                pending = exchange.pending
+                if pending is not None:
+                    await _finish(client, exchange, pending)
+    finally:  # cancelled: the requests still out are dropped with their connections
+        for outcome in outcomes:
+            for exchange in outcome.calls:
+                if exchange.pending is not None:
+                    client.cancel(exchange.pending)
+                    exchange.pending = None
+    for outcome in outcomes:
+        _read_bids(outcome)
+
+
+def _read_bids(outcome: BidderOutcome) -> None:
+    adapter = outcome.adapter
+    bidder = outcome.bidder
+    finished = outcome.started
+    for exchange in outcome.calls:
+        if exchange.done_at > finished:
+            finished = exchange.done_at
+        if exchange.error is not None:
+            outcome.errors.append(exchange.error)
+            continue
+        if adapter is None:
+            continue
+        try:
+            response, bid_errors = adapter.make_bids(
+                bidder.request, exchange.call, ResponseData(exchange.status, exchange.body)
+            )
+        except Exception:
+            log.exception("adapter %s failed in make_bids", bidder.name)
+            response, bid_errors = None, [BidderError("adapter failed to read the bidder's response")]
+        if bid_errors:
+            outcome.errors.extend(bid_errors)
+        if response is not None:
+            outcome.responses.append(response)
+    outcome.elapsed_ms = int((finished - outcome.started) * 1000)
+
+
+def _start(
+    client: BidderClient, exchange: HttpCall, deadline: float, extra_headers: dict[str, str], now: float
+) -> None:
     call = exchange.call
-    headers = {**call.headers, **extra_headers} if extra_headers else dict(call.headers)
-    headers.setdefault("X-Prebid", SERVER_HEADER_VALUE)
-    if asyncio.get_running_loop().time() >= deadline:
+    headers = {**call.headers, **extra_headers} if extra_headers else call.headers
+    if "X-Prebid" not in headers:
+        headers = {**headers, "X-Prebid": SERVER_HEADER_VALUE}
+    if now >= deadline:
         exchange.error = BidderError(
             "Timeout: no time left for the bidder before the auction deadline", ErrorCode.TIMEOUT
         )
+        exchange.done_at = now
         return
     try:
-        exchange.status, exchange.body = await client.request(call.method, call.uri, call.body, headers, deadline)
-    except TimeoutError:  # before OSError: TimeoutError is one
-        exchange.error = BidderError("Timeout: the bidder did not answer before its deadline", ErrorCode.TIMEOUT)
+        exchange.pending = client.start(call.method, call.uri, call.body, headers, deadline)
+    except Exception as exc:
+        exchange.error = _call_error(exc)
+        exchange.done_at = now
+
+
+async def _finish(client: BidderClient, exchange: HttpCall, pending: PendingRequest) -> None:
+    try:
+        status, exchange.body, exchange.done_at = await client.finish(pending)
+    except Exception as exc:
+        exchange.pending = None
+        exchange.error = _call_error(exc)
+        exchange.done_at = asyncio.get_running_loop().time()
         return
-    except ResponseTooLarge:
-        exchange.error = bad_server_response(f"Bidder response is larger than {MAX_RESPONSE_BYTES} bytes")
-        return
-    except (OSError, ValueError) as exc:
-        exchange.error = bad_server_response(f"Error calling the bidder: {exc.__class__.__name__}: {exc}")
-        return
-    if exchange.status < 200 or exchange.status >= 400:
+    exchange.pending = None
+    exchange.status = status
+    if status < 200 or status >= 400:
         exchange.error = bad_server_response(
-            f"Server responded with failure status: {exchange.status}. Set request.test = 1 for debugging info."
+            f"Server responded with failure status: {status}. Set request.test = 1 for debugging info."
         )
+
+
+def _call_error(exc: Exception) -> BidderError:
+    if isinstance(exc, TimeoutError):  # before OSError: TimeoutError is one
+        return BidderError("Timeout: the bidder did not answer before its deadline", ErrorCode.TIMEOUT)
+    if isinstance(exc, ResponseTooLarge):
+        return bad_server_response(f"Bidder response is larger than {MAX_RESPONSE_BYTES} bytes")
+    if isinstance(exc, (OSError, ValueError)):
+        return bad_server_response(f"Error calling the bidder: {exc.__class__.__name__}: {exc}")
+    raise exc

@@ -31,7 +31,7 @@ import httptools
 
 from hbserver import SERVER_HEADER_VALUE
 
-__all__ = ["BidderClient", "BidderClientError", "ResponseTooLarge"]
+__all__ = ["BidderClient", "BidderClientError", "PendingRequest", "ResponseTooLarge"]
 
 MAX_HEAD_BYTES: Final = 64 * 1024  # status line and headers of one response
 MAX_HEADERS: Final = 128  # header fields of one response
@@ -101,7 +101,31 @@ class _Pool:
         self.total = 0  # open, connecting and reserved connections
 
 
-_Answer = tuple[int, bytes, bytes | None]  # status, raw body, content coding
+class PendingRequest:
+    """A request :meth:`BidderClient.start` sent (or is sending in a task): what finishing it needs."""
+
+    __slots__ = ("answer", "body", "connection", "deadline", "headers", "method", "url")
+
+    def __init__(
+        self,
+        answer: asyncio.Future[_Answer] | asyncio.Task[tuple[int, bytes, float]],
+        connection: _Connection | None,
+        method: str,
+        url: str,
+        body: bytes | None,
+        headers: Mapping[str, str],
+        deadline: float,
+    ) -> None:
+        self.answer = answer
+        self.connection = connection  # None: a task sends it (no idle connection was at hand)
+        self.method = method
+        self.url = url
+        self.body = body
+        self.headers = headers
+        self.deadline = deadline
+
+
+_Answer = tuple[int, bytes, bytes | None, float]  # status, raw body, content coding, loop time when complete
 
 
 class _Connection(asyncio.Protocol):
@@ -113,13 +137,14 @@ class _Connection(asyncio.Protocol):
 
     __slots__ = (
         "body", "chunked", "client", "coding", "connected", "done", "error", "head", "headers", "idle_since",
-        "interim", "keep_alive", "length", "lost", "parser", "pool", "raw", "served", "size", "state", "status",
-        "transport", "waiter",
+        "interim", "keep_alive", "length", "loop", "lost", "parser", "pool", "raw", "served", "size", "state",
+        "status", "transport", "waiter",
     )  # fmt: skip
 
     def __init__(self, client: BidderClient, pool: _Pool, loop: asyncio.AbstractEventLoop) -> None:
         self.client = client
         self.pool = pool
+        self.loop = loop
         self.transport: asyncio.Transport | None = None
         self.connected = False
         self.state = _BUSY
@@ -286,7 +311,7 @@ class _Connection(asyncio.Protocol):
 
     def _complete(self) -> None:
         body = self.body
-        answer = (self.status, body[0] if len(body) == 1 else b"".join(body), self.coding)
+        answer = (self.status, body[0] if len(body) == 1 else b"".join(body), self.coding, self.loop.time())
         keep_alive = self.keep_alive and self.connected
         self._reset()
         waiter = self.waiter
@@ -358,13 +383,86 @@ class BidderClient:
         Raises TimeoutError at ``deadline`` (``loop.time()``), ResponseTooLarge, BidderClientError
         for connection and protocol errors, ValueError for a URL, method or header it cannot send.
         """
+        return await self._request(method, url, body, headers, deadline, fresh=False)
+
+    def start(
+        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str], deadline: float
+    ) -> PendingRequest:
+        """Send one request now, without a task: pass the result to :meth:`finish` or :meth:`cancel`.
+
+        The fan-out's path: on a free keep-alive connection the request is written at once and
+        only its answer is awaited later; otherwise a task connects (or waits for a slot) and
+        sends it. Raises at once what :meth:`request` would raise before sending.
+        """
         if self._closed:
             raise BidderClientError("the bidder client is closed")
         loop = self._loop
         if loop is None:
             loop = self._loop = asyncio.get_running_loop()
         target, data = self._encode(method, url, body, headers)
-        fresh = False
+        now = loop.time()
+        if now >= deadline:
+            raise TimeoutError("no time left before the deadline")
+        pool = self._pools.get(target.key)
+        connection = self._take_idle(pool, now) if pool is not None and pool.idle else None
+        if connection is None:
+            task = loop.create_task(self._timed(method, url, body, headers, deadline))
+            return PendingRequest(task, None, method, url, body, headers, deadline)
+        answer = connection.send(data, loop)
+        self._track(deadline, connection, answer, loop)
+        return PendingRequest(answer, connection, method, url, body, headers, deadline)
+
+    async def finish(self, pending: PendingRequest) -> tuple[int, bytes, float]:
+        """The answer of a :meth:`start`: (status, decoded body, ``loop.time()`` when it was complete).
+
+        Raises as :meth:`request` does; a keep-alive connection the server had closed is retried
+        once on a new one, as there.
+        """
+        connection = pending.connection
+        if connection is None:  # the task's own result already carries the time
+            return await cast("asyncio.Task[tuple[int, bytes, float]]", pending.answer)
+        try:
+            status, raw, coding, done_at = await cast("asyncio.Future[_Answer]", pending.answer)
+        except _NoAnswer:
+            status, raw = await self._request(
+                pending.method, pending.url, pending.body, pending.headers, pending.deadline, fresh=True
+            )
+            return status, raw, cast(asyncio.AbstractEventLoop, self._loop).time()
+        except BaseException:
+            connection.abandon()
+            raise
+        if coding is not None:
+            raw = self._decode(raw, coding)
+        return status, raw, done_at
+
+    def cancel(self, pending: PendingRequest) -> None:
+        """Give up a started request whose answer will not be awaited (its connection is not reused)."""
+        answer = pending.answer
+        if answer.done():
+            if not answer.cancelled():
+                answer.exception()  # retrieved: no "exception was never retrieved" log
+            return
+        connection = pending.connection
+        if connection is not None and connection.waiter is answer:
+            connection.abandon()
+        answer.cancel()
+
+    async def _timed(
+        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str], deadline: float
+    ) -> tuple[int, bytes, float]:
+        status, raw = await self._request(method, url, body, headers, deadline, fresh=False)
+        return status, raw, cast(asyncio.AbstractEventLoop, self._loop).time()
+
+    async def _request(
+        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str], deadline: float, fresh: bool
+    ) -> tuple[int, bytes]:
+        if self._closed:
+            raise BidderClientError("the bidder client is closed")
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        target, data = self._encode(method, url, body, headers)
+        retried = fresh
         while True:
             pool = self._pools.get(target.key)
             if pool is None:
@@ -377,16 +475,12 @@ class BidderClient:
                 connection = await self._acquire(pool, deadline, loop)
             reused = connection.served > 0
             answer = connection.send(data, loop)
-            heapq.heappush(self._deadlines, (deadline, next(self._sequence), connection, answer))
-            if deadline < self._deadline_at or self._deadline_timer is None:
-                self._watch(deadline, loop)
-            elif len(self._deadlines) > 2 * len(self._connections) + 1024:
-                self._compact()
+            self._track(deadline, connection, answer, loop)
             try:
-                status, raw, coding = await answer
+                status, raw, coding, _ = await answer
             except _NoAnswer:
-                if reused and not fresh:
-                    fresh = True  # a keep-alive connection the server had already closed: once more, on a new one
+                if reused and not retried:  # a keep-alive connection the server had closed: once more, on a new one
+                    fresh = retried = True
                     continue
                 raise
             except BaseException:
@@ -395,6 +489,16 @@ class BidderClient:
             if coding is not None:
                 raw = self._decode(raw, coding)
             return status, raw
+
+    def _track(
+        self, deadline: float, connection: _Connection, answer: asyncio.Future[_Answer], loop: asyncio.AbstractEventLoop
+    ) -> None:
+        """Watch ``answer``'s deadline with the one timer."""
+        heapq.heappush(self._deadlines, (deadline, next(self._sequence), connection, answer))
+        if deadline < self._deadline_at or self._deadline_timer is None:
+            self._watch(deadline, loop)
+        elif len(self._deadlines) > 2 * len(self._connections) + 1024:
+            self._compact()
 
     async def close(self) -> None:
         """Close every connection and fail every request still waiting or in flight."""
