@@ -48,6 +48,20 @@ def test_stored_form_is_prebid_caches(raw, expected):
     assert parse_stored(raw) == expected
 
 
+@pytest.mark.parametrize(
+    ("item", "stored"),
+    [
+        (CacheItem("xml", b"<VAST/>", 60), b"xml<VAST/>"),
+        (CacheItem("json", b'{"a":1}', 60, "own-key"), b'json{"a":1}'),
+        (CacheItem("json", b"null", 0), b"jsonnull"),
+        (CacheItem("xml", "<VAST>\u00e9</VAST>".encode(), 5), "xml<VAST>\u00e9</VAST>".encode()),
+    ],
+)
+def test_items_are_stored_in_prebid_caches_form(item, stored):
+    assert item.stored() == stored
+    assert parse_stored(item.stored()) == CachedValue(item.type, item.payload)
+
+
 def test_keys_are_random_version_4_uuids_and_differ_across_fork():
     import os
 
@@ -101,6 +115,22 @@ async def test_memory_refuses_an_item_larger_than_the_store():
     with pytest.raises(CacheStoreError, match="exceeds the store"):
         await store.put_many([CacheItem("xml", b"x" * 4096, 60)])
     assert len(store) == 0
+
+
+@pytest.mark.parametrize("position", ["first", "last"])
+async def test_memory_batch_with_an_oversized_item_writes_nothing(position: str) -> None:
+    """All or nothing: good items before the oversized one are not left in the store."""
+    store = MemoryStore(1000, Clock())
+    [kept] = await store.put_many([CacheItem("xml", b"k" * 600, 60)])
+    before = (len(store), store.bytes)
+    good, huge = CacheItem("xml", b"g" * 600, 60, "good-key"), CacheItem("xml", b"h" * 5000, 60)
+    batch = [huge, good] if position == "first" else [good, huge]
+    with pytest.raises(CacheStoreError, match="exceeds the store"):
+        await store.put_many(batch)
+    assert (len(store), store.bytes) == before
+    assert await store.get("good-key") is None
+    assert (await store.get(kept)).payload == b"k" * 600
+    assert store.bytes <= store.max_bytes
 
 
 async def test_memory_custom_keys_are_create_only():
@@ -256,3 +286,67 @@ async def test_client_deadline_and_metrics():
     text = metrics.render()[0].decode()
     assert 'hbserver_cache_puts_total{outcome="timeout",store="memory"} 1.0' in text
     assert 'hbserver_cache_puts_total{outcome="ok",store="memory"} 2.0' in text
+
+
+class DirectOnly(MemoryStore):
+    """A memory store whose coroutine must not be used: the service calls ``put_many_now``."""
+
+    async def put_many(self, items):
+        raise AssertionError("the in-process store's coroutine was awaited")
+
+
+class InProcessWithoutDirectCall:
+    """An in-process store with only the coroutine: the service awaits it (no deadline)."""
+
+    name = "custom"
+    in_process = True
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def put_many(self, items):
+        self.calls += 1
+        return [item.key or f"k{i}" for i, item in enumerate(items)]
+
+
+def put_counts(metrics: Metrics, store: str) -> dict[str, float]:
+    metrics.flush()
+    text = metrics.render()[0].decode()
+    counts = {}
+    for outcome in ("ok", "exists", "error", "timeout"):
+        prefix = f'hbserver_cache_puts_total{{outcome="{outcome}",store="{store}"}} '
+        lines = [line for line in text.splitlines() if line.startswith(prefix)]
+        counts[outcome] = float(lines[0].removeprefix(prefix)) if lines else 0.0
+    return counts
+
+
+async def test_client_calls_the_memory_store_directly_and_counts_outcomes():
+    metrics = Metrics()
+    store = DirectOnly(1 << 20, Clock())
+    service = CacheService(store, make_config(), metrics)
+    first = service.put_many([xml("<a/>"), xml("<b/>", key="own"), CacheItem("json", b"[1]", 60)], timeout=1)
+    with pytest.raises(StopIteration) as done:  # answered without suspending: no coroutine, no timer
+        first.send(None)
+    fresh, own, fresh_json = done.value.value
+    assert own == "own" and fresh != fresh_json
+    assert all(uuid.UUID(key).version == 4 for key in (fresh, fresh_json))
+    # a caller's existing key is create-only: "" in its slot, the value kept
+    taken, other = await service.put_many([xml("<c/>", key="own"), xml("<d/>")], timeout=1)
+    assert taken == "" and uuid.UUID(other).version == 4
+    assert (await store.get("own")).payload == b"<b/>" and (await store.get(fresh)).payload == b"<a/>"
+    assert (await store.get(other)).payload == b"<d/>" and (await store.get(fresh_json)).type == "json"
+    assert await service.put_many([], timeout=1) == []
+    assert put_counts(metrics, "memory") == {"ok": 4.0, "exists": 1.0, "error": 0.0, "timeout": 0.0}
+    with pytest.raises(CacheStoreError, match="exceeds the store"):
+        await service.put_many([CacheItem("xml", b"x" * (1 << 21), 60), xml("<e/>")], timeout=1)
+    assert put_counts(metrics, "memory") == {"ok": 4.0, "exists": 1.0, "error": 2.0, "timeout": 0.0}
+    assert len(store) == 4
+
+
+async def test_client_awaits_an_in_process_store_without_a_direct_call():
+    metrics = Metrics()
+    store = InProcessWithoutDirectCall()
+    service = CacheService(store, make_config(), metrics)
+    assert await service.put_many([xml("<a/>"), xml("<b/>", key="mine")], timeout=0.001) == ["k0", "mine"]
+    assert store.calls == 1
+    assert put_counts(metrics, "custom")["ok"] == 2.0

@@ -105,7 +105,7 @@ class ConversionError(ValueError):
     """No rate between two currencies (PBS-Go's text)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RequestInfo:
     """Facts about the auction an adapter may use beyond the OpenRTB request (PBS-Go's
     ExtraRequestInfo)."""

@@ -47,13 +47,14 @@ class GenericAdapter:
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
         status = response.status
-        if status == 204 or (status == 200 and not response.body.strip()):
+        body = response.body
+        if status == 204 or (status == 200 and (not body or body.isspace())):
             return None, []
         error = status_error(status)
         if error is not None:
             return None, [error]
         try:
-            data = orjson.loads(response.body)
+            data = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
             return None, [bad_server_response(f"Bad response body: {exc}")]
         if not isinstance(data, dict):
@@ -61,7 +62,7 @@ class GenericAdapter:
         seatbids = data.get("seatbid") or []
         if not isinstance(seatbids, list):
             return None, [bad_server_response("Bad response body: seatbid must be an array")]
-        imp_types = {imp.get("id"): imp_media_type(imp) for imp in request.get("imp", ())}
+        imp_types: dict[Any, str] | None = None  # built when a bid has no mtype
         result = BidderResponse(currency=data.get("cur") or "USD")
         errors: list[BidderError] = []
         for seatbid in seatbids:
@@ -72,8 +73,11 @@ class GenericAdapter:
                 if not isinstance(bid, dict):
                     errors.append(bad_server_response("Bad response body: a bid is not an object"))
                     continue
-                kind = MTYPE_TO_TYPE.get(bid.get("mtype")) if bid.get("mtype") else None
+                mtype = bid.get("mtype")
+                kind = MTYPE_TO_TYPE.get(mtype) if mtype else None
                 if kind is None:
+                    if imp_types is None:
+                        imp_types = {imp.get("id"): imp_media_type(imp) for imp in request.get("imp", ())}
                     kind = imp_types.get(bid.get("impid"))
                 if kind is None:
                     errors.append(

@@ -15,6 +15,7 @@ from typing import Any
 from hbserver.adapters.base import BidderError, BidderResponse, ConversionError, ErrorCode, bad_server_response
 
 Convert = Callable[[float, str, str], float]
+_INF = float("inf")
 
 
 @dataclass(slots=True)
@@ -56,6 +57,7 @@ def accept_bids(
             if response.bids:
                 errors.append(BidderError(str(exc), ErrorCode.UNKNOWN))
             continue
+        scale = factor * rate
         for typed in response.bids:
             bid = typed.bid
             problem = _problem(bid, imp_ids, debug)
@@ -65,28 +67,34 @@ def accept_bids(
                 continue
             original = float(bid["price"])
             own = dict(bid)
-            price = original * factor * rate
+            price = original * scale
             own["price"] = price
-            ext = dict(own["ext"]) if isinstance(own.get("ext"), dict) else {}
+            ext = own.get("ext")
+            ext = dict(ext) if isinstance(ext, dict) else {}
             ext["origbidcpm"] = original
             ext["origbidcur"] = from_currency
             own["ext"] = ext
             accepted.append(
-                AuctionBid(
-                    bidder,
-                    adapter,
-                    own,
-                    typed.bid_type,
-                    price,
-                    bid["impid"],
-                    bool(bid.get("dealid")),
-                )
+                AuctionBid(bidder, adapter, own, typed.bid_type, price, bid["impid"], bool(bid.get("dealid")))
             )
     return accepted, errors
 
 
 def _problem(bid: Any, imp_ids: set[str], debug: bool) -> str | None:
     """None for a good bid; a message for a rejected one ("" = rejected silently outside debug)."""
+    # the usual good bid, in one expression: string id, known impid, positive finite price, crid
+    price = bid.get("price") if type(bid) is dict else None
+    if (
+        (type(price) is float or type(price) is int)
+        and 0 < price < _INF
+        and type(bid.get("id")) is str
+        and bid["id"]
+        and type(bid.get("impid")) is str
+        and bid["impid"] in imp_ids
+        and type(bid.get("crid")) is str
+        and bid["crid"]
+    ):
+        return None
     if not isinstance(bid, dict) or not bid:
         return "Empty bid object submitted."
     bid_id = bid.get("id")

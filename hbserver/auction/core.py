@@ -34,12 +34,18 @@ from hbserver.adapters.base import (
 )
 from hbserver.auction.bids import AuctionBid, accept_bids, adjustment_factor
 from hbserver.auction.currency import build_rates
-from hbserver.auction.exchange import BidderOutcome, run_bidder
+from hbserver.auction.exchange import BidderOutcome, finish_bidders, start_bidder
 from hbserver.auction.messages import Message, WarningCode, messages_json
 from hbserver.auction.ortb import upconvert
 from hbserver.auction.privacy import read_privacy
 from hbserver.auction.split import BidderRequest, split_request
-from hbserver.auction.stored import StoredResponses, StoredSource, load_stored_responses, merge_stored
+from hbserver.auction.stored import (
+    StoredResponses,
+    StoredSource,
+    load_stored_responses,
+    merge_stored,
+    refers_to_stored_responses,
+)
 from hbserver.auction.targeting import TargetingOptions, apply_targeting, bids_to_cache, run_auction
 from hbserver.auction.validate import RequestError, Validated, validate_request
 from hbserver.bidders.registry import Registry
@@ -105,10 +111,6 @@ class AuctionResult:
     bids: int
 
 
-def _remaining_ms(deadline: float) -> int:
-    return max(0, int((deadline - asyncio.get_running_loop().time()) * 1000))
-
-
 class AuctionService:
     def __init__(
         self,
@@ -136,6 +138,7 @@ class AuctionService:
         self.cache_host = parts.netloc
         self._default_cache_ttl = cache.ttl(config.cache.default_ttl_seconds + CACHE_TTL_BONUS_S)
         self.cache_path = parts.path
+        self._bid_counters: dict[str, tuple[Any, Any]] = {}  # bidder code -> (gotbids, bids) counters
         self.adapters: dict[str, Adapter] = {}
         for code, bidder in registry.bidders.items():
             if bidder.disabled:
@@ -196,28 +199,28 @@ class AuctionService:
                 validated.warnings[:0] = warnings
             request = _checked_us_privacy(request, validated.warnings)
             tmax = amp_budget_ms if amp_budget_ms is not None else self.tmax_ms(request.get("tmax"))
-            request = {**request, "tmax": tmax}
-            stored_responses = await load_stored_responses(
-                request, validated.imp_bidders, self.stored, STORED_FETCH_TIMEOUT_S
-            )
+            request["tmax"] = tmax  # the top level is our own copy (_with_http_fields)
+            if refers_to_stored_responses(request):
+                stored_responses = await load_stored_responses(
+                    request, validated.imp_bidders, self.stored, STORED_FETCH_TIMEOUT_S
+                )
+            else:
+                stored_responses = StoredResponses()
         except RequestError as exc:
             raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
         deadline = start + tmax / 1000
         account_id = _account_id(request)
-        account = await self._account(account_id)
+        try:  # a cached account (or cached refusal) costs no coroutine
+            account = self.accounts.cached(account_id) or await self.accounts.load(account_id)
+        except AccountError as exc:
+            metric = {"disabled": "blockedaccount", "malformed": "acctconfigerr"}.get(exc.reason, "badinput")
+            raise AuctionRefused(exc.status, exc.message, metric) from None
         request_type = "amp" if amp else _request_type(request)
         response = await self._auction(
             request, validated, stored_responses, account, http, deadline, tmax, request_type
         )
         bids = sum(len(s["bid"]) for s in response.get("seatbid", ()))
         return AuctionResult(response, account.id, request_type, list(validated.bidders), bids)
-
-    async def _account(self, account_id: str) -> Account:
-        try:
-            return self.accounts.cached(account_id) or await self.accounts.load(account_id)
-        except AccountError as exc:
-            metric = {"disabled": "blockedaccount", "malformed": "acctconfigerr"}.get(exc.reason, "badinput")
-            raise AuctionRefused(exc.status, exc.message, metric) from None
 
     async def _auction(
         self,
@@ -264,22 +267,19 @@ class AuctionService:
             )
             bidder_requests = split_request(request, validated, http.uids, privacy, self.gvl)
             extra_headers = {"Sec-GPC": "1"} if http.gpc == "1" else {}
+            entry_point = "openrtb2-amp" if request_type == "amp" else "openrtb2-auction"
             client = self.http
-            tasks = []
+            now = asyncio.get_running_loop().time()
+            bidder_tmax = max(0, int((bidder_deadline - now) * 1000))
+            outcomes: list[BidderOutcome] = []
             for bidder_request in bidder_requests:
-                bidder_request.request["tmax"] = _remaining_ms(bidder_deadline)
-                tasks.append(
-                    self._run_bidder(
-                        bidder_request,
-                        stored_responses,
-                        converter,
-                        client,
-                        bidder_deadline,
-                        extra_headers,
-                        "openrtb2-amp" if request_type == "amp" else "openrtb2-auction",
-                    )
-                )
-            outcomes: list[BidderOutcome] = await asyncio.gather(*tasks)
+                bidder_request.request["tmax"] = bidder_tmax
+                outcome = self._start_bidder(
+                    bidder_request, stored_responses, converter, client, bidder_deadline, extra_headers,
+                    entry_point, now,
+                )  # fmt: skip
+                outcomes.append(outcome)
+            await finish_bidders(outcomes, client)
             for outcome in outcomes:
                 name = outcome.bidder.name
                 adapter_code = outcome.bidder.resolved.bidder.adapter
@@ -331,7 +331,7 @@ class AuctionService:
             httpcalls,
         )
 
-    async def _run_bidder(
+    def _start_bidder(
         self,
         bidder_request: BidderRequest,
         stored_responses: StoredResponses,
@@ -340,34 +340,42 @@ class AuctionService:
         deadline: float,
         extra_headers: dict[str, str],
         entry_point: str,
+        now: float,
     ) -> BidderOutcome:
         bidder = bidder_request.resolved.bidder
         adapter = self.adapters.get(bidder.code) or self.adapters.get(bidder.adapter)
         if adapter is None:
-            outcome = BidderOutcome(bidder_request)
+            outcome = BidderOutcome(bidder_request, started=now)
             outcome.errors.append(BidderError(f"bidder {bidder_request.name} has no adapter", ErrorCode.BAD_INPUT))
             return outcome
         stored = stored_responses.by_bidder.get(bidder_request.name)
         if stored:
             return _stored_bidder_outcome(bidder_request, adapter, stored)
         info = RequestInfo(
-            bidder=bidder_request.name,
-            adapter_code=bidder.adapter,
-            openrtb_version=bidder.openrtb_version,
-            entry_point=entry_point,
-            global_privacy_control=extra_headers.get("Sec-GPC", ""),
-            convert_currency=converter.convert,
+            bidder_request.name,
+            bidder.adapter,
+            bidder.openrtb_version,
+            entry_point,
+            extra_headers.get("Sec-GPC", ""),
+            converter.convert,
         )
-        return await run_bidder(bidder_request, adapter, info, client, deadline, extra_headers)
+        return start_bidder(bidder_request, adapter, info, client, deadline, extra_headers, now)
 
     def _count(self, outcome: BidderOutcome, bids: list[AuctionBid], errors: list[BidderError]) -> None:
         """Adapter metrics, labelled by the registry code (request aliases could be anything)."""
         metrics = self.metrics
         code = outcome.bidder.resolved.bidder.code
-        label = "gotbids" if bids else "error" if errors else "nobid"
-        metrics.counter(metrics.adapter_requests, code, label).inc()
         if bids:
-            metrics.counter(metrics.adapter_bids, code).inc(len(bids))
+            counters = self._bid_counters.get(code)
+            if counters is None:
+                counters = self._bid_counters[code] = (
+                    metrics.counter(metrics.adapter_requests, code, "gotbids"),
+                    metrics.counter(metrics.adapter_bids, code),
+                )
+            counters[0].inc()
+            counters[1].inc(len(bids))
+        else:
+            metrics.counter(metrics.adapter_requests, code, "error" if errors else "nobid").inc()
         for error in errors:
             metrics.counter(metrics.adapter_errors, code, _ERROR_LABELS.get(error.code, "unknown")).inc()
         metrics.observe_adapter(code, outcome.elapsed_ms / 1000)
@@ -380,17 +388,25 @@ class AuctionService:
         self, bids: list[AuctionBid], request: dict[str, Any], cache_conf: dict[str, Any], deadline: float
     ) -> str:
         """Write ``bids`` to the cache store; sets their cache ids. An error text, or ""."""
-        imp_exp = {imp["id"]: imp.get("exp") for imp in request["imp"]}
+        imp_exp = {imp["id"]: imp["exp"] for imp in request["imp"] if "exp" in imp}
         items: list[CacheItem] = []
         slots: list[tuple[AuctionBid, str]] = []
+        cache_json = "bids" in cache_conf
+        cache_vast = "vastxml" in cache_conf
+        default_ttl = self._default_cache_ttl
+        dumps = orjson.dumps
         for bid in bids:
-            ttl = self._cache_ttl(imp_exp.get(bid.imp_id), bid.bid.get("exp"))
-            if "bids" in cache_conf:
-                items.append(CacheItem("json", orjson.dumps(bid.bid), ttl))
+            own = bid.bid
+            if not imp_exp and "exp" not in own:  # the usual bid
+                ttl = default_ttl
+            else:
+                ttl = self._cache_ttl(imp_exp.get(bid.imp_id), own.get("exp"))
+            if cache_json:
+                items.append(CacheItem("json", dumps(own), ttl))
                 slots.append((bid, "json"))
-            if "vastxml" in cache_conf and bid.bid_type == "video":
-                adm = bid.bid.get("adm")
-                vast = adm if isinstance(adm, str) and adm else VAST_WRAPPER.format(bid.bid.get("nurl") or "")
+            if cache_vast and bid.bid_type == "video":
+                adm = own.get("adm")
+                vast = adm if isinstance(adm, str) and adm else VAST_WRAPPER.format(own.get("nurl") or "")
                 items.append(CacheItem("xml", vast.encode(), ttl))
                 slots.append((bid, "xml"))
         if not items:
@@ -437,37 +453,46 @@ class AuctionService:
         # event URLs: everything but the bid id and the bidder is the same for the whole auction
         event_tail = f"&a={url_value(account)}" if events else ""
         event_ts = f"&ts={timestamp}" + (f"&int={url_value(integration)}" if integration else "")
-        public_url = self.cache.public_url
+        cache_url = self.cache.public_url + "?uuid="
+        win_url = f"{self.external_url}/event?t=win&b="
+        imp_url = f"{self.external_url}/event?t=imp&b="
         seats: dict[str, list[dict[str, Any]]] = {}
+        bidder_tails: dict[str, str] = {}  # per seat: the event URLs' part after the bid id
         for bid in bids:
             own = bid.bid  # the auction's own copy (accept_bids); its cached JSON is already written
-            ext = own["ext"] if isinstance(own.get("ext"), dict) else {}
-            ext_prebid = dict(ext["prebid"]) if isinstance(ext.get("prebid"), dict) else {}
+            ext = own.get("ext")
+            if not isinstance(ext, dict):
+                ext = own["ext"] = {}
+            ext_prebid = ext.get("prebid")
+            ext_prebid = dict(ext_prebid) if isinstance(ext_prebid, dict) else {}
             ext_prebid["type"] = bid.bid_type
             if bid.targeting:
                 ext_prebid["targeting"] = bid.targeting
-            else:
-                ext_prebid.pop("targeting", None)
+            elif "targeting" in ext_prebid:
+                del ext_prebid["targeting"]
             if bid.cache_id or bid.vast_cache_id:
                 cache_info: dict[str, Any] = {}
                 if bid.cache_id:
-                    cache_info["bids"] = {"cacheId": bid.cache_id, "url": f"{public_url}?uuid={bid.cache_id}"}
+                    cache_info["bids"] = {"cacheId": bid.cache_id, "url": cache_url + bid.cache_id}
                 if bid.vast_cache_id:
-                    vast_id = bid.vast_cache_id
-                    cache_info["vastXml"] = {"cacheId": vast_id, "url": f"{public_url}?uuid={vast_id}"}
+                    cache_info["vastXml"] = {"cacheId": bid.vast_cache_id, "url": cache_url + bid.vast_cache_id}
                 ext_prebid["cache"] = cache_info
             if events:
-                middle = f"&b={url_value(str(own.get('id', '')))}{event_tail}&bidder={url_value(bid.bidder)}{event_ts}"
-                ext_prebid["events"] = {
-                    "win": f"{self.external_url}/event?t=win{middle}",
-                    "imp": f"{self.external_url}/event?t=imp{middle}",
-                }
-            meta = dict(ext_prebid["meta"]) if isinstance(ext_prebid.get("meta"), dict) else {}
+                tail = bidder_tails.get(bid.bidder)
+                if tail is None:
+                    tail = bidder_tails[bid.bidder] = f"{event_tail}&bidder={url_value(bid.bidder)}{event_ts}"
+                middle = url_value(str(own.get("id", ""))) + tail
+                ext_prebid["events"] = {"win": win_url + middle, "imp": imp_url + middle}
+            meta = ext_prebid.get("meta")
+            meta = dict(meta) if isinstance(meta, dict) else {}
             meta["adaptercode"] = bid.adapter
             ext_prebid["meta"] = meta
             ext["prebid"] = ext_prebid
-            own["ext"] = ext
-            seats.setdefault(bid.bidder, []).append(own)
+            seat = seats.get(bid.bidder)
+            if seat is None:
+                seats[bid.bidder] = [own]
+            else:
+                seat.append(own)
         response: dict[str, Any] = {"id": request["id"]}
         if seats:
             response["seatbid"] = [{"seat": seat, "bid": seat_bids} for seat, seat_bids in seats.items()]

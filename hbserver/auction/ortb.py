@@ -71,6 +71,15 @@ def _upconvert_imp(imp: dict[str, Any]) -> dict[str, Any]:
     return new_imp
 
 
+def has_26_fields(request: dict[str, Any]) -> bool:
+    """Does :func:`downconvert` have anything to move in ``request``?"""
+    for obj_name, field26, _ in _MOVES:
+        obj = request.get(obj_name)
+        if isinstance(obj, dict) and field26 in obj:
+            return True
+    return any(isinstance(imp, dict) and "rwdd" in imp for imp in request.get("imp") or ())
+
+
 def downconvert(request: dict[str, Any]) -> dict[str, Any]:
     """2.6 places -> 2.5 places (for bidders that speak 2.5); ``request`` is the bidder's own copy."""
     for obj_name, field26, field25 in _MOVES:

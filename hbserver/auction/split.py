@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hbserver.auction.mergepatch import merge_patch
-from hbserver.auction.ortb import downconvert
+from hbserver.auction.ortb import downconvert, has_26_fields
 from hbserver.auction.privacy import AuctionPrivacy, must_scrub, scrub
 from hbserver.auction.validate import ResolvedBidder, Validated
 from hbserver.privacy.gvl import GlobalVendorList
@@ -48,18 +48,22 @@ def split_request(
     user_without_uids = _without_buyeruids(user) if explicit_uids is not None else user
     all_bidders = {name for bidders in validated.imp_bidders for name in bidders}
     legacy_keys = {key for imp in imps for key in (imp.get("ext") or {}) if key in all_bidders}
+    shared = [_ImpParts(imp, legacy_keys) for imp in imps]
+    shared_ext = _SharedExt(ext, prebid)
+    # 2.5 bidders get 2.6 fields moved; most requests have none (a bidder's imp FPD might add rwdd)
+    needs_downconvert = has_26_fields(request) or any(parts.fpd is not None for parts in shared)
     out = []
     for name, resolved in validated.bidders.items():
         bidder_imps = [
-            _bidder_imp(imp, name, bidders[name], legacy_keys)
-            for imp, bidders in zip(imps, validated.imp_bidders, strict=True)
+            parts.for_bidder(name, bidders[name])
+            for parts, bidders in zip(shared, validated.imp_bidders, strict=True)
             if name in bidders
         ]
         if not bidder_imps:
             continue
         own = dict(request)
         own["imp"] = bidder_imps
-        own_ext = _bidder_ext(ext, prebid, name, validated.aliases)
+        own_ext = shared_ext.for_bidder(name, validated.aliases)
         if own_ext:
             own["ext"] = own_ext
         else:
@@ -72,44 +76,73 @@ def split_request(
         scrubbed = privacy.any and must_scrub(privacy, resolved.bidder.gvl_vendor_id, gvl)
         if scrubbed:
             scrub(own, privacy.coppa)
-        if resolved.bidder.openrtb_version != "2.6":
+        if needs_downconvert and resolved.bidder.openrtb_version != "2.6":
             downconvert(own)
         out.append(BidderRequest(name, resolved, own, scrubbed))
     return out
 
 
-def _bidder_imp(imp: dict[str, Any], name: str, params: Any, legacy_keys: set[str]) -> dict[str, Any]:
-    ext = imp.get("ext") or {}
-    new_ext: dict[str, Any] = {"bidder": params}
-    imp_prebid = ext.get("prebid") if isinstance(ext.get("prebid"), dict) else {}
-    kept = {key: imp_prebid[key] for key in IMP_PREBID_ALLOWED if key in imp_prebid}
-    if kept:
-        new_ext["prebid"] = kept
-    for key, value in ext.items():
-        if key != "prebid" and key not in legacy_keys and key != "bidder":
+class _ImpParts:
+    """What every bidder's copy of one imp shares, worked out once per auction."""
+
+    __slots__ = ("ext_rest", "fpd", "imp", "kept")
+
+    def __init__(self, imp: dict[str, Any], legacy_keys: set[str]) -> None:
+        self.imp = imp
+        ext = imp.get("ext") or {}
+        imp_prebid = ext.get("prebid") if isinstance(ext.get("prebid"), dict) else {}
+        # imp.ext.prebid fields bidders may see, then the other non-bidder imp.ext keys
+        self.kept = {key: imp_prebid[key] for key in IMP_PREBID_ALLOWED if key in imp_prebid}
+        self.ext_rest = [
+            (key, value) for key, value in ext.items() if key != "prebid" and key != "bidder" and key not in legacy_keys
+        ]
+        fpd = imp_prebid.get("imp")
+        self.fpd: dict[str, Any] | None = fpd if isinstance(fpd, dict) and fpd else None
+
+    def for_bidder(self, name: str, params: Any) -> dict[str, Any]:
+        new_ext: dict[str, Any] = {"bidder": params}
+        if self.kept:
+            new_ext["prebid"] = self.kept
+        for key, value in self.ext_rest:
             new_ext[key] = value
-    new_imp = dict(imp)
-    new_imp["ext"] = new_ext
-    bidder_fpd = (imp_prebid.get("imp") or {}).get(name) if isinstance(imp_prebid.get("imp"), dict) else None
-    if isinstance(bidder_fpd, dict):
-        new_imp = merge_patch(new_imp, bidder_fpd)
-    return new_imp
+        new_imp = dict(self.imp)
+        new_imp["ext"] = new_ext
+        bidder_fpd = self.fpd.get(name) if self.fpd is not None else None
+        if isinstance(bidder_fpd, dict):
+            new_imp = merge_patch(new_imp, bidder_fpd)
+        return new_imp
 
 
-def _bidder_ext(ext: dict[str, Any], prebid: dict[str, Any], name: str, aliases: dict[str, str]) -> dict[str, Any]:
-    new_prebid = {key: prebid[key] for key in REQUEST_PREBID_KEPT if key in prebid}
-    params = (prebid.get("bidderparams") or {}).get(name) if isinstance(prebid.get("bidderparams"), dict) else None
-    if params is not None:
-        new_prebid["bidderparams"] = {name: params}
-    if name in aliases:
-        new_prebid["aliases"] = {name: aliases[name]}
-    targeting = prebid.get("targeting")
-    if isinstance(targeting, dict) and "includebrandcategory" in targeting:
-        new_prebid["targeting"] = {"includebrandcategory": targeting["includebrandcategory"]}
-    new_ext = {key: value for key, value in ext.items() if key != "prebid"}
-    if new_prebid:
-        new_ext["prebid"] = new_prebid
-    return new_ext
+class _SharedExt:
+    """The request ``ext`` every bidder sees, worked out once per auction; :meth:`for_bidder` adds its own."""
+
+    __slots__ = ("bidderparams", "brand_category", "kept", "rest")
+
+    def __init__(self, ext: dict[str, Any], prebid: dict[str, Any]) -> None:
+        self.kept = [(key, prebid[key]) for key in REQUEST_PREBID_KEPT if key in prebid]
+        params = prebid.get("bidderparams")
+        self.bidderparams: dict[str, Any] = params if isinstance(params, dict) else {}
+        targeting = prebid.get("targeting")
+        self.brand_category = (
+            {"includebrandcategory": targeting["includebrandcategory"]}
+            if isinstance(targeting, dict) and "includebrandcategory" in targeting
+            else None
+        )
+        self.rest = [(key, value) for key, value in ext.items() if key != "prebid"]
+
+    def for_bidder(self, name: str, aliases: dict[str, str]) -> dict[str, Any]:
+        new_prebid = dict(self.kept)
+        params = self.bidderparams.get(name)
+        if params is not None:
+            new_prebid["bidderparams"] = {name: params}
+        if name in aliases:
+            new_prebid["aliases"] = {name: aliases[name]}
+        if self.brand_category is not None:
+            new_prebid["targeting"] = self.brand_category
+        new_ext = dict(self.rest)
+        if new_prebid:
+            new_ext["prebid"] = new_prebid
+        return new_ext
 
 
 def _explicit_buyeruids(user: dict[str, Any] | None) -> dict[str, str] | None:

@@ -27,7 +27,8 @@ class StoredSource(Protocol):
     async def fetch_responses(self, ids: list[str], timeout_s: float) -> tuple[dict[str, bytes], list[str]]: ...
 
 
-def _stored_id(container: Any, path: str) -> str | None:
+def _stored_id(container: Any, path: str, index: int | None = None) -> str | None:
+    """``ext.prebid.storedrequest.id`` of the request (or of imp ``index``), None without one."""
     if not isinstance(container, dict):
         return None
     ext = container.get("ext")
@@ -36,7 +37,8 @@ def _stored_id(container: Any, path: str) -> str | None:
     if not isinstance(ref, dict) or "id" not in ref:
         return None
     if not isinstance(ref["id"], str):
-        raise RequestError(f"{path}.ext.prebid.storedrequest.id must be a string")
+        where = path if index is None else f"{path}[{index}]"
+        raise RequestError(f"{where}.ext.prebid.storedrequest.id must be a string")
     return ref["id"]
 
 
@@ -51,10 +53,12 @@ async def merge_stored(request: dict[str, Any], source: StoredSource | None, tim
     """``request`` with its stored request and stored imps merged in; raises RequestError."""
     request_id = _stored_id(request, "request")
     imps = request.get("imp")
-    imp_refs = (
-        [(i, _stored_id(imp, f"request.imp[{i}]")) for i, imp in enumerate(imps)] if isinstance(imps, list) else []
-    )
-    imp_refs = [(i, ref) for i, ref in imp_refs if ref is not None]
+    imp_refs = []
+    if isinstance(imps, list):
+        for index, imp in enumerate(imps):
+            ref = _stored_id(imp, "request.imp", index)
+            if ref is not None:
+                imp_refs.append((index, ref))
     if request_id is None and not imp_refs:
         return request
     if source is None:
@@ -98,6 +102,16 @@ class StoredResponses:
     @property
     def empty(self) -> bool:
         return not self.auction and not self.by_bidder
+
+
+def refers_to_stored_responses(request: dict[str, Any]) -> bool:
+    """Does any imp name a stored auction or bid response? (Most requests: no.)"""
+    for imp in request["imp"]:
+        ext = imp.get("ext")
+        prebid = ext.get("prebid") if isinstance(ext, dict) else None
+        if isinstance(prebid, dict) and ("storedauctionresponse" in prebid or "storedbidresponse" in prebid):
+            return True
+    return False
 
 
 async def load_stored_responses(

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from hbserver.auction.bids import AuctionBid
 from hbserver.auction.pricegranularity import (
     PriceGranularity,
@@ -24,6 +26,7 @@ from hbserver.auction.pricegranularity import (
 
 MAX_KEY_LENGTH = 20
 DEFAULT_PREFIX = "hb"
+MAX_SHARED_OPTIONS = 256  # distinct ext.prebid.targeting settings whose parsed options are kept
 
 
 @dataclass(slots=True)
@@ -43,7 +46,24 @@ class TargetingOptions:
     def from_request(
         cls, targeting: dict[str, Any], env: str, extra: dict[str, str] | None = None
     ) -> TargetingOptions:
-        """From ``ext.prebid.targeting`` (already validated)."""
+        """From ``ext.prebid.targeting`` (already validated); shared by requests asking the same.
+
+        The result is read-only: auctions with equal settings get the same instance.
+        """
+        try:
+            key = (orjson.dumps(targeting), env, tuple(extra.items()) if extra else ())
+        except TypeError:  # not JSON (no request body gives this): no sharing
+            return cls._build(targeting, env, extra)
+        options = _OPTIONS.get(key)
+        if options is None:
+            options = cls._build(targeting, env, extra)
+            if len(_OPTIONS) >= MAX_SHARED_OPTIONS:
+                _OPTIONS.pop(next(iter(_OPTIONS)))
+            _OPTIONS[key] = options
+        return options
+
+    @classmethod
+    def _build(cls, targeting: dict[str, Any], env: str, extra: dict[str, str] | None) -> TargetingOptions:
         prefix = targeting.get("prefix")
         return cls(
             granularity=parse_granularity(targeting.get("pricegranularity", "medium")),
@@ -57,6 +77,9 @@ class TargetingOptions:
             env=env,
             extra=dict(extra or {}),
         )
+
+
+_OPTIONS: dict[tuple[bytes, str, tuple[tuple[str, str], ...]], TargetingOptions] = {}
 
 
 def _better(a: AuctionBid, b: AuctionBid, prefer_deals: bool) -> bool:
@@ -96,9 +119,17 @@ def bids_to_cache(
     return [r.winner for r in results.values() if r.winner is not None]
 
 
-@functools.lru_cache(maxsize=8192)
-def _keys(prefix: str, name: str, bidder: str) -> tuple[str, str]:
-    """The winner key and the bidder key of one value, cut to 20 characters (the same every auction)."""
+# Every value name targeting can carry (AMP's extra names are looked up as they come).
+_NAMES = ("pb", "bidder", "size", "deal", "cache_id", "uuid", "cache_host", "cache_path", "env", "format")
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_table(prefix: str, bidder: str) -> dict[str, tuple[str, str]]:
+    """Per value name: the winner key and the bidder key, cut to 20 characters (the same every auction)."""
+    return {name: _key_pair(prefix, name, bidder) for name in _NAMES}
+
+
+def _key_pair(prefix: str, name: str, bidder: str) -> tuple[str, str]:
     return f"{prefix}_{name}"[:MAX_KEY_LENGTH], f"{prefix}_{name}_{bidder}"[:MAX_KEY_LENGTH]
 
 
@@ -112,21 +143,23 @@ def apply_targeting(
 ) -> None:
     """Write ``targeting`` on each imp winner and each bidder's top bid (after caching)."""
     prefix = options.prefix
+    include_winners = options.include_winners
     for result in results.values():
+        winner = result.winner
         for bidder, bid in result.top_by_bidder.items():
-            is_winner = bid is result.winner
             bidder_keys = options.include_bidder_keys or (options.always_include_deals and bid.deal)
-            winner_keys = is_winner and options.include_winners
+            winner_keys = include_winners and bid is winner
             if not bidder_keys and not winner_keys:
                 continue
             values = _values(bid, options, cache_host, cache_path, rounding, rand)
+            table = _key_table(prefix, bidder)
             targeting: dict[str, str] = {}
             for name, value in values.items():
-                winner_key, bidder_key = _keys(prefix, name, bidder)
+                pair = table.get(name) or _key_pair(prefix, name, bidder)
                 if winner_keys:
-                    targeting[winner_key] = value
+                    targeting[pair[0]] = value
                 if bidder_keys:
-                    targeting[bidder_key] = value
+                    targeting[pair[1]] = value
             bid.targeting = targeting
 
 
@@ -138,15 +171,17 @@ def _values(
     rounding: str,
     rand: Callable[[], float] | None,
 ) -> dict[str, str]:
-    granularity = options.media_granularity.get(bid.bid_type, options.granularity)
+    media = options.media_granularity
+    granularity = media.get(bid.bid_type, options.granularity) if media else options.granularity
     bucket = price_bucket(bid.price, granularity, rounding) if rand is None else price_bucket(
         bid.price, granularity, rounding, rand
     )
     values = {"pb": bucket, "bidder": bid.bidder}
-    w, h = bid.bid.get("w"), bid.bid.get("h")
+    own = bid.bid
+    w, h = own.get("w"), own.get("h")
     if w and h:
         values["size"] = f"{w}x{h}"
-    dealid = bid.bid.get("dealid")
+    dealid = own.get("dealid")
     if dealid:
         values["deal"] = str(dealid)
     if bid.cache_id:
@@ -160,5 +195,6 @@ def _values(
         values["env"] = options.env
     if options.include_format:
         values["format"] = bid.bid_type
-    values.update(options.extra)
+    if options.extra:
+        values.update(options.extra)
     return values

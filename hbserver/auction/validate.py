@@ -200,7 +200,9 @@ def _check_distribution_channel(request: dict[str, Any]) -> None:
         if amp is not None and amp not in (0, 1):
             raise RequestError("request.site.ext.amp must be either 1, 0, or undefined")
     for key in ("publisher", "content"):
-        _obj(channel.get(key), f"request.{name}.{key}")
+        value = channel.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise RequestError(f"request.{name}.{key} must be an object")
 
 
 def _check_regs(request: dict[str, Any]) -> None:
@@ -232,20 +234,18 @@ def _check_imp_media(imp: dict[str, Any], index: int) -> None:
         raise RequestError(
             f"request.imp[{index}].metric is not yet supported by prebid-server. Support may be added in the future"
         )
-    kinds = [kind for kind in ("banner", "video", "audio", "native") if imp.get(kind) is not None]
-    if not kinds:
+    banner, video, audio, native = imp.get("banner"), imp.get("video"), imp.get("audio"), imp.get("native")
+    if banner is None and video is None and audio is None and native is None:
         raise RequestError(f'request.imp[{index}] must contain at least one of "banner", "video", "audio", or "native"')
-    for kind in kinds:
-        _obj(imp[kind], f"request.imp[{index}].{kind}")
-    banner = imp.get("banner")
+    for kind, value in (("banner", banner), ("video", video), ("audio", audio), ("native", native)):
+        if value is not None and not isinstance(value, dict):
+            raise RequestError(f"request.imp[{index}].{kind} must be an object")
     if banner is not None:
         _check_banner(banner, index)
-    video = imp.get("video")
     if video is not None:
         mimes = video.get("mimes")
         if not isinstance(mimes, list) or not mimes:
             raise RequestError(f"request.imp[{index}].video.mimes must contain at least one supported MIME type")
-    native = imp.get("native")
     if native is not None and not isinstance(native.get("request"), str):
         raise RequestError(
             f"request.imp[{index}].native.request must be a JSON encoded string "
@@ -253,12 +253,15 @@ def _check_imp_media(imp: dict[str, Any], index: int) -> None:
         )
 
 
+_FLEX_BANNER_KEYS = ("wmin", "wmax", "hmin", "hmax")
+
+
 def _check_banner(banner: dict[str, Any], index: int) -> None:
-    for key in ("w", "h"):
-        value = banner.get(key)
+    w, h = banner.get("w"), banner.get("h")
+    for key, value in (("w", w), ("h", h)):
         if value is not None and (not _is_int(value) or value < 0):
             raise RequestError(f"request.imp[{index}].banner.{key} must be a positive number")
-    for key in ("wmin", "wmax", "hmin", "hmax"):
+    for key in _FLEX_BANNER_KEYS:
         if banner.get(key) is not None:
             raise RequestError(
                 f'request.imp[{index}].banner uses unsupported property: "{key}". Use the "format" array instead.'
@@ -266,25 +269,32 @@ def _check_banner(banner: dict[str, Any], index: int) -> None:
     formats = banner.get("format")
     if formats is not None and not isinstance(formats, list):
         raise RequestError(f"request.imp[{index}].banner.format must be an array")
-    has_size = bool(banner.get("w")) and bool(banner.get("h"))
-    if not has_size and not formats and not banner.get("ext", {}).get("interstitial"):
+    if not (w and h) and not formats and not banner.get("ext", {}).get("interstitial"):
         raise RequestError(
             f'request.imp[{index}].banner has no sizes. Define "w" and "h", or include "format" elements.'
         )
     for fmt_index, fmt in enumerate(formats or ()):
-        if not isinstance(fmt, dict):
-            raise RequestError(f"request.imp[{index}].banner.format[{fmt_index}] must be an object")
-        w, h = fmt.get("w", 0), fmt.get("h", 0)
-        if w or h:
-            if not (_is_int(w) and _is_int(h) and w > 0 and h > 0):
-                raise RequestError(
-                    f'Request imp[{index}].banner.format[{fmt_index}] must define non-zero "h" and "w" properties.'
-                )
-        elif not (fmt.get("wmin") and fmt.get("wratio") and fmt.get("hratio")):
+        if type(fmt) is dict:
+            fw, fh = fmt.get("w", 0), fmt.get("h", 0)
+            if type(fw) is int and type(fh) is int and fw > 0 and fh > 0:
+                continue  # the usual {w, h}
+        _check_format(fmt, index, fmt_index)
+
+
+def _check_format(fmt: Any, index: int, fmt_index: int) -> None:
+    if not isinstance(fmt, dict):
+        raise RequestError(f"request.imp[{index}].banner.format[{fmt_index}] must be an object")
+    w, h = fmt.get("w", 0), fmt.get("h", 0)
+    if w or h:
+        if not (_is_int(w) and _is_int(h) and w > 0 and h > 0):
             raise RequestError(
-                f"Request imp[{index}].banner.format[{fmt_index}] should define *either* {{w, h}} (for static size) "
-                "OR {wmin, wratio, hratio} (for flexible sizes) to be non-zero."
+                f'Request imp[{index}].banner.format[{fmt_index}] must define non-zero "h" and "w" properties.'
             )
+    elif not (fmt.get("wmin") and fmt.get("wratio") and fmt.get("hratio")):
+        raise RequestError(
+            f"Request imp[{index}].banner.format[{fmt_index}] should define *either* {{w, h}} (for static size) "
+            "OR {wmin, wratio, hratio} (for flexible sizes) to be non-zero."
+        )
 
 
 def _imp_bidders(
@@ -300,7 +310,11 @@ def _imp_bidders(
         raise RequestError(
             f"request.imp[{index}].ext is required" if ext is None else f"request.imp[{index}].ext must be an object"
         )
-    prebid = _obj(ext.get("prebid"), f"request.imp[{index}].ext.prebid")
+    prebid = ext.get("prebid")
+    if prebid is None:
+        prebid = {}
+    elif not isinstance(prebid, dict):
+        raise RequestError(f"request.imp[{index}].ext.prebid must be an object")
     if "bidder" in prebid:
         bidders = prebid["bidder"]
         if not isinstance(bidders, dict):

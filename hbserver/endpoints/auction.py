@@ -38,14 +38,15 @@ def client_ip(request: web.Request) -> str:
 
 def http_context(request: web.Request, sync: SyncService) -> HttpContext:
     headers = request.headers
-    cookie = sync.read_cookie(request_cookies(request), utcnow())
+    cookies = request_cookies(request)
+    uids = sync.read_cookie(cookies, utcnow()).buyeruids() if cookies else {}
     return HttpContext(
         user_agent=headers.get("User-Agent", "")[:MAX_HEADER_VALUE],
         referer=headers.get("Referer", "")[:MAX_HEADER_VALUE],
         ip=client_ip(request),
         dnt=headers.get("DNT", ""),
         gpc=headers.get("Sec-GPC", ""),
-        uids=cookie.buyeruids(),
+        uids=uids,
     )
 
 

@@ -69,7 +69,7 @@ def gunzip(data: bytes, limit: int) -> bytes:
 
 def parse_json(data: bytes) -> Any:
     """Parse a JSON body with orjson; an empty or malformed body is a 400 naming the problem."""
-    if not data.strip():
+    if not data or data.isspace():
         raise HttpError(400, "Invalid request: request body is empty")
     try:
         return orjson.loads(data)

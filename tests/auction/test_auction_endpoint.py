@@ -340,6 +340,33 @@ async def test_debug_httpcalls_and_account_switch(make_client, bidders, data_dir
     assert {"code": 10002, "message": "debug turned off for account"} in data["ext"]["warnings"]["general"]
 
 
+@pytest.mark.parametrize(
+    ("settings", "status", "text"),
+    [
+        ({"disabled": True}, 503, "has disabled Account ID: blocked"),
+        ("{not json", 500, "is malformed"),
+    ],
+    ids=["disabled", "malformed"],
+)
+async def test_refused_account_is_refused_again_from_the_cache(
+    make_client, bidders, data_dir: Path, settings, status, text
+):
+    """The second request finds the refusal in the account cache: same answer, not a 500 crash."""
+    from tests.conftest import write_account
+
+    write_account(data_dir, "blocked", settings)
+    client = await make_client(bidder_config(bidders, "alpha"))
+    body = auction_request()
+    body["site"]["publisher"]["id"] = "blocked"
+    answers = []
+    for _ in range(2):
+        response = await post(client, body)
+        answers.append((response.status, await response.text()))
+    assert answers[0] == answers[1], answers
+    assert answers[0][0] == status and text in answers[0][1]
+    assert "Internal server error" not in answers[1][1]
+
+
 async def test_stored_auction_response_needs_no_bidder(make_client, bidders, data_dir: Path):
     stored = [
         {

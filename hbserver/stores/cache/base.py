@@ -16,9 +16,15 @@ from typing import Literal, Protocol
 CacheType = Literal["xml", "json"]
 
 
-@dataclass(frozen=True, slots=True)
+_TYPE_PREFIX: dict[str, bytes] = {"xml": b"xml", "json": b"json"}
+
+
+@dataclass(slots=True)
 class CacheItem:
-    """One value to store: ``payload`` is the XML text (UTF-8) or the JSON text of the value."""
+    """One value to store: ``payload`` is the XML text (UTF-8) or the JSON text of the value.
+
+    Not frozen: auctions make several per request, and a frozen dataclass costs twice as much to build.
+    """
 
     type: CacheType
     payload: bytes
@@ -26,7 +32,7 @@ class CacheItem:
     key: str = ""  # a caller's own key (create-only); empty = a fresh UUID
 
     def stored(self) -> bytes:
-        return self.type.encode() + self.payload
+        return _TYPE_PREFIX[self.type] + self.payload
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,34 +50,37 @@ def parse_stored(raw: bytes) -> CachedValue | None:
     return None
 
 
-_RANDOM_POOL_BYTES = 4096
-_pool = b""
-_pool_at = 0
+_KEYS_PER_BATCH = 64
+_keys: list[str] = []
 
 
-def _forget_pool() -> None:
-    """A forked worker must not reuse its parent's random bytes (same keys in two processes)."""
-    global _pool, _pool_at
-    _pool, _pool_at = b"", 0
+def _forget_keys() -> None:
+    """A forked worker must not reuse its parent's random keys (same keys in two processes)."""
+    _keys.clear()
 
 
-os.register_at_fork(after_in_child=_forget_pool)
+os.register_at_fork(after_in_child=_forget_keys)
+
+
+def _refill() -> None:
+    """Format a batch of version 4 UUIDs from one read of kernel randomness."""
+    raw = os.urandom(16 * _KEYS_PER_BATCH)
+    text = raw.hex()
+    for at in range(0, 16 * _KEYS_PER_BATCH, 16):
+        h = text[2 * at:2 * at + 32]
+        variant = "89ab"[raw[at + 8] >> 6]  # RFC 4122 variant: the two top bits are 10
+        _keys.append(f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{variant}{h[17:20]}-{h[20:32]}")
 
 
 def new_key() -> str:
     """A random (version 4) UUID string, like ``str(uuid.uuid4())`` at a fraction of its cost.
 
     ``uuid4()`` makes one ``os.urandom`` system call and a ``UUID`` object per key; here the
-    same kernel randomness is read 4 KB at a time and formatted directly.
+    same kernel randomness is read for 64 keys at a time and formatted directly.
     """
-    global _pool, _pool_at
-    if _pool_at + 16 > len(_pool):
-        _pool, _pool_at = os.urandom(_RANDOM_POOL_BYTES), 0
-    raw = _pool[_pool_at:_pool_at + 16]
-    _pool_at += 16
-    h = raw.hex()
-    variant = "89ab"[raw[8] >> 6]  # RFC 4122 variant: the two top bits are 10
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{variant}{h[17:20]}-{h[20:32]}"
+    if not _keys:
+        _refill()
+    return _keys.pop()
 
 
 class CacheStoreError(Exception):

@@ -49,26 +49,44 @@ class MemoryStore:
         return value
 
     async def put_many(self, items: Sequence[CacheItem]) -> list[str]:
+        return self.put_many_now(items)
+
+    def put_many_now(self, items: Sequence[CacheItem]) -> list[str]:
+        """:meth:`put_many` without the coroutine (what :class:`CacheService` calls for this store).
+
+        All or nothing: an item too large for the whole store refuses the batch, and what the
+        batch wrote before it is taken out again.
+        """
         now = self.clock()
-        keys = []
+        store = self._items
+        keys: list[str] = []
         for item in items:
             value = item.stored()
             key = item.key or new_key()
-            size = self._size(key, value)
+            size = len(key) + len(value) + ENTRY_OVERHEAD_BYTES  # _size, inline: once per bid
             if size > self.max_bytes:
+                self._take_back(keys)
                 raise CacheStoreError(f"item of {size} bytes exceeds the store's {self.max_bytes} bytes")
-            if item.key and self._live(key, now) is not None:
-                keys.append("")  # create-only
-                continue
-            if item.key:  # a fresh UUID is never in the store; a caller's key may be (expired)
-                old = self._items.pop(key, None)
+            if item.key:
+                if self._live(key, now) is not None:
+                    keys.append("")  # create-only
+                    continue
+                # a fresh UUID is never in the store; a caller's key may be (expired)
+                old = store.pop(key, None)
                 if old is not None:
                     self.bytes -= self._size(key, old[1])
-            self._items[key] = (now + item.ttl_seconds, value)
+            store[key] = (now + item.ttl_seconds, value)
             self.bytes += size
             keys.append(key)
         self._evict()
         return keys
+
+    def _take_back(self, keys: list[str]) -> None:
+        """Remove what a refused batch had written (an expired entry it replaced stays gone)."""
+        for key in keys:
+            entry = self._items.pop(key, None) if key else None
+            if entry is not None:
+                self.bytes -= self._size(key, entry[1])
 
     def _evict(self) -> None:
         items = self._items

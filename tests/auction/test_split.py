@@ -1,0 +1,168 @@
+"""The per-bidder requests (``split_request``) in OpenRTB 2.5 and 2.6 places: a 2.5 bidder still
+gets every moved field in its 2.5 place, including an ``rwdd`` added by per-bidder imp first-party
+data, and a request with nothing to move reaches it unchanged."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from hbserver.auction.ortb import upconvert
+from hbserver.auction.privacy import AuctionPrivacy
+from hbserver.auction.split import split_request
+from hbserver.auction.validate import validate_request
+from hbserver.bidders.registry import build_registry
+from tests.conftest import make_config
+
+# alpha speaks OpenRTB 2.5 (generic's default), beta 2.6
+REGISTRY = build_registry(
+    make_config(
+        adapters={
+            "alpha": {"alias_of": "generic", "endpoint": "http://alpha.example/"},
+            "beta": {"alias_of": "generic", "endpoint": "http://beta.example/", "openrtb_version": "2.6"},
+        }
+    )
+)
+NO_PRIVACY = AuctionPrivacy(gdpr_applies=False, consent="", ccpa_opt_out=False, coppa=False)
+
+
+def imp(imp_id: str = "imp-1", **prebid: Any) -> dict[str, Any]:
+    return {
+        "id": imp_id,
+        "banner": {"format": [{"w": 300, "h": 250}]},
+        "ext": {"prebid": {"bidder": {"alpha": {"p": 1}, "beta": {"p": 2}}, **prebid}},
+    }
+
+
+def split(incoming: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each bidder's request for ``incoming``, as the auction makes them (upconverted, validated);
+    the request itself must come out unchanged."""
+    request = upconvert({"id": "req-1", "site": {"page": "https://news.example/a"}, **incoming})
+    before = copy.deepcopy(request)
+    validated = validate_request(request, REGISTRY, lambda _bidder, _params: None)
+    out = {b.name: b.request for b in split_request(request, validated, {}, NO_PRIVACY, None)}
+    assert request == before
+    assert list(out) == ["alpha", "beta"]
+    return out
+
+
+# (what the request carries, what the 2.5 bidder gets there, what the 2.6 bidder gets there)
+MOVED = [
+    pytest.param({"regs": {"gdpr": 1}}, {"regs": {"ext": {"gdpr": 1}}}, {"regs": {"gdpr": 1}}, id="regs.gdpr"),
+    pytest.param(  # arriving in the 2.5 place: upconverted, then back for the 2.5 bidder
+        {"regs": {"ext": {"gdpr": 0}}}, {"regs": {"ext": {"gdpr": 0}}}, {"regs": {"gdpr": 0}}, id="regs.ext.gdpr"
+    ),
+    pytest.param(
+        {"regs": {"us_privacy": "1YNN", "coppa": 0}},
+        {"regs": {"coppa": 0, "ext": {"us_privacy": "1YNN"}}},
+        {"regs": {"us_privacy": "1YNN", "coppa": 0}},
+        id="regs.us_privacy",
+    ),
+    pytest.param(
+        {"regs": {"gpp": "DBAA", "gpp_sid": [2], "ext": {"dsa": {"required": 1}}}},
+        {"regs": {"ext": {"dsa": {"required": 1}, "gpp": "DBAA", "gpp_sid": [2]}}},
+        {"regs": {"gpp": "DBAA", "gpp_sid": [2], "ext": {"dsa": {"required": 1}}}},
+        id="regs.gpp",
+    ),
+    pytest.param(
+        {"user": {"id": "u1", "consent": "CONSENT"}},
+        {"user": {"id": "u1", "ext": {"consent": "CONSENT"}}},
+        {"user": {"id": "u1", "consent": "CONSENT"}},
+        id="user.consent",
+    ),
+    pytest.param(
+        {"user": {"ext": {"eids": [{"source": "s.example", "uids": [{"id": "e1"}]}]}}},
+        {"user": {"ext": {"eids": [{"source": "s.example", "uids": [{"id": "e1"}]}]}}},
+        {"user": {"eids": [{"source": "s.example", "uids": [{"id": "e1"}]}]}},
+        id="user.ext.eids",
+    ),
+    pytest.param(
+        {"source": {"tid": "t1", "schain": {"ver": "1.0", "complete": 1, "nodes": []}}},
+        {"source": {"tid": "t1", "ext": {"schain": {"ver": "1.0", "complete": 1, "nodes": []}}}},
+        {"source": {"tid": "t1", "schain": {"ver": "1.0", "complete": 1, "nodes": []}}},
+        id="source.schain",
+    ),
+]
+
+
+@pytest.mark.parametrize(("incoming", "for_25", "for_26"), MOVED)
+def test_moved_fields_reach_each_bidder_in_its_version_place(incoming, for_25, for_26):
+    out = split({**incoming, "imp": [imp()]})
+    alpha, beta = out["alpha"], out["beta"]
+    for key, value in for_25.items():
+        assert alpha[key] == value
+    for key, value in for_26.items():
+        assert beta[key] == value
+    assert [i["ext"] for i in alpha["imp"]] == [{"bidder": {"p": 1}}] and "rwdd" not in alpha["imp"][0]
+
+
+@pytest.mark.parametrize(
+    "rewarded",
+    [
+        pytest.param({**imp("imp-2"), "rwdd": 1}, id="imp.rwdd"),
+        pytest.param(imp("imp-2", is_rewarded_inventory=1), id="imp.ext.prebid.is_rewarded_inventory"),
+    ],
+)
+def test_rewarded_imp_reaches_each_bidder_in_its_version_place(rewarded):
+    first, second = imp("imp-1"), copy.deepcopy(rewarded)
+    out = split({"imp": [first, second]})
+    alpha_imps, beta_imps = out["alpha"]["imp"], out["beta"]["imp"]
+    assert [i["ext"] for i in alpha_imps] == [
+        {"bidder": {"p": 1}},
+        {"bidder": {"p": 1}, "prebid": {"is_rewarded_inventory": 1}},
+    ]
+    assert "rwdd" not in alpha_imps[0] and "rwdd" not in alpha_imps[1]
+    assert [i.get("rwdd") for i in beta_imps] == [None, 1]
+    assert [i["ext"] for i in beta_imps] == [{"bidder": {"p": 2}}, {"bidder": {"p": 2}}]
+
+
+@pytest.mark.parametrize(
+    ("fpd", "alpha_prebid", "alpha_rwdd", "beta_rwdd"),
+    [
+        pytest.param({"alpha": {"rwdd": 1}, "beta": {"rwdd": 1}}, {"is_rewarded_inventory": 1}, None, 1, id="both"),
+        pytest.param({"alpha": {"rwdd": 1}}, {"is_rewarded_inventory": 1}, None, None, id="the-25-bidder"),
+        pytest.param({"beta": {"rwdd": 1}}, None, None, 1, id="the-26-bidder"),
+        pytest.param({"beta": {"rwdd": 1}, "alpha": {"instl": 1}}, None, None, 1, id="other-fpd-for-the-25-bidder"),
+    ],
+)
+def test_rewarded_from_a_bidders_imp_fpd(fpd, alpha_prebid, alpha_rwdd, beta_rwdd):
+    """Nothing in the request itself is 2.6: only the per-bidder imp data adds rwdd."""
+    out = split({"imp": [imp(imp=fpd)]})
+    [alpha_imp], [beta_imp] = out["alpha"]["imp"], out["beta"]["imp"]
+    assert alpha_imp["ext"].get("prebid") == alpha_prebid
+    assert alpha_imp.get("rwdd") == alpha_rwdd and beta_imp.get("rwdd") == beta_rwdd
+    assert beta_imp["ext"] == {"bidder": {"p": 2}}  # a 2.6 bidder keeps the 2.6 place
+    if "instl" in fpd.get("alpha", {}):
+        assert alpha_imp["instl"] == 1
+    for name in ("alpha", "beta"):
+        assert "regs" not in out[name] and "user" not in out[name]
+
+
+def test_nothing_to_move_leaves_the_25_bidders_request_as_it_was():
+    regs = {"coppa": 0, "ext": {"dsa": {"required": 1}}}
+    user = {"id": "u1", "ext": {"data": 1}}
+    source = {"tid": "t1"}
+    incoming_imp = imp(options={"echovideoattrs": True})
+    out = split({"regs": regs, "user": user, "source": source, "imp": [incoming_imp]})
+    alpha = out["alpha"]
+    # the very objects of the request: nothing copied, no 2.5 ext added
+    assert alpha["regs"] is regs and alpha["user"] is user and alpha["source"] is source
+    assert (regs, user, source) == (
+        {"coppa": 0, "ext": {"dsa": {"required": 1}}},
+        {"id": "u1", "ext": {"data": 1}},
+        {"tid": "t1"},
+    )
+    [alpha_imp] = alpha["imp"]
+    assert "rwdd" not in alpha_imp
+    assert alpha_imp["ext"] == {"bidder": {"p": 1}, "prebid": {"options": {"echovideoattrs": True}}}
+    assert set(alpha) == {"id", "site", "regs", "user", "source", "imp"}
+    assert {k: v for k, v in out["beta"].items() if k != "imp"} == {k: v for k, v in alpha.items() if k != "imp"}
+
+
+def test_without_regs_or_user_none_is_added():
+    out = split({"imp": [imp()]})
+    for name in ("alpha", "beta"):
+        assert set(out[name]) == {"id", "site", "imp"}
+        assert "rwdd" not in out[name]["imp"][0] and "prebid" not in out[name]["imp"][0]["ext"]
