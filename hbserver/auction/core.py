@@ -265,7 +265,14 @@ class AuctionService:
             privacy = read_privacy(
                 request, self.config.gdpr.enabled, self.config.gdpr.default_value, self.config.ccpa.enforce
             )
-            bidder_requests = split_request(request, validated, http.uids, privacy, self.gvl)
+            blocked: list[str] = []
+            bidder_requests = split_request(
+                request, validated, http.uids, privacy, self.gvl, account.activities, blocked
+            )
+            for name in blocked:
+                warnings.setdefault(name, []).append(
+                    Message(WarningCode.BIDDER_BLOCKED_BY_PRIVACY, f'bidder "{name}" blocked by privacy settings')
+                )
             extra_headers = {"Sec-GPC": "1"} if http.gpc == "1" else {}
             entry_point = "openrtb2-amp" if request_type == "amp" else "openrtb2-auction"
             client = self.http

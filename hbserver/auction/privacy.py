@@ -6,6 +6,12 @@
   IP is truncated (IPv4 /24, IPv6 /56) and geo rounded to two decimals (PBS-Go's scrubber).
 - US Privacy opt-out of sale with ``ccpa.enforce``: the same scrub.
 - COPPA (``regs.coppa`` = 1): the same, plus ``yob``/``gender`` and the whole precise geo.
+
+Account activity controls (``privacy.allowactivities``, component type ``bidder``, PBS-Go's
+``applyPrivacy``): ``fetchBids`` denied keeps the bidder out of the auction (the split's job);
+``transmitUfpd`` denied removes the user's first-party data and device ids; ``transmitEids``
+denied removes EIDs; ``transmitPreciseGeo`` denied truncates the IP and rounds geo as above;
+``transmitTid`` denied removes ``source.tid`` and ``imp[].ext.tid``.
 """
 
 from __future__ import annotations
@@ -14,11 +20,18 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any
 
+from hbserver.privacy.activity import COMPONENT_BIDDER, ActivityControl
 from hbserver.privacy.ccpa import parse_us_privacy
 from hbserver.privacy.enforcement import allow_bidder_sync
 from hbserver.privacy.gvl import GlobalVendorList
 
 DEVICE_IDS = ("ifa", "didsha1", "didmd5", "dpidsha1", "dpidmd5", "macsha1", "macmd5")
+USER_FPD = ("id", "buyeruid", "yob", "gender", "keywords", "kwarray", "data", "eids")
+FETCH_BIDS = "fetchBids"
+TRANSMIT_UFPD = "transmitUfpd"
+TRANSMIT_EIDS = "transmitEids"
+TRANSMIT_PRECISE_GEO = "transmitPreciseGeo"
+TRANSMIT_TID = "transmitTid"
 IPV4_KEEP_BITS = 24
 IPV6_KEEP_BITS = 56
 
@@ -89,6 +102,69 @@ def scrub(request: dict[str, Any], coppa: bool) -> None:
         if isinstance(device.get("geo"), dict):
             device["geo"] = _geo(device["geo"], coppa)
         request["device"] = device
+
+
+def apply_activities(request: dict[str, Any], activities: ActivityControl, bidder: str) -> None:
+    """What the account's activity controls deny ``bidder`` to see, removed from its own copy."""
+    if not activities.allowed(TRANSMIT_UFPD, COMPONENT_BIDDER, bidder):
+        _scrub_user_fpd(request)
+    elif not activities.allowed(TRANSMIT_EIDS, COMPONENT_BIDDER, bidder):
+        _scrub_eids(request)
+    if not activities.allowed(TRANSMIT_PRECISE_GEO, COMPONENT_BIDDER, bidder):
+        _scrub_precise_geo(request)
+    if not activities.allowed(TRANSMIT_TID, COMPONENT_BIDDER, bidder):
+        _scrub_tids(request)
+
+
+def _without(value: Any, keys: tuple[str, ...]) -> Any:
+    return {k: v for k, v in value.items() if k not in keys} if isinstance(value, dict) else value
+
+
+def _scrub_user_fpd(request: dict[str, Any]) -> None:
+    user = request.get("user")
+    if isinstance(user, dict):
+        user = _without(user, USER_FPD)
+        if isinstance(user.get("ext"), dict):
+            user["ext"] = _without(user["ext"], ("data", "eids"))
+        request["user"] = user
+    if isinstance(request.get("device"), dict):
+        request["device"] = _without(request["device"], DEVICE_IDS)
+
+
+def _scrub_eids(request: dict[str, Any]) -> None:
+    user = request.get("user")
+    if isinstance(user, dict):
+        user = _without(user, ("eids",))
+        if isinstance(user.get("ext"), dict):
+            user["ext"] = _without(user["ext"], ("eids",))
+        request["user"] = user
+
+
+def _scrub_precise_geo(request: dict[str, Any]) -> None:
+    device = request.get("device")
+    if isinstance(device, dict):
+        device = dict(device)
+        for key in ("ip", "ipv6"):
+            if isinstance(device.get(key), str):
+                device[key] = mask_ip(device[key])
+        if isinstance(device.get("geo"), dict):
+            device["geo"] = _geo(device["geo"], False)
+        request["device"] = device
+    user = request.get("user")
+    if isinstance(user, dict) and isinstance(user.get("geo"), dict):
+        request["user"] = {**user, "geo": _geo(user["geo"], False)}
+
+
+def _scrub_tids(request: dict[str, Any]) -> None:
+    source = request.get("source")
+    if isinstance(source, dict) and "tid" in source:
+        request["source"] = _without(source, ("tid",))
+    imps = request.get("imp")
+    if isinstance(imps, list) and any(isinstance(imp.get("ext"), dict) and "tid" in imp["ext"] for imp in imps):
+        request["imp"] = [
+            {**imp, "ext": _without(imp["ext"], ("tid",))} if isinstance(imp.get("ext"), dict) else imp
+            for imp in imps
+        ]
 
 
 def _geo(geo: dict[str, Any], full: bool) -> dict[str, Any]:

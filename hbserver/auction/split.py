@@ -15,8 +15,9 @@ from typing import Any
 
 from hbserver.auction.mergepatch import merge_patch
 from hbserver.auction.ortb import downconvert, has_26_fields
-from hbserver.auction.privacy import AuctionPrivacy, must_scrub, scrub
+from hbserver.auction.privacy import FETCH_BIDS, AuctionPrivacy, apply_activities, must_scrub, scrub
 from hbserver.auction.validate import ResolvedBidder, Validated
+from hbserver.privacy.activity import COMPONENT_BIDDER, ActivityControl
 from hbserver.privacy.gvl import GlobalVendorList
 
 IMP_PREBID_ALLOWED = ("is_rewarded_inventory", "options")
@@ -38,8 +39,15 @@ def split_request(
     cookie_uids: Mapping[str, str],
     privacy: AuctionPrivacy,
     gvl: GlobalVendorList | None,
+    activities: ActivityControl | None = None,
+    blocked: list[str] | None = None,
 ) -> list[BidderRequest]:
-    """The per-bidder requests, in the order bidders first appear in the imps."""
+    """The per-bidder requests, in the order bidders first appear in the imps.
+
+    A bidder the account's ``fetchBids`` activity denies gets no request; its name is appended
+    to ``blocked``. The other activity controls act on each bidder's copy after the privacy scrub.
+    """
+    controls = activities if activities is not None and activities.any() else None
     imps: list[dict[str, Any]] = request["imp"]
     ext = request.get("ext") or {}
     prebid = ext.get("prebid") or {}
@@ -61,6 +69,10 @@ def split_request(
         ]
         if not bidder_imps:
             continue
+        if controls is not None and not controls.allowed(FETCH_BIDS, COMPONENT_BIDDER, name):
+            if blocked is not None:
+                blocked.append(name)
+            continue
         own = dict(request)
         own["imp"] = bidder_imps
         own_ext = shared_ext.for_bidder(name, validated.aliases)
@@ -76,6 +88,8 @@ def split_request(
         scrubbed = privacy.any and must_scrub(privacy, resolved.bidder.gvl_vendor_id, gvl)
         if scrubbed:
             scrub(own, privacy.coppa)
+        if controls is not None:
+            apply_activities(own, controls, name)
         if needs_downconvert and resolved.bidder.openrtb_version != "2.6":
             downconvert(own)
         out.append(BidderRequest(name, resolved, own, scrubbed))

@@ -115,6 +115,10 @@ class ActivityControl:
                 plans[name.lower()] = _plan(raw, f"{_PATH}.{name}")
         return cls(plans)
 
+    def any(self) -> bool:
+        """Whether any activity has a plan (else every check allows)."""
+        return bool(self._plans)
+
     def governs(self, activity: str) -> bool:
         """Whether any rule or default is configured for ``activity`` (else everything is allowed)."""
         return activity.lower() in self._plans

@@ -340,6 +340,34 @@ async def test_debug_httpcalls_and_account_switch(make_client, bidders, data_dir
     assert {"code": 10002, "message": "debug turned off for account"} in data["ext"]["warnings"]["general"]
 
 
+async def test_account_activity_controls_reach_the_bidders(make_client, bidders, data_dir: Path):
+    from tests.conftest import write_account
+
+    bidders.bids["alpha"] = [bid("imp-1", 1.0, "a1")]
+    bidders.bids["beta"] = [bid("imp-1", 2.0, "b1")]
+    deny = {"rules": [{"condition": {"componentType": ["bidder"], "componentName": ["beta"]}, "allow": False}]}
+    deny_alpha = {"rules": [{"condition": {"componentName": ["alpha"]}, "allow": False}]}
+    write_account(data_dir, "1001", {"privacy": {"allowactivities": {"fetchBids": deny, "transmitUfpd": deny_alpha}}})
+    client = await make_client(bidder_config(bidders, "alpha", "beta"))
+    body = auction_request(banner_imp("imp-1", alpha={"p": 1}, beta={"p": 2}))
+    body["user"] = {"id": "u1", "buyeruid": "b1", "yob": 1980}
+    body["device"]["ifa"] = "ifa-1"
+    response = await post(client, body)
+    assert response.status == 200, await response.text()
+    data = await response.json()
+    assert list(seat_bids(data)) == ["alpha"] and "beta" not in bidders.received  # never called
+    assert data["ext"]["warnings"]["beta"] == [{"code": 10017, "message": 'bidder "beta" blocked by privacy settings'}]
+    assert "beta" not in data["ext"]["responsetimemillis"]
+    sent = bidders.received["alpha"][0]
+    assert "user" not in sent or not {"id", "buyeruid", "yob"} & set(sent["user"])
+    assert "ifa" not in sent["device"] and sent["device"]["ip"] == "203.0.113.77"  # only user FPD denied
+    # another account (defaults: no controls) gets both bidders, unscrubbed
+    body["site"]["publisher"]["id"] = "2002"
+    data = await (await post(client, body)).json()
+    assert sorted(seat_bids(data)) == ["alpha", "beta"] and "warnings" not in data["ext"]
+    assert bidders.received["alpha"][1]["user"]["id"] == "u1"
+
+
 @pytest.mark.parametrize(
     ("settings", "status", "text"),
     [

@@ -14,6 +14,7 @@ from hbserver.auction.privacy import AuctionPrivacy
 from hbserver.auction.split import split_request
 from hbserver.auction.validate import validate_request
 from hbserver.bidders.registry import build_registry
+from hbserver.privacy.activity import ActivityControl
 from tests.conftest import make_config
 
 # alpha speaks OpenRTB 2.5 (generic's default), beta 2.6
@@ -166,3 +167,106 @@ def test_without_regs_or_user_none_is_added():
     for name in ("alpha", "beta"):
         assert set(out[name]) == {"id", "site", "imp"}
         assert "rwdd" not in out[name]["imp"][0] and "prebid" not in out[name]["imp"][0]["ext"]
+
+
+# --- account activity controls (privacy.allowactivities, component type "bidder") --------------
+
+FULL_USER = {
+    "id": "u1", "buyeruid": "b1", "yob": 1980, "gender": "F", "keywords": "k", "kwarray": ["k"],
+    "data": [{"id": "d"}], "eids": [{"source": "x.example", "uids": [{"id": "e1"}]}],
+    "geo": {"lat": 51.123456, "lon": -0.98765, "country": "GBR"},
+    "ext": {"data": {"k": 1}, "other": 1},
+}  # fmt: skip
+FULL_DEVICE = {
+    "ip": "203.0.113.77", "ipv6": "2001:db8:abcd:12ff::1", "ifa": "ifa-1", "dpidmd5": "d5", "ua": "UA",
+    "geo": {"lat": 40.712776, "lon": -74.005974, "city": "NYC"},
+}  # fmt: skip
+ROUNDED_DEVICE_GEO = {"lat": 40.71, "lon": -74.01, "city": "NYC"}
+
+
+# both speak 2.6, so every field stays where the request has it
+REGISTRY_26 = build_registry(
+    make_config(
+        adapters={
+            name: {"alias_of": "generic", "endpoint": f"http://{name}.example/", "openrtb_version": "2.6"}
+            for name in ("alpha", "beta")
+        }
+    )
+)
+
+
+def deny(activity: str, bidder: str = "alpha") -> ActivityControl:
+    return ActivityControl.from_config(
+        {activity: {"rules": [{"condition": {"componentType": ["bidder"], "componentName": [bidder]}, "allow": False}]}}
+    )
+
+
+def split_with(activities: ActivityControl) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    tid_imp = imp()
+    tid_imp["ext"]["tid"] = "imp-tid"
+    request = upconvert({
+        "id": "req-1", "site": {"page": "https://news.example/a"}, "imp": [tid_imp],
+        "user": FULL_USER, "device": FULL_DEVICE, "source": {"tid": "src-tid", "fd": 1},
+    })  # fmt: skip
+    before = copy.deepcopy(request)
+    validated = validate_request(request, REGISTRY_26, lambda _bidder, _params: None)
+    blocked: list[str] = []
+    out = split_request(request, validated, {}, NO_PRIVACY, None, activities, blocked)
+    assert request == before  # the original (and so every other bidder's copy) untouched
+    return {b.name: b.request for b in out}, blocked
+
+
+# (denied activity for alpha, what alpha's request holds there)
+ACTIVITY_CASES = [
+    pytest.param("transmitUfpd", {
+        "user": {"geo": FULL_USER["geo"], "ext": {"other": 1}},
+        "device": {k: v for k, v in FULL_DEVICE.items() if k not in ("ifa", "dpidmd5")},
+    }, id="transmitUfpd"),
+    pytest.param("transmitEids", {
+        "user": {k: v for k, v in FULL_USER.items() if k != "eids"},
+    }, id="transmitEids"),
+    pytest.param("transmitPreciseGeo", {
+        "user": {**FULL_USER, "geo": {"lat": 51.12, "lon": -0.99, "country": "GBR"}},
+        "device": {**FULL_DEVICE, "ip": "203.0.113.0", "ipv6": "2001:db8:abcd:1200::", "geo": ROUNDED_DEVICE_GEO},
+    }, id="transmitPreciseGeo"),
+    pytest.param("transmitTid", {
+        "source": {"fd": 1}, "imp_ext_tid": None,
+    }, id="transmitTid"),
+]
+
+
+@pytest.mark.parametrize(("activity", "expected"), ACTIVITY_CASES)
+def test_a_denied_transmit_activity_scrubs_that_bidder_only(activity: str, expected: dict[str, Any]) -> None:
+    out, blocked = split_with(deny(activity))
+    assert blocked == []
+    alpha, beta = out["alpha"], out["beta"]
+    for key, value in expected.items():
+        if key == "imp_ext_tid":
+            assert "tid" not in alpha["imp"][0]["ext"]
+        else:
+            assert alpha[key] == value, key
+    # beta (not named by the rule) gets everything
+    assert beta["user"] == FULL_USER and beta["device"] == FULL_DEVICE
+    assert beta["source"] == {"tid": "src-tid", "fd": 1} and beta["imp"][0]["ext"]["tid"] == "imp-tid"
+    untouched = {"user", "device", "source"} - set(expected)
+    assert all(alpha[key] == beta[key] for key in untouched)
+
+
+def test_fetch_bids_denied_keeps_the_bidder_out() -> None:
+    out, blocked = split_with(deny("fetchBids", "BETA"))  # names compare case-insensitively
+    assert list(out) == ["alpha"] and blocked == ["beta"]
+    assert out["alpha"]["user"] == FULL_USER
+
+
+@pytest.mark.parametrize(
+    "controls",
+    [
+        pytest.param({}, id="none"),
+        pytest.param({"fetchBids": {"default": True}}, id="default-allow"),
+        pytest.param({"transmitUfpd": {"rules": [{"condition": {"componentType": ["analytics"]}}]}}, id="other-type"),
+    ],
+)
+def test_activities_that_deny_nothing_change_nothing(controls: dict[str, Any]) -> None:
+    out, blocked = split_with(ActivityControl.from_config(controls))
+    assert blocked == [] and list(out) == ["alpha", "beta"]
+    assert out["alpha"]["user"] == FULL_USER and out["alpha"]["device"] == FULL_DEVICE
