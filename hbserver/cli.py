@@ -30,16 +30,29 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _unwritable(filename: str) -> str:
+    """Why ``filename`` could not be opened for appending (created if missing), or "".
+
+    Checked without creating anything: ``--check-config`` only validates.
+    """
+    if os.path.isdir(filename):
+        return "Is a directory"
+    if os.path.exists(filename):
+        return "" if os.access(filename, os.W_OK) else "Permission denied"
+    directory = os.path.dirname(os.path.abspath(filename))
+    if not os.path.isdir(directory):
+        return "No such file or directory"
+    return "" if os.access(directory, os.W_OK | os.X_OK) else "Permission denied"
+
+
 def runtime_problems(config: Config) -> list[str]:
     """Problems only visible on this machine (files that cannot be opened), one line each."""
     problems = []
     filename = config.analytics.file.filename
     if filename:
-        try:
-            fd = os.open(filename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            os.close(fd)
-        except OSError as exc:
-            problems.append(f"analytics.file.filename: cannot open {filename!r}: {exc.strerror or exc}")
+        problem = _unwritable(filename)
+        if problem:
+            problems.append(f"analytics.file.filename: cannot open {filename!r}: {problem}")
     from hbserver.bidders.registry import RegistryError, build_registry
     from hbserver.privacy.gvl import GVLError, load_gvl
 
@@ -52,7 +65,7 @@ def runtime_problems(config: Config) -> list[str]:
             load_gvl(config.gdpr.vendorlist_file)
         except GVLError as exc:
             problems.append(f"gdpr.vendorlist_file: {exc}")
-    if config.workers > 1 and config.port == 0:
+    if config.port == 0 and (config.workers or os.cpu_count() or 1) > 1:
         problems.append("port: 0 (any free port) cannot be shared by several workers; name a port")
     return problems
 

@@ -611,5 +611,29 @@ def to_plain(config: Any) -> Any:
     return dataclasses.asdict(config)
 
 
+REDACTED = "********"
+SECRET_KEYS = frozenset({"password"})
+
+
+def redact(value: Any) -> Any:
+    """``value`` with secrets masked: keys named in :data:`SECRET_KEYS` and passwords inside URLs."""
+    if isinstance(value, dict):
+        return {k: REDACTED if k in SECRET_KEYS and value[k] else redact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    if isinstance(value, str) and "@" in value and "://" in value:
+        try:
+            parts = urlsplit(value)
+            password = parts.password
+        except ValueError:
+            return value
+        if password:
+            userinfo, _, host = parts.netloc.rpartition("@")
+            user = userinfo.partition(":")[0]
+            return parts._replace(netloc=f"{user}:{REDACTED}@{host}").geturl()
+    return value
+
+
 def dump_yaml(config: Config) -> str:
-    return yaml.safe_dump(to_plain(config), sort_keys=False, default_flow_style=False)
+    """The effective configuration as YAML, secrets masked (``--check-config`` prints it)."""
+    return yaml.safe_dump(redact(to_plain(config)), sort_keys=False, default_flow_style=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hbserver.config import AdapterConfig, Config, ConfigError, load_config, to_plain
+from hbserver.config import REDACTED, AdapterConfig, Config, ConfigError, load_config, redact, to_plain
 
 CONTRACT = Path(__file__).resolve().parents[2] / "shared" / "spec" / "CONTRACT.md"
 
@@ -255,3 +256,55 @@ def test_bad_sync_templates_and_vendor_list_exit_2(env, problem):
     done = run_cli("--check-config", env=env)
     assert done.returncode == 2
     assert done.stderr.startswith(problem)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ({"xapi": {"username": "u", "password": "s3cret"}}, {"xapi": {"username": "u", "password": REDACTED}}),
+        ({"password": ""}, {"password": ""}),  # nothing to hide
+        ("postgres://hb:s3cret@db.example:5432/hb", f"postgres://hb:{REDACTED}@db.example:5432/hb"),
+        ("redis://:s3cret@cache.example:6379/0", f"redis://:{REDACTED}@cache.example:6379/0"),
+        ("https://user@bidder.example/x", "https://user@bidder.example/x"),  # no password
+        ("mail me@example.com", "mail me@example.com"),
+        ([{"url": "http://a:b@h.example/"}], [{"url": f"http://a:{REDACTED}@h.example/"}]),
+    ],
+)
+def test_redact_masks_passwords(value, shown):
+    assert redact(value) == shown
+
+
+def test_check_config_never_prints_secrets(tmp_path):
+    path = tmp_path / "hbs.yaml"
+    path.write_text(
+        "adapters:\n  rubicon:\n    xapi: {username: hb-user, password: s3cret-xapi}\n"
+        "cache:\n  redis: {url: 'redis://:s3cret-redis@127.0.0.1:6379/0'}\n"
+    )
+    done = run_cli("--config", str(path), "--check-config")
+    assert done.returncode == 0, done.stderr
+    assert "s3cret" not in done.stdout
+    effective = yaml.safe_load(done.stdout)
+    assert effective["adapters"]["rubicon"]["xapi"] == {"username": "hb-user", "password": REDACTED, "tracker": ""}
+    assert effective["cache"]["redis"]["url"] == f"redis://:{REDACTED}@127.0.0.1:6379/0"
+
+
+def test_check_config_creates_no_analytics_file(tmp_path):
+    target = tmp_path / "analytics.jsonl"
+    done = run_cli("--check-config", env={"HBS_ANALYTICS__FILE__FILENAME": str(target)})
+    assert done.returncode == 0, done.stderr
+    assert not target.exists()
+
+
+def test_analytics_path_that_is_a_directory_is_a_config_problem(tmp_path):
+    done = run_cli("--check-config", env={"HBS_ANALYTICS__FILE__FILENAME": str(tmp_path)})
+    assert done.returncode == 2
+    assert done.stderr == f"analytics.file.filename: cannot open {str(tmp_path)!r}: Is a directory\n"
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_any_free_port_with_several_workers_is_refused(workers):
+    done = run_cli("--check-config", "--port", "0", "--workers", workers)
+    several = workers != "0" or (os.cpu_count() or 1) > 1  # 0 = one worker per CPU
+    assert done.returncode == (2 if several else 0), done.stderr
+    if several:
+        assert done.stderr == "port: 0 (any free port) cannot be shared by several workers; name a port\n"

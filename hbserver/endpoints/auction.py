@@ -18,7 +18,7 @@ from hbserver.metrics import Metrics
 from hbserver.usersync.service import SyncService, utcnow
 from hbserver.web.body import parse_json, read_body
 from hbserver.web.cookies import request_cookies
-from hbserver.web.errors import text_response
+from hbserver.web.errors import HttpError, text_response
 
 MAX_HEADER_VALUE = 2048  # longer UA/Referer values are cut, not trusted whole
 
@@ -59,15 +59,22 @@ class AuctionEndpoint:
 
     async def handle(self, request: web.Request) -> web.Response:
         started = asyncio.get_running_loop().time()
-        body = parse_json(await read_body(request))
+        try:
+            body = parse_json(await read_body(request))
+        except HttpError as exc:  # unreadable body: refused like any other bad request
+            self._refused(exc.status, exc.message, "openrtb2-web", "badinput")
+            raise
         try:
             result = await self.service.run(body, http_context(request, self.sync), started)
         except AuctionRefused as exc:
-            self.metrics.counter(self.metrics.auction_requests, request_type_of(body), exc.metric).inc()
-            if self.analytics.enabled:
-                self.analytics.log(auction_record(exc.status, "", [], 0, [exc.message]))
+            self._refused(exc.status, exc.message, request_type_of(body), exc.metric)
             return text_response(exc.status, exc.message)
         self.metrics.counter(self.metrics.auction_requests, result.request_type, "ok").inc()
         if self.analytics.enabled:
             self.analytics.log(auction_record(200, result.account, result.bidders, result.bids, []))
         return web.Response(body=orjson.dumps(result.response), content_type="application/json")
+
+    def _refused(self, status: int, message: str, request_type: str, metric: str) -> None:
+        self.metrics.counter(self.metrics.auction_requests, request_type, metric).inc()
+        if self.analytics.enabled:
+            self.analytics.log(auction_record(status, "", [], 0, [message]))

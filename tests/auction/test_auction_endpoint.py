@@ -562,3 +562,25 @@ async def test_real_adapter_runs_in_the_exchange_and_bad_params_name_bidder_and_
     assert response.status == 400
     assert text.startswith("Invalid request: request.imp[0].ext.prebid.bidder.appnexus failed validation.\n")
     assert "placementId" in text
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "text"),
+    [
+        (b"", 400, "Invalid request: request body is empty"),
+        (b"{not json", 400, "Invalid request: request body is not valid JSON: "),
+        (b"[1]", 400, "Invalid request: request body must be a JSON object"),
+    ],
+    ids=["empty", "malformed", "not-an-object"],
+)
+async def test_refused_bodies_are_counted_and_recorded(make_client, bidders, tmp_path: Path, body, status, text):
+    log_file = tmp_path / "analytics.jsonl"
+    client = await make_client(bidder_config(bidders, "alpha"), analytics={"file": {"filename": str(log_file)}})
+    response = await post(client, body)
+    assert response.status == status and (await response.text()).startswith(text)
+    metrics = await (await client.get("/metrics")).text()
+    assert 'hbserver_auction_requests_total{request_status="badinput",request_type="openrtb2-web"} 1.0' in metrics
+    await client.close()  # flushes analytics
+    records = [json.loads(line) for line in log_file.read_text().splitlines()]
+    assert [(r["event"], r["status"]) for r in records] == [("auction", status)]
+    assert records[0]["errors"][0].startswith(text)
