@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
-# Start the services the tests use when they are down: PostgreSQL (127.0.0.1:5432, database
-# `test`) and Redis (127.0.0.1:6379). Outside CI a service that cannot be started only makes
-# its tests skip with a reason; under CI=true that is an error.
+# Start the services the tests use when they are down: PostgreSQL (127.0.0.1:5432, trust auth,
+# database `test`) and Redis (127.0.0.1:6379). Under CI=true a service that is not installed is
+# installed from Debian's packages first (CONTRACT §1), and one that cannot be reached is an
+# error; outside CI it only makes its tests skip with a printed reason.
 set -u
 fail=0
+ci=false
+[ "${CI:-}" = "true" ] && ci=true
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# CI only: install Debian packages (quietly; the caller reports what is still missing)
+install_packages() {
+  $ci && command -v apt-get >/dev/null || return 1
+  echo "services: installing $*" >&2
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@") >/dev/null 2>&1
+}
+
 if ! port_open 6379; then
+  command -v redis-server >/dev/null || install_packages redis-server
   if command -v redis-server >/dev/null; then
     redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no >/dev/null || fail=1
   else
@@ -16,6 +27,12 @@ if ! port_open 6379; then
 fi
 
 if ! port_open 5432; then
+  if ! { command -v pg_ctlcluster >/dev/null && [ -d /etc/postgresql ]; } && install_packages postgresql; then
+    # a fresh cluster: the tests connect as postgres over TCP without a password
+    for hba in /etc/postgresql/*/main/pg_hba.conf; do
+      grep -q "^host all all 127.0.0.1/32 trust" "$hba" || sed -i '1i host all all 127.0.0.1/32 trust' "$hba"
+    done
+  fi
   if command -v pg_ctlcluster >/dev/null && [ -d /etc/postgresql ]; then
     pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || fail=1
   else
@@ -23,12 +40,21 @@ if ! port_open 5432; then
   fi
 fi
 
+ready=false
 for _ in $(seq 1 50); do
-  port_open 6379 && port_open 5432 && exit 0
+  if port_open 6379 && port_open 5432; then ready=true; break; fi
   sleep 0.2
 done
-if [ "${CI:-}" = "true" ] || [ "$fail" = 1 ]; then
-  echo "services: PostgreSQL or Redis is not reachable" >&2
-  [ "${CI:-}" = "true" ] && exit 1
+
+# the tests' database, created when the server has none yet
+if $ready && command -v psql >/dev/null; then
+  has_db=$(psql -h 127.0.0.1 -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'" 2>/dev/null)
+  if [ "$has_db" != "1" ]; then
+    psql -h 127.0.0.1 -U postgres -d postgres -qc "CREATE DATABASE test" >/dev/null 2>&1 || fail=1
+  fi
 fi
+
+$ready && [ "$fail" = 0 ] && exit 0
+echo "services: PostgreSQL or Redis is not reachable" >&2
+$ci && exit 1
 exit 0

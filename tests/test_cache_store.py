@@ -18,8 +18,7 @@ from hbserver.stores.cache.remote import RemoteStore
 from hbserver.stores.cache.service import CacheService, CacheTimeout
 from hbserver.web.client import SharedSession
 from tests.conftest import make_config
-
-REDIS_URL = "redis://127.0.0.1:6379/0"
+from tests.services import REDIS_URL, require_redis
 
 
 class Clock:
@@ -177,6 +176,7 @@ async def test_memory_corrupt_value_is_reported():
 
 @pytest.fixture
 async def redis_store():
+    require_redis()
     store = RedisStore(REDIS_URL)
     yield store
     await store.close()

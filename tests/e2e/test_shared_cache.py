@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from tests.e2e.helpers import Server, get
+from tests.services import REDIS_URL, require_redis
 
 
 @pytest.fixture
@@ -33,10 +34,11 @@ def post(url: str, body: dict) -> tuple[int, bytes]:
         return response.status, response.read()
 
 
-REDIS = {"cache__store": "redis", "cache__redis__url": "redis://127.0.0.1:6379/0"}
+REDIS = {"cache__store": "redis", "cache__redis__url": REDIS_URL}
 
 
 def test_what_one_instance_stores_another_serves(servers, tmp_path):
+    require_redis()
     a = start(servers, tmp_path, **REDIS, external_url="http://a.example")
     b = start(servers, tmp_path, **REDIS)
     vast = "<VAST version=\"3.0\"><Ad><InLine><Impression>x</Impression></InLine></Ad></VAST>"

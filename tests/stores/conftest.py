@@ -14,18 +14,10 @@ import pytest
 
 from hbserver.metrics import Metrics
 from hbserver.stores.stored.base import Answer, BackendError, Failure, Kind, Wanted
+from tests.services import require
 
 PG_URL = os.environ.get("HBS_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 TABLES = ("stored_requests", "stored_imps", "stored_responses", "accounts")
-
-
-def require(ok: bool, reason: str) -> None:
-    """Skip with ``reason`` when ``ok`` is false; under CI=true fail instead (nothing is skipped there)."""
-    if ok:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: `make test` starts PostgreSQL through scripts/services.sh)", pytrace=False)
-    pytest.skip(f"{reason}; run `bash scripts/services.sh`")
 
 
 def sample(metrics: Metrics, name: str, **labels: str) -> float:

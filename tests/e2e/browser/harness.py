@@ -33,6 +33,8 @@ from urllib.parse import urlsplit
 import pytest
 from aiohttp import web
 
+from tests import services
+
 ROOT = Path(__file__).resolve().parents[3]
 CHROMIUM = os.environ.get("HBS_TEST_CHROMIUM", "/usr/bin/chromium")
 PUC_VERSION = "1.17.2"
@@ -47,12 +49,7 @@ CLOSE_SECONDS = 10.0
 
 
 def require(ok: bool, reason: str) -> None:
-    """Skip with ``reason`` when ``ok`` is false; under CI=true fail instead (nothing is skipped there)."""
-    if ok:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: browser tests must run; {DEPS_HINT})", pytrace=False)
-    pytest.skip(f"{reason}; {DEPS_HINT}")
+    services.require(ok, reason, DEPS_HINT)
 
 
 def require_browser() -> None:
