@@ -70,6 +70,22 @@ def runtime_problems(config: Config) -> list[str]:
     return problems
 
 
+def startup_warnings(config: Config) -> list[str]:
+    """Settings that are valid but probably not what the operator meant, one line each."""
+    warnings = []
+    directory = config.stored_requests.filesystem.directorypath
+    if config.stored_requests.filesystem.enabled and not os.path.isdir(directory):
+        warnings.append(
+            f"stored_requests.filesystem.directorypath {directory!r} does not exist; nothing is stored there"
+        )
+    if not config.cache.serve_endpoint and not config.cache.public_url:
+        warnings.append(
+            "cache.serve_endpoint is false and cache.public_url is empty: hb_cache_host/hb_cache_path name "
+            f"{config.external_url.rstrip('/')}/cache, which this server does not serve"
+        )
+    return warnings
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     overrides = {"host": args.host, "port": args.port, "workers": args.workers}
@@ -86,9 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(dump_yaml(config))
         return 0
     setup_logging()
-    directory = config.stored_requests.filesystem.directorypath
-    if config.stored_requests.filesystem.enabled and not os.path.isdir(directory):
-        log.warning("stored_requests.filesystem.directorypath %r does not exist; nothing is stored there", directory)
+    for warning in startup_warnings(config):
+        log.warning("%s", warning)
 
     from hbserver.server import serve
 

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hbserver.config import REDACTED, AdapterConfig, Config, ConfigError, load_config, redact, to_plain
+from hbserver.cli import startup_warnings
+from hbserver.config import REDACTED, AdapterConfig, Config, ConfigError, deep_merge, load_config, redact, to_plain
+from tests.conftest import make_config
 
 CONTRACT = Path(__file__).resolve().parents[2] / "shared" / "spec" / "CONTRACT.md"
 
@@ -308,3 +310,21 @@ def test_any_free_port_with_several_workers_is_refused(workers):
     assert done.returncode == (2 if several else 0), done.stderr
     if several:
         assert done.stderr == "port: 0 (any free port) cannot be shared by several workers; name a port\n"
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        ({}, []),
+        ({"cache": {"serve_endpoint": False, "public_url": "https://cache.example/cache"}}, []),
+        ({"cache": {"serve_endpoint": False}, "external_url": "https://pbs.example/"},
+         ["cache.serve_endpoint is false and cache.public_url is empty: hb_cache_host/hb_cache_path name "
+          "https://pbs.example/cache, which this server does not serve"]),
+        ({"stored_requests": {"filesystem": {"directorypath": "/nonexistent/by_id"}}},
+         ["stored_requests.filesystem.directorypath '/nonexistent/by_id' does not exist; nothing is stored there"]),
+    ],
+    ids=["defaults", "public-url", "cache-not-served", "no-stored-dir"],
+)
+def test_startup_warnings(tmp_path, keys, expected):
+    base = {"stored_requests": {"filesystem": {"directorypath": str(tmp_path)}}}
+    assert startup_warnings(make_config(deep_merge(base, keys))) == expected
