@@ -31,7 +31,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, found, status_error
+from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, found, status_error
 
 _BADV_LIMIT = 50
 _SITE_SEGTAXES = frozenset((1, 2, 5, 6))
@@ -42,18 +42,8 @@ _MEDIA = ("banner", "video", "native", "audio")
 
 
 def _expect_object(value: Any, where: str) -> dict[str, Any] | None:
-    if value is None or isinstance(value, dict):
-        return value
-    prefix = f"cannot unmarshal {where}: " if where else ""
-    raise JsonShapeError(f"{prefix}expect {{ or n, but found {found(value)}")
-
-
-def _expect_string(value: Any, where: str) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    raise JsonShapeError(f'cannot unmarshal {where}: expects " or n, but found {found(value)}')
+    """:func:`expect_object`, but null stays None (rubicon tells an absent object from an empty one)."""
+    return None if value is None else expect_object(value, where)
 
 
 def _is_number(value: Any) -> bool:
@@ -177,8 +167,8 @@ def _bidder_ext(imp: Mapping[str, Any]) -> dict[str, Any]:
     ext = _expect_object(imp.get("ext"), "") or {}
     _expect_object(ext.get("prebid"), "rubicon.rubiconExtImpBidder.Prebid")
     bidder = _expect_object(ext.get("bidder"), "rubicon.rubiconExtImpBidder.Bidder") or {}
-    _expect_string(ext.get("gpid"), "rubicon.rubiconExtImpBidder.Gpid")
-    _expect_string(ext.get("tid"), "rubicon.rubiconExtImpBidder.Tid")
+    expect_string(ext.get("gpid"), "rubicon.rubiconExtImpBidder.Gpid")
+    expect_string(ext.get("tid"), "rubicon.rubiconExtImpBidder.Tid")
     video = _expect_object(bidder.get("video"), "openrtb_ext.ExtImpRubicon.Video")
     debug = _expect_object(bidder.get("debug"), "openrtb_ext.ExtImpRubicon.Debug")
     keywords = bidder.get("keywords")
@@ -332,12 +322,12 @@ class RubiconAdapter:
             _fpd_into(data, target)
             data = _expect_object(data, "") or {}
         adserver = _expect_object((data or {}).get("adserver"), "rubicon.rubiconData.AdServer") or {}
-        pbadslot = _expect_string((data or {}).get("pbadslot"), "rubicon.rubiconData.PbAdSlot")
+        pbadslot = expect_string((data or {}).get("pbadslot"), "rubicon.rubiconData.PbAdSlot")
         if pbadslot:
             target["pbadslot"] = pbadslot
         else:
-            name = _expect_string(adserver.get("name"), "rubicon.rubiconAdServer.Name")
-            adslot = _expect_string(adserver.get("adslot"), "rubicon.rubiconAdServer.AdSlot")
+            name = expect_string(adserver.get("name"), "rubicon.rubiconAdServer.Name")
+            adslot = expect_string(adserver.get("adslot"), "rubicon.rubiconAdServer.AdSlot")
             if name == "gam" and adslot:
                 target["dfp_ad_unit_code"] = adslot
         if bidder.get("keywords"):

@@ -385,6 +385,15 @@ class BidderClient:
         """
         return await self._request(method, url, body, headers, deadline, fresh=False)
 
+    def _open_loop(self) -> asyncio.AbstractEventLoop:
+        """The loop this client runs on (fixed by its first request); raises once the client is closed."""
+        if self._closed:
+            raise BidderClientError("the bidder client is closed")
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        return loop
+
     def start(
         self, method: str, url: str, body: bytes | None, headers: Mapping[str, str], deadline: float
     ) -> PendingRequest:
@@ -394,11 +403,7 @@ class BidderClient:
         only its answer is awaited later; otherwise a task connects (or waits for a slot) and
         sends it. Raises at once what :meth:`request` would raise before sending.
         """
-        if self._closed:
-            raise BidderClientError("the bidder client is closed")
-        loop = self._loop
-        if loop is None:
-            loop = self._loop = asyncio.get_running_loop()
+        loop = self._open_loop()
         target, data = self._encode(method, url, body, headers)
         now = loop.time()
         if now >= deadline:
@@ -456,11 +461,7 @@ class BidderClient:
     async def _request(
         self, method: str, url: str, body: bytes | None, headers: Mapping[str, str], deadline: float, fresh: bool
     ) -> tuple[int, bytes]:
-        if self._closed:
-            raise BidderClientError("the bidder client is closed")
-        loop = self._loop
-        if loop is None:
-            loop = self._loop = asyncio.get_running_loop()
+        loop = self._open_loop()
         target, data = self._encode(method, url, body, headers)
         retried = fresh
         while True:
