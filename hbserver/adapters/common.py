@@ -20,9 +20,12 @@ def status_error(status: int) -> BidderError | None:
     return bad_input(message) if status == 400 else bad_server_response(message)
 
 
-def decode_answer(response: ResponseData) -> tuple[dict[str, Any] | None, list[BidderError]]:
+def decode_answer(
+    response: ResponseData, not_an_object: str = "Bad response body: not a JSON object"
+) -> tuple[dict[str, Any] | None, list[BidderError]]:
     """A bidder's OpenRTB answer as a JSON object: (None, []) for 204, (None, [error]) for a failure
-    status or a body that is not a JSON object."""
+    status or a body that is not a JSON object (``not_an_object`` is that error's text; ``{found}``
+    in it becomes json-iterator's "but found" character of the value)."""
     if response.status == 204:
         return None, []
     error = status_error(response.status)
@@ -33,7 +36,7 @@ def decode_answer(response: ResponseData) -> tuple[dict[str, Any] | None, list[B
     except orjson.JSONDecodeError as exc:
         return None, [bad_server_response(f"Bad response body: {exc}")]
     if not isinstance(data, dict):
-        return None, [bad_server_response("Bad response body: not a JSON object")]
+        return None, [bad_server_response(not_an_object.format(found=found(data)))]
     return data, []
 
 

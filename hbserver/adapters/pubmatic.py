@@ -29,7 +29,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, found, status_error
+from hbserver.adapters.common import JsonShapeError, decode_answer, expect_object, expect_string, found
 
 _HEADERS = {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}
 _DCTR = "key_val"
@@ -371,18 +371,9 @@ class PubmaticAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        status = response.status
-        if status == 204:
-            return None, []
-        error = status_error(status)
-        if error is not None:
-            return None, [error]
-        try:
-            data = orjson.loads(response.body)
-        except orjson.JSONDecodeError as exc:
-            return None, [bad_server_response(f"Bad response body: {exc}")]
-        if not isinstance(data, dict):
-            return None, [bad_server_response(f"expect {{ or n, but found {found(data)}")]
+        data, problems = decode_answer(response, "expect {{ or n, but found {found}")
+        if data is None:
+            return None, problems
 
         result = BidderResponse(currency=data.get("cur") or "USD")
         errors: list[BidderError] = []
