@@ -34,6 +34,7 @@ from hbserver.adapters.base import (
 )
 from hbserver.auction.bids import AuctionBid, accept_bids, adjustment_factor
 from hbserver.auction.currency import build_rates
+from hbserver.auction.eventurls import EventUrls
 from hbserver.auction.exchange import BidderOutcome, finish_bidders, start_bidder
 from hbserver.auction.messages import Message, WarningCode, messages_json
 from hbserver.auction.ortb import upconvert
@@ -56,8 +57,8 @@ from hbserver.privacy.gvl import GlobalVendorList
 from hbserver.stores.accounts import Account, AccountError, AccountStore
 from hbserver.stores.cache.base import CacheItem, CacheStoreError
 from hbserver.stores.cache.service import CacheService
+from hbserver.vast import insert_impression
 from hbserver.web.bidclient import BidderClient
-from hbserver.web.urls import url_value
 
 log = logging.getLogger("hbserver.auction")
 
@@ -310,6 +311,10 @@ class AuctionService:
                     httpcalls[name] = [call.as_debug() for call in outcome.calls]
 
         results = run_auction(all_bids, isinstance(targeting_conf, dict) and targeting_conf.get("preferdeals") is True)
+        timestamp = _auction_timestamp(prebid)
+        events = self._event_urls(account, prebid, timestamp)
+        if events is not None and all_bids:
+            self._track_vast(all_bids, events)
         if isinstance(targeting_conf, dict):
             if request_type == "amp":
                 options = TargetingOptions.from_request(targeting_conf, "amp", AMP_TARGETING_VALUES)
@@ -317,19 +322,17 @@ class AuctionService:
                 options = TargetingOptions.from_request(targeting_conf, "mobile-app" if "app" in request else "")
             if caching and all_bids:
                 to_cache = bids_to_cache(results, options, all_bids)
-                cache_error = await self._cache_bids(to_cache, request, cache_conf, deadline)
+                cache_error = await self._cache_bids(to_cache, request, cache_conf, deadline, events)
                 if cache_error:
                     errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": cache_error})
             apply_targeting(results, options, self.cache_host, self.cache_path)
 
-        events = self._events_enabled(account, prebid)
         return self._response(
             request,
             all_bids,
             currency,
-            account.id,
             events,
-            prebid,
+            timestamp,
             response_times,
             errors,
             warnings,
@@ -387,12 +390,41 @@ class AuctionService:
             metrics.counter(metrics.adapter_errors, code, _ERROR_LABELS.get(error.code, "unknown")).inc()
         metrics.observe_adapter(code, outcome.elapsed_ms / 1000)
 
-    @staticmethod
-    def _events_enabled(account: Account, prebid: dict[str, Any]) -> bool:
-        return account.settings.events.enabled or isinstance(prebid.get("events"), dict)
+    def _event_urls(self, account: Account, prebid: dict[str, Any], timestamp: int) -> EventUrls | None:
+        """The auction's event URLs when events are on: the account's flag or ``ext.prebid.events``."""
+        if not (account.settings.events.enabled or isinstance(prebid.get("events"), dict)):
+            return None
+        integration = prebid.get("integration")
+        return EventUrls(self.external_url, account.id, timestamp, integration if isinstance(integration, str) else "")
+
+    def _track_vast(self, bids: list[AuctionBid], events: EventUrls) -> None:
+        """Insert the impression tracker into each video bid's VAST whose bidder allows it."""
+        registry = self.registry
+        for bid in bids:
+            if bid.bid_type != "video":
+                continue
+            name = bid.bidder if registry.lookup(bid.bidder) is not None else bid.adapter
+            if not registry.vast_modifiable(name):
+                continue
+            own = bid.bid
+            adm, nurl = own.get("adm"), own.get("nurl")
+            if isinstance(adm, str) and adm:
+                vast = adm
+            elif isinstance(nurl, str) and nurl:
+                vast = VAST_WRAPPER.format(nurl)
+            else:
+                continue
+            modified = insert_impression(vast, events.vast_tracker(str(own.get("id", "")), bid.bidder))
+            if modified is not None:
+                own["adm"] = modified
 
     async def _cache_bids(
-        self, bids: list[AuctionBid], request: dict[str, Any], cache_conf: dict[str, Any], deadline: float
+        self,
+        bids: list[AuctionBid],
+        request: dict[str, Any],
+        cache_conf: dict[str, Any],
+        deadline: float,
+        events: EventUrls | None = None,
     ) -> str:
         """Write ``bids`` to the cache store; sets their cache ids. An error text, or ""."""
         imp_exp = {imp["id"]: imp["exp"] for imp in request["imp"] if "exp" in imp}
@@ -409,7 +441,13 @@ class AuctionService:
             else:
                 ttl = self._cache_ttl(imp_exp.get(bid.imp_id), own.get("exp"))
             if cache_json:
-                items.append(CacheItem("json", dumps(own), ttl))
+                if events is not None and bid.bid_type != "video":  # PBS merges the win URL in
+                    own["wurl"] = events.win(str(own.get("id", "")), bid.bidder)  # our copy; only for the dump
+                    cached = dumps(own)
+                    del own["wurl"]
+                else:
+                    cached = dumps(own)
+                items.append(CacheItem("json", cached, ttl))
                 slots.append((bid, "json"))
             if cache_vast and bid.bid_type == "video":
                 adm = own.get("adm")
@@ -443,9 +481,8 @@ class AuctionService:
         request: dict[str, Any],
         bids: list[AuctionBid],
         currency: str,
-        account: str,
-        events: bool,
-        prebid: dict[str, Any],
+        events: EventUrls | None,
+        timestamp: int,
         response_times: dict[str, int],
         errors: dict[str, list[dict[str, Any]]],
         warnings: dict[str, list[Message]],
@@ -453,18 +490,8 @@ class AuctionService:
         debug: bool,
         httpcalls: dict[str, list[dict[str, Any]]],
     ) -> dict[str, Any]:
-        timestamp = prebid.get("auctiontimestamp")
-        if not isinstance(timestamp, int) or isinstance(timestamp, bool):
-            timestamp = int(time.time() * 1000)
-        integration = prebid.get("integration") if isinstance(prebid.get("integration"), str) else ""
-        # event URLs: everything but the bid id and the bidder is the same for the whole auction
-        event_tail = f"&a={url_value(account)}" if events else ""
-        event_ts = f"&ts={timestamp}" + (f"&int={url_value(integration)}" if integration else "")
         cache_url = self.cache.public_url + "?uuid="
-        win_url = f"{self.external_url}/event?t=win&b="
-        imp_url = f"{self.external_url}/event?t=imp&b="
         seats: dict[str, list[dict[str, Any]]] = {}
-        bidder_tails: dict[str, str] = {}  # per seat: the event URLs' part after the bid id
         for bid in bids:
             own = bid.bid  # the auction's own copy (accept_bids); its cached JSON is already written
             ext = own.get("ext")
@@ -484,12 +511,8 @@ class AuctionService:
                 if bid.vast_cache_id:
                     cache_info["vastXml"] = {"cacheId": bid.vast_cache_id, "url": cache_url + bid.vast_cache_id}
                 ext_prebid["cache"] = cache_info
-            if events:
-                tail = bidder_tails.get(bid.bidder)
-                if tail is None:
-                    tail = bidder_tails[bid.bidder] = f"{event_tail}&bidder={url_value(bid.bidder)}{event_ts}"
-                middle = url_value(str(own.get("id", ""))) + tail
-                ext_prebid["events"] = {"win": win_url + middle, "imp": imp_url + middle}
+            if events is not None and bid.bid_type != "video":  # a video bid's VAST carries its tracker
+                ext_prebid["events"] = events.for_bid(str(own.get("id", "")), bid.bidder)
             meta = ext_prebid.get("meta")
             meta = dict(meta) if isinstance(meta, dict) else {}
             meta["adaptercode"] = bid.adapter
@@ -517,6 +540,14 @@ class AuctionService:
         ext["prebid"] = {"auctiontimestamp": timestamp}
         response["ext"] = ext
         return response
+
+
+def _auction_timestamp(prebid: dict[str, Any]) -> int:
+    """``ext.prebid.auctiontimestamp`` (ms) when the request has one, else now."""
+    timestamp = prebid.get("auctiontimestamp")
+    if not isinstance(timestamp, int) or isinstance(timestamp, bool):
+        timestamp = int(time.time() * 1000)
+    return timestamp
 
 
 def request_type_of(request: Any) -> str:

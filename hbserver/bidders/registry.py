@@ -82,6 +82,12 @@ class Registry:
         """The bidder for a case-insensitive name (PBS normalises bidder names)."""
         return self._by_lower_name.get(name.lower())
 
+    def vast_modifiable(self, name: str) -> bool:
+        """Whether an impression tracker may be inserted into this bidder's VAST: known and
+        willing (``modifying_vast_xml_allowed``), or unknown (PBS's default)."""
+        bidder = self.lookup(name)
+        return bidder is None or (not bidder.disabled and bidder.modifying_vast_xml_allowed)
+
     def keys_of(self, codes: list[str]) -> set[str]:
         keys = set()
         for code in codes:

@@ -123,13 +123,6 @@ class VtrackEndpoint:
         self.metrics = metrics
         self._outcomes = {s: metrics.counter(metrics.vtrack_requests, str(s)) for s in VTRACK_STATUSES}
 
-    def modifiable(self, bidder: str) -> bool:
-        """Bidders that accept an inserted tracker: known and willing, or unknown (PBS default)."""
-        definition = self.registry.lookup(bidder)
-        if definition is None:
-            return True
-        return not definition.disabled and definition.modifying_vast_xml_allowed
-
     def _finish(
         self, response: web.Response, account: str, puts: list[VtrackPut], keys: list[str], error: str = ""
     ) -> web.Response:
@@ -177,7 +170,7 @@ class VtrackEndpoint:
         items = []
         for index, put in enumerate(puts):
             value = put.value
-            if events_enabled and self.modifiable(put.bidder):
+            if events_enabled and self.registry.vast_modifiable(put.bidder):
                 url = tracking_url(
                     self.external_url, put.bidid, account_id, put.bidder, put.aid, put.timestamp, integration
                 )

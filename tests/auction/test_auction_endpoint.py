@@ -494,22 +494,81 @@ async def test_stored_bid_response_is_read_by_the_adapter(make_client, bidders, 
     assert response.status == 400 and "Bidders specified in imp.ext should match" in await response.text()
 
 
-async def test_video_vast_is_cached_with_hb_uuid(make_client, bidders):
-    vast = '<VAST version="3.0"><Ad><InLine></InLine></Ad></VAST>'
-    bidders.bids["alpha"] = [bid("vid", 2.5, "v1", mtype=2, adm=vast, w=640, h=480)]
-    client = await make_client(bidder_config(bidders, "alpha"))
+VAST_INLINE = '<VAST version="3.0"><Ad><InLine></InLine></Ad></VAST>'
+TRACKER = "<Impression><![CDATA[http://pbs.example/event?t=imp&b=v1&a=1001&ts=1000&bidder=alpha&f=b]]></Impression>"
+NURL_WRAPPER = (
+    '<VAST version="3.0"><Ad><Wrapper><AdSystem>prebid.org wrapper</AdSystem>'
+    "<VASTAdTagURI><![CDATA[https://win.example/n?x=1]]></VASTAdTagURI><Impression></Impression>"
+    "<Creatives></Creatives></Wrapper></Ad></VAST>"
+)
+
+
+# (bid fields, alpha's adapter keys, account settings, the VAST the bid carries and the cache holds)
+VIDEO_CASES = [
+    pytest.param({"adm": VAST_INLINE}, {}, None,
+                 VAST_INLINE.replace("</InLine>", TRACKER + "</InLine>"), id="tracker-inserted"),
+    pytest.param({"adm": "", "nurl": "https://win.example/n?x=1"}, {}, None,
+                 NURL_WRAPPER.replace("<Impression></Impression>", "<Impression></Impression>" + TRACKER),
+                 id="nurl-wrapper-tracked"),
+    pytest.param({"adm": VAST_INLINE}, {"modifying_vast_xml_allowed": False}, None, VAST_INLINE,
+                 id="bidder-refuses"),
+    pytest.param({"adm": VAST_INLINE}, {}, {"events": {"enabled": False}}, VAST_INLINE, id="events-off"),
+    pytest.param({"adm": "<VAST><Ad></Ad></VAST>"}, {}, None, "<VAST><Ad></Ad></VAST>", id="no-inline-or-wrapper"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("fields", "adapter", "account", "expected"), VIDEO_CASES)
+async def test_video_vast_is_tracked_and_cached_with_hb_uuid(
+    make_client, bidders, data_dir: Path, fields, adapter, account, expected
+):
+    from tests.conftest import write_account
+
+    if account is not None:
+        write_account(data_dir, "1001", account)
+    bidders.bids["alpha"] = [bid("vid", 2.5, "v1", mtype=2, w=640, h=480, **fields)]
+    client = await make_client(bidder_config(bidders, "alpha", alpha=adapter))
     imp = {"id": "vid", "video": {"mimes": ["video/mp4"], "w": 640, "h": 480},
            "ext": {"prebid": {"bidder": {"alpha": {}}}}}
     body = auction_request(imp)
     body["ext"]["prebid"]["cache"] = {"bids": {}, "vastxml": {}}
+    body["ext"]["prebid"]["auctiontimestamp"] = 1000
     data = await (await post(client, body)).json()
     video = seat_bids(data)["alpha"][0]
     targeting = video["ext"]["prebid"]["targeting"]
     assert video["ext"]["prebid"]["type"] == "video"
+    assert "events" not in video["ext"]["prebid"]  # a video bid's tracking is in its VAST
     assert targeting["hb_uuid"] != targeting["hb_cache_id"]
     xml = await client.get("/cache", params={"uuid": targeting["hb_uuid"]})
-    assert xml.headers["Content-Type"] == "application/xml" and await xml.text() == vast
+    assert xml.headers["Content-Type"] == "application/xml" and await xml.text() == expected
     assert video["ext"]["prebid"]["cache"]["vastXml"]["cacheId"] == targeting["hb_uuid"]
+    if fields["adm"]:
+        assert video["adm"] == expected  # the response carries the same VAST
+    cached = await (await client.get("/cache", params={"uuid": targeting["hb_cache_id"]})).json()
+    assert "wurl" not in cached
+
+
+@pytest.mark.parametrize("events", [True, False], ids=["events-on", "events-off"])
+async def test_cached_banner_json_carries_the_win_url(make_client, bidders, data_dir: Path, events):
+    from tests.conftest import write_account
+
+    write_account(data_dir, "1001", {"events": {"enabled": events}})
+    bidders.bids["alpha"] = [bid("imp-1", 1.5, "b 1")]
+    client = await make_client(bidder_config(bidders, "alpha"))
+    body = auction_request()
+    body["ext"]["prebid"]["auctiontimestamp"] = 1000
+    body["ext"]["prebid"]["integration"] = "pbjs"
+    data = await (await post(client, body)).json()
+    banner = seat_bids(data)["alpha"][0]
+    cache_id = banner["ext"]["prebid"]["targeting"]["hb_cache_id"]
+    cached = await (await client.get("/cache", params={"uuid": cache_id})).json()
+    win = "http://pbs.example/event?t=win&b=b%201&a=1001&bidder=alpha&ts=1000&int=pbjs"
+    if events:
+        assert banner["ext"]["prebid"]["events"] == {"win": win, "imp": win.replace("t=win", "t=imp")}
+        assert cached["wurl"] == win
+    else:
+        assert "events" not in banner["ext"]["prebid"] and "wurl" not in cached
+    assert "wurl" not in banner  # only the cached copy carries it
+    assert cached["id"] == "b 1" and cached["price"] == 1.5
 
 
 async def test_device_fields_from_http_and_analytics_record(make_client, bidders, tmp_path: Path):
