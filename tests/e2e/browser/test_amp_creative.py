@@ -345,6 +345,16 @@ async def test_universal_creative_renders_the_winning_bid_from_hbservers_cache(t
         assert cached_bid["adm"] == creative_markup(winner), cached_bid
         assert (cached_bid["price"], cached_bid["crid"]) == (PRICES[winner], f"cr-{winner}"), cached_bid
 
+        # The cached bid carries the win URL (wurl), and the creative called it: hbserver's /event.
+        win_prefix = f"{rig.pbs}/event?t=win&b="
+        assert cached_bid.get("wurl", "").startswith(win_prefix) and f"&bidder={winner}&" in cached_bid["wurl"]
+
+        async def win_called() -> list[Seen]:
+            return [seen for seen in session.browser_requests if seen.url == cached_bid["wurl"]]
+
+        [win] = await harness.wait_for(win_called, "the creative to call the win URL", detail=session.detail)
+        assert win.method == "GET"
+
         # The creative asked its AMP parent to resize the slot to hb_size.
         messages = await session.page.evaluate("() => window.ampMessages")
         assert {"sentinel": "amp", "type": "embed-size", "width": WIDTH, "height": HEIGHT} in messages, messages
