@@ -34,7 +34,12 @@ if ! port_open 5432; then
     done
   fi
   if command -v pg_ctlcluster >/dev/null && [ -d /etc/postgresql ]; then
-    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || fail=1
+    version=$(ls /etc/postgresql | head -1)
+    if port_open 5432; then  # a fresh install started it: reload for the trust line
+      pg_ctlcluster --skip-systemctl-redirect "$version" main reload || fail=1
+    else
+      pg_ctlcluster --skip-systemctl-redirect "$version" main start || fail=1
+    fi
   else
     echo "services: PostgreSQL is not installed" >&2; fail=1
   fi
