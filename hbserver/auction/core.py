@@ -407,12 +407,8 @@ class AuctionService:
             if not registry.vast_modifiable(name):
                 continue
             own = bid.bid
-            adm, nurl = own.get("adm"), own.get("nurl")
-            if isinstance(adm, str) and adm:
-                vast = adm
-            elif isinstance(nurl, str) and nurl:
-                vast = VAST_WRAPPER.format(nurl)
-            else:
+            vast = _bid_vast(own)
+            if vast is None:
                 continue
             modified = insert_impression(vast, events.vast_tracker(str(own.get("id", "")), bid.bidder))
             if modified is not None:
@@ -450,8 +446,7 @@ class AuctionService:
                 items.append(CacheItem("json", cached, ttl))
                 slots.append((bid, "json"))
             if cache_vast and bid.bid_type == "video":
-                adm = own.get("adm")
-                vast = adm if isinstance(adm, str) and adm else VAST_WRAPPER.format(own.get("nurl") or "")
+                vast = _bid_vast(own) or VAST_WRAPPER.format(own.get("nurl") or "")
                 items.append(CacheItem("xml", vast.encode(), ttl))
                 slots.append((bid, "xml"))
         if not items:
@@ -540,6 +535,16 @@ class AuctionService:
         ext["prebid"] = {"auctiontimestamp": timestamp}
         response["ext"] = ext
         return response
+
+
+def _bid_vast(bid: dict[str, Any]) -> str | None:
+    """A video bid's VAST: its ``adm``, else PBS's wrapper around its ``nurl``; None with neither."""
+    adm, nurl = bid.get("adm"), bid.get("nurl")
+    if isinstance(adm, str) and adm:
+        return adm
+    if isinstance(nurl, str) and nurl:
+        return VAST_WRAPPER.format(nurl)
+    return None
 
 
 def _auction_timestamp(prebid: dict[str, Any]) -> int:

@@ -26,6 +26,8 @@ from hbserver.privacy.enforcement import allow_bidder_sync
 from hbserver.privacy.gvl import GlobalVendorList
 
 DEVICE_IDS = ("ifa", "didsha1", "didmd5", "dpidsha1", "dpidmd5", "macsha1", "macmd5")
+USER_IDS = ("id", "buyeruid", "eids")
+USER_IDS_COPPA = (*USER_IDS, "yob", "gender")
 USER_FPD = ("id", "buyeruid", "yob", "gender", "keywords", "kwarray", "data", "eids")
 FETCH_BIDS = "fetchBids"
 TRANSMIT_UFPD = "transmitUfpd"
@@ -77,31 +79,10 @@ def must_scrub(privacy: AuctionPrivacy, vendor_id: int, gvl: GlobalVendorList | 
 
 def scrub(request: dict[str, Any], coppa: bool) -> None:
     """Remove what identifies the user from a bidder's own copy of the request (copies nested objects)."""
-    user = request.get("user")
-    if isinstance(user, dict):
-        user = dict(user)
-        for key in ("id", "buyeruid", "eids"):
-            user.pop(key, None)
-        if isinstance(user.get("ext"), dict) and "eids" in user["ext"]:
-            user["ext"] = {k: v for k, v in user["ext"].items() if k != "eids"}
-        if coppa:
-            user.pop("yob", None)
-            user.pop("gender", None)
-        if isinstance(user.get("geo"), dict):
-            user["geo"] = _geo(user["geo"], coppa)
-        request["user"] = user
-    device = request.get("device")
-    if isinstance(device, dict):
-        device = dict(device)
-        for key in DEVICE_IDS:
-            device.pop(key, None)
-        if isinstance(device.get("ip"), str):
-            device["ip"] = mask_ip(device["ip"])
-        if isinstance(device.get("ipv6"), str):
-            device["ipv6"] = mask_ip(device["ipv6"])
-        if isinstance(device.get("geo"), dict):
-            device["geo"] = _geo(device["geo"], coppa)
-        request["device"] = device
+    _drop_user_fields(request, USER_IDS_COPPA if coppa else USER_IDS, ("eids",))
+    if isinstance(request.get("device"), dict):
+        request["device"] = _without(request["device"], DEVICE_IDS)
+    _mask_location(request, full=coppa)
 
 
 def apply_activities(request: dict[str, Any], activities: ActivityControl, bidder: str) -> None:
@@ -111,7 +92,7 @@ def apply_activities(request: dict[str, Any], activities: ActivityControl, bidde
     elif not activities.allowed(TRANSMIT_EIDS, COMPONENT_BIDDER, bidder):
         _scrub_eids(request)
     if not activities.allowed(TRANSMIT_PRECISE_GEO, COMPONENT_BIDDER, bidder):
-        _scrub_precise_geo(request)
+        _mask_location(request, full=False)
     if not activities.allowed(TRANSMIT_TID, COMPONENT_BIDDER, bidder):
         _scrub_tids(request)
 
@@ -120,27 +101,28 @@ def _without(value: Any, keys: tuple[str, ...]) -> Any:
     return {k: v for k, v in value.items() if k not in keys} if isinstance(value, dict) else value
 
 
-def _scrub_user_fpd(request: dict[str, Any]) -> None:
+def _drop_user_fields(request: dict[str, Any], keys: tuple[str, ...], ext_keys: tuple[str, ...]) -> None:
+    """``user`` without ``keys`` and ``user.ext`` without ``ext_keys`` (both copied)."""
     user = request.get("user")
     if isinstance(user, dict):
-        user = _without(user, USER_FPD)
+        user = _without(user, keys)
         if isinstance(user.get("ext"), dict):
-            user["ext"] = _without(user["ext"], ("data", "eids"))
+            user["ext"] = _without(user["ext"], ext_keys)
         request["user"] = user
+
+
+def _scrub_user_fpd(request: dict[str, Any]) -> None:
+    _drop_user_fields(request, USER_FPD, ("data", "eids"))
     if isinstance(request.get("device"), dict):
         request["device"] = _without(request["device"], DEVICE_IDS)
 
 
 def _scrub_eids(request: dict[str, Any]) -> None:
-    user = request.get("user")
-    if isinstance(user, dict):
-        user = _without(user, ("eids",))
-        if isinstance(user.get("ext"), dict):
-            user["ext"] = _without(user["ext"], ("eids",))
-        request["user"] = user
+    _drop_user_fields(request, ("eids",), ("eids",))
 
 
-def _scrub_precise_geo(request: dict[str, Any]) -> None:
+def _mask_location(request: dict[str, Any], full: bool) -> None:
+    """IP addresses truncated; geo rounded to two decimals, or (``full``) without any precise field."""
     device = request.get("device")
     if isinstance(device, dict):
         device = dict(device)
@@ -148,11 +130,11 @@ def _scrub_precise_geo(request: dict[str, Any]) -> None:
             if isinstance(device.get(key), str):
                 device[key] = mask_ip(device[key])
         if isinstance(device.get("geo"), dict):
-            device["geo"] = _geo(device["geo"], False)
+            device["geo"] = _geo(device["geo"], full)
         request["device"] = device
     user = request.get("user")
     if isinstance(user, dict) and isinstance(user.get("geo"), dict):
-        request["user"] = {**user, "geo": _geo(user["geo"], False)}
+        request["user"] = {**user, "geo": _geo(user["geo"], full)}
 
 
 def _scrub_tids(request: dict[str, Any]) -> None:
