@@ -30,6 +30,7 @@ class AuctionBid:
     targeting: dict[str, str] = field(default_factory=dict)
     cache_id: str = ""
     vast_cache_id: str = ""
+    events: dict[str, str] | None = None  # bid.ext.prebid.events, made once for the cache and the response
 
 
 def _number(value: Any) -> bool:

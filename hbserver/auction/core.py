@@ -438,7 +438,7 @@ class AuctionService:
                 ttl = self._cache_ttl(imp_exp.get(bid.imp_id), own.get("exp"))
             if cache_json:
                 if events is not None and bid.bid_type != "video":  # PBS merges the win URL in
-                    own["wurl"] = events.win(str(own.get("id", "")), bid.bidder)  # our copy; only for the dump
+                    own["wurl"] = _bid_events(bid, events)["win"]  # our copy; only for the dump
                     cached = dumps(own)
                     del own["wurl"]
                 else:
@@ -492,13 +492,15 @@ class AuctionService:
             ext = own.get("ext")
             if not isinstance(ext, dict):
                 ext = own["ext"] = {}
-            ext_prebid = ext.get("prebid")
-            ext_prebid = dict(ext_prebid) if isinstance(ext_prebid, dict) else {}
-            ext_prebid["type"] = bid.bid_type
+            bidder_prebid = ext.get("prebid")  # the bidder's own ext.prebid (usually none)
+            if bidder_prebid is None:
+                ext_prebid: dict[str, Any] = {"type": bid.bid_type}
+            else:
+                ext_prebid = dict(bidder_prebid) if isinstance(bidder_prebid, dict) else {}
+                ext_prebid.pop("targeting", None)
+                ext_prebid["type"] = bid.bid_type
             if bid.targeting:
                 ext_prebid["targeting"] = bid.targeting
-            elif "targeting" in ext_prebid:
-                del ext_prebid["targeting"]
             if bid.cache_id or bid.vast_cache_id:
                 cache_info: dict[str, Any] = {}
                 if bid.cache_id:
@@ -507,10 +509,13 @@ class AuctionService:
                     cache_info["vastXml"] = {"cacheId": bid.vast_cache_id, "url": cache_url + bid.vast_cache_id}
                 ext_prebid["cache"] = cache_info
             if events is not None and bid.bid_type != "video":  # a video bid's VAST carries its tracker
-                ext_prebid["events"] = events.for_bid(str(own.get("id", "")), bid.bidder)
-            meta = ext_prebid.get("meta")
-            meta = dict(meta) if isinstance(meta, dict) else {}
-            meta["adaptercode"] = bid.adapter
+                ext_prebid["events"] = bid.events or _bid_events(bid, events)
+            meta = ext_prebid.get("meta") if bidder_prebid is not None else None
+            if isinstance(meta, dict):
+                meta = dict(meta)
+                meta["adaptercode"] = bid.adapter
+            else:
+                meta = {"adaptercode": bid.adapter}
             ext_prebid["meta"] = meta
             ext["prebid"] = ext_prebid
             seat = seats.get(bid.bidder)
@@ -535,6 +540,12 @@ class AuctionService:
         ext["prebid"] = {"auctiontimestamp": timestamp}
         response["ext"] = ext
         return response
+
+
+def _bid_events(bid: AuctionBid, events: EventUrls) -> dict[str, str]:
+    """A non-video bid's event URLs, made on first use (bids cached before the response get them there)."""
+    urls = bid.events = events.for_bid(str(bid.bid.get("id", "")), bid.bidder)
+    return urls
 
 
 def _bid_vast(bid: dict[str, Any]) -> str | None:

@@ -39,13 +39,9 @@ class EventUrls:
         return tail
 
     def for_bid(self, bid_id: str, seat: str) -> dict[str, str]:
-        """``bid.ext.prebid.events``."""
-        middle = url_value(bid_id) + self._tail(seat)
+        """``bid.ext.prebid.events``; its ``win`` is also the cached bid's ``wurl``."""
+        middle = url_value(bid_id) + (self._tails.get(seat) or self._tail(seat))
         return {"win": self._win + middle, "imp": self._imp + middle}
-
-    def win(self, bid_id: str, seat: str) -> str:
-        """The win URL alone (``wurl`` in a cached bid)."""
-        return self._win + url_value(bid_id) + self._tail(seat)
 
     def vast_tracker(self, bid_id: str, seat: str) -> str:
         """The impression URL inserted into a video bid's VAST."""

@@ -154,12 +154,15 @@ def apply_targeting(
             values = _values(bid, options, cache_host, cache_path, rounding, rand)
             table = _key_table(prefix, bidder)
             targeting: dict[str, str] = {}
-            for name, value in values.items():
-                pair = table.get(name) or _key_pair(prefix, name, bidder)
-                if winner_keys:
+            if winner_keys and bidder_keys:  # the imp winner: both forms of every key
+                for name, value in values.items():
+                    pair = table.get(name) or _key_pair(prefix, name, bidder)
                     targeting[pair[0]] = value
-                if bidder_keys:
                     targeting[pair[1]] = value
+            else:
+                form = 0 if winner_keys else 1
+                for name, value in values.items():
+                    targeting[(table.get(name) or _key_pair(prefix, name, bidder))[form]] = value
             bid.targeting = targeting
 
 
