@@ -66,11 +66,17 @@ def test_keys_are_random_version_4_uuids_and_differ_across_fork():
 
     from hbserver.stores.cache.base import new_key
 
-    keys = [new_key() for _ in range(5000)]
+    keys = [new_key() for _ in range(5000)]  # many batches of the pool
     assert len(set(keys)) == len(keys)
-    for key in keys[:500]:
+    for key in keys:
         parsed = uuid.UUID(key)
         assert (str(parsed), parsed.version, parsed.variant) == (key, 4, uuid.RFC_4122)
+    # every digit but the version's is random: it takes many values across keys
+    digits = [{key[at] for key in keys} for at in range(36)]
+    for at, seen in enumerate(digits):
+        if keys[0][at] == "-" or at == 14:
+            continue
+        assert len(seen) == (4 if at == 19 else 16), (at, seen)
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child writes its next key; the parent's pool must not be reused
