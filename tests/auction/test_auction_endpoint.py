@@ -643,3 +643,41 @@ async def test_refused_bodies_are_counted_and_recorded(make_client, bidders, tmp
     records = [json.loads(line) for line in log_file.read_text().splitlines()]
     assert [(r["event"], r["status"]) for r in records] == [("auction", status)]
     assert records[0]["errors"][0].startswith(text)
+
+
+# A bidder's own bid.ext.prebid: its other fields stay, its meta gains adaptercode, its targeting
+# is replaced by the auction's (or dropped when the bid gets none), type is always the auction's.
+@pytest.mark.parametrize(
+    ("bidder_ext", "winner", "expected"),
+    [
+        ({}, True, {"type": "banner", "meta": {"adaptercode": "generic"}}),
+        (
+            {"prebid": {"meta": {"networkId": 7}, "targeting": {"stale": "x"}, "type": "video", "dealtier": 3}},
+            True,
+            {"meta": {"networkId": 7, "adaptercode": "generic"}, "type": "banner", "dealtier": 3},
+        ),
+        (
+            {"prebid": {"meta": "junk", "targeting": {"stale": "x"}}},
+            False,  # no targeting for this bid: the bidder's is dropped
+            {"meta": {"adaptercode": "generic"}, "type": "banner"},
+        ),
+        ({"prebid": "junk"}, True, {"type": "banner", "meta": {"adaptercode": "generic"}}),
+    ],
+)
+async def test_bidder_ext_prebid_in_the_response(make_client, bidders, bidder_ext, winner, expected):
+    bidders.bids["alpha"] = [bid("imp-1", 1.5, "a1", ext=bidder_ext)]
+    client = await make_client(bidder_config(bidders, "alpha"))
+    prebid: dict[str, Any] = {"cache": {"bids": {}}}
+    if winner:
+        prebid["targeting"] = {"pricegranularity": "medium"}
+    body = auction_request(banner_imp("imp-1", alpha={"p": 1}), ext={"prebid": prebid})
+    response = await post(client, body)
+    assert response.status == 200, await response.text()
+    ext_prebid = seat_bids(await response.json())["alpha"][0]["ext"]["prebid"]
+    targeting = ext_prebid.pop("targeting", None)
+    assert (targeting is not None) == winner
+    if winner:
+        assert targeting["hb_pb_alpha"] == "1.50" and "stale" not in targeting
+    ext_prebid.pop("events")  # events are on by default; their URLs are tested above
+    ext_prebid.pop("cache", None)
+    assert ext_prebid == expected
