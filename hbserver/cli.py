@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check_config:
         sys.stdout.write(dump_yaml(config))
         return 0
-    setup_logging()
+    setup_logging(level=logging.getLevelNamesMapping()[config.logging.level.upper()])
     for warning in startup_warnings(config):
         log.warning("%s", warning)
 

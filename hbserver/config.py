@@ -59,6 +59,17 @@ def _at_least(minimum: float) -> Check:
     return check
 
 
+def _above(minimum: float) -> Check:
+    def check(value: float) -> str | None:
+        return None if value > minimum else f"must be > {minimum}, got {value}"
+
+    return check
+
+
+def _fraction(value: float) -> str | None:
+    return None if 0 <= value <= 1 else f"must be between 0 and 1, got {value}"
+
+
 def _port(value: int) -> str | None:
     return None if 0 <= value <= 65535 else f"must be a port number 0-65535, got {value}"
 
@@ -73,6 +84,10 @@ def _metric_namespace(value: str) -> str | None:
     if re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_]*", value):
         return None
     return f"not a valid Prometheus name: {value!r}"
+
+
+def _metric_subsystem(value: str) -> str | None:
+    return None if value == "" else _metric_namespace(value)
 
 
 def _http_path(value: str) -> str | None:
@@ -101,6 +116,31 @@ URL = _url()
 OPTIONAL_URL = _url(allow_empty=True)
 
 # --- the schema -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HttpTimeouts:
+    """How long a client may take before it is disconnected (slow or idle clients)."""
+
+    header_seconds: float = _checked(10, _above(0))
+    body_seconds: float = _checked(30, _above(0))
+    idle_seconds: float = _checked(60, _above(0))
+
+
+@dataclass(frozen=True)
+class Admin:
+    port: int = _checked(0, _port)  # 0 = the operations endpoints stay on the main port
+
+
+@dataclass(frozen=True)
+class AccessLog:
+    sample_rate: float = _checked(0.0, _fraction)
+
+
+@dataclass(frozen=True)
+class Logging:
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    access: AccessLog = field(default_factory=AccessLog)
+
 
 @dataclass(frozen=True)
 class OptoutCookie:
@@ -255,6 +295,15 @@ class AuctionTimeouts:
 
 
 @dataclass(frozen=True)
+class Currency:
+    """Server-side currency rates (Prebid's currency-file format); no URL = no server rates."""
+
+    fetch_url: str = _checked("", OPTIONAL_URL)
+    fetch_interval_seconds: int = _checked(1800, _at_least(1))
+    stale_rates_seconds: int = _checked(86400, _at_least(1))
+
+
+@dataclass(frozen=True)
 class Amp:
     default_timeout_ms: int = _checked(1000, _at_least(1))
     timeout_adjustment_ms: int = _checked(100, _at_least(0))
@@ -302,8 +351,19 @@ class AnalyticsFile:
 
 
 @dataclass(frozen=True)
+class AnalyticsHttp:
+    """JSON Lines batches POSTed to a collector; an empty endpoint turns the module off."""
+
+    endpoint: str = _checked("", OPTIONAL_URL)
+    batch_size: int = _checked(500, _at_least(1))
+    flush_interval_seconds: float = _checked(5, _above(0))
+    buffer_size: int = _checked(10000, _at_least(1))
+
+
+@dataclass(frozen=True)
 class Analytics:
     file: AnalyticsFile = field(default_factory=AnalyticsFile)
+    http: AnalyticsHttp = field(default_factory=AnalyticsHttp)
 
 
 @dataclass(frozen=True)
@@ -311,6 +371,7 @@ class Prometheus:
     enabled: bool = True
     path: str = _checked("/metrics", _http_path)
     namespace: str = _checked("hbserver", _metric_namespace)
+    subsystem: str = _checked("", _metric_subsystem)
 
 
 @dataclass(frozen=True)
@@ -326,7 +387,11 @@ class Config:
     external_url: str = _checked("http://localhost:8000", URL)
     max_request_size: int = _checked(262144, _at_least(1))
     shutdown_timeout_seconds: float = _checked(10, _at_least(0))
+    shutdown_drain_seconds: float = _checked(0, _at_least(0))
     status_response: str = ""
+    http_timeouts: HttpTimeouts = field(default_factory=HttpTimeouts)
+    admin: Admin = field(default_factory=Admin)
+    logging: Logging = field(default_factory=Logging)
     host_cookie: HostCookie = field(default_factory=HostCookie)
     gdpr: Gdpr = field(default_factory=Gdpr)
     ccpa: Ccpa = field(default_factory=Ccpa)
@@ -336,6 +401,7 @@ class Config:
     account_defaults: AccountSettings = field(default_factory=AccountSettings)
     cache: Cache = field(default_factory=Cache)
     auction_timeouts_ms: AuctionTimeouts = field(default_factory=AuctionTimeouts)
+    currency: Currency = field(default_factory=Currency)
     amp: Amp = field(default_factory=Amp)
     adapters: dict[str, AdapterConfig] = field(default_factory=dict)
     analytics: Analytics = field(default_factory=Analytics)
@@ -592,6 +658,13 @@ def _cross_checks(config: Config) -> list[str]:
         )
     if config.cache.store == "remote" and not config.cache.remote.url:
         problems.append("cache.remote.url: required when cache.store is remote")
+    if config.admin.port and config.admin.port == config.port:
+        problems.append(f"admin.port: must differ from port ({config.port}); 0 keeps the admin endpoints on it")
+    if config.analytics.http.buffer_size < config.analytics.http.batch_size:
+        problems.append(
+            f"analytics.http.buffer_size: must be at least analytics.http.batch_size "
+            f"({config.analytics.http.buffer_size} < {config.analytics.http.batch_size})"
+        )
     if config.amp.timeout_adjustment_ms >= config.amp.default_timeout_ms:
         problems.append("amp.timeout_adjustment_ms: must be less than amp.default_timeout_ms")
     for code, adapter in config.adapters.items():
