@@ -1,23 +1,35 @@
-# hbserver — the three commands of CONTRACT §1.
+# hbserver — the three commands of CONTRACT §1, plus the lock files they install from.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+# Dependencies come from the hashed lock files in requirements/ (refresh them with `make lock`).
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements/dev.txt | sha1sum | cut -c1-12)
+TOOLS := .cache/tools
+TOOLS_STAMP := $(TOOLS)/.installed-$(shell cat requirements/tools.txt | sha1sum | cut -c1-12)
+COMPILE := $(VENV)/bin/uv pip compile --quiet --universal --generate-hashes --python-version 3.11
 
-.PHONY: run test bench lint services browser-deps clean
+.PHONY: run test bench lint lock tools services browser-deps clean
 
 $(STAMP):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,bench]'
+	$(PY) -m pip install --quiet --require-hashes -r requirements/dev.txt
+	$(PY) -m pip install --quiet --no-deps -e .
 	@rm -f $(VENV)/.installed-* && touch $@
+
+# hadolint, checkov and kubernetes-validate in a venv of their own (tests/deploy use them).
+$(TOOLS_STAMP): requirements/tools.txt
+	@rm -rf $(TOOLS) && $(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet --require-hashes -r requirements/tools.txt
+	@touch $@
+
+tools: $(TOOLS_STAMP)
 
 # Serve on 0.0.0.0:8000 with the embedded defaults.
 run: $(STAMP)
 	$(VENV)/bin/hbserver
 
 # The whole suite; under CI=true missing services are started and nothing is skipped silently.
-test: $(STAMP) services browser-deps
+test: $(STAMP) services browser-deps tools
 	$(PY) -m ruff check hbserver tests bench
 	$(PY) -m pytest
 
@@ -28,6 +40,13 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check hbserver tests bench
 
+# Re-resolve the lock files from pyproject.toml and requirements/tools.in (newest versions
+# within the declared bounds, hashes for every platform), then reinstall.
+lock: $(STAMP)
+	$(COMPILE) pyproject.toml -o requirements/runtime.txt
+	$(COMPILE) pyproject.toml --extra test --extra bench -o requirements/dev.txt
+	$(COMPILE) requirements/tools.in -o requirements/tools.txt
+
 # PostgreSQL and Redis for the tests that use them (started only when down).
 services:
 	@bash scripts/services.sh
@@ -37,4 +56,4 @@ browser-deps:
 	@bash scripts/browser-deps.sh
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(TOOLS) build *.egg-info .pytest_cache .ruff_cache
