@@ -23,6 +23,7 @@ from hbserver.appkeys import (
     BIDDER_HTTP,
     CACHE,
     CONFIG,
+    HEALTH,
     HTTP,
     MAX_REQUEST_SIZE,
     METRICS,
@@ -43,8 +44,9 @@ from hbserver.endpoints.metrics import handle_metrics
 from hbserver.endpoints.optout import OptOutEndpoint
 from hbserver.endpoints.setuid import SetUIDEndpoint
 from hbserver.endpoints.static import add_static_routes
-from hbserver.endpoints.status import handle_status
+from hbserver.endpoints.status import Health, StatusEndpoint
 from hbserver.endpoints.vtrack import VtrackEndpoint
+from hbserver.installation import installation_problems
 from hbserver.metrics import FLUSH_INTERVAL_SECONDS, Metrics
 from hbserver.privacy.gvl import load_gvl
 from hbserver.stores.accounts import AccountStore
@@ -113,8 +115,11 @@ def create_app(
     app[SYNC] = sync
     accounts, analytics = app[ACCOUNTS], app[ANALYTICS]
 
+    app[HEALTH] = Health(installation_problems())
+    status = StatusEndpoint(config.status_response, app[HEALTH])
     routes = Routes(app)
-    routes.add("GET", "/status", handle_status)
+    routes.add("GET", "/status", status.handle_live)
+    routes.add("GET", "/status/ready", status.handle_ready)
     routes.add("GET", "/event", EventEndpoint(accounts, analytics, metrics).handle)
     routes.add("POST", "/cookie_sync", CookieSyncEndpoint(sync, accounts, analytics, metrics).handle)
     routes.add("GET", "/setuid", SetUIDEndpoint(sync, accounts, analytics, metrics).handle)

@@ -9,6 +9,7 @@ from aiohttp import web
 if TYPE_CHECKING:
     from hbserver.analytics import Analytics
     from hbserver.config import Config
+    from hbserver.endpoints.status import Health
     from hbserver.metrics import Metrics
     from hbserver.stores.accounts import AccountStore
     from hbserver.stores.cache.service import CacheService
@@ -27,3 +28,4 @@ CACHE: web.AppKey[CacheService] = web.AppKey("cache")
 HTTP: web.AppKey[SharedSession] = web.AppKey("http")
 STORED: web.AppKey[StoredData] = web.AppKey("stored")
 BIDDER_HTTP: web.AppKey[BidderClient] = web.AppKey("bidder_http")
+HEALTH: web.AppKey[Health] = web.AppKey("health")

@@ -9,6 +9,7 @@ import sys
 
 from hbserver import __version__
 from hbserver.config import Config, ConfigError, dump_yaml, load_config
+from hbserver.installation import installation_problems
 from hbserver.logsetup import setup_logging
 
 log = logging.getLogger("hbserver")
@@ -86,18 +87,26 @@ def startup_warnings(config: Config) -> list[str]:
     return warnings
 
 
+def _refuse(problems: list[str]) -> int:
+    """Print one line per problem and give the exit status of a refused start (2)."""
+    sys.stderr.write("".join(f"{line}\n" for line in problems))
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    # First: without the package's own files (bidder definitions, schemas) no setting can be judged.
+    problems = installation_problems()
+    if problems:
+        return _refuse(problems)
     overrides = {"host": args.host, "port": args.port, "workers": args.workers}
     try:
         config = load_config(args.config, os.environ, overrides)
     except ConfigError as exc:
-        sys.stderr.write("".join(f"{line}\n" for line in exc.problems))
-        return 2
+        return _refuse(exc.problems)
     problems = runtime_problems(config)
     if problems:
-        sys.stderr.write("".join(f"{line}\n" for line in problems))
-        return 2
+        return _refuse(problems)
     if args.check_config:
         sys.stdout.write(dump_yaml(config))
         return 0

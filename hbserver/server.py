@@ -6,6 +6,7 @@ passes the signal on and waits for every worker to finish its in-flight requests
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import glob
 import logging
@@ -15,6 +16,8 @@ import signal
 import socket
 import tempfile
 import time
+
+from aiohttp import web
 
 from hbserver.config import Config
 from hbserver.multiproc import MULTIPROC_ENV
@@ -66,7 +69,6 @@ def run_worker(config: Config) -> int:
 
 
 async def _serve(config: Config) -> int:
-    from aiohttp import web
 
     from hbserver.app import create_app  # imported here: metrics mode is fixed by now
 
@@ -92,6 +94,7 @@ async def _serve(config: Config) -> int:
     for address in runner.addresses:
         log.info("listening on %s:%s", address[0], address[1], extra={"worker_pid": os.getpid()})
     await stop.wait()
+    await _drain(app, stop, config.shutdown_drain_seconds)
     log.info(
         "shutting down: finishing in-flight requests (up to %gs)",
         config.shutdown_timeout_seconds,
@@ -100,6 +103,21 @@ async def _serve(config: Config) -> int:
     await runner.cleanup()
     log.info("stopped", extra={"worker_pid": os.getpid()})
     return 0
+
+
+async def _drain(app: web.Application, stop: asyncio.Event, seconds: float) -> None:
+    """After SIGTERM: /status/ready answers 503 while serving goes on for ``seconds``, so a load
+    balancer moves away before the listener closes. A second signal ends the drain at once."""
+    if seconds <= 0:
+        return
+    from hbserver.appkeys import HEALTH
+
+    app[HEALTH].draining = True
+    log.info("draining: /status/ready answers 503, serving goes on for %gs", seconds,
+             extra={"worker_pid": os.getpid()})
+    stop.clear()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)
 
 
 def can_listen(host: str, port: int) -> str | None:

@@ -21,6 +21,8 @@ from typing import Any
 import orjson
 
 SCHEMAS = Path(__file__).with_name("schemas")
+# Built-in adapters that take any params object: the OpenRTB pass-through (CONTRACT §4).
+SCHEMALESS_ADAPTERS = frozenset({"generic"})
 
 # A compiled check: the value -> None when valid, else (path from here, what is wrong).
 Failure = tuple[list[str | int], str]

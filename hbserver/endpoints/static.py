@@ -1,7 +1,7 @@
 """GET /static/...: hbserver's own user-sync helper pages (DECISIONS "Sync helper pages").
 
-The files are a fixed list read from the package once, at import; a request only picks one of
-them by its exact path, so no path from the request ever reaches the file system.
+The files are a fixed list read from the package once, when the routes are added; a request only
+picks one of them by its exact path, so no path from the request ever reaches the file system.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from importlib import resources
 
 from aiohttp import web
 
+from hbserver.installation import STATIC_FILES
 from hbserver.web.endpoint import Handler, Routes
 
 STATIC_PREFIX = "/static/"
@@ -18,10 +19,10 @@ CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "application/javascript; charset=utf-8",
 }
-STATIC_FILES = ("load-cookie.html", "load-cookie-with-consent.html", "usersync.js", "optout.html")
 
 
-def _read_files() -> dict[str, tuple[bytes, str]]:
+def read_files() -> dict[str, tuple[bytes, str]]:
+    """URL path -> (content, Content-Type) for each helper file."""
     root = resources.files("hbserver") / "static"
     files = {}
     for name in STATIC_FILES:
@@ -29,8 +30,6 @@ def _read_files() -> dict[str, tuple[bytes, str]]:
         files[STATIC_PREFIX + name] = ((root / name).read_bytes(), CONTENT_TYPES[suffix])
     return files
 
-
-FILES: dict[str, tuple[bytes, str]] = _read_files()
 
 
 def static_handler(body: bytes, content_type: str) -> Handler:
@@ -49,5 +48,5 @@ def static_handler(body: bytes, content_type: str) -> Handler:
 
 def add_static_routes(routes: Routes) -> None:
     """Register ``GET /static/<name>`` for each helper file."""
-    for path, (body, content_type) in FILES.items():
+    for path, (body, content_type) in read_files().items():
         routes.add("GET", path, static_handler(body, content_type))

@@ -68,6 +68,58 @@ def test_sigterm_lets_the_request_in_flight_finish(servers, tmp_path):
     assert sorted(r["bidid"] for r in records) == [f"bid-{i}" for i in range(5)]
 
 
+def test_sigterm_under_load_drains_then_closes(servers, tmp_path):
+    """shutdown_drain_seconds: readiness answers 503 at once, every request (new or in flight)
+    within the drain window still succeeds, then the listener closes and the process exits 0."""
+    drain = 2.0
+    server = start(servers, env={"HBS_SHUTDOWN_DRAIN_SECONDS": str(drain)}, cwd=tmp_path)
+    assert get(f"{server.base}/status/ready")[0] == 204
+    results: list[tuple[float, object]] = []  # (sent at, status or the connection error)
+    stop_load = threading.Event()
+
+    def load(worker: int) -> None:
+        n = 0
+        while not stop_load.is_set():
+            sent = time.monotonic()
+            try:
+                outcome: object = get(f"{server.base}/event?t=win&b=load-{worker}-{n}&a=acc", timeout=5)[0]
+            except OSError as exc:
+                outcome = exc
+                time.sleep(0.05)
+            results.append((sent, outcome))
+            n += 1
+
+    slow: dict = {}
+    threads = [threading.Thread(target=load, args=(i,)) for i in range(4)]
+    threads.append(threading.Thread(target=lambda: slow.update(r=get(f"{server.base}/test/slow?s=3", timeout=15))))
+    for thread in threads:
+        thread.daemon = True
+        thread.start()
+    try:
+        time.sleep(0.5)  # load running, the slow request in flight
+        signalled = time.monotonic()
+        server.signal(signal.SIGTERM)
+        ready = []
+        while time.monotonic() < signalled + 1.0:
+            ready.append(get(f"{server.base}/status/ready", timeout=2)[0])
+            if ready[-1] == 503:
+                break
+            time.sleep(0.02)
+        assert ready[-1] == 503, ready
+        assert get(f"{server.base}/status")[0] == 204  # liveness: a draining server is not dead
+        time.sleep(drain + 0.8)
+    finally:
+        stop_load.set()
+    for thread in threads:
+        thread.join(15)
+    assert server.wait(15) == 0
+    assert slow["r"] == (200, b"done")  # in flight across the end of the drain, answered
+    during = [outcome for sent, outcome in results if signalled <= sent < signalled + drain - 0.2]
+    assert len(during) > 20 and all(outcome == 200 for outcome in during), during[:5]
+    after = [outcome for sent, outcome in results if sent > signalled + drain + 0.4]
+    assert after and all(isinstance(outcome, OSError) for outcome in after)
+
+
 def test_shutdown_timeout_bounds_the_wait(servers, tmp_path):
     server = start(servers, env={"HBS_SHUTDOWN_TIMEOUT_SECONDS": "0.5"}, cwd=tmp_path)
     result: dict = {}
