@@ -564,15 +564,55 @@ def _join(path: str, name: str) -> str:
 
 # --- sources ----------------------------------------------------------------------------------
 
+# Kubernetes injects service links for every Service in the namespace: a Service named "hbs"
+# gives HBS_PORT=tcp://10.0.0.11:8000, HBS_SERVICE_HOST, HBS_PORT_8000_TCP_ADDR, ...
+_SERVICE_LINK_VALUE = re.compile(r"(tcp|udp|sctp)://[^/\s]+:\d+")
+_SERVICE_LINK_NAME = re.compile(r"SERVICE_HOST|SERVICE_PORT(_\w+)?|PORT_\d+_(TCP|UDP|SCTP)(_PROTO|_PORT|_ADDR)?")
+_SERVICE_LINK_HINT = (
+    "looks like a Kubernetes service link (from a Service named 'hbs'); set enableServiceLinks: false "
+    "in the pod spec or rename the Service"
+)
+
+
+def _is_key_path(parts: list[str]) -> bool:
+    """Whether ``parts`` (lower case) names a key of :class:`Config`, as an environment variable may."""
+    tp: Any = Config
+    for part in parts:
+        if dataclasses.is_dataclass(tp):
+            hints = typing.get_type_hints(tp)
+            if part not in hints:
+                return False
+            tp = hints[part]
+        elif typing.get_origin(tp) is dict:
+            tp = typing.get_args(tp)[1]  # adapters.<code>: any code
+        else:
+            return tp is Any  # below a free-form mapping anything goes; below a scalar nothing
+    return True
+
+
+def _env_problem(name: str, text: str, parts: list[str]) -> str | None:
+    """Why the variable ``name`` cannot be read as configuration, or None."""
+    if _SERVICE_LINK_VALUE.fullmatch(text.strip()):
+        return f"{name}: {text!r} {_SERVICE_LINK_HINT}"
+    if not all(parts) or not _is_key_path(parts):
+        if _SERVICE_LINK_NAME.fullmatch(name[len(ENV_PREFIX):]):
+            return f"{name}: not a configuration key; it {_SERVICE_LINK_HINT}"
+        return f"{name}: not a configuration key"
+    return None
+
+
 def _env_overrides(environ: Mapping[str, str], problems: list[str]) -> dict[str, Any]:
-    """``HBS_CACHE__STORE=redis`` -> ``{"cache": {"store": "redis"}}`` (values read as YAML)."""
+    """``HBS_CACHE__STORE=redis`` -> ``{"cache": {"store": "redis"}}`` (values read as YAML).
+
+    A variable that names no key is a problem naming the variable (not merged)."""
     tree: dict[str, Any] = {}
     for name, text in sorted(environ.items()):
         if not name.startswith(ENV_PREFIX):
             continue
         parts = [p.lower() for p in name[len(ENV_PREFIX):].split("__")]
-        if not all(parts):
-            problems.append(f"{name}: not a configuration key")
+        problem = _env_problem(name, text, parts)
+        if problem:
+            problems.append(problem)
             continue
         try:
             value = yaml.safe_load(text) if text != "" else ""

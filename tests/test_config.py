@@ -214,10 +214,43 @@ def test_all_problems_are_reported_together():
     with pytest.raises(ConfigError) as caught:
         load_config(environ={"HBS_PORTT": "1", "HBS_WORKERS": "many"}, overrides={"cache": {"max_num_values": 0}})
     assert sorted(caught.value.problems) == [
+        "HBS_PORTT: not a configuration key",
         "cache.max_num_values: must be >= 1, got 0",
-        "portt: unknown key",
         "workers: must be an integer, got str 'many'",
     ]
+
+
+HINT = ("looks like a Kubernetes service link (from a Service named 'hbs'); set enableServiceLinks: false "
+        "in the pod spec or rename the Service")
+
+
+@pytest.mark.parametrize(
+    ("env", "problems"),
+    [
+        ({"HBS_COLOUR": "blue"}, ["HBS_COLOUR: not a configuration key"]),
+        ({"HBS_CACHE__STOR": "redis"}, ["HBS_CACHE__STOR: not a configuration key"]),
+        ({"HBS_PORT__X": "1"}, ["HBS_PORT__X: not a configuration key"]),  # below a scalar
+        ({"HBS_CACHE____STORE": "redis"}, ["HBS_CACHE____STORE: not a configuration key"]),
+        ({"HBS_PORT": "tcp://10.0.0.11:8000"}, [f"HBS_PORT: 'tcp://10.0.0.11:8000' {HINT}"]),
+        ({"HBS_PORT_8000_TCP": "tcp://10.0.0.11:8000"}, [f"HBS_PORT_8000_TCP: 'tcp://10.0.0.11:8000' {HINT}"]),
+        ({"HBS_SERVICE_HOST": "10.0.0.11", "HBS_SERVICE_PORT": "8000", "HBS_PORT_8000_TCP_ADDR": "10.0.0.11",
+          "HBS_PORT_8000_TCP_PROTO": "tcp"},
+         [f"{name}: not a configuration key; it {HINT}" for name in
+          ("HBS_PORT_8000_TCP_ADDR", "HBS_PORT_8000_TCP_PROTO", "HBS_SERVICE_HOST", "HBS_SERVICE_PORT")]),
+        ({"HBS_ADAPTERS__ALPHA__ALIAS_OF": "generic", "HBS_ADAPTERS__ALPHA__GVL_VENDOR_ID": "7"}, []),
+        ({"HBS_ACCOUNT_DEFAULTS__PRIVACY__ALLOWACTIVITIES__SYNCUSER": "{default: true}"}, []),  # free-form
+        ({"HBS_CACHE__REDIS__URL": "redis://10.0.0.12:6379/0", "HBS_PORT": "9000"}, []),
+    ],
+    ids=["unknown", "unknown-nested", "below-scalar", "empty-level", "service-link-port", "service-link-value",
+         "service-link-names", "adapter-code", "free-form", "ordinary"],
+)
+def test_environment_variables_that_name_no_key(env, problems):
+    if problems:
+        with pytest.raises(ConfigError) as caught:
+            load_config(environ=env)
+        assert caught.value.problems == problems
+    else:
+        load_config(environ=env)
 
 
 def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -245,9 +278,9 @@ def test_invalid_configuration_exits_2_with_one_line_per_problem(tmp_path, check
     assert done.returncode == 2
     assert done.stdout == ""
     assert sorted(done.stderr.splitlines()) == [
+        "HBS_NOPE: not a configuration key",
         "adapters.alpha.endpoint: not a URL: 'ftp//x'",
         "cache.store: must be one of memory, redis, remote; got 'disk'",
-        "nope: unknown key",
     ]
 
 
