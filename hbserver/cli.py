@@ -9,6 +9,7 @@ import sys
 
 from hbserver import __version__
 from hbserver.config import Config, ConfigError, dump_yaml, load_config
+from hbserver.cpus import usable_cpus
 from hbserver.installation import installation_problems
 from hbserver.logsetup import setup_logging
 
@@ -66,7 +67,7 @@ def runtime_problems(config: Config) -> list[str]:
             load_gvl(config.gdpr.vendorlist_file)
         except GVLError as exc:
             problems.append(f"gdpr.vendorlist_file: {exc}")
-    if config.port == 0 and (config.workers or os.cpu_count() or 1) > 1:
+    if config.port == 0 and (config.workers or usable_cpus()) > 1:
         problems.append("port: 0 (any free port) cannot be shared by several workers; name a port")
     return problems
 

@@ -20,6 +20,7 @@ import time
 from aiohttp import web
 
 from hbserver.config import Config
+from hbserver.cpus import usable_cpus
 from hbserver.multiproc import MULTIPROC_ENV
 
 log = logging.getLogger("hbserver.server")
@@ -48,7 +49,7 @@ def tune_gc() -> None:
 
 def serve(config: Config) -> int:
     """Run the server until SIGTERM/SIGINT; the process exit status."""
-    workers = config.workers or os.cpu_count() or 1
+    workers = config.workers or usable_cpus()
     if workers == 1:
         return run_worker(config)
     return Supervisor(config, workers).run()
