@@ -16,13 +16,17 @@ $(STAMP):
 	$(PY) -m pip install --quiet --no-deps -e .
 	@rm -f $(VENV)/.installed-* && touch $@
 
-# hadolint, checkov and kubernetes-validate in a venv of their own (tests/deploy use them).
+# hadolint, checkov and kubernetes-validate in a venv of their own (tests/deploy uses them).
 $(TOOLS_STAMP): requirements/tools.txt
 	@rm -rf $(TOOLS) && $(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet --require-hashes -r requirements/tools.txt
 	@touch $@
 
+# tests/deploy rebuilds the image's layout with Debian's python3.11 (python:3.11-slim's stand-in,
+# runnable by an unprivileged user); under CI=true a missing one is installed.
 tools: $(TOOLS_STAMP)
+	@/usr/bin/python3.11 -c "import ensurepip, venv" 2>/dev/null || [ "$$CI" != true ] || \
+		(apt-get update -qq && apt-get install -y -qq python3-venv)
 
 # Serve on 0.0.0.0:8000 with the embedded defaults.
 run: $(STAMP)

@@ -51,8 +51,21 @@ def serve(config: Config) -> int:
     """Run the server until SIGTERM/SIGINT; the process exit status."""
     workers = config.workers or usable_cpus()
     if workers == 1:
+        prepare_operator_metrics_dir()
         return run_worker(config)
     return Supervisor(config, workers).run()
+
+
+def prepare_operator_metrics_dir() -> bool:
+    """Create the operator's ``PROMETHEUS_MULTIPROC_DIR`` (the container image sets one) and
+    remove a previous run's files from it; False when none is set."""
+    directory = os.environ.get(MULTIPROC_ENV)
+    if not directory:
+        return False
+    os.makedirs(directory, exist_ok=True)
+    for stale in glob.glob(os.path.join(directory, "*.db")):
+        os.unlink(stale)
+    return True
 
 
 _early_stop = False
@@ -163,12 +176,7 @@ class Supervisor:
                 shutil.rmtree(self._own_metrics_dir, ignore_errors=True)
 
     def _prepare_metrics_dir(self) -> None:
-        directory = os.environ.get(MULTIPROC_ENV)
-        if directory:
-            os.makedirs(directory, exist_ok=True)
-            for stale in glob.glob(os.path.join(directory, "*.db")):
-                os.unlink(stale)
-        else:
+        if not prepare_operator_metrics_dir():
             directory = self._own_metrics_dir = tempfile.mkdtemp(prefix="hbserver-metrics-")
             os.environ[MULTIPROC_ENV] = directory
 

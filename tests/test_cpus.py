@@ -89,5 +89,6 @@ def test_workers_zero_starts_one_per_usable_cpu(monkeypatch, workers, usable, st
     monkeypatch.setattr(server, "usable_cpus", lambda: usable)
     monkeypatch.setattr(server, "Supervisor", FakeSupervisor)
     monkeypatch.setattr(server, "run_worker", lambda config: seen.append(("worker", 1)) or 0)
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
     assert server.serve(make_config(workers=workers)) == 0
     assert seen == [started]

@@ -245,3 +245,15 @@ def test_port_in_use_exits_non_zero(servers, tmp_path):
             servers.append(server)
             assert server.wait(30) == 1
             assert "cannot listen on" in server.output()
+
+
+def test_one_worker_with_an_operator_metrics_dir_that_does_not_exist_yet(servers, tmp_path):
+    """The container image sets PROMETHEUS_MULTIPROC_DIR; one worker creates it and clears old files."""
+    metrics_dir = tmp_path / "not" / "yet"
+    server = start(servers, "--workers", "1", env={"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)}, cwd=tmp_path)
+    assert get(f"{server.base}/event?t=win&b=x&a=acc")[0] == 200
+    time.sleep(FLUSH_INTERVAL_SECONDS + 0.5)
+    status, body = get(f"{server.base}/metrics")
+    assert status == 200
+    assert 'hbserver_requests_total{endpoint="/event",status="200"} 1.0' in body.decode()
+    assert list(metrics_dir.glob("*.db"))
