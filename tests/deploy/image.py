@@ -11,16 +11,13 @@ VOLUMEs are writable, as the image's user (``setpriv``), like ``docker run --rea
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -215,43 +212,3 @@ class ImageLayout:
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
-
-class ServerProcess:
-    """A server started from a command line; waits for /status on ``port``."""
-
-    def __init__(self, command: list[str], port: int, cwd: Path, env: dict[str, str] | None = None) -> None:
-        self.base = f"http://127.0.0.1:{port}"
-        self.log = open(cwd / f"server-{port}.log", "w+b")
-        self.proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-
-    def wait_ready(self, timeout: float = 60) -> None:
-        from tests.e2e.helpers import get
-
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"server exited with {self.proc.returncode}:\n{self.output()}")
-            try:
-                if get(self.base + "/status", timeout=1)[0] in (200, 204):
-                    return
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"server not ready after {timeout}s:\n{self.output()}")
-
-    def output(self) -> str:
-        self.log.flush()
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")
-
-    def terminate(self, timeout: float = 30) -> int:
-        self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(10)
-        self.log.close()

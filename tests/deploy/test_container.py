@@ -8,9 +8,9 @@ import re
 import time
 
 from tests.deploy.bidder import auction_request
-from tests.deploy.image import DOCKERFILE, ServerProcess, instructions, run_stage
+from tests.deploy.image import DOCKERFILE, instructions, run_stage
 from tests.deploy.tools import ROOT, run, tool
-from tests.e2e.helpers import free_port, get
+from tests.e2e.helpers import ServerProcess, free_port, get
 
 
 def test_hadolint_is_clean():

@@ -15,8 +15,7 @@ from hbserver.bidders.registry import build_registry
 from hbserver.installation import STATIC_FILES
 from tests.conftest import make_config
 from tests.deploy.bidder import auction_request
-from tests.deploy.image import ServerProcess
-from tests.e2e.helpers import free_port, get
+from tests.e2e.helpers import ServerProcess, free_port, get
 
 ROOT = Path(__file__).resolve().parents[2]
 

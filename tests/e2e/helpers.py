@@ -21,22 +21,19 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-class Server:
-    """A real server process (the ``hbserver`` command through the test launcher)."""
+class ServerProcess:
+    """A server process started from ``command``, listening on ``port``; its output goes to a log
+    file in ``log_dir``."""
 
     def __init__(
-        self, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, port: int | None = None
+        self, command: list[str], port: int, cwd: Path, env: dict[str, str] | None = None,
+        log_dir: Path | None = None,
     ) -> None:
-        self.port = port or free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log = open((cwd or ROOT) / f"server-{self.port}.log", "w+b")
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
+        self.log = open((log_dir or cwd) / f"server-{port}.log", "w+b")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.e2e.launcher", "--host", "127.0.0.1", "--port", str(self.port), *args],
-            cwd=ROOT,
-            env={**os.environ, **(env or {})},
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            command, cwd=cwd, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
         )
 
     def wait_ready(self, timeout: float = 30) -> None:
@@ -62,6 +59,11 @@ class Server:
     def wait(self, timeout: float = 30) -> int:
         return self.proc.wait(timeout)
 
+    def terminate(self, timeout: float = 30) -> int:
+        """SIGTERM, then the exit status."""
+        self.signal(signal.SIGTERM)
+        return self.wait(timeout)
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             try:
@@ -70,6 +72,17 @@ class Server:
                 pass
             self.proc.wait(10)
         self.log.close()
+
+
+class Server(ServerProcess):
+    """A real server process (the ``hbserver`` command through the test launcher)."""
+
+    def __init__(
+        self, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, port: int | None = None
+    ) -> None:
+        port = port or free_port()
+        command = [sys.executable, "-m", "tests.e2e.launcher", "--host", "127.0.0.1", "--port", str(port), *args]
+        super().__init__(command, port, ROOT, {**os.environ, **(env or {})}, log_dir=cwd or ROOT)
 
 
 def get(url: str, timeout: float = 10) -> tuple[int, bytes]:

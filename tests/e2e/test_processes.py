@@ -68,11 +68,12 @@ def test_sigterm_lets_the_request_in_flight_finish(servers, tmp_path):
     assert sorted(r["bidid"] for r in records) == [f"bid-{i}" for i in range(5)]
 
 
-def test_sigterm_under_load_drains_then_closes(servers, tmp_path):
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sigterm_under_load_drains_then_closes(servers, tmp_path, workers):
     """shutdown_drain_seconds: readiness answers 503 at once, every request (new or in flight)
     within the drain window still succeeds, then the listener closes and the process exits 0."""
     drain = 2.0
-    server = start(servers, env={"HBS_SHUTDOWN_DRAIN_SECONDS": str(drain)}, cwd=tmp_path)
+    server = start(servers, "--workers", workers, env={"HBS_SHUTDOWN_DRAIN_SECONDS": str(drain)}, cwd=tmp_path)
     assert get(f"{server.base}/status/ready")[0] == 204
     results: list[tuple[float, object]] = []  # (sent at, status or the connection error)
     stop_load = threading.Event()
