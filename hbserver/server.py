@@ -1,6 +1,7 @@
 """Serving: each worker process listens on the shared port (SO_REUSEPORT) with uvloop; with
 several workers a small supervisor forks them, restarts one that dies, and on SIGTERM/SIGINT
-passes the signal on and waits for every worker to finish its in-flight requests.
+passes the signal on and waits for every worker to finish its in-flight requests. Each worker
+first drains for ``shutdown_drain_seconds`` (readiness 503, still serving), then closes its listener.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import time
 
 from aiohttp import web
 
+from hbserver.appkeys import HEALTH
 from hbserver.config import Config
 from hbserver.cpus import usable_cpus
 from hbserver.multiproc import MULTIPROC_ENV
@@ -83,7 +85,6 @@ def run_worker(config: Config) -> int:
 
 
 async def _serve(config: Config) -> int:
-
     from hbserver.app import create_app  # imported here: metrics mode is fixed by now
 
     app = create_app(config)
@@ -124,8 +125,6 @@ async def _drain(app: web.Application, stop: asyncio.Event, seconds: float) -> N
     balancer moves away before the listener closes. A second signal ends the drain at once."""
     if seconds <= 0:
         return
-    from hbserver.appkeys import HEALTH
-
     app[HEALTH].draining = True
     log.info("draining: /status/ready answers 503, serving goes on for %gs", seconds,
              extra={"worker_pid": os.getpid()})
