@@ -43,3 +43,20 @@ def setup_logging(json_logs: bool | None = None, level: int = logging.INFO) -> N
     root.setLevel(level)
     # aiohttp's access log is off (access_log=None); keep its server errors.
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+
+
+class LogLimiter:
+    """At most one log line per ``interval`` seconds per key: a failing backend under a request
+    flood is logged, not repeated per request (the metrics count every failure)."""
+
+    def __init__(self, logger: logging.Logger, interval: float = 10.0) -> None:
+        self.logger = logger
+        self.interval = interval
+        self._last: dict[str, float] = {}
+
+    def warning(self, key: str, message: str, *args: object) -> None:
+        now = time.monotonic()
+        last = self._last.get(key)
+        if last is None or now - last >= self.interval:
+            self._last[key] = now
+            self.logger.warning(message, *args)

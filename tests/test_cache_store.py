@@ -215,13 +215,70 @@ async def test_redis_custom_keys_are_create_only(redis_store):
     assert (await redis_store.get(key)).payload == b"<first/>"
 
 
-async def test_redis_down_is_a_store_error():
+async def test_redis_down_is_a_store_error_that_names_no_address():
     store = RedisStore("redis://127.0.0.1:1/0")
     try:
-        with pytest.raises(CacheStoreError, match="redis"):
-            await store.put_many([xml("<VAST/>")])
+        for call in (store.put_many([xml("<VAST/>")]), store.get("k")):
+            with pytest.raises(CacheStoreError) as caught:
+                await call
+            assert str(caught.value) == "redis: ConnectionError"  # what clients may read
+            assert "127.0.0.1:1" in caught.value.detail  # what the log gets
     finally:
         await store.close()
+
+
+async def test_cache_errors_sent_to_clients_name_no_internal_address(make_client, caplog):
+    """/vtrack and /cache answer a store failure without the store's address; the log keeps it."""
+    client = await make_client({"cache": {"store": "redis", "redis": {"url": "redis://127.0.0.1:1/0"}}})
+    put = {"puts": [{"type": "xml", "value": "<VAST version=\"3.0\"></VAST>", "bidid": "b", "bidder": "x"}]}
+    with caplog.at_level("WARNING", logger="hbserver.cache"):
+        answers = [await client.post("/vtrack?a=acc", json=put),
+                   await client.post("/cache", json={"puts": [{"type": "json", "value": {"a": 1}}]}),
+                   await client.get("/cache?uuid=0b5c4f9e-0000-4000-8000-000000000000")]
+    for response in answers:
+        text = await response.text()
+        assert response.status >= 500, text
+        assert "127.0.0.1" not in text and ":1/" not in text, text
+    assert "127.0.0.1:1" in caplog.text
+
+
+async def test_remote_store_never_follows_redirects_and_names_no_address(aiohttp_server, unused_tcp_port, caplog):
+    from aiohttp import web
+
+    hits: list[str] = []
+
+    async def elsewhere(request: web.Request) -> web.Response:
+        hits.append(request.method)
+        return web.json_response({"responses": [{"uuid": "stolen"}]})
+
+    target = await aiohttp_server(_app_with(elsewhere))
+
+    async def redirect(request: web.Request) -> web.Response:
+        raise web.HTTPTemporaryRedirect(str(target.make_url("/cache")))
+
+    origin = await aiohttp_server(_app_with(redirect))
+    session = SharedSession()
+    try:
+        store = RemoteStore(str(origin.make_url("/cache")), session)
+        for call in (store.put_many([xml("<VAST/>")]), store.get("k")):
+            with pytest.raises(CacheStoreError, match=r"^HTTP status code 307$"):
+                await call
+        assert hits == []
+        down = RemoteStore(f"http://127.0.0.1:{unused_tcp_port}/cache", session)
+        with pytest.raises(CacheStoreError) as caught:
+            await down.put_many([xml("<VAST/>")])
+        assert str(caught.value) == "ClientConnectorError"
+        assert f"127.0.0.1:{unused_tcp_port}" in caught.value.detail
+    finally:
+        await session.close()
+
+
+def _app_with(handler):
+    from aiohttp import web
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handler)
+    return app
 
 
 # -- remote (a real Prebid Cache API: hbserver's own /cache over a socket) -----------------------
@@ -256,7 +313,7 @@ async def test_remote_store_errors(aiohttp_server):
     try:
         for path, message in [
             ("/bad-status", "HTTP status code 503"),
-            ("/bad-json", "Cannot parse response: nope"),
+            ("/bad-json", "Cannot parse response"),  # the answer itself goes to the log only
             ("/short", "The number of response cache objects doesn't match with bids"),
         ]:
             with pytest.raises(CacheStoreError) as caught:

@@ -223,10 +223,42 @@ async def test_the_deadline_is_enforced(upstream, session):
     await stored.close()
 
 
-async def test_an_unreachable_server_is_a_clear_error(session, unused_tcp_port):
+async def test_an_unreachable_server_is_a_clear_error(session, unused_tcp_port, caplog):
     stored = build(f"http://127.0.0.1:{unused_tcp_port}", session)
-    _requests, _imps, errors = await stored.fetch_requests(["a"], [], 2)
-    assert len(errors) == 1
-    prefix = 'Stored Request with ID="a" could not be fetched: Error fetching Stored Requests via HTTP: '
-    assert errors[0].startswith(prefix)
-    assert len(errors[0]) > len(prefix)
+    with caplog.at_level("WARNING", logger="hbserver.stored"):
+        _requests, _imps, errors = await stored.fetch_requests(["a"], [], 2)
+    assert errors == ['Stored Request with ID="a" could not be fetched: '
+                      "Error fetching Stored Requests via HTTP: ClientConnectorError"]
+    assert f"127.0.0.1:{unused_tcp_port}" in caplog.text  # the address goes to the log, never to clients
+
+
+async def test_redirects_are_not_followed(session, aiohttp_server):
+    elsewhere: list[str] = []
+
+    async def other(request: web.Request) -> web.Response:
+        elsewhere.append(request.path)
+        return web.json_response({"requests": {"a": {"id": "from-elsewhere"}}})
+
+    target = web.Application()
+    target.router.add_get("/{tail:.*}", other)
+    target_server = await aiohttp_server(target)
+
+    async def redirect(request: web.Request) -> web.Response:
+        raise web.HTTPFound(f"http://127.0.0.1:{target_server.port}/stored?{request.rel_url.raw_query_string}")
+
+    origin = web.Application()
+    origin.router.add_get("/stored", redirect)
+    origin_server = await aiohttp_server(origin)
+    stored = build(f"http://127.0.0.1:{origin_server.port}", session)
+    requests, _imps, errors = await stored.fetch_requests(["a"], [], 2)
+    assert requests == {} and elsewhere == []
+    assert errors == ['Stored Request with ID="a" could not be fetched: '
+                      "Error fetching Stored Requests via HTTP. Response code was 302"]
+
+
+async def test_a_stored_value_nested_deeper_than_json_allows_is_malformed(upstream, session):
+    state, endpoint = upstream
+    state.body = b'{"requests": {"a": {"x": ' + b"[" * 300 + b"1" + b"]" * 300 + b"}}}"
+    answer = await HttpBackend(endpoint + "/stored", session).fetch({"requests": ["a"]})
+    assert answer["requests"]["a"].reason == (
+        "Error fetching Stored Requests via HTTP: the answer is not a JSON object of objects")

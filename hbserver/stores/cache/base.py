@@ -98,7 +98,12 @@ def new_key() -> str:
 
 
 class CacheStoreError(Exception):
-    """The store could not do what was asked; the message says why (it reaches error texts)."""
+    """The store could not do what was asked. The message says why and reaches error texts sent
+    to clients, so it never names a host, a port or a URL; ``detail`` (which may) is logged only."""
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
 
 
 class CorruptValue(CacheStoreError):

@@ -40,14 +40,14 @@ class RedisStore:
                     pipe.set(key, item.stored(), ex=item.ttl_seconds, nx=True)
                 results = await pipe.execute()
         except (RedisError, OSError) as exc:
-            raise CacheStoreError(f"redis: {exc}") from None
+            raise CacheStoreError(f"redis: {exc.__class__.__name__}", detail=str(exc)) from None
         return [key if ok else "" for key, ok in zip(keys, results, strict=True)]
 
     async def get(self, key: str) -> CachedValue | None:
         try:
             raw = await self.client.get(key)
         except (RedisError, OSError) as exc:
-            raise CacheStoreError(f"redis: {exc}") from None
+            raise CacheStoreError(f"redis: {exc.__class__.__name__}", detail=str(exc)) from None
         if raw is None:
             return None
         parsed = parse_stored(raw)

@@ -2,7 +2,8 @@
 
 It speaks the Prebid Cache API: ``POST {url}`` with ``{"puts":[…]}`` and ``GET {url}?uuid=``,
 over the application's shared keep-alive session. Error texts are PBS-Java's (DECISIONS: they
-follow ``Error occurred while sending request to cache:``).
+follow ``Error occurred while sending request to cache:``), less anything that would name the
+cache's address or quote its answer (that goes to the log). Redirects are never followed.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import orjson
 
 from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError
 
-MAX_ERROR_BODY = 200  # characters of an unreadable answer quoted in the error
+MAX_ERROR_BODY = 200  # characters of an unreadable answer quoted in the log
 MAX_ANSWER_BYTES = 8 * 1024 * 1024  # an answer longer than this is refused, not buffered
 
 
@@ -28,6 +29,10 @@ async def _read_bounded(response: aiohttp.ClientResponse) -> bytes:
             raise CacheStoreError(f"answer larger than {MAX_ANSWER_BYTES} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _client_error(method: str, url: str, exc: aiohttp.ClientError) -> CacheStoreError:
+    return CacheStoreError(exc.__class__.__name__, detail=f"{method} {url}: {exc}")
 
 
 class RemoteStore:
@@ -50,18 +55,18 @@ class RemoteStore:
         body = orjson.dumps({"puts": [self._put_json(item) for item in items]})
         headers = {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}
         try:
-            async with self._session().post(self.url, data=body, headers=headers) as response:
+            async with self._session().post(self.url, data=body, headers=headers, allow_redirects=False) as response:
                 text = await _read_bounded(response)
                 if response.status != 200:
                     raise CacheStoreError(f"HTTP status code {response.status}")
         except aiohttp.ClientError as exc:
-            raise CacheStoreError(str(exc) or exc.__class__.__name__) from None
+            raise _client_error("POST", self.url, exc) from None
         try:
             answers = orjson.loads(text)["responses"]
             keys = [str(answer["uuid"]) for answer in answers]
         except (orjson.JSONDecodeError, KeyError, TypeError):
             raise CacheStoreError(
-                f"Cannot parse response: {text[:MAX_ERROR_BODY].decode(errors='replace')}"
+                "Cannot parse response", detail=f"POST {self.url}: {text[:MAX_ERROR_BODY].decode(errors='replace')}"
             ) from None
         if len(keys) != len(items):
             raise CacheStoreError("The number of response cache objects doesn't match with bids")
@@ -69,7 +74,7 @@ class RemoteStore:
 
     async def get(self, key: str) -> CachedValue | None:
         try:
-            async with self._session().get(self.url, params={"uuid": key}) as response:
+            async with self._session().get(self.url, params={"uuid": key}, allow_redirects=False) as response:
                 payload = await _read_bounded(response)
                 if response.status == 404:
                     return None
@@ -77,7 +82,7 @@ class RemoteStore:
                     raise CacheStoreError(f"HTTP status code {response.status}")
                 content_type = response.content_type
         except aiohttp.ClientError as exc:
-            raise CacheStoreError(str(exc) or exc.__class__.__name__) from None
+            raise _client_error("GET", self.url, exc) from None
         return CachedValue("xml" if content_type.endswith("xml") else "json", payload)
 
     async def close(self) -> None:

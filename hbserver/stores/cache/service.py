@@ -7,13 +7,17 @@ remote Prebid Cache), applies the TTL rule, bounds every call by a deadline and 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Sequence
 from typing import TypeVar
 
 from hbserver.config import Config
+from hbserver.logsetup import LogLimiter
 from hbserver.metrics import Metrics
 from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStore, CacheStoreError
 from hbserver.web.client import SharedSession
+
+log = logging.getLogger("hbserver.cache")
 
 T = TypeVar("T")
 PUT_OUTCOMES = ("ok", "exists", "error", "timeout")
@@ -37,6 +41,11 @@ class CacheService:
         # the in-process memory store is called directly: no coroutine, no deadline to watch
         self._put_now = getattr(store, "put_many_now", None) if store.in_process else None
         self._gets = {o: metrics.counter(metrics.cache_gets, store.name, o) for o in GET_OUTCOMES}
+        self._log = LogLimiter(log)
+
+    def _failed(self, operation: str, exc: CacheStoreError) -> None:
+        """Log what the client's text leaves out (the store's address, its answer), once in a while."""
+        self._log.warning(f"{operation}:{exc}", "cache %s %s failed: %s", self.store.name, operation, exc.detail or exc)
 
     def ttl(self, requested: int | None) -> int:
         """A put's TTL: its own value capped at ``max_ttl_seconds``; absent or 0 -> the default."""
@@ -68,8 +77,9 @@ class CacheService:
         except TimeoutError:
             self._puts["timeout"].inc(len(items))
             raise CacheTimeout("Timeout has been exceeded") from None
-        except CacheStoreError:
+        except CacheStoreError as exc:
             self._puts["error"].inc(len(items))
+            self._failed("put", exc)
             raise
         written = len(keys) - keys.count("")
         self._puts["ok"].inc(written)
@@ -83,8 +93,9 @@ class CacheService:
         except TimeoutError:
             self._gets["timeout"].inc()
             raise CacheTimeout("Timeout has been exceeded") from None
-        except CacheStoreError:
+        except CacheStoreError as exc:
             self._gets["error"].inc()
+            self._failed("get", exc)
             raise
         self._gets["hit" if value is not None else "miss"].inc()
         return value

@@ -7,8 +7,6 @@ it leaves out is not stored there. A :class:`Failure` is a per-id problem (an un
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -37,19 +35,29 @@ class Failure:
     """Why one id could not be fetched from one backend (it may still exist there).
 
     ``label`` is the metric's reason label (error, timeout, unavailable, status, too_large, malformed).
+    ``reason`` reaches error texts sent to clients, so it never names a host, a port, a URL or a
+    path; ``detail`` (which may) goes to the log only.
     """
 
     reason: str
     label: str = "error"
+    detail: str = ""
 
 
 class BackendError(Exception):
-    """A whole batch failed; ``reason`` is the metric label, as :attr:`Failure.label`."""
+    """A whole batch failed; ``reason`` is the metric label, as :attr:`Failure.label`.
 
-    def __init__(self, message: str, reason: str = "error") -> None:
+    ``message`` is shown to clients (no hosts, ports, URLs or paths); ``detail`` is logged only.
+    """
+
+    def __init__(self, message: str, reason: str = "error", detail: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.reason = reason
+        self.detail = detail
+
+    def failure(self) -> Failure:
+        return Failure(self.message, self.reason, self.detail)
 
 
 Wanted = Mapping[Kind, Sequence[str]]
@@ -85,20 +93,3 @@ def id_problem(item_id: str) -> str | None:
 def invalid(kind: Kind, item_id: str, why: str) -> str:
     shown = item_id if len(item_id) <= SHOWN_ID_CHARS else item_id[:SHOWN_ID_CHARS] + "..."
     return f'Stored {NOUNS[kind]} with ID="{shown}" is invalid: {why}'
-
-
-class LogLimiter:
-    """At most one log line per ``interval`` seconds per key: a failing backend under a request
-    flood is logged, not repeated per request (the metrics count every failure)."""
-
-    def __init__(self, logger: logging.Logger, interval: float = 10.0) -> None:
-        self.logger = logger
-        self.interval = interval
-        self._last: dict[str, float] = {}
-
-    def warning(self, key: str, message: str, *args: object) -> None:
-        now = time.monotonic()
-        last = self._last.get(key)
-        if last is None or now - last >= self.interval:
-            self._last[key] = now
-            self.logger.warning(message, *args)

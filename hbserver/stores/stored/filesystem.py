@@ -21,9 +21,11 @@ def _read(path: str) -> bytes | Failure | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        return Failure(f"cannot read {path}: {exc.strerror or exc}", "io")
+        return Failure(f"cannot read the stored file: {exc.strerror or exc.__class__.__name__}", "io",
+                       f"cannot read {path}: {exc.strerror or exc}")
     if len(data) > MAX_FILE_BYTES:
-        return Failure(f"{path} is larger than {MAX_FILE_BYTES} bytes", "too_large")
+        return Failure(f"the stored file is larger than {MAX_FILE_BYTES} bytes", "too_large",
+                       f"{path} is larger than {MAX_FILE_BYTES} bytes")
     return data
 
 

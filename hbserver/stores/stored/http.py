@@ -64,40 +64,46 @@ class HttpBackend:
             body = await self._get(self.url(params), what)
             return _parse(body, members, wanted)
         except BackendError as exc:
-            failure = Failure(exc.message, exc.reason)
+            failure = exc.failure()
             return {kind: dict.fromkeys(wanted[kind], failure) for kind, _param, _member in members}
 
     async def _get(self, url: URL, what: str) -> bytes:
         try:
-            async with self._session().get(url, headers=_ACCEPT_JSON) as response:
+            # A redirect is an answer like any other non-200: never followed (it could point anywhere).
+            async with self._session().get(url, headers=_ACCEPT_JSON, allow_redirects=False) as response:
                 if response.status != 200:
                     raise BackendError(f"Error fetching {what} via HTTP. Response code was {response.status}", "status")
                 return await _read_bounded(response, what)
         except aiohttp.ClientError as exc:
-            raise BackendError(f"Error fetching {what} via HTTP: {exc or exc.__class__.__name__}") from None
+            raise BackendError(
+                f"Error fetching {what} via HTTP: {exc.__class__.__name__}", detail=f"GET {url}: {exc}"
+            ) from None
+
+
+def _malformed(what: str) -> BackendError:
+    return BackendError(f"Error fetching {what} via HTTP: the answer is not a JSON object of objects", "malformed")
 
 
 def _parse(body: bytes, members: list[tuple[Kind, str, str]], wanted: Wanted) -> Answer:
     what = _WHAT[members[0][0]]
-    malformed = BackendError(f"Error fetching {what} via HTTP: the answer is not a JSON object of objects", "malformed")
     try:
         document: Any = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        raise malformed from None
-    if not isinstance(document, dict):
-        raise malformed
-    answer: Answer = {}
-    for kind, _param, member in members:
-        values = document.get(member) or {}
-        if not isinstance(values, dict):
-            raise malformed
-        found: dict[str, bytes | Failure] = {}
-        for item_id in wanted[kind]:
-            value = values.get(item_id)
-            if value is not None:
-                found[item_id] = orjson.dumps(value)
-        answer[kind] = found
-    return answer
+        if not isinstance(document, dict):
+            raise _malformed(what)
+        answer: Answer = {}
+        for kind, _param, member in members:
+            values = document.get(member) or {}
+            if not isinstance(values, dict):
+                raise _malformed(what)
+            found: dict[str, bytes | Failure] = {}
+            for item_id in wanted[kind]:
+                value = values.get(item_id)
+                if value is not None:
+                    found[item_id] = orjson.dumps(value)
+            answer[kind] = found
+        return answer
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # encode: a value nested deeper than JSON allows
+        raise _malformed(what) from None
 
 
 async def _read_bounded(response: aiohttp.ClientResponse, what: str) -> bytes:

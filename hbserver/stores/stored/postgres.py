@@ -96,8 +96,8 @@ class PostgresBackend:
 
     def _unavailable(self, exc: BaseException) -> BackendError:
         self._down_until = self._clock() + RETRY_SECONDS
-        self._down_reason = str(exc) or exc.__class__.__name__
-        return BackendError(f"database unavailable: {self._down_reason}", "unavailable")
+        self._down_reason = exc.__class__.__name__
+        return BackendError(f"database unavailable: {self._down_reason}", "unavailable", str(exc))
 
     async def fetch(self, wanted: Wanted) -> Answer:
         pool = self._pool
@@ -116,7 +116,7 @@ class PostgresBackend:
         except _CONNECTION_ERRORS as exc:
             raise self._unavailable(exc) from None
         except asyncpg.PostgresError as exc:
-            raise BackendError(f"database error: {exc}") from None
+            raise BackendError(f"database error: {exc.__class__.__name__}", detail=str(exc)) from None
         for kind, found in answer.items():
             self._track(kind, found)
         return answer
@@ -146,7 +146,7 @@ class PostgresBackend:
         except _CONNECTION_ERRORS as exc:
             raise self._unavailable(exc) from None
         except asyncpg.PostgresError as exc:
-            raise BackendError(f"database error: {exc}") from None
+            raise BackendError(f"database error: {exc.__class__.__name__}", detail=str(exc)) from None
         self._down_until = 0.0  # reachable again: lookups need not wait for RETRY_SECONDS
         self._unreported = {kind: set() for kind in KINDS}
         return changes

@@ -30,13 +30,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from hbserver.config import Config
+from hbserver.logsetup import LogLimiter
 from hbserver.metrics import Metrics
 from hbserver.stores.stored.base import (
     Backend,
     BackendError,
     Failure,
     Kind,
-    LogLimiter,
     id_problem,
     invalid,
     not_fetched,
@@ -314,17 +314,17 @@ class StoredData:
                 late = Failure(f"{backend.name} timed out after {limit * 1000:.0f} ms", "timeout")
                 answer = _fail_all(remaining, late)
             except BackendError as exc:
-                answer = _fail_all(remaining, Failure(exc.message, exc.reason))
-            except Exception as exc:  # a bug in a backend must not fail the request's other ids
+                answer = _fail_all(remaining, exc.failure())
+            except Exception:  # a bug in a backend must not fail the request's other ids
                 log.exception("stored data: %s backend failed", backend.name)
-                answer = _fail_all(remaining, Failure(f"{backend.name}: internal error: {exc!r}", "internal"))
+                answer = _fail_all(remaining, Failure(f"{backend.name}: internal error", "internal"))
             self._fetch_time[backend.name].observe(loop.time() - started)
             problems: dict[str, str] = {}
             for kind, items in answer.items():
                 for item_id, outcome in items.items():
                     if isinstance(outcome, Failure):
                         failures.setdefault((kind, item_id), []).append(outcome.reason)
-                        problems.setdefault(outcome.label, outcome.reason)
+                        problems.setdefault(outcome.label, outcome.detail or outcome.reason)
                     else:
                         found[kind, item_id] = outcome
             for label, reason in problems.items():
