@@ -12,7 +12,6 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import orjson
 
@@ -21,11 +20,15 @@ from hbserver.auction.messages import Message, WarningCode
 from hbserver.privacy.ccpa import parse_us_privacy
 from hbserver.privacy.gpp import GPPError, parse_gpp, parse_gpp_sid
 from hbserver.privacy.tcf2 import ConsentError, parse_tcf2_cached
+from hbserver.web.body import JsonTooDeep, loads_json
+from hbserver.web.urls import url_host
 
 UNRESOLVED_ACCOUNT_MACRO = "ACCOUNT_ID"  # the RTC template's macro when the page did not fill it
 MAX_PARAM_LENGTH = 8192
 MAX_SIZES = 50
 TARGETING_WARNING_CODE = 2  # PBS-Go's code for the targeting merge warning
+MAX_INT_DIGITS = 9  # numbers in the query (sizes, consent_type, timeout): more digits are no real value
+MAX_PROVIDER_ID_DIGITS = 9  # addtl_consent's Google ATP ids are small; a longer one no encoder writes
 
 
 class AmpError(ValueError):
@@ -54,12 +57,15 @@ class AmpParams:
     source_origin: str = ""
 
 
+def _digits(value: str, limit: int = MAX_INT_DIGITS) -> bool:
+    """ASCII digits only, at most ``limit`` of them (``str.isdigit`` also takes "²", which int() refuses)."""
+    return 0 < len(value) <= limit and value.isascii() and value.isdigit()
+
+
 def _int(value: str) -> int:
-    """Go's ``strconv.ParseInt`` leniency of AMP: anything unparsable is 0."""
-    try:
-        return int(value) if value.lstrip("-").isdigit() else 0
-    except ValueError:
-        return 0
+    """Go's ``strconv.ParseInt`` leniency of AMP: anything unparsable (or out of range) is 0."""
+    digits = value[1:] if value.startswith("-") else value
+    return int(value) if _digits(digits) else 0
 
 
 def parse_multisize(value: str) -> list[tuple[int, int]]:
@@ -91,9 +97,11 @@ def parse_amp_query(query: Mapping[str, str], origin: str = "") -> tuple[AmpPara
     timeout_text = get("timeout")
     timeout = None
     if timeout_text:
-        if not timeout_text.isdigit():
-            raise AmpError(f'timeout must be a non-negative integer (milliseconds), got "{timeout_text}"')
-        timeout = int(timeout_text)
+        if not (timeout_text.isascii() and timeout_text.isdigit()):
+            shown = timeout_text[:32] + ("..." if len(timeout_text) > 32 else "")
+            raise AmpError(f'timeout must be a non-negative integer (milliseconds), got "{shown}"')
+        # more digits than any deadline needs: as long as possible (the smallest candidate wins anyway)
+        timeout = int(timeout_text) if len(timeout_text) <= MAX_INT_DIGITS else 10**MAX_INT_DIGITS
     applies_text = get("gdpr_applies")
     gdpr_applies = None
     if applies_text in ("true", "false"):
@@ -192,7 +200,7 @@ def amp_request(
     site = dict(request["site"]) if isinstance(request.get("site"), dict) else {}
     if params.curl:
         site["page"] = params.curl
-        host = urlsplit(params.curl).hostname
+        host = url_host(params.curl)
         if host:
             site["domain"] = host
     site_ext = dict(site["ext"]) if isinstance(site.get("ext"), dict) else {}
@@ -221,7 +229,7 @@ def _with_additional_consent(user: Any, addtl: str) -> dict[str, Any]:
     ext["ConsentedProvidersSettings"] = {"consented_providers": addtl}
     parts = addtl.split("~")
     if len(parts) == 2:
-        ids = [int(p) for p in parts[1].split(".") if p.isdigit()]
+        ids = [int(p) for p in parts[1].split(".") if _digits(p, MAX_PROVIDER_ID_DIGITS)]
         if ids:
             ext["consented_providers_settings"] = {"consented_providers": ids}
     user["ext"] = ext
@@ -295,15 +303,19 @@ def _apply_consent(request: dict[str, Any], params: AmpParams, gdpr_enabled: boo
 
 
 def _with_targeting(imp: dict[str, Any], targeting: str, warnings: list[Message]) -> dict[str, Any]:
-    """``targeting`` (a JSON object) merged into ``imp.ext.data``; anything else is a warning (code 2)."""
+    """``targeting`` (a JSON object within the nesting limit) merged into ``imp.ext.data``; anything
+    else is a warning (code 2)."""
+    problem = "Invalid JSON Patch"
     try:
-        data = orjson.loads(targeting)
+        data = loads_json(targeting)
+    except JsonTooDeep as exc:
+        data, problem = None, str(exc)
     except orjson.JSONDecodeError:
         data = None
     if not isinstance(data, dict):
         warnings.append(Message(
             TARGETING_WARNING_CODE,
-            "unable to merge imp.ext with targeting data, check targeting data is correct: Invalid JSON Patch",
+            f"unable to merge imp.ext with targeting data, check targeting data is correct: {problem}",
         ))
         return imp
     ext = imp.get("ext") if isinstance(imp.get("ext"), dict) else {}

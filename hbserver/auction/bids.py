@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hbserver.adapters.base import BidderError, BidderResponse, ConversionError, ErrorCode, bad_server_response
+from hbserver.web.body import MAX_JSON_DEPTH, within_depth
 
 Convert = Callable[[float, str, str], float]
 _INF = float("inf")
@@ -79,6 +80,24 @@ def accept_bids(
                 AuctionBid(bidder, adapter, own, typed.bid_type, price, bid["impid"], bool(bid.get("dealid")))
             )
     return accepted, errors
+
+
+def drop_deep_bids(response: BidderResponse, errors: list[BidderError]) -> None:
+    """Drop the bids nested more than MAX_JSON_DEPTH deep, each with a code 3 error.
+
+    Such a bid could never be written (orjson stops at 254 levels; the response and the cache put
+    it a few levels deeper still), so it would sink the whole auction. Called only for answers
+    whose raw bytes hold more brackets than the limit (:func:`hbserver.web.body.may_be_deeper`).
+    """
+    kept = []
+    for typed in response.bids:
+        if within_depth(typed.bid):
+            kept.append(typed)
+            continue
+        bid_id = typed.bid.get("id") if isinstance(typed.bid, dict) else None
+        shown = bid_id if isinstance(bid_id, str) else ""
+        errors.append(bad_server_response(f'Bid "{shown}" is nested more than {MAX_JSON_DEPTH} levels deep'))
+    response.bids = kept
 
 
 def _problem(bid: Any, imp_ids: set[str], debug: bool) -> str | None:

@@ -32,7 +32,7 @@ from hbserver.adapters.base import (
     ResponseData,
     TypedBid,
 )
-from hbserver.auction.bids import AuctionBid, accept_bids, adjustment_factor
+from hbserver.auction.bids import AuctionBid, accept_bids, adjustment_factor, drop_deep_bids
 from hbserver.auction.currency import build_rates
 from hbserver.auction.eventurls import EventUrls
 from hbserver.auction.exchange import BidderOutcome, finish_bidders, start_bidder
@@ -41,6 +41,7 @@ from hbserver.auction.ortb import upconvert
 from hbserver.auction.privacy import read_privacy
 from hbserver.auction.split import BidderRequest, split_request
 from hbserver.auction.stored import (
+    StoredDataUnavailable,
     StoredResponses,
     StoredSource,
     load_stored_responses,
@@ -59,6 +60,8 @@ from hbserver.stores.cache.base import CacheItem, CacheStoreError
 from hbserver.stores.cache.service import CacheService
 from hbserver.vast import insert_impression
 from hbserver.web.bidclient import BidderClient
+from hbserver.web.body import may_be_deeper
+from hbserver.web.urls import url_host
 
 log = logging.getLogger("hbserver.auction")
 
@@ -174,6 +177,8 @@ class AuctionService:
             request = await merge_stored(body, self.stored, STORED_FETCH_TIMEOUT_S)
         except RequestError as exc:
             raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+        except StoredDataUnavailable as exc:
+            raise AuctionRefused(503, str(exc), "err") from None
         return await self.execute(request, http, start)
 
     async def execute(
@@ -209,6 +214,8 @@ class AuctionService:
                 stored_responses = StoredResponses()
         except RequestError as exc:
             raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+        except StoredDataUnavailable as exc:
+            raise AuctionRefused(503, str(exc), "err") from None
         deadline = start + tmax / 1000
         account_id = _account_id(request)
         try:  # a cached account (or cached refusal) costs no coroutine
@@ -580,14 +587,13 @@ def _request_type(request: dict[str, Any]) -> str:
 def _account_id(request: dict[str, Any]) -> str:
     """``site``/``app``/``dooh`` ``publisher.ext.prebid.parentAccount``, else ``publisher.id``."""
     for channel in ("site", "app", "dooh"):
-        publisher = (request.get(channel) or {}).get("publisher")
+        holder = request.get(channel)
+        publisher = holder.get("publisher") if isinstance(holder, dict) else None
         if not isinstance(publisher, dict):
             continue
-        parent = (
-            ((publisher.get("ext") or {}).get("prebid") or {}).get("parentAccount")
-            if isinstance(publisher.get("ext"), dict)
-            else None
-        )
+        ext = publisher.get("ext")
+        prebid = ext.get("prebid") if isinstance(ext, dict) else None
+        parent = prebid.get("parentAccount") if isinstance(prebid, dict) else None
         if isinstance(parent, str) and parent:
             return parent
         if isinstance(publisher.get("id"), str) and publisher["id"]:
@@ -632,7 +638,7 @@ def _with_http_fields(request: dict[str, Any], http: HttpContext) -> dict[str, A
         site["page"] = http.referer
         out["site"] = site
     if isinstance(site, dict) and site.get("page") and not site.get("domain") and isinstance(site["page"], str):
-        host = urllib.parse.urlsplit(site["page"]).hostname
+        host = url_host(site["page"])
         if host:
             out["site"] = {**site, "domain": host}
     if "at" not in out:
@@ -649,6 +655,8 @@ def _stored_bidder_outcome(bidder_request: BidderRequest, adapter: Adapter, stor
         outcome.errors.extend(errs)
         if response is None:
             continue
+        if response.bids and may_be_deeper(entry.body):
+            drop_deep_bids(response, outcome.errors)
         if entry.replace_imp_id:
             response = BidderResponse(
                 [

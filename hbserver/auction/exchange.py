@@ -2,6 +2,9 @@
 (:class:`hbserver.web.bidclient.BidderClient`), bounded by the bidder deadline (request deadline -
 ``cache.expected_millis``).
 
+A bid nested deeper than :data:`~hbserver.web.body.MAX_JSON_DEPTH` (which no response or cache
+entry could carry) is dropped with a code 3 error for its bidder; the bidder's other bids stay.
+
 A bidder still out at its deadline is cancelled and gets error code 1; nothing here waits past
 the deadline. Answers are read up to :data:`MAX_RESPONSE_BYTES`. Adapters are pure: a bidder's
 ``make_requests``/``make_bids`` raising is contained to that bidder (code 999, logged).
@@ -25,8 +28,10 @@ from hbserver.adapters.base import (
     ResponseData,
     bad_server_response,
 )
+from hbserver.auction.bids import drop_deep_bids
 from hbserver.auction.split import BidderRequest
 from hbserver.web.bidclient import BidderClient, PendingRequest, ResponseTooLarge
+from hbserver.web.body import may_be_deeper
 
 log = logging.getLogger("hbserver.exchange")
 
@@ -144,6 +149,8 @@ def _read_bids(outcome: BidderOutcome) -> None:
         if bid_errors:
             outcome.errors.extend(bid_errors)
         if response is not None:
+            if response.bids and may_be_deeper(exchange.body):  # rare: most answers have few brackets
+                drop_deep_bids(response, outcome.errors)
             outcome.responses.append(response)
     outcome.elapsed_ms = int((finished - outcome.started) * 1000)
 

@@ -30,6 +30,7 @@ _ERR_PRECISION_NEGATIVE = "Price granularity error: precision must be non-negati
 _ERR_PRECISION_TOO_BIG = "Price granularity error: precision of more than 15 significant figures is not supported"
 _ERR_RANGES_ORDER = 'Price granularity error: range list must be ordered with increasing "max"'
 _ERR_INCREMENT = "Price granularity error: increment must be a nonzero positive number"
+_ERR_INCREMENT_TOO_SMALL = "Price granularity error: increment is too small for its range"
 
 
 def format_float(value: float, precision: int) -> str:
@@ -259,6 +260,8 @@ def parse_granularity(value: object) -> PriceGranularity:
             raise GranularityError(_ERR_RANGES_ORDER)
         if increment <= 0.0:
             raise GranularityError(_ERR_INCREMENT)
+        if not math.isfinite((hi - prev_max) / increment):  # a bucket number no float holds (1e-320)
+            raise GranularityError(_ERR_INCREMENT_TOO_SMALL)
         ranges.append(PriceRange(prev_max, hi, increment))
         prev_max = hi
     return PriceGranularity(precision, tuple(ranges))

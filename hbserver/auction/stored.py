@@ -2,7 +2,14 @@
 stored auction/bid responses (reference §2.3-2.5).
 
 The stored document is the merge-patch *target* and the incoming JSON the *patch*: incoming values
-win, arrays are replaced, ``null`` deletes. A missing id is fatal (400) with PBS-Go's text.
+win, arrays are replaced, ``null`` deletes.
+
+Whose fault: an id that is not stored, an id no backend can look up (empty, too long, control
+characters) or stored JSON that is malformed or nested deeper than
+:data:`~hbserver.web.body.MAX_JSON_DEPTH` is the request's problem (:class:`RequestError`, 400 with
+PBS-Go's text where it has one). A backend that failed or did not answer in time is the server's
+(:class:`StoredDataUnavailable`, 503); its text names the id, never the backend's host, port or
+URL (the stored-data service logs the detail).
 """
 
 from __future__ import annotations
@@ -15,8 +22,41 @@ import orjson
 
 from hbserver.auction.mergepatch import merge_patch
 from hbserver.auction.validate import RequestError
+from hbserver.stores.stored.base import MAX_ID_LENGTH, id_problem
+from hbserver.web.body import loads_json
 
 UUID_MACRO = "{{UUID}}"
+_NOT_FETCHED = " could not be fetched"
+
+
+class StoredDataUnavailable(Exception):
+    """Stored data could not be fetched (backend down or slow): a 503 with this text."""
+
+
+def stored_id_problem(item_id: str) -> str | None:
+    """Why no backend can look ``item_id`` up, or None: the stored-data service's rules, and at
+    most MAX_ID_LENGTH bytes in UTF-8 (a longer file name is refused by the filesystem)."""
+    problem = id_problem(item_id)
+    if problem is None and not item_id.isascii() and len(item_id.encode("utf-8", "replace")) > MAX_ID_LENGTH:
+        problem = f"longer than {MAX_ID_LENGTH} bytes in UTF-8"
+    return problem
+
+
+def _client_fault(error: str) -> bool:
+    """Is this stored-data error text the request's fault (not stored, id refused) rather than a backend's?"""
+    return error.endswith(" not found.") or (" is invalid: " in error and _NOT_FETCHED not in error)
+
+
+def fetch_failure(errors: list[str]) -> StoredDataUnavailable | None:
+    """A 503 for the backend failures among ``errors`` (each cut to the id: no backend detail), or None."""
+    failures = [error for error in errors if not _client_fault(error)]
+    if not failures:
+        return None
+    lines = []
+    for error in failures:
+        head, found, _detail = error.partition(_NOT_FETCHED)
+        lines.append(f"{head}{_NOT_FETCHED}: stored data is unavailable" if found else "stored data is unavailable")
+    return StoredDataUnavailable("\n".join(lines))
 
 
 class StoredSource(Protocol):
@@ -36,21 +76,26 @@ def _stored_id(container: Any, path: str, index: int | None = None) -> str | Non
     ref = prebid.get("storedrequest") if isinstance(prebid, dict) else None
     if not isinstance(ref, dict) or "id" not in ref:
         return None
+    where = path if index is None else f"{path}[{index}]"
     if not isinstance(ref["id"], str):
-        where = path if index is None else f"{path}[{index}]"
         raise RequestError(f"{where}.ext.prebid.storedrequest.id must be a string")
+    problem = stored_id_problem(ref["id"])
+    if problem is not None:
+        raise RequestError(f"{where}.ext.prebid.storedrequest.id is invalid: {problem}")
     return ref["id"]
 
 
 def _parse(raw: bytes, what: str) -> Any:
+    """Stored JSON within the nesting limit; malformed or too deep is a RequestError naming it."""
     try:
-        return orjson.loads(raw)
+        return loads_json(raw)
     except orjson.JSONDecodeError as exc:
         raise RequestError(f"{what} is not valid JSON: {exc}") from None
 
 
 async def merge_stored(request: dict[str, Any], source: StoredSource | None, timeout_s: float) -> dict[str, Any]:
-    """``request`` with its stored request and stored imps merged in; raises RequestError."""
+    """``request`` with its stored request and stored imps merged in; raises RequestError, or
+    StoredDataUnavailable when a backend failed."""
     request_id = _stored_id(request, "request")
     imps = request.get("imp")
     imp_refs = []
@@ -67,7 +112,7 @@ async def merge_stored(request: dict[str, Any], source: StoredSource | None, tim
         [request_id] if request_id is not None else [], [ref for _, ref in imp_refs], timeout_s
     )
     if errors:
-        raise RequestError("\n".join(errors))
+        raise fetch_failure(errors) or RequestError("\n".join(errors))
     merged = request
     if request_id is not None:
         stored = _parse(stored_requests[request_id], f'Stored Request with ID="{request_id}"')
@@ -84,6 +129,12 @@ async def merge_stored(request: dict[str, Any], source: StoredSource | None, tim
         merged = dict(merged)
         merged["imp"] = merged_imps
     return merged
+
+
+def _check_response_id(item_id: str, where: str) -> None:
+    problem = stored_id_problem(item_id)
+    if problem is not None:
+        raise RequestError(f"{where} is invalid: {problem}")
 
 
 @dataclass(slots=True)
@@ -131,6 +182,7 @@ async def load_stored_responses(
                 raise RequestError(
                     f'request.imp[{index}] has ext.prebid.storedauctionresponse specified, but "id" field is missing '
                 )
+            _check_response_id(auction_ref["id"], f"request.imp[{index}].ext.prebid.storedauctionresponse.id")
             auction_refs.append((imp["id"], auction_ref["id"]))
         bid_ref = prebid.get("storedbidresponse")
         if bid_ref is not None:
@@ -152,6 +204,7 @@ async def load_stored_responses(
                         "Bidders specified in imp.ext should match with bidders specified in "
                         "imp.ext.prebid.storedbidresponse"
                     )
+                _check_response_id(entry["id"], f"request.imp[{index}].ext.prebid.storedbidresponse.id")
                 replace = entry.get("replaceimpid", True)
                 bid_refs.append((imp["id"], entry["bidder"], entry["id"], replace is not False))
     if auction_refs and len(auction_refs) != len(imps):
@@ -167,6 +220,9 @@ async def load_stored_responses(
         raise RequestError("stored responses are referenced but no stored data source is configured")
     ids = sorted({ref for _, ref in auction_refs} | {ref for _, _, ref, _ in bid_refs})
     found, errors = await source.fetch_responses(ids, timeout_s)
+    failure = fetch_failure(errors)
+    if failure is not None:
+        raise failure
     for imp_id, ref in auction_refs:
         if ref not in found:
             raise RequestError(

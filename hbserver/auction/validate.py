@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hbserver.auction.currency import validate_request_currency
 from hbserver.auction.messages import Message, WarningCode
 from hbserver.auction.pricegranularity import GranularityError, parse_granularity, parse_media_type_granularity
 from hbserver.bidders.registry import Bidder, Registry
@@ -94,6 +95,9 @@ def validate_request(request: dict[str, Any], registry: Registry, check_params: 
     aliases = _aliases(prebid, registry)
     _check_adjustment_factors(prebid, registry, aliases)
     _check_targeting(prebid)
+    currency_problem = validate_request_currency(prebid.get("currency"))
+    if currency_problem is not None:
+        raise RequestError(currency_problem)
     cache = prebid.get("cache")
     if cache is not None:
         if not isinstance(cache, dict) or ("bids" not in cache and "vastxml" not in cache):
@@ -269,7 +273,8 @@ def _check_banner(banner: dict[str, Any], index: int) -> None:
     formats = banner.get("format")
     if formats is not None and not isinstance(formats, list):
         raise RequestError(f"request.imp[{index}].banner.format must be an array")
-    if not (w and h) and not formats and not banner.get("ext", {}).get("interstitial"):
+    ext = banner.get("ext")
+    if not (w and h) and not formats and not (isinstance(ext, dict) and ext.get("interstitial")):
         raise RequestError(
             f'request.imp[{index}].banner has no sizes. Define "w" and "h", or include "format" elements.'
         )

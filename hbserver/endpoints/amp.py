@@ -5,6 +5,11 @@ The response leaves by ``start + tmax - amp.timeout_adjustment_ms`` with
 ``tmax = min(amp.default_timeout_ms, timeout, stored tmax)``; bidders get ``cache.expected_millis``
 less. Body: ``{"targeting": {...}, "ext": {"errors", "warnings", "debug"}}``; every answer,
 errors included, carries the AMP CORS headers.
+
+Status classes: what the client sent is a 400 (no ``tag_id``, a ``tag_id`` no backend can look up
+— control characters, longer than 200 characters or 200 bytes in UTF-8 —, an unknown one, a stored
+request that breaks AMP's rules or is malformed or too deep); a stored-data backend that failed or
+timed out is a 503 whose text names the id only (the backend's detail is logged).
 """
 
 from __future__ import annotations
@@ -19,11 +24,13 @@ from hbserver.analytics import Analytics
 from hbserver.analytics.records import amp_record
 from hbserver.auction.amp import AmpError, amp_request, amp_targeting, amp_tmax, check_stored, parse_amp_query
 from hbserver.auction.core import STORED_FETCH_TIMEOUT_S, AuctionRefused, AuctionService
+from hbserver.auction.stored import fetch_failure, stored_id_problem
 from hbserver.config import Config
 from hbserver.endpoints.auction import http_context
 from hbserver.metrics import Metrics
 from hbserver.stores.stored import StoredData
 from hbserver.usersync.service import SyncService
+from hbserver.web.body import loads_json
 from hbserver.web.errors import text_response
 
 SOURCE_ORIGIN_HEADER = "AMP-Access-Control-Allow-Source-Origin"
@@ -31,8 +38,11 @@ MAX_ORIGIN_LENGTH = 2048
 
 
 def _header_safe(value: str) -> str:
-    """A value fit for a response header (no control characters, bounded), else ""."""
-    if len(value) > MAX_ORIGIN_LENGTH or any(ord(c) < 32 or ord(c) == 127 for c in value):
+    """A value fit for a response header (printable ASCII, bounded), else "".
+
+    An Origin that is not ASCII (bytes that were not UTF-8 arrive as lone surrogates) is no origin
+    a browser sends, and could not be written back."""
+    if len(value) > MAX_ORIGIN_LENGTH or not value.isascii() or any(ord(c) < 32 or ord(c) == 127 for c in value):
         return ""
     return value
 
@@ -75,15 +85,19 @@ class AmpEndpoint:
             params, warnings = parse_amp_query(request.query, origin)
         except AmpError as exc:
             raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+        problem = stored_id_problem(params.tag_id)
+        if problem is not None:  # the client's: no backend could look it up
+            raise AuctionRefused(400, f"Invalid request: tag_id is invalid: {problem}", "badinput")
         remaining = self.default_timeout_ms / 1000
         raw, errors = await self.stored.fetch_amp_request(params.tag_id, min(STORED_FETCH_TIMEOUT_S, remaining))
         if raw is None:
-            if errors and not all(e.endswith("not found.") for e in errors):
-                raise AuctionRefused(503, "\n".join(errors), "err")
+            failure = fetch_failure(errors)
+            if failure is not None:  # the server's: a backend failed (its detail is logged, not sent)
+                raise AuctionRefused(503, str(failure), "err")
             raise AuctionRefused(400, f"Invalid request: No AMP config found for tag_id {params.tag_id}.", "badinput")
         try:
-            stored = check_stored(params.tag_id, orjson.loads(raw))
-        except orjson.JSONDecodeError as exc:
+            stored = check_stored(params.tag_id, loads_json(raw))
+        except orjson.JSONDecodeError as exc:  # malformed, or nested too deep (JsonTooDeep)
             raise AuctionRefused(
                 400, f"Invalid request: the stored request for tag_id {params.tag_id} is not valid JSON: {exc}",
                 "badinput",

@@ -1,12 +1,19 @@
 """POST /openrtb2/auction: the OpenRTB auction Prebid.js and apps call (reference §3).
 
-Thin: read the body (any Content-Type, gzip by header or ``?gzip=1``, size-capped), gather what
-the HTTP request says (cookie uids, UA, IP, Referer, DNT, Sec-GPC), run the exchange, render JSON.
+Thin: read the body (any Content-Type, gzip by header or ``?gzip=1``, size-capped, at most
+``MAX_JSON_DEPTH`` deep), gather what the HTTP request says (cookie uids, UA, IP, Referer, DNT,
+Sec-GPC), run the exchange, render JSON.
+
+Headers enter the OpenRTB request here and only here (:func:`http_context`, shared with AMP), so
+they are made safe here once: bytes that were not UTF-8 become U+FFFD (aiohttp hands them over as
+lone surrogates, which no JSON encoder writes: one such User-Agent failed every bidder), and an
+``X-Forwarded-For``/``X-Real-IP`` value that is not an IP address is skipped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 
 import orjson
 from aiohttp import web
@@ -21,28 +28,61 @@ from hbserver.web.cookies import request_cookies
 from hbserver.web.errors import HttpError, text_response
 
 MAX_HEADER_VALUE = 2048  # longer UA/Referer values are cut, not trusted whole
+MAX_ADDRESS_LENGTH = 64
+
+
+def header_text(value: str) -> str:
+    """A header value fit for JSON: bytes that were not UTF-8 become U+FFFD.
+
+    aiohttp keeps such bytes as lone surrogates (``surrogateescape``), which no JSON encoder
+    writes; one such User-Agent would fail every bidder's request. ASCII (the usual) is returned as is.
+    """
+    if value.isascii():
+        return value
+    try:
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a surrogate aiohttp did not make: drop what cannot be written
+        return value.encode("utf-8", "replace").decode("utf-8")
+
+
+def _address(value: str) -> str:
+    """``value`` when it is an IPv4 or IPv6 address, else "" (a proxy header is not trusted blindly)."""
+    value = value.strip()
+    if not value or len(value) > MAX_ADDRESS_LENGTH or not value.isascii():
+        return ""
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return ""
+    return value
 
 
 def client_ip(request: web.Request) -> str:
-    """The first X-Forwarded-For address, else X-Real-IP, else the peer (PBS-Go's order)."""
-    forwarded = request.headers.get("X-Forwarded-For", "")
+    """The first X-Forwarded-For address, else X-Real-IP, else the peer (PBS-Go's order); a header
+    value that is not an IP address is skipped."""
+    headers = request.headers
+    forwarded = headers.get("X-Forwarded-For")
     if forwarded:
-        first = forwarded.split(",", 1)[0].strip()
+        first = _address(forwarded.split(",", 1)[0])
         if first:
-            return first[:64]
-    real = request.headers.get("X-Real-IP", "").strip()
+            return first
+    real = headers.get("X-Real-IP")
     if real:
-        return real[:64]
+        address = _address(real)
+        if address:
+            return address
     return request.remote or ""
 
 
 def http_context(request: web.Request, sync: SyncService) -> HttpContext:
+    """What the HTTP request adds to the OpenRTB request, each value checked once here: text that
+    JSON can carry, addresses that are addresses."""
     headers = request.headers
     cookies = request_cookies(request)
     uids = sync.read_cookie(cookies, utcnow()).buyeruids() if cookies else {}
     return HttpContext(
-        user_agent=headers.get("User-Agent", "")[:MAX_HEADER_VALUE],
-        referer=headers.get("Referer", "")[:MAX_HEADER_VALUE],
+        user_agent=header_text(headers.get("User-Agent", "")[:MAX_HEADER_VALUE]),
+        referer=header_text(headers.get("Referer", "")[:MAX_HEADER_VALUE]),
         ip=client_ip(request),
         dnt=headers.get("DNT", ""),
         gpc=headers.get("Sec-GPC", ""),

@@ -36,7 +36,7 @@ from hbserver.usersync.chooser import (
 )
 from hbserver.usersync.privacy import PrivacyRequestError, SyncPrivacy, cookie_sync_privacy
 from hbserver.usersync.service import SyncService, account_error, utcnow
-from hbserver.web.body import read_body
+from hbserver.web.body import loads_json, read_body
 from hbserver.web.cookies import request_cookies
 from hbserver.web.errors import HttpError, text_response
 
@@ -126,8 +126,8 @@ def parse_request(body: bytes) -> CookieSyncRequest:
     the unusual ones (and to word the error).
     """
     try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
+        data = loads_json(body)
+    except orjson.JSONDecodeError as exc:  # malformed, or nested too deep (JsonTooDeep)
         if body.strip():
             raise BadRequest(f"JSON parsing failed: {exc}") from None
         data = {}

@@ -18,6 +18,8 @@ from datetime import UTC, datetime, timedelta
 
 import orjson
 
+from hbserver.web.body import loads_json
+
 COOKIE_NAME = "uids"
 UID_TTL = timedelta(days=14)
 # Facebook's "not recognised" uid: dropped on read, refused on write (PBS-Go).
@@ -110,7 +112,7 @@ def decode_cookie(value: str | None) -> UidsCookie:
         return UidsCookie()
     try:
         raw = base64.urlsafe_b64decode(value.encode("ascii"))
-        data = orjson.loads(raw)
+        data = loads_json(raw)
     except (ValueError, binascii.Error, UnicodeEncodeError):
         return UidsCookie()
     if not isinstance(data, dict):
@@ -222,7 +224,8 @@ def http_date(value: datetime) -> str:
 
 
 def set_cookie_header(value: str, now: datetime, ttl_days: int, domain: str = "") -> str:
-    """``uids=<v>; Path=/; [Domain=..;] Expires=..; Max-Age=..; SameSite=None; Secure`` (DECISIONS)."""
+    """``uids=<v>; Path=/; [Domain=..;] Expires=..; Max-Age=..; SameSite=None; Secure; HttpOnly`` (DECISIONS;
+    HttpOnly: no page script reads it, so a script that ever ran on this origin cannot read the ids)."""
     return f"{COOKIE_NAME}={value}; {_attributes(int(now.timestamp()), ttl_days, domain)}"
 
 
@@ -234,8 +237,19 @@ def _attributes(second: int, ttl_days: int, domain: str) -> str:
     if domain:
         parts.append(f"Domain={domain.lstrip('.')}")
     expires = datetime.fromtimestamp(second + max_age, UTC)
-    parts += [f"Expires={http_date(expires)}", f"Max-Age={max_age}", "SameSite=None", "Secure"]
+    parts += [f"Expires={http_date(expires)}", f"Max-Age={max_age}", "SameSite=None", "Secure", "HttpOnly"]
     return "; ".join(parts)
+
+
+def _writable(text: str) -> bool:
+    """Can ``text`` be written as UTF-8? (A header's bytes that were not UTF-8 arrive as lone surrogates.)"""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def read_request_cookie(
@@ -258,6 +272,6 @@ def read_request_cookie(
     if host_family and host_cookie_name:
         host_uid = cookies.get(host_cookie_name)
         current = cookie.uids.get(host_family)
-        if host_uid and (current is None or not current.uid):
+        if host_uid and (current is None or not current.uid) and _writable(host_uid):
             cookie.set_uid(host_family, host_uid, now)
     return cookie

@@ -133,10 +133,10 @@ def test_liveness_and_uid_ttl():
 @pytest.mark.parametrize(
     ("domain", "expected"),
     [
-        ("", "uids=V; Path=/; Expires=Wed, 01 Apr 2026 00:00:00 GMT; Max-Age=7776000; SameSite=None; Secure"),
+        ("", "uids=V; Path=/; Expires=Wed, 01 Apr 2026 00:00:00 GMT; Max-Age=7776000; SameSite=None; Secure; HttpOnly"),
         (".example.com",
          "uids=V; Path=/; Domain=example.com; Expires=Wed, 01 Apr 2026 00:00:00 GMT; Max-Age=7776000; SameSite=None; "
-         "Secure"),
+         "Secure; HttpOnly"),
     ],
 )
 def test_set_cookie_header(domain, expected):
