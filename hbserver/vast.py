@@ -1,10 +1,11 @@
-"""Insert an impression tracker into VAST XML without an XML parser.
+"""Check that a document's root element is VAST, and insert an impression tracker, without an XML parser.
 
 The document is never parsed nor re-serialised: the output equals the input plus
 one inserted ``<Impression>`` element, so entities and DTDs are never resolved and
 hostile documents (billion laughs, external entities) are harmless. Tag matching
 follows the case-insensitive regexes of PBS-Java's ``VastModifier``, but tag ends
-are located by hand so every call runs in linear time.
+are located by hand so every call runs in linear time. The root check
+(:func:`vast_root_refusal`) reads only the prolog, also in linear time.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 
 from hbserver.web.urls import url_value
 
-__all__ = ["insert_impression", "tracking_url"]
+__all__ = ["DOCTYPE", "NOT_VAST", "insert_impression", "tracking_url", "vast_root_refusal"]
 
 # Java's default ``\s`` (no UNICODE_CHARACTER_CLASS flag).
 _WS = " \t\n\x0b\f\r"
@@ -36,6 +37,45 @@ _WRAPPER_OPEN = _name("wrapper", False)
 _WRAPPER_CLOSE = _name("wrapper", True)
 _IMPRESSION_CLOSE = _name("impression", True)
 
+# vast_root_refusal's answers.
+NOT_VAST = "not vast"
+DOCTYPE = "doctype"
+_XML_SPACE = re.compile("[ \t\r\n]*")  # XML's S; one character class, so no backtracking
+_NAME_END = " \t\r\n/>"
+
+
+def vast_root_refusal(xml: str) -> str | None:
+    """``None`` when the document's root element is ``VAST``, else why not (:data:`NOT_VAST`, :data:`DOCTYPE`).
+
+    Only the prolog is read: an optional byte order mark, then whitespace, comments and processing
+    instructions (the XML declaration is one), then ``<VAST`` (ASCII case ignored, as PBS's ``<vast``
+    test) ending the name. A document type declaration is refused rather than skipped: its internal
+    subset is where entities are declared, and a VAST needs none. Whatever follows the root's name is
+    not looked at, so a VAST that is malformed further on passes. Every step starts where the last one
+    ended and searches forward only (``str.find``, one character-class run): linear time.
+    """
+    size = len(xml)
+    pos = 1 if xml.startswith("\ufeff") else 0
+    while True:
+        pos = _XML_SPACE.match(xml, pos).end()  # type: ignore[union-attr]  # `*` always matches
+        if xml.startswith("<?", pos):
+            body, close = pos + 2, "?>"
+        elif xml.startswith("<!--", pos):
+            body, close = pos + 4, "-->"
+        elif xml.startswith("<!", pos):
+            return DOCTYPE if xml[pos + 2 : pos + 9].upper() == "DOCTYPE" else NOT_VAST
+        else:
+            break
+        end = xml.find(close, body)
+        if end < 0:
+            return NOT_VAST
+        pos = end + len(close)
+    name = xml[pos + 1 : pos + 5]
+    if xml[pos : pos + 1] != "<" or not name.isascii() or name.lower() != "vast":
+        return NOT_VAST
+    if pos + 5 < size and xml[pos + 5] not in _NAME_END:
+        return NOT_VAST
+    return None
 
 
 class _TagScanner:

@@ -63,6 +63,7 @@ async def test_happy_paths(client, query, existing, content_type, body, uids):
     assert written(response).buyeruids() == uids
     header = response.headers["Set-Cookie"]
     assert "Path=/" in header and "SameSite=None" in header and "Secure" in header
+    assert header.endswith("; HttpOnly")
     assert "Max-Age=7776000" in header and "Expires=" in header
 
 
@@ -211,20 +212,40 @@ async def test_getuids(client, cookie, expected):
     assert json.loads(await response.text()) == expected
 
 
+async def optout_form(client) -> tuple[str, str]:
+    """GET the opt-out page; (the form's token, its cookie as a Cookie pair)."""
+    page = await client.get("/static/optout.html")
+    form = await page.text()
+    assert form.count('action="../optout"') == 2 and 'name="optout" value="1"' in form
+    [token] = set(re.findall(r'name="token" value="([^"]+)"', form))
+    [set_cookie] = page.headers.getall("Set-Cookie")
+    assert set_cookie.startswith(f"hbs_optout_token={token};")
+    return token, f"hbs_optout_token={token}"
+
+
 async def test_optout_round_trip(client):
     page = await client.get("/optout", allow_redirects=False)
-    assert (page.status, page.headers["Location"]) == (301, "http://localhost:8000/static/optout.html")
-    form = await (await client.get("/static/optout.html")).text()
-    assert form.count('action="../optout"') == 2 and 'name="optout" value="1"' in form
+    assert page.status == 200 and 'action="../optout"' in await page.text()  # the page itself, as PBS
+    token, token_cookie = await optout_form(client)
     start = cookie_header(UidsCookie({"adnxs": UidEntry("1", datetime.now(UTC) + timedelta(days=1))}))
-    out = await client.post("/optout", data={"optout": "1"}, headers=start, allow_redirects=False)
+    start["Cookie"] += "; " + token_cookie
+    out = await client.post("/optout", data={"optout": "1", "token": token}, headers=start, allow_redirects=False)
     assert (out.status, out.headers["Location"]) == (303, "/static/optout.html?status=out")
     assert written(out) == UidsCookie(optout=True)
+    assert out.headers["Set-Cookie"].endswith("; SameSite=None; Secure; HttpOnly")
     blocked = await client.get("/setuid?bidder=appnexus&uid=1", headers=cookie_header(UidsCookie(optout=True)))
     assert blocked.status == 401
-    back_in = await client.post("/optout", data={"optout": ""}, headers=cookie_header(UidsCookie(optout=True)),
+    opted_out = cookie_header(UidsCookie(optout=True))
+    opted_out["Cookie"] += "; " + token_cookie
+    back_in = await client.post("/optout", data={"optout": "", "token": token}, headers=opted_out,
                                 allow_redirects=False)
     assert written(back_in) == UidsCookie()
+
+
+async def test_optout_needs_the_page_token(client):
+    response = await client.post("/optout", data={"optout": ""}, headers=cookie_header(UidsCookie(optout=True)))
+    assert response.status == 403
+    assert "Set-Cookie" not in response.headers
 
 
 async def test_optout_refuses_other_sites(client):

@@ -5,6 +5,13 @@ two deliberate differences: every put is validated before any is stored, so a ba
 leaves half of its items behind; and a put without ``ttlseconds`` lives ``cache.default_ttl_seconds``
 (PBC-Go has no default and uses its maximum). Custom keys are not accepted from clients (PBC-Go's
 default; the configuration has no switch for it): a ``key`` is ignored and a UUID is returned.
+
+A stored value is whatever a client put, so ``GET /cache`` answers it in a way no browser renders as a
+document on this server's origin (an XHTML or SVG document, or a VAST carrying an XHTML-namespaced
+``<script>``, would otherwise run its script here): ``X-Content-Type-Options: nosniff``, a
+Content-Security-Policy allowing nothing (``sandbox`` makes an opaque origin even for a browser that
+renders it), and ``Content-Disposition: attachment``. Legitimate clients (prebid-universal-creative,
+video players, Prebid Mobile) read the value with XHR/fetch, which ignores all three.
 """
 
 from __future__ import annotations
@@ -16,12 +23,23 @@ from aiohttp import web
 
 from hbserver.stores.cache.base import CacheItem, CacheStoreError
 from hbserver.stores.cache.service import CacheService, CacheTimeout
-from hbserver.web.body import read_body
+from hbserver.web.body import loads_json, read_body
 from hbserver.web.errors import HttpError, text_response
 
 STORE_TIMEOUT_SECONDS = 0.5  # PBC-Go's backend deadline for a put or a get
 UUID_LENGTH = 36
 CONTENT_TYPES = {"xml": "application/xml", "json": "application/json"}
+# No script, no subresource, no framing; an opaque origin if a browser shows it anyway.
+VALUE_CSP = "default-src 'none'; sandbox; frame-ancestors 'none'"
+VALUE_HEADERS = {
+    kind: {
+        "Content-Type": content_type,
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": VALUE_CSP,
+        "Content-Disposition": f'attachment; filename="cache.{kind}"',
+    }
+    for kind, content_type in CONTENT_TYPES.items()
+}
 _MISSING = object()
 
 
@@ -40,8 +58,8 @@ def _go_bytes(value: Any) -> str:
 def parse_puts(body: bytes, service: CacheService) -> list[CacheItem]:
     """The items of a POST /cache body, all validated; raises HttpError for the first problem."""
     try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        data = loads_json(body)
+    except orjson.JSONDecodeError:  # JsonTooDeep included
         data = None
     puts = data.get("puts", []) if isinstance(data, dict) else None
     if puts is None:
@@ -116,4 +134,4 @@ class CacheEndpoint:
             return go_error(500, f"GET /cache uuid={key}: {exc}")
         if value is None:
             return go_error(404, f"GET /cache uuid={key}: Key not found")
-        return web.Response(body=value.payload, headers={"Content-Type": CONTENT_TYPES[value.type]})
+        return web.Response(body=value.payload, headers=VALUE_HEADERS[value.type])

@@ -9,6 +9,7 @@ from hbserver.usersync.service import SyncService, utcnow
 from hbserver.web.cookies import request_cookies
 
 JSON_UTF8 = "application/json; charset=utf-8"
+HEADERS = {"Content-Type": JSON_UTF8, "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 
 
 class GetUIDsEndpoint:
@@ -20,4 +21,4 @@ class GetUIDsEndpoint:
         uids = cookie.buyeruids()
         document = {"buyeruids": uids} if uids else {}
         body = orjson.dumps(document, option=orjson.OPT_SORT_KEYS) + b"\n"
-        return web.Response(body=body, headers={"Content-Type": JSON_UTF8, "Cache-Control": "no-store"})
+        return web.Response(body=body, headers=HEADERS)

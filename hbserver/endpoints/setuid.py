@@ -1,8 +1,9 @@
 """GET /setuid: a bidder's sync endpoint sends the browser here with its user id (reference §3).
 
 Checks and texts follow PBS-Go; the cookie is written with the attributes DECISIONS fixes
-(``SameSite=None; Secure`` always). The answer is the pixel (``f=i``) or an empty 200 (``f=b``);
-without ``f`` the bidder's sync type decides (redirect -> i, iframe -> b).
+(``SameSite=None; Secure`` always) and ``HttpOnly`` (no script reads it). The answer is the pixel
+(``f=i``) or an empty 200 (``f=b``); without ``f`` the bidder's sync type decides (redirect -> i,
+iframe -> b).
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class SetUIDEndpoint:
     def _finish(
         self, response: web.Response, metric: str | None, bidder: str, uid: str, error: str = ""
     ) -> web.Response:
+        # Error texts quote the request (the consent string): never read as anything but their type.
+        response.headers["X-Content-Type-Options"] = "nosniff"
         if metric:
             self._outcomes[metric].inc()
         if self.analytics.enabled:

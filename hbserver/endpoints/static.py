@@ -2,6 +2,8 @@
 
 The files are a fixed list read from the package once, when the routes are added; a request only
 picks one of them by its exact path, so no path from the request ever reaches the file system.
+``optout.html`` is a template: each GET fills in a fresh form token and sets its cookie, and the page
+cannot be framed (:func:`hbserver.endpoints.optout.page_handler`).
 """
 
 from __future__ import annotations
@@ -10,11 +12,13 @@ from importlib import resources
 
 from aiohttp import web
 
+from hbserver.endpoints.optout import page_handler
 from hbserver.installation import STATIC_FILES
 from hbserver.web.endpoint import Handler, Routes
 
 STATIC_PREFIX = "/static/"
 CACHE_CONTROL = "public, max-age=3600"
+OPTOUT_PATH = STATIC_PREFIX + "optout.html"
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "application/javascript; charset=utf-8",
@@ -29,7 +33,6 @@ def read_files() -> dict[str, tuple[bytes, str]]:
         suffix = name[name.rindex(".") :]
         files[STATIC_PREFIX + name] = ((root / name).read_bytes(), CONTENT_TYPES[suffix])
     return files
-
 
 
 def static_handler(body: bytes, content_type: str) -> Handler:
@@ -49,4 +52,5 @@ def static_handler(body: bytes, content_type: str) -> Handler:
 def add_static_routes(routes: Routes) -> None:
     """Register ``GET /static/<name>`` for each helper file."""
     for path, (body, content_type) in read_files().items():
-        routes.add("GET", path, static_handler(body, content_type))
+        make = page_handler if path == OPTOUT_PATH else static_handler
+        routes.add("GET", path, make(body, content_type))

@@ -1,15 +1,16 @@
 """POST /vtrack: VAST from client-side bidders gets an impression tracker, then is cached.
 
 Spec §4.2 with DECISIONS "/vtrack": PBS-Java's validation texts and insertion algorithm
-(:mod:`hbserver.vast`); the document is never re-serialised. A VAST is modified only when the
-bidder allows it (``modifying_vast_xml_allowed``; unknown bidders do) and the account's events
-are enabled; otherwise it is stored as given.
+(:mod:`hbserver.vast`); the document is never re-serialised. Stricter than PBS's "contains ``<vast``":
+the root element must be VAST (after an XML declaration, comments, processing instructions), and a
+document type declaration is refused, so no other kind of document (XHTML, SVG) is stored this way.
+A VAST is modified only when the bidder allows it (``modifying_vast_xml_allowed``; unknown bidders
+do) and the account's events are enabled; otherwise it is stored as given.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,15 +26,16 @@ from hbserver.metrics import Metrics
 from hbserver.stores.accounts import AccountError, AccountStore
 from hbserver.stores.cache.base import CacheItem, CacheStoreError
 from hbserver.stores.cache.service import CacheService
-from hbserver.vast import insert_impression, tracking_url
-from hbserver.web.body import read_body
+from hbserver.vast import DOCTYPE, insert_impression, tracking_url, vast_root_refusal
+from hbserver.web.body import loads_json, read_body
 from hbserver.web.errors import HttpError, text_response
 
 log = logging.getLogger("hbserver.vtrack")
 
 CACHE_TIMEOUT_SECONDS = 2.0  # PBS's vtrack deadline
 VTRACK_STATUSES = (200, 400, 401, 403, 413, 500, 503, 504)
-_has_vast_mark = re.compile("<vast", re.IGNORECASE).search  # no lower() copy of a whole document
+NOT_VAST_TEXT = "vtrack content must be vast"  # PBS-Java's text
+DOCTYPE_TEXT = "vtrack content must be vast: document type declarations are not accepted"
 
 
 def _bad(message: str) -> HttpError:
@@ -76,8 +78,8 @@ def parse_vtrack_body(body: bytes, max_puts: int) -> list[VtrackPut]:
     if not body.strip():
         raise _bad("Incoming request has no body")
     try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        data = loads_json(body)
+    except orjson.JSONDecodeError:  # JsonTooDeep included
         raise _bad("Failed to parse request body") from None
     if not isinstance(data, dict):
         raise _bad("Failed to parse request body")
@@ -96,8 +98,11 @@ def parse_vtrack_body(body: bytes, max_puts: int) -> list[VtrackPut]:
         if put.get("type") != "xml":
             raise _bad("vtrack only accepts type xml")
         value = put.get("value")
-        if not isinstance(value, str) or not _has_vast_mark(value):
-            raise _bad("vtrack content must be vast")
+        if not isinstance(value, str):
+            raise _bad(NOT_VAST_TEXT)
+        refusal = vast_root_refusal(value)
+        if refusal is not None:
+            raise _bad(DOCTYPE_TEXT if refusal == DOCTYPE else NOT_VAST_TEXT)
         parsed.append(VtrackPut(
             bidid, bidder, value, _ttl(put.get("ttlseconds")), _optional_text(put.get("aid")),
             _optional_text(put.get("timestamp")),

@@ -24,7 +24,6 @@ async def client(make_client):
         ("load-cookie.html", "text/html; charset=utf-8"),
         ("load-cookie-with-consent.html", "text/html; charset=utf-8"),
         ("usersync.js", "application/javascript; charset=utf-8"),
-        ("optout.html", "text/html; charset=utf-8"),
     ],
 )
 async def test_serves_file_with_type_and_cache_headers(client, name, content_type):
@@ -35,6 +34,18 @@ async def test_serves_file_with_type_and_cache_headers(client, name, content_typ
     assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert response.headers["X-Prebid"].startswith("hbserver/")
     assert await response.read() == (STATIC_DIR / name).read_bytes()
+
+
+async def test_optout_page_is_the_file_with_a_fresh_token(client):
+    response = await client.get("/static/optout.html")
+    assert response.status == 200
+    assert response.headers["Content-Type"] == "text/html; charset=utf-8"
+    assert response.headers["Cache-Control"] == "no-store"  # the token is per visit
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.headers["X-Frame-Options"] == "DENY"
+    html = await response.text()
+    [token] = set(re.findall(r'name="token" value="([^"]+)"', html))
+    assert html == (STATIC_DIR / "optout.html").read_text().replace("{{token}}", token)
 
 
 async def test_head_has_headers_and_no_body(client):
