@@ -8,7 +8,7 @@ TOOLS := .cache/tools
 TOOLS_STAMP := $(TOOLS)/.installed-$(shell cat requirements/tools.txt | sha1sum | cut -c1-12)
 COMPILE := $(VENV)/bin/uv pip compile --quiet --universal --generate-hashes --python-version 3.11
 
-.PHONY: run test bench lint lock tools services browser-deps clean
+.PHONY: run test bench fuzz lint lock tools services browser-deps clean
 
 $(STAMP):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ test: $(STAMP) services browser-deps tools
 bench: $(STAMP)
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	$(PY) -m bench.run
+
+# The fuzz suite with random examples for FUZZ_SECONDS (default 600); make test runs a fixed, short set.
+fuzz: $(STAMP)
+	@bash scripts/fuzz.sh
 
 lint: $(STAMP)
 	$(PY) -m ruff check hbserver tests bench
