@@ -56,6 +56,11 @@ class Metrics:
             "internal_errors", "Unexpected exceptions answered with HTTP 500, by endpoint.",
             ["endpoint"], namespace=ns, registry=reg,
         )
+        self.client_disconnects = Counter(
+            "client_disconnects", "Requests whose client closed the connection before the answer was sent "
+            "(counted here instead of in requests), by endpoint.",
+            ["endpoint"], namespace=ns, registry=reg,
+        )
         self.event_notifications = Counter(
             "event_notifications", "Accepted /event notifications by event type.",
             ["type"], namespace=ns, registry=reg,

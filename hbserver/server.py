@@ -2,6 +2,8 @@
 several workers a small supervisor forks them, restarts one that dies, and on SIGTERM/SIGINT
 passes the signal on and waits for every worker to finish its in-flight requests. Each worker
 first drains for ``shutdown_drain_seconds`` (readiness 503, still serving), then closes its listener.
+From the signal on every response says ``Connection: close``; after the drain each connection is
+closed once the request on it is answered (see :mod:`hbserver.web.connection`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from hbserver.appkeys import HEALTH
 from hbserver.config import Config
 from hbserver.cpus import usable_cpus
 from hbserver.multiproc import MULTIPROC_ENV
+from hbserver.web.connection import ConnectionLimits, ConnectionRunner, ConnectionServer
 
 log = logging.getLogger("hbserver.server")
 
@@ -36,6 +39,10 @@ MAX_QUICK_EXITS = 3
 # requests paid for a collection walking everything in flight (about 6 % of an auction's CPU);
 # at 10 000 collections are rare and the garbage cycles left waiting stay under ~10 000 objects.
 GC_GEN0_THRESHOLD = 10_000
+# At most this many connections are taken from the listening sockets' queues as they close.
+MAX_LAST_ACCEPTS = LISTEN_BACKLOG * 2
+# After shutdown_timeout_seconds, how long aiohttp gives requests still running, once cancelled, to end.
+CUT_OFF_SECONDS = 0.1
 
 
 def tune_gc() -> None:
@@ -88,8 +95,11 @@ async def _serve(config: Config) -> int:
     from hbserver.app import create_app  # imported here: metrics mode is fixed by now
 
     app = create_app(config)
-    runner = web.AppRunner(
-        app, access_log=None, handle_signals=False, shutdown_timeout=config.shutdown_timeout_seconds
+    # shutdown_timeout: what aiohttp waits for before cutting requests still running once
+    # close_connections has given them shutdown_timeout_seconds.
+    runner = ConnectionRunner(
+        app, ConnectionLimits.from_config(config.http_timeouts),
+        access_log=None, handle_signals=False, shutdown_timeout=CUT_OFF_SECONDS,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -109,12 +119,19 @@ async def _serve(config: Config) -> int:
     for address in runner.addresses:
         log.info("listening on %s:%s", address[0], address[1], extra={"worker_pid": os.getpid()})
     await stop.wait()
+    server = runner.server
+    assert server is not None
+    server.stop_keep_alive()  # from now on every answer says Connection: close
     await _drain(app, stop, config.shutdown_drain_seconds)
     log.info(
         "shutting down: finishing in-flight requests (up to %gs)",
         config.shutdown_timeout_seconds,
         extra={"worker_pid": os.getpid()},
     )
+    await _stop_listening(runner, server)
+    if not await server.close_connections(config.shutdown_timeout_seconds):
+        log.warning("shutdown timeout: cutting %d connections off", len(server.connections),
+                    extra={"worker_pid": os.getpid()})
     await runner.cleanup()
     log.info("stopped", extra={"worker_pid": os.getpid()})
     return 0
@@ -131,6 +148,35 @@ async def _drain(app: web.Application, stop: asyncio.Event, seconds: float) -> N
     stop.clear()
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), seconds)
+
+
+async def _stop_listening(runner: web.AppRunner, server: ConnectionServer) -> None:
+    """Close the listening sockets, but first take the connections waiting in their accept queues
+    (the kernel would reset them, after their clients had sent requests) and serve them."""
+    loop = asyncio.get_running_loop()
+    held: list[socket.socket] = []
+    for site in runner.sites:
+        for sock in getattr(site._server, "sockets", None) or ():
+            with contextlib.suppress(OSError):
+                held.append(socket.socket(fileno=os.dup(sock.fileno())))
+        await site.stop()
+    queued: list[socket.socket] = []
+    for sock in held:
+        with sock:  # no await until it is closed: a connection made meanwhile is refused, not queued
+            sock.setblocking(False)
+            while len(queued) < MAX_LAST_ACCEPTS:
+                try:
+                    conn, _address = sock.accept()
+                except OSError:  # BlockingIOError: the queue is empty
+                    break
+                queued.append(conn)
+    for conn in queued:
+        try:
+            conn.setblocking(False)
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            await loop.connect_accepted_socket(server, conn)
+        except OSError:  # the client has gone already
+            conn.close()
 
 
 def can_listen(host: str, port: int) -> str | None:

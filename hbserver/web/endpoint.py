@@ -1,5 +1,7 @@
 """Every route goes through :func:`wrap`: CORS, the X-Prebid header, plain-text errors, 500s
-without tracebacks, and request metrics, in one call around the handler.
+without tracebacks, and request metrics, in one call around the handler. A request whose client
+has gone by the time it is answered (even with an exception: its body's read failed) is counted
+as a client disconnect, neither as a response status nor as an internal error.
 
 This is done by wrapping handlers at registration rather than with an aiohttp middleware: any
 middleware makes aiohttp add two more layers per request (the middleware chain and its
@@ -56,7 +58,11 @@ def wrap(handler: Handler, endpoint: str, metrics: Metrics) -> Handler:
         except asyncio.CancelledError:
             raise
         except Exception:
+            if request.transport is None:  # the client left (mid-body, say): not an error of ours
+                return client_disconnected(request, endpoint, metrics, web.Response(status=499))
             response = internal_error(request, endpoint, metrics)
+        if request.transport is None:
+            return client_disconnected(request, endpoint, metrics, response)
         if not response.prepared:
             headers = response.headers
             headers["X-Prebid"] = SERVER_HEADER_VALUE
@@ -68,6 +74,17 @@ def wrap(handler: Handler, endpoint: str, metrics: Metrics) -> Handler:
 
     endpoint_handler.__name__ = getattr(handler, "__name__", "endpoint_handler")
     return endpoint_handler
+
+
+def client_disconnected(
+    request: web.Request, endpoint: str, metrics: Metrics, response: web.StreamResponse
+) -> web.StreamResponse:
+    """Count a request whose client closed the connection before its answer; ``response`` is
+    handed back to aiohttp, which finds the connection closed and sends nothing."""
+    log.debug("client closed the connection before the answer to %s %s", request.method, request.path,
+              extra={"endpoint": endpoint})
+    metrics.counter(metrics.client_disconnects, endpoint).inc()
+    return response
 
 
 def internal_error(request: web.Request, endpoint: str, metrics: Metrics) -> web.Response:

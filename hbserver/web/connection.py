@@ -1,0 +1,249 @@
+"""Client connections: ``http_timeouts`` for slow clients, and connections closed cleanly at shutdown.
+
+aiohttp 3.14 has a keep-alive timeout but no limit on how long a request's head or body may take.
+:class:`Connection` extends aiohttp's protocol (one per TCP connection) with the three limits,
+using the one timer aiohttp already keeps per connection (its keep-alive ``TimerHandle``), so a
+request costs no timer or task of its own:
+
+- ``header_seconds``: the request line and headers, counted from the connection's accept (first
+  request) or from the first byte of the request (later requests on a kept-alive connection).
+  Then the connection is closed without an answer.
+- ``body_seconds``: the whole body, counted from the end of the head. The handler's read fails
+  with 408 ``Request Timeout`` (sent with ``Connection: close``), then the connection closes.
+- ``idle_seconds``: between an answer and the next request's first byte. Then the connection closes.
+
+The timer is never set more than ``min(header, body, idle)`` ahead (a connection wakes at most
+that often, and a check that finds nothing due just sets it again), so a phase that starts needs
+no new timer: whatever is pending fires no later than the new phase's deadline. On the request
+path this costs a clock read and a few attribute writes in ``data_received``.
+
+At shutdown (:meth:`ConnectionServer.stop_keep_alive`, :meth:`ConnectionServer.close_connections`)
+every response says ``Connection: close`` and each connection is closed only after answering the
+request on it; a connection with no request is closed once it has been idle for
+:data:`CLOSE_IDLE_AFTER_SECONDS`, so that a request already on its way is still read and answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestHandler, RequestPayloadError
+from aiohttp.web_request import BaseRequest
+
+from hbserver.config import HttpTimeouts
+from hbserver.web.errors import HttpError
+
+log = logging.getLogger("hbserver.http")
+
+# At shutdown, a connection waiting for a request is closed once it has waited this long: a client
+# that has just had an answer and sends its next request at once is answered (with
+# Connection: close) rather than cut off.
+CLOSE_IDLE_AFTER_SECONDS = 1.0
+CLOSE_POLL_SECONDS = 0.02
+# Errors a client causes, which aiohttp would log with a traceback.
+CLIENT_FAULTS = (HttpProcessingError, RequestPayloadError, ConnectionError)
+
+
+@dataclass(slots=True)
+class ConnectionLimits:
+    """The worker's limits, shared by all its connections; changed in place at shutdown."""
+
+    header_seconds: float
+    body_seconds: float
+    idle_seconds: float
+    keep_alive: bool = True  # False from SIGTERM on: every response says Connection: close
+    closing: bool = False  # the listener is closed: idle connections are closed
+
+    @classmethod
+    def from_config(cls, timeouts: HttpTimeouts) -> ConnectionLimits:
+        return cls(timeouts.header_seconds, timeouts.body_seconds, timeouts.idle_seconds)
+
+    @property
+    def check_every(self) -> float:
+        """The longest the per-connection timer may be set ahead (see the module docstring)."""
+        step = min(self.header_seconds, self.body_seconds, self.idle_seconds)
+        return min(step, CLOSE_IDLE_AFTER_SECONDS) if self.closing else step
+
+
+def _close_after_answer(request: BaseRequest) -> None:
+    """Make the response to ``request`` (not prepared yet) say Connection: close."""
+    request._message = request._message._replace(should_close=True)
+    request._cache.pop("keep_alive", None)
+
+
+_feed = RequestHandler.data_received  # called directly: cheaper than super() on every read
+
+
+class Connection(RequestHandler):
+    """aiohttp's HTTP/1.1 protocol with header, body and idle timeouts and a graceful close."""
+
+    __slots__ = ("_accepted_at", "_body_since", "_head_since", "_limits")
+
+    def __init__(self, manager: ConnectionServer, **kwargs: Any) -> None:
+        super().__init__(manager, **kwargs)
+        self._limits = manager.limits
+        self._accepted_at = 0.0
+        self._head_since = 0.0  # when the head being received began; 0 = none is
+        self._body_since = 0.0  # when the last head was complete
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        # The server's factory again: made before a shutdown began, this protocol may hold the one
+        # stop_keep_alive replaced (it only reaches connections made by then).
+        self._request_factory = self._manager.request_factory if self._manager is not None else None
+        loop = self._loop
+        now = loop.time()
+        self._accepted_at = now  # the first request's head is due header_seconds after this
+        if self._keepalive_handle is not None:
+            self._keepalive_handle.cancel()
+        self._keepalive_handle = loop.call_at(now + self._limits.check_every, self._process_keepalive)
+
+    def data_received(self, data: bytes) -> None:
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            # A request is being handled (these are its body's bytes), or its head has just come.
+            _feed(self, data)
+            if self._messages:  # a head came
+                self._head_since = 0.0
+                self._body_since = self._loop.time()
+            return
+        # Waiting for a request: these are bytes of its head.
+        _feed(self, data)
+        if not waiter.done():  # not all of it
+            if not self._head_since:
+                self._head_since = self._loop.time()
+        else:
+            self._head_since = 0.0
+            self._body_since = self._loop.time()
+
+    def _process_keepalive(self) -> None:
+        """The connection's one timer (aiohttp schedules it under this name too): close it when due."""
+        self._keepalive_handle = None
+        if self._force_close or self.transport is None:
+            return
+        limits = self._limits
+        loop = self._loop
+        now = loop.time()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():  # waiting for a request
+            if not self._request_count:  # the connection's first
+                due = self._accepted_at + limits.header_seconds
+                if limits.closing and not self._head_since:  # not a byte yet
+                    due = min(due, self._accepted_at + CLOSE_IDLE_AFTER_SECONDS)
+            elif self._head_since:
+                due = self._head_since + limits.header_seconds
+            else:
+                idle_since = self._next_keepalive_close_time - self._keepalive_timeout
+                due = idle_since + (CLOSE_IDLE_AFTER_SECONDS if limits.closing else limits.idle_seconds)
+            if now >= due:
+                self.force_close()
+                return
+        else:
+            due = now + limits.check_every
+            request = self._current_request
+            if request is not None and not self._close and not request.content.is_eof():
+                due = self._body_since + limits.body_seconds
+                if now >= due:
+                    self._body_timed_out(request)
+                    due = now + limits.check_every
+        self._keepalive_handle = loop.call_at(min(due, now + limits.check_every), self._process_keepalive)
+
+    def _body_timed_out(self, request: BaseRequest) -> None:
+        """The handler's read of the body fails with 408; the connection closes after that answer."""
+        seconds = self._limits.body_seconds
+        log.debug("request body not received within %gs: answering 408", seconds)
+        _close_after_answer(request)
+        self._lingering_time = 0.0  # do not read the rest of the body after the answer
+        self.close()  # ignore what else arrives; close once the answer is sent
+        request.content.set_exception(HttpError(408, f"Request Timeout: the body did not arrive within {seconds:g}s"))
+
+    def log_exception(self, *args: Any, **kw: Any) -> None:
+        """aiohttp's error log. What a client caused (a malformed request, a body that cannot be
+        decoded, a connection it closed) is logged at debug level, without a traceback."""
+        exc = kw.get("exc_info")
+        if isinstance(exc, CLIENT_FAULTS):
+            log.debug("client error: %s", exc)
+            return
+        super().log_exception(*args, **kw)
+
+    def check_now(self) -> None:
+        """Run the timer's check at once (the limits changed)."""
+        if self._keepalive_handle is not None:
+            self._keepalive_handle.cancel()
+        self._keepalive_handle = None
+        if not self._force_close and self.transport is not None:
+            self._keepalive_handle = self._loop.call_soon(self._process_keepalive)  # type: ignore[assignment]
+
+
+class ConnectionServer(web.Server):
+    """aiohttp's low-level server making :class:`Connection` protocols."""
+
+    def __init__(self, handler: Any, *, limits: ConnectionLimits, **kwargs: Any) -> None:
+        super().__init__(handler, **kwargs)
+        self.limits = limits
+
+    def __call__(self) -> Connection:
+        return Connection(self, loop=self._loop, **self._kwargs)
+
+    def stop_keep_alive(self) -> None:
+        """From now on every response says Connection: close, and its connection closes after it."""
+        if not self.limits.keep_alive:
+            return
+        self.limits.keep_alive = False
+        make_request = self.request_factory
+
+        def make_closing_request(message: Any, *args: Any) -> BaseRequest:
+            return make_request(message._replace(should_close=True), *args)
+
+        self.request_factory = make_closing_request
+        for connection in self._connections:
+            if connection._request_factory is not None:
+                connection._request_factory = make_closing_request
+            request = connection._current_request
+            if request is not None and not request.writer.output_size:
+                _close_after_answer(request)
+
+    async def close_connections(self, timeout: float) -> bool:
+        """Close every connection once its request is answered (idle ones after a short grace),
+        waiting up to ``timeout``; True when all are closed. Call it after closing the listener."""
+        self.stop_keep_alive()
+        self.limits.closing = True
+        for connection in list(self._connections):
+            if isinstance(connection, Connection):
+                connection.check_now()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self._connections and loop.time() < deadline:
+            await asyncio.sleep(min(CLOSE_POLL_SECONDS, max(0.0, deadline - loop.time())))
+        return not self._connections
+
+
+class ConnectionRunner(web.AppRunner):
+    """An :class:`~aiohttp.web.AppRunner` whose server makes :class:`Connection` protocols."""
+
+    __slots__ = ("_limits",)
+
+    def __init__(self, app: web.Application, limits: ConnectionLimits, **kwargs: Any) -> None:
+        kwargs.setdefault("keepalive_timeout", limits.idle_seconds)
+        super().__init__(app, **kwargs)
+        self._limits = limits
+
+    @property
+    def server(self) -> ConnectionServer | None:
+        return self._server  # type: ignore[return-value]
+
+    async def _make_server(self) -> ConnectionServer:
+        made = await super()._make_server()  # the application's start-up, its handler and request factory
+        return ConnectionServer(
+            made.request_handler,
+            limits=self._limits,
+            request_factory=made.request_factory,
+            handler_cancellation=made.handler_cancellation,
+            loop=made._loop,
+            **made._kwargs,
+        )
