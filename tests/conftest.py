@@ -1,9 +1,10 @@
-"""Shared fixtures: configurations built from plain data and an in-process app client."""
+"""Shared fixtures: configurations built from plain data, an in-process app client, and mock
+bidders on a real socket (tests/auction/helpers.py)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from aiohttp.test_utils import TestClient
 from hbserver.app import create_app
 from hbserver.config import Config, deep_merge, load_config
 from hbserver.web.endpoint import Routes
+from tests.auction.helpers import MockBidders
 
 MakeClient = Callable[..., Awaitable[TestClient]]
 
@@ -51,3 +53,12 @@ def make_client(aiohttp_client: Callable[..., Awaitable[TestClient]], data_dir: 
         return await aiohttp_client(app)
 
     return factory
+
+
+@pytest.fixture
+async def bidders() -> AsyncIterator[MockBidders]:
+    """One mock bidder server per test."""
+    mock = MockBidders()
+    await mock.server.start_server()
+    yield mock
+    await mock.server.close()

@@ -12,8 +12,7 @@ import asyncio
 import gzip
 import json
 import re
-import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,8 @@ import pytest
 
 from hbserver.auction.mergepatch import merge_patch
 from hbserver.web.body import MAX_JSON_DEPTH, JsonTooDeep, loads_json
-from tests.auction.helpers import MockBidders, bid, bidder_config
+from tests.auction.helpers import bid, bidder_config
+from tests.e2e.helpers import free_port
 
 IMP = "slot-1"
 LONG_DIGITS = "9" * 5000  # int() refuses more than 4300 digits
@@ -91,21 +91,6 @@ def amp_stored(**fields: Any) -> dict[str, Any]:
         "ext": {"prebid": {"bidder": {"alpha": {"p": 1}, "beta": {"p": 2}}}},
     }
     return {"id": "amp-req", "site": {"page": "https://pub.example/a"}, "imp": [imp], **fields}
-
-
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture
-async def bidders() -> AsyncIterator[MockBidders]:
-    mock = MockBidders()
-    await mock.server.start_server()
-    yield mock
-    await mock.server.close()
 
 
 # --- what a row expects of a 200 ----------------------------------------------------------------
@@ -253,11 +238,11 @@ def stored_ref(stored_id: str) -> Callable[[dict[str, Any]], None]:
 
 
 def db_down() -> dict[str, Any]:
-    return {"stored_requests": {"database": {"dsn": f"postgresql://hbs@127.0.0.1:{closed_port()}/test"}}}
+    return {"stored_requests": {"database": {"dsn": f"postgresql://hbs@127.0.0.1:{free_port()}/test"}}}
 
 
 def http_down() -> dict[str, Any]:
-    port = closed_port()
+    port = free_port()  # bound, then released: nothing listens there
     return {
         "stored_requests": {
             "http": {
