@@ -447,6 +447,11 @@ ROWS = [
         text="Timestamp 'ts' query parameter is not valid number",
         id="event-ts-5000-digits",
     ),
+    Row(  # found in review: the filesystem refused the name, which was a 500
+        **get("/event?t=win&b=bid1&a=" + "%C3%A9" * 150),
+        status=200,
+        id="event-account-too-long-in-utf8",
+    ),
     Row(
         **post("/openrtb2/auction", auction(_set("ext.prebid.currency", {"rates": 1}))),
         status=400,

@@ -22,7 +22,7 @@ import orjson
 
 from hbserver.auction.mergepatch import merge_patch
 from hbserver.auction.validate import RequestError
-from hbserver.stores.stored.base import MAX_ID_LENGTH, id_problem
+from hbserver.stores.stored.base import id_problem
 from hbserver.web.body import loads_json
 
 UUID_MACRO = "{{UUID}}"
@@ -31,15 +31,6 @@ _NOT_FETCHED = " could not be fetched"
 
 class StoredDataUnavailable(Exception):
     """Stored data could not be fetched (backend down or slow): a 503 with this text."""
-
-
-def stored_id_problem(item_id: str) -> str | None:
-    """Why no backend can look ``item_id`` up, or None: the stored-data service's rules, and at
-    most MAX_ID_LENGTH bytes in UTF-8 (a longer file name is refused by the filesystem)."""
-    problem = id_problem(item_id)
-    if problem is None and not item_id.isascii() and len(item_id.encode("utf-8", "replace")) > MAX_ID_LENGTH:
-        problem = f"longer than {MAX_ID_LENGTH} bytes in UTF-8"
-    return problem
 
 
 def _client_fault(error: str) -> bool:
@@ -79,7 +70,7 @@ def _stored_id(container: Any, path: str, index: int | None = None) -> str | Non
     where = path if index is None else f"{path}[{index}]"
     if not isinstance(ref["id"], str):
         raise RequestError(f"{where}.ext.prebid.storedrequest.id must be a string")
-    problem = stored_id_problem(ref["id"])
+    problem = id_problem(ref["id"])
     if problem is not None:
         raise RequestError(f"{where}.ext.prebid.storedrequest.id is invalid: {problem}")
     return ref["id"]
@@ -132,7 +123,7 @@ async def merge_stored(request: dict[str, Any], source: StoredSource | None, tim
 
 
 def _check_response_id(item_id: str, where: str) -> None:
-    problem = stored_id_problem(item_id)
+    problem = id_problem(item_id)
     if problem is not None:
         raise RequestError(f"{where} is invalid: {problem}")
 

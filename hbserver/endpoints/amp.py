@@ -24,11 +24,12 @@ from hbserver.analytics import Analytics
 from hbserver.analytics.records import amp_record
 from hbserver.auction.amp import AmpError, amp_request, amp_targeting, amp_tmax, check_stored, parse_amp_query
 from hbserver.auction.core import STORED_FETCH_TIMEOUT_S, AuctionRefused, AuctionService
-from hbserver.auction.stored import fetch_failure, stored_id_problem
+from hbserver.auction.stored import fetch_failure
 from hbserver.config import Config
 from hbserver.endpoints.auction import http_context
 from hbserver.metrics import Metrics
 from hbserver.stores.stored import StoredData
+from hbserver.stores.stored.base import id_problem
 from hbserver.usersync.service import SyncService
 from hbserver.web.body import loads_json
 from hbserver.web.errors import text_response
@@ -85,7 +86,7 @@ class AmpEndpoint:
             params, warnings = parse_amp_query(request.query, origin)
         except AmpError as exc:
             raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
-        problem = stored_id_problem(params.tag_id)
+        problem = id_problem(params.tag_id)
         if problem is not None:  # the client's: no backend could look it up
             raise AuctionRefused(400, f"Invalid request: tag_id is invalid: {problem}", "badinput")
         remaining = self.default_timeout_ms / 1000

@@ -80,13 +80,18 @@ def not_fetched(kind: Kind, item_id: str, why: str) -> str:
 
 
 def id_problem(item_id: str) -> str | None:
-    """Why an id is never looked up (empty, too long, control characters), or None when it is fine."""
+    """Why an id is never looked up (empty, too long, control characters), or None when it is fine.
+
+    Too long is more than MAX_ID_LENGTH characters, or bytes in UTF-8: a longer file name is
+    refused by the filesystem, which must not turn a client's id into a backend failure."""
     if not item_id:
         return "empty"
     if len(item_id) > MAX_ID_LENGTH:
         return f"longer than {MAX_ID_LENGTH} characters"
     if not item_id.isprintable():
         return "contains control characters"
+    if not item_id.isascii() and len(item_id.encode("utf-8", "replace")) > MAX_ID_LENGTH:
+        return f"longer than {MAX_ID_LENGTH} bytes in UTF-8"
     return None
 
 
