@@ -108,15 +108,9 @@ def _walk_deeper(value: Any) -> bool:
     return True
 
 
-def within_depth(value: Any, raw: bytes | str | None = None) -> bool:
-    """Is ``value`` at most MAX_JSON_DEPTH deep? ``raw`` (its JSON text, when at hand) makes the
-    usual answer a byte count."""
-    if raw is not None:
-        if isinstance(raw, str):
-            if raw.count("{") + raw.count("[") <= MAX_JSON_DEPTH:
-                return True
-        elif raw.count(b"{") + raw.count(b"[") <= MAX_JSON_DEPTH:
-            return True
+def within_depth(value: Any) -> bool:
+    """Is ``value`` (parsed JSON) at most MAX_JSON_DEPTH deep? Callers ask only when its text held
+    more brackets than the limit (:func:`may_be_deeper`)."""
     if type(value) is not dict and type(value) is not list:
         return True
     return not _deeper_than_limit(value)

@@ -129,6 +129,13 @@ def test_a_connection_that_sends_nothing_is_closed_after_header_seconds(server):
     assert HEADER - 0.1 <= closed - opened <= HEADER + LATE
 
 
+def assert_head_timed_out(sock: socket.socket, sent: float) -> None:
+    """The server closes ``sock`` (at most a 408 on it) header_seconds after ``sent``."""
+    data, closed = read_until_closed(sock)
+    assert data == b"" or data.startswith(b"HTTP/1.1 408 ")
+    assert HEADER - 0.1 <= closed - sent <= HEADER + LATE
+
+
 @pytest.mark.parametrize(
     "partial",
     [b"GET /sta", b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\n", b"POST /cache HTTP/1.1\r\nContent-Length: 10\r\n"],
@@ -136,10 +143,7 @@ def test_a_connection_that_sends_nothing_is_closed_after_header_seconds(server):
 def test_a_partial_request_head_is_closed_after_header_seconds(server, partial):
     with connect(server) as sock:
         sock.sendall(partial)
-        sent = time.monotonic()
-        data, closed = read_until_closed(sock)
-    assert data == b"" or data.startswith(b"HTTP/1.1 408 ")
-    assert HEADER - 0.1 <= closed - sent <= HEADER + LATE
+        assert_head_timed_out(sock, time.monotonic())
 
 
 def test_the_header_timeout_counts_from_the_first_byte_of_each_request_on_a_kept_alive_connection(server):
@@ -148,10 +152,7 @@ def test_the_header_timeout_counts_from_the_first_byte_of_each_request_on_a_kept
         assert status_of(read_response(sock)) == 204
         time.sleep(HEADER * 2)  # idle for longer than header_seconds (but less than idle_seconds): fine
         sock.sendall(b"GET /status HTTP/1.1\r\n")
-        sent = time.monotonic()
-        data, closed = read_until_closed(sock)
-    assert data == b"" or data.startswith(b"HTTP/1.1 408 ")
-    assert HEADER - 0.1 <= closed - sent <= HEADER + LATE
+        assert_head_timed_out(sock, time.monotonic())
 
 
 def test_a_head_dripped_byte_by_byte_is_closed_after_header_seconds(server):
