@@ -40,6 +40,7 @@ from hbserver.endpoints.cache import CacheEndpoint
 from hbserver.endpoints.cookie_sync import CookieSyncEndpoint
 from hbserver.endpoints.event import EventEndpoint
 from hbserver.endpoints.getuids import GetUIDsEndpoint
+from hbserver.endpoints.info import InfoEndpoints
 from hbserver.endpoints.metrics import handle_metrics
 from hbserver.endpoints.optout import OptOutEndpoint
 from hbserver.endpoints.setuid import SetUIDEndpoint
@@ -124,6 +125,10 @@ def create_app(
     routes.add("POST", "/cookie_sync", CookieSyncEndpoint(sync, accounts, analytics, metrics).handle)
     routes.add("GET", "/setuid", SetUIDEndpoint(sync, accounts, analytics, metrics).handle)
     routes.add("GET", "/getuids", GetUIDsEndpoint(sync).handle)
+    info = InfoEndpoints(sync.registry)
+    routes.add("GET", "/info/bidders", info.handle_list)
+    routes.add("GET", "/info/bidders/{name}", info.handle_detail)
+    routes.add("GET", "/bidders/params", info.handle_params)
     cache = app[CACHE]
     routes.add("POST", "/vtrack", VtrackEndpoint(
         cache, accounts, sync.registry, config.external_url, analytics, metrics

@@ -678,7 +678,7 @@ def load_config(
 
 
 def _cross_checks(config: Config) -> list[str]:
-    from hbserver.bidders import BUILTIN_ADAPTERS
+    from hbserver.bidders import BUILTIN_ADAPTERS, BUILTIN_ALIASES, BUILTIN_CODES
     from hbserver.privacy.activity import ActivityConfigError, ActivityControl
 
     problems = []
@@ -710,11 +710,15 @@ def _cross_checks(config: Config) -> list[str]:
     for code, adapter in config.adapters.items():
         key = f"adapters.{code}"
         if adapter.alias_of:
-            if adapter.alias_of not in BUILTIN_ADAPTERS:
+            if adapter.alias_of in BUILTIN_ALIASES:
+                problems.append(
+                    f"{key}.alias_of: {adapter.alias_of!r} is itself an alias; name the adapter it is an alias of"
+                )
+            elif adapter.alias_of not in BUILTIN_ADAPTERS:
                 problems.append(f"{key}.alias_of: unknown built-in adapter {adapter.alias_of!r}")
-            elif code in BUILTIN_ADAPTERS:
-                problems.append(f"{key}.alias_of: {code!r} is a built-in adapter and cannot be an alias")
-        elif code not in BUILTIN_ADAPTERS:
+            elif code in BUILTIN_CODES:
+                problems.append(f"{key}.alias_of: {code!r} is a built-in bidder and cannot be an alias")
+        elif code not in BUILTIN_CODES:
             problems.append(f"{key}: unknown bidder; a code that is not built in needs alias_of")
     return problems
 

@@ -13,8 +13,9 @@ from importlib import resources, util
 from importlib.abc import Traversable
 from pathlib import Path
 
+from hbserver.adapters import adapter_module
 from hbserver.adapters.params import SCHEMALESS_ADAPTERS, SCHEMAS
-from hbserver.bidders import DEFINITIONS
+from hbserver.bidders import DEFINITIONS, alias_codes
 
 # The helper pages served under /static/ (hbserver/endpoints/static.py).
 STATIC_FILES = ("load-cookie.html", "load-cookie-with-consent.html", "usersync.js", "optout.html")
@@ -29,9 +30,13 @@ def installation_problems(
     if not codes:
         return [f"no bidder definitions found in {definitions}: {REINSTALL}"]
     problems = []
+    aliases = alias_codes(definitions)
     for code in codes:
-        if util.find_spec(f"hbserver.adapters.{code}") is None:
-            problems.append(f"bidder definition {code!r} has no adapter module hbserver.adapters.{code}: {REINSTALL}")
+        if code in aliases:
+            continue  # runs its parent's adapter
+        module = adapter_module(code)
+        if util.find_spec(module) is None:
+            problems.append(f"bidder definition {code!r} has no adapter module {module}: {REINSTALL}")
         if code not in SCHEMALESS_ADAPTERS and not (schemas / f"{code}.json").is_file():
             problems.append(f"no parameter schema for bidder {code!r} in {schemas}: {REINSTALL}")
     if static is None:

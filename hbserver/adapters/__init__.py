@@ -1,5 +1,7 @@
-"""Bidder adapters: ``hbserver/adapters/<code>.py`` for each built-in code, each exposing
-``build(config: AdapterConfig) -> Adapter``. An alias runs the module of the code it is an alias of.
+"""Bidder adapters: ``hbserver/adapters/<module>.py`` for each built-in code (``adapter_module``:
+the code in lower case, ``_`` in front when it starts with a digit, e.g. ``33across`` ->
+``_33across``), each exposing ``build(config: AdapterConfig) -> Adapter``. An alias runs the module
+of the code it is an alias of.
 """
 
 from __future__ import annotations
@@ -13,12 +15,19 @@ class UnknownAdapter(LookupError):
     """No adapter module for a built-in code (a bidder definition without an implementation)."""
 
 
+def adapter_module(adapter_code: str) -> str:
+    """The module that implements a built-in adapter code (a Python name)."""
+    name = adapter_code.lower()
+    return f"hbserver.adapters.{'_' + name if name[:1].isdigit() else name}"
+
+
 def build_adapter(adapter_code: str, config: AdapterConfig) -> Adapter:
-    """The adapter instance for ``config.bidder``, running the module ``adapter_code``."""
+    """The adapter instance for ``config.bidder``, running the module of ``adapter_code``."""
+    module_name = adapter_module(adapter_code)
     try:
-        module = importlib.import_module(f"hbserver.adapters.{adapter_code}")
+        module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        if exc.name != f"hbserver.adapters.{adapter_code}":
+        if exc.name != module_name:
             raise
         raise UnknownAdapter(adapter_code) from None
     adapter: Adapter = module.build(config)

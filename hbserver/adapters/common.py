@@ -1,13 +1,24 @@
-"""What several adapters share: PBS-Go's status-code errors and json-iterator's wording for input
-of the wrong JSON shape (the fixtures' expected error texts)."""
+"""What several adapters share: PBS-Go's status-code errors, json-iterator's wording for input of
+the wrong JSON shape (the fixtures' expected error texts), JSON calls with Go-canonical header
+names, bid types from ``mtype`` or from the imp, endpoint macros and floors in another currency."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
 
-from hbserver.adapters.base import BidderError, ResponseData, bad_input, bad_server_response
+from hbserver.adapters.base import (
+    JSON_HEADERS,
+    MTYPE_TO_TYPE,
+    BidderError,
+    RequestData,
+    RequestInfo,
+    ResponseData,
+    bad_input,
+    bad_server_response,
+)
 
 UNEXPECTED_STATUS = "Unexpected status code: {}. Run with request.debug = 1 for more info"
 
@@ -73,3 +84,117 @@ def expect_string(value: Any, where: str) -> str:
     if isinstance(value, str):
         return value
     raise JsonShapeError(f'cannot unmarshal {where}: expects " or n, but found {found(value)}')
+
+
+def canonical_header(name: str) -> str:
+    """Go's canonical form of a header name (``x-openrtb-version`` -> ``X-Openrtb-Version``): the
+    fixtures compare request headers by that form."""
+    if not name or not all(c.isalnum() or c == "-" for c in name):
+        return name
+    return "-".join(part[:1].upper() + part[1:].lower() for part in name.split("-"))
+
+
+def with_header(headers: dict[str, str], name: str, value: Any) -> None:
+    """Set ``name`` (canonicalised) unless ``value`` is empty or None; numbers become text."""
+    if value is None or value == "":
+        return
+    headers[canonical_header(name)] = value if isinstance(value, str) else str(value)
+
+
+def json_headers(**extra: Any) -> dict[str, str]:
+    """PBS's usual ``Content-Type``/``Accept`` pair plus ``extra`` (keyword ``_`` reads as ``-``)."""
+    headers = dict(JSON_HEADERS)
+    for name, value in extra.items():
+        with_header(headers, name.replace("_", "-"), value)
+    return headers
+
+
+def device_headers(request: Mapping[str, Any], headers: dict[str, str] | None = None) -> dict[str, str]:
+    """``headers`` (default: the JSON pair) plus the device's ``User-Agent``, ``X-Forwarded-For``
+    (ip, else ipv6), ``Accept-Language`` and ``Dnt``, each only when the request has it."""
+    out = dict(JSON_HEADERS) if headers is None else headers
+    device = request.get("device")
+    if isinstance(device, dict):
+        with_header(out, "User-Agent", device.get("ua"))
+        with_header(out, "X-Forwarded-For", device.get("ip") or device.get("ipv6"))
+        with_header(out, "Accept-Language", device.get("language"))
+        if device.get("dnt") is not None:
+            with_header(out, "Dnt", device.get("dnt"))
+    return out
+
+
+def json_call(
+    uri: str, body: Any, imp_ids: Iterable[str], headers: Mapping[str, str] | None = None, method: str = "POST"
+) -> RequestData:
+    """One HTTP call carrying ``body`` as JSON."""
+    return RequestData(
+        method, uri, orjson.dumps(body), JSON_HEADERS if headers is None else headers, imp_ids=list(imp_ids)
+    )
+
+
+def imp_ids(imps: Iterable[Mapping[str, Any]]) -> list[str]:
+    return [imp.get("id", "") for imp in imps]
+
+
+def mtype_bid_type(bid: Mapping[str, Any]) -> str | None:
+    """The media type OpenRTB 2.6 ``mtype`` names (1 banner, 2 video, 3 audio, 4 native), else None."""
+    return MTYPE_TO_TYPE.get(bid.get("mtype"))  # type: ignore[arg-type]
+
+
+IMP_TYPE_ORDER = ("banner", "video", "native", "audio")
+
+
+def imp_bid_type(
+    imps: Iterable[Mapping[str, Any]], imp_id: Any, order: Iterable[str] = IMP_TYPE_ORDER
+) -> str | None:
+    """The first media type in ``order`` the imp with ``imp_id`` asks for; None when no imp has that
+    id or it asks for none of them (callers word their own error, as PBS adapters do)."""
+    for imp in imps:
+        if imp.get("id") == imp_id:
+            for kind in order:
+                if imp.get(kind) is not None:
+                    return kind
+            return None
+    return None
+
+
+def answer_bids(answer: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """(seatbid, bid) for every bid object of an OpenRTB answer; entries of the wrong shape are skipped."""
+    seatbids = answer.get("seatbid")
+    for seatbid in seatbids if isinstance(seatbids, list) else ():
+        if not isinstance(seatbid, dict):
+            continue
+        bids = seatbid.get("bid")
+        for bid in bids if isinstance(bids, list) else ():
+            if isinstance(bid, dict):
+                yield seatbid, bid
+
+
+def resolve_macros(template: str, values: Mapping[str, str]) -> str:
+    """PBS endpoint macros: each ``{{.Name}}`` replaced by ``values[Name]`` as given (callers escape
+    what Go escapes); a macro without a value becomes empty, as Go's template does."""
+    out = template
+    start = out.find("{{.")
+    while start != -1:
+        end = out.find("}}", start)
+        if end == -1:
+            break
+        name = out[start + 3 : end].strip()
+        value = values.get(name, "")
+        out = out[:start] + value + out[end + 2 :]
+        start = out.find("{{.", start + len(value))
+    return out
+
+
+def floor_in(imp: Mapping[str, Any], info: RequestInfo, currency: str = "USD") -> tuple[float, str] | None:
+    """The imp's positive ``bidfloor`` converted to ``currency`` (``bidfloorcur`` absent = USD), as
+    (amount, currency); None when it has no positive floor. Raises ConversionError (PBS-Go's text)."""
+    amount = imp.get("bidfloor")
+    if isinstance(amount, bool) or not isinstance(amount, int | float) or amount <= 0:
+        return None
+    source = imp.get("bidfloorcur") or "USD"
+    if not isinstance(source, str):
+        source = "USD"
+    if source.upper() == currency.upper():
+        return amount, currency
+    return info.convert_currency(amount, source, currency), currency

@@ -137,6 +137,30 @@ def _required(names: Any) -> Check:
     return check
 
 
+def _dependencies(rules: Any, where: str) -> Check:
+    """Draft-04 ``dependencies``: when a property is present, the object must also have the listed
+    properties (array form) or satisfy the schema (schema form)."""
+    if not isinstance(rules, dict):
+        raise SchemaError(f"{where}: dependencies must be an object")
+    compiled: list[tuple[str, Check, str]] = []
+    for name, rule in rules.items():
+        if isinstance(rule, list):
+            compiled.append((name, _required(rule), ""))
+        else:
+            compiled.append((name, compile_schema(rule, f"{where}.dependencies.{name}"), f" (with {name})"))
+
+    def check(value: Any) -> Failure | None:
+        if isinstance(value, dict):
+            for name, rule_check, context in compiled:
+                if name in value:
+                    failure = rule_check(value)
+                    if failure is not None:
+                        return failure[0], failure[1] + context
+        return None
+
+    return check
+
+
 def _items(schema: Any, where: str) -> Check:
     sub = compile_schema(schema, f"{where}.items")
 
@@ -173,6 +197,30 @@ def _pattern(text: Any) -> Check:
 
     def check(value: Any) -> Failure | None:
         if isinstance(value, str) and regex.search(value) is None:
+            return _fail(message)
+        return None
+
+    return check
+
+
+# JSON Schema ``format`` names the params schemas use, with the rule each enforces (the forms the
+# Go validator, gojsonschema, accepts).
+_FORMATS: dict[str, tuple[re.Pattern[str], str]] = {
+    "uuid": (re.compile(r"\A[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\Z"),
+             "must be a UUID"),
+    "hostname": (re.compile(r"\A(?=.{1,253}\.?\Z)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                            r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?\Z"),
+                 "must be a host name"),
+}
+
+
+def _format(name: Any) -> Check:
+    if name not in _FORMATS:
+        raise SchemaError(f"unsupported format {name!r}")
+    regex, message = _FORMATS[name]
+
+    def check(value: Any) -> Failure | None:
+        if isinstance(value, str) and regex.match(value) is None:
             return _fail(message)
         return None
 
@@ -281,6 +329,7 @@ _KEYWORDS: dict[str, Callable[[Any, Mapping[str, Any], str], Check]] = {
     "required": lambda v, s, w: _required(v),
     "properties": lambda v, s, w: _properties(v, w),
     "additionalProperties": lambda v, s, w: _additional(v, frozenset(s.get("properties", {})), w),
+    "dependencies": lambda v, s, w: _dependencies(v, w),
     "minProperties": lambda v, s, w: _bound(_OBJECT, len, v, operator.ge, f"must have at least {v} properties"),
     "items": lambda v, s, w: _items(v, w),
     "minItems": lambda v, s, w: _bound(_ARRAY, len, v, operator.ge, f"must have at least {v} items"),
@@ -292,6 +341,7 @@ _KEYWORDS: dict[str, Callable[[Any, Mapping[str, Any], str], Check]] = {
     "exclusiveMinimum": lambda v, s, w: _bound(_is_number, _identity, v, operator.gt, f"must be greater than {v}"),
     "exclusiveMaximum": lambda v, s, w: _bound(_is_number, _identity, v, operator.lt, f"must be less than {v}"),
     "pattern": lambda v, s, w: _pattern(v),
+    "format": lambda v, s, w: _format(v),
     "anyOf": lambda v, s, w: _alternatives("anyOf", v, w),
     "oneOf": lambda v, s, w: _alternatives("oneOf", v, w),
     "allOf": lambda v, s, w: _all_of(v, w),

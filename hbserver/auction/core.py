@@ -50,7 +50,7 @@ from hbserver.auction.stored import (
 )
 from hbserver.auction.targeting import TargetingOptions, apply_targeting, bids_to_cache, run_auction
 from hbserver.auction.validate import RequestError, Validated, validate_request
-from hbserver.bidders.registry import Registry
+from hbserver.bidders.registry import Bidder, Registry
 from hbserver.config import Config
 from hbserver.metrics import Metrics
 from hbserver.privacy.ccpa import parse_us_privacy
@@ -148,14 +148,24 @@ class AuctionService:
             if bidder.disabled:
                 continue
             try:
-                self.adapters[code] = build_adapter(bidder.adapter, self._adapter_config(code, bidder.endpoint))
+                self.adapters[code] = build_adapter(bidder.adapter, self._adapter_config(bidder))
             except UnknownAdapter:
                 log.warning("bidder %s has no adapter implementation; it cannot bid", code)
 
-    def _adapter_config(self, code: str, endpoint: str) -> AdapterConfig:
-        """What an adapter is built with: its endpoint and the host facts some adapters send along."""
+    def _adapter_config(self, bidder: Bidder) -> AdapterConfig:
+        """What an adapter is built with: its endpoint, its definition's ``extra_info`` and the host
+        facts some adapters send along (the keys PBS-Go's adapter builders get)."""
+        code = bidder.code
+        endpoint = bidder.endpoint
         host = self.config.adapters.get(code)
-        extra: dict[str, Any] = {"external_url": self.external_url, "pbs_version": __version__}
+        extra: dict[str, Any] = {
+            "external_url": self.external_url,
+            "pbs_version": __version__,
+            "gvl_id": self.config.gdpr.host_vendor_id,
+            "datacenter": "",
+            "extra_info": bidder.extra_info,
+            "platform_id": bidder.platform_id,
+        }
         if host is not None and host.xapi.username:
             xapi = host.xapi
             extra["xapi"] = {"username": xapi.username, "password": xapi.password, "tracker": xapi.tracker}
@@ -274,13 +284,16 @@ class AuctionService:
                 request, self.config.gdpr.enabled, self.config.gdpr.default_value, self.config.ccpa.enforce
             )
             blocked: list[str] = []
+            notices: dict[str, list[str]] = {}
             bidder_requests = split_request(
-                request, validated, http.uids, privacy, self.gvl, account.activities, blocked
+                request, validated, http.uids, privacy, self.gvl, account.activities, blocked, notices
             )
             for name in blocked:
                 warnings.setdefault(name, []).append(
                     Message(WarningCode.BIDDER_BLOCKED_BY_PRIVACY, f'bidder "{name}" blocked by privacy settings')
                 )
+            for name, texts in notices.items():
+                warnings.setdefault(name, []).extend(Message(WarningCode.UNKNOWN, text) for text in texts)
             extra_headers = {"Sec-GPC": "1"} if http.gpc == "1" else {}
             entry_point = "openrtb2-amp" if request_type == "amp" else "openrtb2-auction"
             client = self.http
@@ -376,7 +389,8 @@ class AuctionService:
             extra_headers.get("Sec-GPC", ""),
             converter.convert,
         )
-        return start_bidder(bidder_request, adapter, info, client, deadline, extra_headers, now)
+        compress = bidder.endpoint_compression == "gzip"
+        return start_bidder(bidder_request, adapter, info, client, deadline, extra_headers, now, compress)
 
     def _count(self, outcome: BidderOutcome, bids: list[AuctionBid], errors: list[BidderError]) -> None:
         """Adapter metrics, labelled by the registry code (request aliases could be anything)."""

@@ -13,6 +13,7 @@ the deadline. Answers are read up to :data:`MAX_RESPONSE_BYTES`. Adapters are pu
 from __future__ import annotations
 
 import asyncio
+import gzip
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,8 @@ log = logging.getLogger("hbserver.exchange")
 
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 MAX_CALLS_PER_BIDDER = 16
+# Bodies of a few KB: level 5 keeps most of the saving of 9 at a fraction of the CPU.
+GZIP_LEVEL = 5
 
 
 @dataclass(slots=True)
@@ -81,8 +84,10 @@ def start_bidder(
     deadline: float,
     extra_headers: dict[str, str],
     now: float,
+    compress: bool = False,
 ) -> BidderOutcome:
-    """One bidder's requests built and sent; :func:`finish_bidders` reads the answers.
+    """One bidder's requests built and sent (``compress``: bodies gzipped with ``Content-Encoding:
+    gzip``, for a bidder whose definition asks for it); :func:`finish_bidders` reads the answers.
 
     No task per bidder: requests go out at once on pooled connections and the auction then
     awaits the answers one after the other (each one's arrival time is kept for its bidder).
@@ -105,7 +110,7 @@ def start_bidder(
     for call in calls[:MAX_CALLS_PER_BIDDER]:
         exchange = HttpCall(call)
         outcome.calls.append(exchange)
-        _start(client, exchange, deadline, extra_headers, now)
+        _start(client, exchange, deadline, extra_headers, now, compress)
     return outcome
 
 
@@ -156,12 +161,21 @@ def _read_bids(outcome: BidderOutcome) -> None:
 
 
 def _start(
-    client: BidderClient, exchange: HttpCall, deadline: float, extra_headers: dict[str, str], now: float
+    client: BidderClient,
+    exchange: HttpCall,
+    deadline: float,
+    extra_headers: dict[str, str],
+    now: float,
+    compress: bool = False,
 ) -> None:
     call = exchange.call
     headers = {**call.headers, **extra_headers} if extra_headers else call.headers
     if "X-Prebid" not in headers:
         headers = {**headers, "X-Prebid": SERVER_HEADER_VALUE}
+    body = call.body
+    if compress and body:
+        body = gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
+        headers = {**headers, "Content-Encoding": "gzip"}
     if now >= deadline:
         exchange.error = BidderError(
             "Timeout: no time left for the bidder before the auction deadline", ErrorCode.TIMEOUT
@@ -169,7 +183,7 @@ def _start(
         exchange.done_at = now
         return
     try:
-        exchange.pending = client.start(call.method, call.uri, call.body, headers, deadline)
+        exchange.pending = client.start(call.method, call.uri, body, headers, deadline)
     except Exception as exc:
         exchange.error = _call_error(exc)
         exchange.done_at = now

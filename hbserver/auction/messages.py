@@ -13,6 +13,7 @@ from typing import Any
 
 class WarningCode(IntEnum):
     UNKNOWN = 10999
+    UNKNOWN_BIDDER = 999  # a bidder code the server does not know (DECISIONS: warned, not refused)
     INVALID_PRIVACY_CONSENT = 10001
     ACCOUNT_DEBUG_DISABLED = 10002
     BIDDER_DEBUG_DISABLED = 10003

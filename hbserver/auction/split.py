@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hbserver.auction.capabilities import fit_imps, preferred_media_type, request_channel
 from hbserver.auction.mergepatch import merge_patch
 from hbserver.auction.ortb import downconvert, has_26_fields
 from hbserver.auction.privacy import FETCH_BIDS, AuctionPrivacy, apply_activities, must_scrub, scrub
@@ -41,11 +42,14 @@ def split_request(
     gvl: GlobalVendorList | None,
     activities: ActivityControl | None = None,
     blocked: list[str] | None = None,
+    notices: dict[str, list[str]] | None = None,
 ) -> list[BidderRequest]:
     """The per-bidder requests, in the order bidders first appear in the imps.
 
     A bidder the account's ``fetchBids`` activity denies gets no request; its name is appended
     to ``blocked``. The other activity controls act on each bidder's copy after the privacy scrub.
+    Each bidder's imps keep only the media types its capabilities allow on the request's channel
+    (``capabilities.fit_imps``); what that removed goes to ``notices[name]`` as warnings.
     """
     controls = activities if activities is not None and activities.any() else None
     imps: list[dict[str, Any]] = request["imp"]
@@ -60,6 +64,7 @@ def split_request(
     shared_ext = _SharedExt(ext, prebid)
     # 2.5 bidders get 2.6 fields moved; most requests have none (a bidder's imp FPD might add rwdd)
     needs_downconvert = has_26_fields(request) or any(parts.fpd is not None for parts in shared)
+    channel = request_channel(request)
     out = []
     for name, resolved in validated.bidders.items():
         bidder_imps = [
@@ -72,6 +77,15 @@ def split_request(
         if controls is not None and not controls.allowed(FETCH_BIDS, COMPONENT_BIDDER, name):
             if blocked is not None:
                 blocked.append(name)
+            continue
+        bidder = resolved.bidder
+        bidder_imps, dropped = fit_imps(
+            bidder_imps, bidder.media_types, channel, bidder.multiformat_supported,
+            "" if bidder.multiformat_supported else preferred_media_type(prebid, name),
+        )  # fmt: skip
+        if dropped and notices is not None:
+            notices.setdefault(name, []).extend(dropped)
+        if not bidder_imps:
             continue
         own = dict(request)
         own["imp"] = bidder_imps

@@ -128,6 +128,9 @@ def validate_request(request: dict[str, Any], registry: Registry, check_params: 
         seen_ids[imp_id] = index
         _check_imp_media(imp, index)
         validated.imp_bidders.append(_imp_bidders(imp, index, registry, aliases, check_params, validated))
+    if not any(validated.imp_bidders):
+        # every bidder named was unknown or disabled: nothing can bid (PBS-Go's text)
+        raise RequestError("request.imp[0].ext.prebid.bidder must contain at least one bidder")
     return validated
 
 
@@ -320,6 +323,7 @@ def _imp_bidders(
         prebid = {}
     elif not isinstance(prebid, dict):
         raise RequestError(f"request.imp[{index}].ext.prebid must be an object")
+    named_unknown = False
     if "bidder" in prebid:
         bidders = prebid["bidder"]
         if not isinstance(bidders, dict):
@@ -335,7 +339,10 @@ def _imp_bidders(
                 validated.warnings.append(
                     Message(WarningCode.UNKNOWN, f"request.imp[{index}].ext contains unknown bidder: '{key}', ignoring")
                 )
+                named_unknown = True
     if not bidders:
+        if named_unknown:
+            return {}
         raise RequestError(f"request.imp[{index}].ext.prebid.bidder must contain at least one bidder")
     if len(bidders) > MAX_BIDDERS_PER_IMP:
         raise RequestError(
@@ -343,7 +350,11 @@ def _imp_bidders(
         )
     active: dict[str, Any] = {}
     for name, params in bidders.items():
-        resolved = validated.bidders.get(name) or _resolve(name, index, registry, aliases)
+        resolved = validated.bidders.get(name) or _resolve(name, registry, aliases)
+        if resolved is None:
+            text = f"request.imp[{index}].ext.prebid.bidder contains unknown bidder: {name}"
+            validated.warnings.append(Message(WarningCode.UNKNOWN_BIDDER, text))
+            continue
         if resolved.bidder.disabled:
             validated.bidder_warnings.setdefault(name, []).append(
                 Message(
@@ -358,17 +369,11 @@ def _imp_bidders(
             raise RequestError(f"request.imp[{index}].ext.prebid.bidder.{name} failed validation.\n{problem}")
         validated.bidders.setdefault(name, resolved)
         active[name] = params
-    if not active:
-        raise RequestError(f"request.imp[{index}].ext.prebid.bidder must contain at least one bidder")
-    return active
+    return active  # empty when every bidder named is unknown or disabled (warned above)
 
 
-def _resolve(name: str, index: int, registry: Registry, aliases: dict[str, str]) -> ResolvedBidder:
+def _resolve(name: str, registry: Registry, aliases: dict[str, str]) -> ResolvedBidder | None:
+    """The bidder a name (or a request alias) runs; None for a name nothing knows."""
     core = aliases.get(name)
     bidder = registry.lookup(core if core is not None else name)
-    if bidder is None:
-        raise RequestError(
-            f"request.imp[{index}].ext.prebid.bidder contains unknown bidder: {name}. "
-            "Did you forget an alias in request.ext.prebid.aliases?"
-        )
-    return ResolvedBidder(name, bidder)
+    return None if bidder is None else ResolvedBidder(name, bidder)

@@ -1,5 +1,6 @@
-"""The bidder registry: built-in definitions (``definitions/*.yaml``) with the host's
-``adapters.<code>`` overrides and aliases applied, validated once at start-up.
+"""The bidder registry: built-in definitions (``definitions/*.yaml``, each written from Prebid
+Server's ``bidder-info``; a definition with ``alias_of`` is a catalogue alias run by its parent's
+adapter) with the host's ``adapters.<code>`` overrides and aliases applied, validated once at start-up.
 
 A host value replaces a built-in one only where the host wrote the key (``given_keys``): the
 configuration's own defaults never silently override a bidder's definition.
@@ -61,7 +62,7 @@ class Bidder:
     disabled: bool
     endpoint: str
     gvl_vendor_id: int
-    media_types: dict[str, tuple[str, ...]]
+    media_types: dict[str, tuple[str, ...]]  # channel (site, app, dooh) -> media types; absent = unsupported
     openrtb_version: str
     modifying_vast_xml_allowed: bool
     sync_key: str
@@ -69,6 +70,14 @@ class Bidder:
     sync_endpoints: dict[str, SyncEndpoint] = field(default_factory=dict)
     sync_options: dict[str, Any] = field(default_factory=dict)  # support_cors, format_override, skipwhen
     syncer: Syncer | None = None
+    alias_of: str = ""  # the parent code of an alias (catalogue or host), "" for an adapter of its own
+    maintainer: str = ""
+    gpp_supported: bool = False
+    multiformat_supported: bool = True
+    endpoint_compression: str = ""  # "gzip" or ""
+    extra_info: str = ""  # PBS's extra_info: adapter-specific text (e.g. a second endpoint)
+    platform_id: str = ""
+    sync_supports: tuple[str, ...] = ()  # sync types it can do once the host configures them
 
 
 class Registry:
@@ -115,12 +124,20 @@ def build_registry(config: Config, definitions: dict[str, dict[str, Any]] | None
         raise RegistryError([f"user_sync.redirect_url: unknown macro {names}"])
     bidders: dict[str, Bidder] = {}
     for code, definition in definitions.items():
-        bidders[code] = _bidder(code, code, definition, config.adapters.get(code), own_sync=True)
+        parent_code = definition.get("alias_of") or code
+        parent = definitions.get(parent_code)
+        if parent is None or parent.get("alias_of"):
+            problems.append(f"bidders/{code}.yaml: alias_of names no built-in adapter: {parent_code!r}")
+            continue
+        host = config.adapters.get(code)
+        if host is not None and host.alias_of:
+            continue  # the host made this code an alias of another adapter (below)
+        bidders[code] = _bidder(code, parent_code, definition, host, parent)
     for code, adapter in config.adapters.items():
         if adapter.alias_of and adapter.alias_of in definitions:
             parent = definitions[adapter.alias_of]
-            own_sync = bool(adapter.usersync.redirect.url or adapter.usersync.iframe.url)
-            bidders[code] = _bidder(code, adapter.alias_of, parent, adapter, own_sync=own_sync)
+            own = {k: v for k, v in parent.items() if k not in ("usersync", "alias_of", "gvl_vendor_id")}
+            bidders[code] = _bidder(code, adapter.alias_of, own, adapter, parent)
     bidders = _attach_syncers(bidders, config, problems)
     if problems:
         raise RegistryError(problems)
@@ -128,8 +145,10 @@ def build_registry(config: Config, definitions: dict[str, dict[str, Any]] | None
 
 
 def _bidder(code: str, adapter_code: str, definition: dict[str, Any], host: AdapterConfig | None,
-            own_sync: bool) -> Bidder:
-    """A bidder from a definition; an alias without sync endpoints of its own shares the parent's key."""
+            parent: dict[str, Any]) -> Bidder:
+    """A bidder from its definition (a host alias: its parent's, without the parent's GVL id and user
+    sync) and the host's overrides. An alias with no sync of its own shares its parent's cookie key
+    (PBS-Go's rule), one with endpoints or ``supports`` of its own keys by its own code."""
     given = given_keys(host) if host is not None else frozenset()
     sync_def = definition.get("usersync") or {}
     host_sync = host.usersync if host is not None else AdapterUserSync()
@@ -139,21 +158,24 @@ def _bidder(code: str, adapter_code: str, definition: dict[str, Any], host: Adap
         return getattr(host, key) if key in given else definition.get(key, default)
 
     endpoints: dict[str, SyncEndpoint] = {}
-    if own_sync:
-        for sync_type in (IFRAME, REDIRECT):
-            ours = getattr(host_sync, sync_type)
-            if ours.url:
-                endpoints[sync_type] = SyncEndpoint(ours.url, ours.user_macro)
-            elif sync_type in sync_def and code == adapter_code:
-                theirs = sync_def[sync_type]
-                endpoints[sync_type] = SyncEndpoint(theirs["url"], theirs.get("user_macro", ""))
-    parent_key = sync_def.get("key") or adapter_code
+    for sync_type in (IFRAME, REDIRECT):
+        ours = getattr(host_sync, sync_type)
+        if ours.url:
+            endpoints[sync_type] = SyncEndpoint(ours.url, ours.user_macro)
+        elif sync_type in sync_def:
+            theirs = sync_def[sync_type]
+            endpoints[sync_type] = SyncEndpoint(theirs["url"], theirs.get("user_macro", ""))
+    parent_sync = parent.get("usersync") or {}
+    own_sync = bool(endpoints or sync_def.get("supports"))
     if host_sync.key:
         sync_key = host_sync.key
-    elif code == adapter_code or not own_sync:
-        sync_key = parent_key
+    elif sync_def.get("key"):
+        sync_key = sync_def["key"]
+    elif code != adapter_code and not own_sync:
+        sync_key = parent_sync.get("key") or adapter_code
     else:
         sync_key = code
+    skip_when = sync_def.get("skipwhen") or {}
     return Bidder(
         code=code,
         adapter=adapter_code,
@@ -162,7 +184,7 @@ def _bidder(code: str, adapter_code: str, definition: dict[str, Any], host: Adap
         gvl_vendor_id=pick("gvl_vendor_id", 0),
         media_types={k: tuple(v) for k, v in (definition.get("media_types") or {}).items()},
         openrtb_version=str(pick("openrtb_version", "2.5")),
-        modifying_vast_xml_allowed=pick("modifying_vast_xml_allowed", True),
+        modifying_vast_xml_allowed=pick("modifying_vast_xml_allowed", False),
         sync_key=sync_key,
         usersync_enabled=host_sync.enabled if "enabled" in host_sync_given else sync_def.get("enabled", True),
         sync_endpoints=endpoints,
@@ -170,9 +192,17 @@ def _bidder(code: str, adapter_code: str, definition: dict[str, Any], host: Adap
             "support_cors": host_sync.support_cors if "support_cors" in host_sync_given else
             bool(sync_def.get("support_cors", False)),
             "format_override": sync_def.get("format_override", ""),
-            "skip_when_gdpr": bool((sync_def.get("skipwhen") or {}).get("gdpr", False)),
-            "skip_when_gpp_sid": tuple(str(v) for v in (sync_def.get("skipwhen") or {}).get("gpp_sid", ())),
+            "skip_when_gdpr": bool(skip_when.get("gdpr", False)),
+            "skip_when_gpp_sid": tuple(str(v) for v in skip_when.get("gpp_sid", ())),
         },
+        alias_of="" if code == adapter_code else adapter_code,
+        maintainer=str(definition.get("maintainer") or ""),
+        gpp_supported=bool(definition.get("gpp_supported", False)),
+        multiformat_supported=bool(definition.get("multiformat_supported", True)),
+        endpoint_compression=str(definition.get("endpoint_compression") or "").lower(),
+        extra_info=str(definition.get("extra_info") or ""),
+        platform_id=str(definition.get("platform_id") or ""),
+        sync_supports=tuple(str(t) for t in sync_def.get("supports") or ()),
     )
 
 

@@ -134,10 +134,9 @@ async def test_silent_bidder_times_out_at_its_deadline(make_client, bidders):
             "request.imp[0].ext.prebid.bidder must contain at least one bidder",
         ),
         (lambda r: r["imp"][0].pop("ext"), "request.imp[0].ext is required"),
-        (
+        (  # the only bidder is unknown: nothing can bid (DECISIONS: unknown bidders)
             lambda r: r["imp"][0].update(ext={"prebid": {"bidder": {"nobody": {}}}}),
-            "request.imp[0].ext.prebid.bidder contains unknown bidder: nobody. "
-            "Did you forget an alias in request.ext.prebid.aliases?",
+            "request.imp[0].ext.prebid.bidder must contain at least one bidder",
         ),
         (
             lambda r: r["ext"]["prebid"].update(aliases={"alpha": "alpha"}),
@@ -190,6 +189,64 @@ async def test_validation_errors(make_client, bidders, mutate, message):
     assert await response.text() == f"Invalid request: {message}\n" or (await response.text()).startswith(
         f"Invalid request: {message}"
     )
+
+
+DISABLED_TEXT = (
+    'Bidder "{}" has been disabled on this instance of Prebid Server. Please work with the PBS host to enable '
+    "this bidder again."
+)
+
+
+@pytest.mark.parametrize(
+    ("imps", "general", "by_bidder", "bidders_called"),
+    [
+        # an unknown bidder next to a known one: dropped with a warning, the auction goes on
+        ([banner_imp("imp-1", alpha={}, nobody={})],
+         [(999, "request.imp[0].ext.prebid.bidder contains unknown bidder: nobody")], {}, {"alpha": ["imp-1"]}),
+        # an imp whose only bidder is unknown keeps no bidder; the other imp is auctioned
+        ([banner_imp("imp-1", nobody={}), banner_imp("imp-2", alpha={})],
+         [(999, "request.imp[0].ext.prebid.bidder contains unknown bidder: nobody")], {}, {"alpha": ["imp-2"]}),
+        # a disabled bidder: PBS-Go's text, under the bidder's own name
+        ([banner_imp("imp-1", alpha={}, off={})], [], {"off": [DISABLED_TEXT.format("off")]}, {"alpha": ["imp-1"]}),
+        # a known built-in bidder the host disabled (ix is disabled by default)
+        ([banner_imp("imp-1", ix={"siteId": "1"}), banner_imp("imp-2", alpha={})], [],
+         {"ix": [DISABLED_TEXT.format("ix")]}, {"alpha": ["imp-2"]}),
+    ],
+    ids=["unknown-beside-known", "imp-left-empty", "disabled-alias", "disabled-built-in"],
+)
+async def test_unknown_and_disabled_bidders_do_not_sink_the_auction(
+    make_client, bidders, imps, general, by_bidder, bidders_called
+):
+    bidders.bids["alpha"] = [bid(imp_id, 1.0, "a-" + imp_id) for imp_id in bidders_called["alpha"]]
+    config = bidder_config(bidders, "alpha", "off", off={"disabled": True})
+    client = await make_client(config)
+    response = await post(client, auction_request(*imps))
+    assert response.status == 200, await response.text()
+    data = await response.json()
+    warnings = data["ext"].get("warnings", {})
+    assert [(w["code"], w["message"]) for w in warnings.get("general", [])] == general
+    for name, texts in by_bidder.items():
+        assert [w["message"] for w in warnings[name]] == texts
+    called = {name: [imp["id"] for body in bodies for imp in body["imp"]] for name, bodies in bidders.received.items()}
+    assert called == bidders_called
+    assert {bid["impid"] for bids in seat_bids(data).values() for bid in bids} == set(bidders_called["alpha"])
+
+
+@pytest.mark.parametrize(
+    "imps",
+    [
+        [banner_imp("imp-1", nobody={}), banner_imp("imp-2", ghost={})],
+        [banner_imp("imp-1", off={})],
+        [banner_imp("imp-1", nobody={}, off={})],
+    ],
+    ids=["all-unknown", "all-disabled", "unknown-and-disabled"],
+)
+async def test_no_bidder_left_anywhere_is_a_400(make_client, bidders, imps):
+    client = await make_client(bidder_config(bidders, "alpha", "off", off={"disabled": True}))
+    response = await post(client, auction_request(*imps))
+    assert response.status == 400
+    assert await response.text() == "Invalid request: request.imp[0].ext.prebid.bidder must contain at least one bidder"
+    assert bidders.received == {}
 
 
 @pytest.mark.parametrize(
@@ -681,3 +738,19 @@ async def test_bidder_ext_prebid_in_the_response(make_client, bidders, bidder_ex
     ext_prebid.pop("events")  # events are on by default; their URLs are tested above
     ext_prebid.pop("cache", None)
     assert ext_prebid == expected
+
+
+async def test_endpoint_compression_gzips_the_bidder_request(make_client, bidders):
+    """A bidder whose definition says ``endpoint_compression: gzip`` (openx) gets a gzipped body;
+    one without (a generic alias) gets plain JSON."""
+    config = bidder_config(bidders, "alpha")
+    config["adapters"]["openx"] = {"endpoint": bidders.url("openx")}
+    client = await make_client(config)
+    imp = banner_imp("imp-1", alpha={}, openx={"unit": "123", "delDomain": "pub.openx.net"})
+    response = await post(client, auction_request(imp))
+    assert response.status == 200, await response.text()
+    [openx_headers], [alpha_headers] = bidders.headers["openx"], bidders.headers["alpha"]
+    assert openx_headers.get("Content-Encoding") == "gzip"
+    assert "Content-Encoding" not in alpha_headers
+    [sent] = bidders.received["openx"]  # the mock's server decompressed it
+    assert sent["imp"][0]["tagid"] == "123"

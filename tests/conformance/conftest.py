@@ -35,11 +35,11 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         return
     columns = ("fixtures", "passed", "excepted", "failed", "skipped")
     terminalreporter.section("PBS adapter conformance")
-    terminalreporter.write_line(f"{'bidder':<12}" + "".join(f"{name:>10}" for name in columns))
+    terminalreporter.write_line(f"{'bidder':<16}" + "".join(f"{name:>10}" for name in columns))
     totals: dict[str, int] = defaultdict(int)
     for bidder in sorted(_RESULTS):
         counts = _RESULTS[bidder]
-        terminalreporter.write_line(f"{bidder:<12}" + "".join(f"{counts[name]:>10}" for name in columns))
+        terminalreporter.write_line(f"{bidder:<16}" + "".join(f"{counts[name]:>10}" for name in columns))
         for name in columns:
             totals[name] += counts[name]
-    terminalreporter.write_line(f"{'total':<12}" + "".join(f"{totals[name]:>10}" for name in columns))
+    terminalreporter.write_line(f"{'total':<16}" + "".join(f"{totals[name]:>10}" for name in columns))

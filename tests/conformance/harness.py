@@ -1,8 +1,10 @@
 """Runs one fixture through an adapter the way PBS-Go's ``adapterstest`` harness does (README §2).
 
-``BIDDERS`` holds each bidder's test set-up, taken from its Go ``<bidder>_test.go``: the endpoint
-the Go test builds the adapter with, the host settings (``AdapterConfig.extra``) and any change
-the Go test makes after building (appnexus replaces its random numbers with a constant 10).
+Each bidder's set-up comes from its ``go-test-setup.yaml`` (the values its Go test builds the
+adapter with): the endpoint, ``extra_adapter_info`` (``AdapterConfig.extra["extra_info"]``) and the
+server config (``external_url``, ``gvl_id``, ``datacenter``). ``GO_TEST_FACTS`` adds what a Go test
+does beyond that and the file cannot show (README §5): appnexus's constant random numbers and
+rubicon's XAPI credentials. The Go tests run with an empty PBS version (``pbs_version``).
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import orjson
+import yaml
 
 from hbserver.adapters import UnknownAdapter, build_adapter
 from hbserver.adapters.base import (
@@ -26,14 +30,13 @@ from hbserver.adapters.base import (
     RequestInfo,
     ResponseData,
 )
+from hbserver.bidders import DEFINITIONS
 from tests.conformance.compare import compare_bid_responses, compare_errors, compare_requests
 from tests.conformance.loader import Fixture
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES_ENV = "HBSERVER_PBS_FIXTURES"
-
-# The Go tests' server config, the same for all six bidders (only rubicon reads it).
-SERVER = {"external_url": "http://hosturl.com", "gvl_id": 1, "datacenter": "2"}
+SETUP_FILE = "go-test-setup.yaml"
 
 
 def fixtures_root() -> Path:
@@ -48,27 +51,79 @@ def _constant_random(adapter: Adapter) -> None:
 
 
 @dataclass(frozen=True)
+class GoTestFacts:
+    """What a Go test sets beyond its go-test-setup.yaml."""
+
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    prepare: Callable[[Adapter], None] | None = None
+
+
+GO_TEST_FACTS: dict[str, GoTestFacts] = {
+    "appnexus": GoTestFacts(prepare=_constant_random),
+    "rubicon": GoTestFacts({"xapi": {"username": "xuser", "password": "xpass", "tracker": "pbs-test-tracker"}}),
+}
+
+
+@dataclass(frozen=True)
 class BidderSetup:
     endpoint: str
     extra: Mapping[str, Any] = field(default_factory=dict)
     prepare: Callable[[Adapter], None] | None = None
 
 
-BIDDERS: dict[str, BidderSetup] = {
-    "appnexus": BidderSetup("http://ib.adnxs.com/openrtb2", SERVER, _constant_random),
-    "rubicon": BidderSetup("uri", {
-        **SERVER, "xapi": {"username": "xuser", "password": "xpass", "tracker": "pbs-test-tracker"},
-    }),
-    "pubmatic": BidderSetup("https://hbopenbid.pubmatic.com/translator?source=prebid-server", SERVER),
-    "ix": BidderSetup("http://host/endpoint", SERVER),
-    "openx": BidderSetup("http://rtb.openx.net/prebid", SERVER),
-    "triplelift": BidderSetup("http://tlx.3lift.net/s2s/auction?sra=1&supplier_id=20", SERVER),
-}
+def go_string(text: str) -> str:
+    """A Go string literal's value: backquoted raw text or a double-quoted string."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] == "`":
+        return text[1:-1]
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        value: str = orjson.loads(text)
+        return value
+    return text
+
+
+def read_setup(path: Path, facts: GoTestFacts | None = None) -> BidderSetup:
+    """The set-up of a bidder's JSON test from its go-test-setup.yaml (the TestJsonSamples entry)."""
+    entries = yaml.safe_load(path.read_text(encoding="utf-8"))
+    entry = next((e for e in entries if e.get("test") == "TestJsonSamples"), entries[0])
+    server = entry.get("server") or {}
+
+    def first(values: Any, default: str = "") -> str:
+        return str(values[0]) if values else default
+
+    extra: dict[str, Any] = {
+        "external_url": first(server.get("external_url")),
+        "gvl_id": int(first(server.get("gvl_id"), "0")),
+        "datacenter": first(server.get("datacenter")),
+        "extra_info": go_string(first(entry.get("extra_adapter_info"))),
+        "pbs_version": "",
+    }
+    facts = facts or GoTestFacts()
+    extra.update(facts.extra)
+    return BidderSetup(first(entry.get("endpoint")), extra, facts.prepare)
+
+
+def built_in_bidders(definitions: Path = DEFINITIONS) -> list[str]:
+    """The codes hbserver builds an adapter for (its definitions that are no alias), sorted."""
+    codes = []
+    for path in sorted(definitions.glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if not data.get("alias_of") and data["code"] != "generic":
+            codes.append(data["code"])
+    return codes
+
+
+@cache
+def bidder_setup(bidder: str) -> BidderSetup:
+    return read_setup(fixtures_root() / bidder / SETUP_FILE, GO_TEST_FACTS.get(bidder))
+
+
+BIDDERS = built_in_bidders()
 
 
 def make_adapter(bidder: str) -> Adapter:
-    """The adapter as the Go test builds it; UnknownAdapter when ``hbserver.adapters.<bidder>`` is missing."""
-    setup = BIDDERS[bidder]
+    """The adapter as the Go test builds it; UnknownAdapter when its module is missing."""
+    setup = bidder_setup(bidder)
     adapter = build_adapter(bidder, AdapterConfig(bidder, setup.endpoint, setup.extra))
     if setup.prepare is not None:
         setup.prepare(adapter)

@@ -12,6 +12,7 @@ import os
 
 import pytest
 
+from hbserver.adapters import adapter_module
 from tests.conformance.exceptions import read_exceptions
 from tests.conformance.harness import BIDDERS, UnknownAdapter, fixtures_root, make_adapter, run_fixture
 from tests.conformance.loader import fixture_paths, load_fixture
@@ -52,7 +53,7 @@ def test_fixture(bidder, folder, path, record_property):
     try:
         adapter = make_adapter(bidder)
     except UnknownAdapter:
-        message = f"no adapter module hbserver.adapters.{bidder} yet"
+        message = f"no adapter module {adapter_module(bidder)} yet"
         if _in_ci():
             pytest.fail(message)
         pytest.skip(message)

@@ -1,0 +1,110 @@
+"""/info/bidders, /info/bidders/{name} and /bidders/params (PBS-Go's shapes), against the real app."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hbserver.adapters.params import SCHEMAS
+from hbserver.bidders import BUILTIN_ADAPTERS, BUILTIN_ALIASES, BUILTIN_CODES
+
+HOST = {"adapters": {"mybidder": {"alias_of": "generic", "endpoint": "https://bids.example/ortb"},
+                     "appnexus": {"disabled": True}}}
+# disabled by default (PBS's bidder-info) or by HOST
+DISABLED = frozenset({"appnexus", "ix", "rubicon", "magnite"})
+
+
+def go_sorted(codes) -> list[str]:
+    return sorted(codes, key=lambda code: code.encode())
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("", lambda: BUILTIN_CODES | {"mybidder"}),
+        ("?enabledonly=false", lambda: BUILTIN_CODES | {"mybidder"}),
+        ("?baseadaptersonly=true", lambda: BUILTIN_ADAPTERS),
+        ("?enabledonly=TRUE", lambda: (BUILTIN_CODES | {"mybidder"}) - DISABLED),
+        ("?enabledonly=true&baseadaptersonly=true", lambda: BUILTIN_ADAPTERS - DISABLED),
+    ],
+    ids=["all", "enabledonly-false", "base-only", "enabled-only", "both"],
+)
+async def test_bidder_list(make_client, query, expected):
+    client = await make_client(HOST)
+    response = await client.get("/info/bidders" + query)
+    assert response.status == 200
+    assert response.content_type == "application/json"
+    assert await response.json() == go_sorted(expected())
+
+
+@pytest.mark.parametrize(
+    ("query", "text"),
+    [
+        ("?enabledonly=yes", "Invalid value for 'enabledonly' query param, must be of boolean type"),
+        ("?baseadaptersonly=1", "Invalid value for 'baseadaptersonly' query param, must be of boolean type"),
+    ],
+)
+async def test_bidder_list_bad_flag(make_client, query, text):
+    client = await make_client()
+    response = await client.get("/info/bidders" + query)
+    assert response.status == 400
+    assert await response.text() == text
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("adform", {"status": "ACTIVE", "usesHttps": True, "maintainer": {"email": "scope.sspp@adform.com"},
+                    "capabilities": {"app": {"mediaTypes": ["banner", "native", "video"]},
+                                     "site": {"mediaTypes": ["banner", "native", "video"]}},
+                    "aliasOf": "adf", "openrtb": {"version": "2.5", "gpp-supported": False}}),
+        ("PubMatic", {"status": "ACTIVE", "usesHttps": True, "maintainer": {"email": "header-bidding@pubmatic.com"},
+                      "capabilities": {"app": {"mediaTypes": ["banner", "video", "native"]},
+                                       "site": {"mediaTypes": ["banner", "video", "native"]}},
+                      "openrtb": {"version": "2.6", "gpp-supported": True}, "endpointCompression": "gzip"}),
+        ("appnexus", {"status": "DISABLED", "maintainer": {"email": "prebid@microsoft.com"}}),
+        ("mybidder", {"status": "ACTIVE", "usesHttps": True,
+                      "capabilities": {"app": {"mediaTypes": ["banner", "video", "native", "audio"]},
+                                       "site": {"mediaTypes": ["banner", "video", "native", "audio"]},
+                                       "dooh": {"mediaTypes": ["banner", "video", "native", "audio"]}},
+                      "aliasOf": "generic", "openrtb": {"version": "2.5", "gpp-supported": False}}),
+    ],
+    ids=["catalogue-alias", "case-insensitive", "disabled", "host-alias"],
+)
+async def test_bidder_detail(make_client, name, expected):
+    client = await make_client(HOST)
+    response = await client.get(f"/info/bidders/{name}")
+    assert response.status == 200
+    assert await response.json() == expected
+
+
+async def test_bidder_detail_all_and_unknown(make_client):
+    client = await make_client(HOST)
+    everything = await (await client.get("/info/bidders/all")).json()
+    assert set(everything) == BUILTIN_CODES | {"mybidder"}
+    assert everything["epsilon"]["aliasOf"] == "conversant"
+    response = await client.get("/info/bidders/nosuchbidder")
+    assert response.status == 404
+    assert await response.text() == "unknown bidder: nosuchbidder"
+    response = await client.get("/info/bidders/" + "x" * 300)
+    assert response.status == 404
+    assert len(await response.text()) < 100
+
+
+async def test_bidder_params(make_client):
+    client = await make_client(HOST)
+    response = await client.get("/bidders/params")
+    assert response.status == 200
+    schemas = await response.json()
+    assert set(schemas) == BUILTIN_CODES | {"mybidder"}
+    assert schemas["criteo"] == json.loads((SCHEMAS / "criteo.json").read_text())
+    for alias in BUILTIN_ALIASES:  # an alias is validated by its adapter's schema
+        assert schemas[alias] == schemas[alias_parent(alias)]
+    assert schemas["mybidder"] == schemas["generic"] == {"type": "object"}
+
+
+def alias_parent(code: str) -> str:
+    from hbserver.bidders.registry import read_definitions
+
+    return read_definitions()[code]["alias_of"]
