@@ -8,6 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from hbserver.bidders.registry import build_registry
+from hbserver.config import Config
 from hbserver.endpoints.cookie_sync import effective_limit
 from hbserver.usersync.cookie import UidEntry, UidsCookie, encode_cookie
 from tests.conftest import write_account
@@ -18,6 +20,13 @@ ADAPTERS = {
     "alpha": {"alias_of": "generic", "gvl_vendor_id": 1, "usersync": {"key": "ka", **SYNC}},
     "beta": {"alias_of": "generic", "gvl_vendor_id": 2, "usersync": {"key": "kb", **SYNC, **IFRAME}},
     "gamma": {"alias_of": "generic", "gvl_vendor_id": 3, "usersync": {"key": "kc", "support_cors": True, **SYNC}},
+}
+# Every bidder /cookie_sync offers with ADAPTERS: the three above and each built-in that can sync,
+# one per cookie key (an alias that shares its parent's key, like equativ, is its parent's).
+_BUILT_IN = build_registry(Config())
+ALL_SYNCABLE = set(ADAPTERS) | {
+    code for code in _BUILT_IN.syncable
+    if not _BUILT_IN.bidders[code].alias_of or _BUILT_IN.bidders[code].sync_key == code
 }
 GPP_TCF = "DBABMA~CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA"
 TCF = "CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA"
@@ -157,9 +166,8 @@ async def test_host_optout_cookie(sync_client):
 async def test_all_syncable_bidders_when_none_are_requested(sync_client):
     client = await sync_client()
     document = json.loads((await post(client, {"gdpr": 0}))[1])
-    assert sorted(b["bidder"] for b in document["bidder_status"]) == [
-        "alpha", "appnexus", "beta", "gamma", "openx", "pubmatic", "triplelift",
-    ]
+    assert {b["bidder"] for b in document["bidder_status"]} == ALL_SYNCABLE
+    assert {"alpha", "beta", "gamma", "appnexus", "openx", "medianet", "adform"} <= ALL_SYNCABLE
 
 
 @pytest.mark.parametrize(
@@ -168,7 +176,7 @@ async def test_all_syncable_bidders_when_none_are_requested(sync_client):
         ({"limit": 2}, {}, 2),
         ({}, {"cookie_sync": {"default_limit": 3}}, 3),
         ({"limit": 5}, {"cookie_sync": {"max_limit": 1}}, 1),
-        ({"limit": 0}, {"cookie_sync": {"default_limit": 1}}, 7),  # 0 in the request: unlimited
+        ({"limit": 0}, {"cookie_sync": {"default_limit": 1}}, len(ALL_SYNCABLE)),  # 0 in the request: unlimited
     ],
 )
 async def test_limits(sync_client, data_dir, body, account, expected_count):
@@ -191,8 +199,7 @@ def test_effective_limit(requested, default, maximum, expected):
     ("config", "body", "expected"),
     [
         ({}, {"bidders": ["alpha"]}, {"alpha"}),  # coop off by default
-        ({}, {"bidders": ["alpha"], "coopSync": True},
-         {"alpha", "appnexus", "beta", "gamma", "openx", "pubmatic", "triplelift"}),
+        ({}, {"bidders": ["alpha"], "coopSync": True}, ALL_SYNCABLE),
         ({"user_sync": {"coop_sync": {"default": True}, "priority_groups": [["gamma"]]}},
          {"bidders": ["alpha"], "limit": 2}, {"alpha", "gamma"}),  # priority groups come first
     ],

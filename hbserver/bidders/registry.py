@@ -136,7 +136,7 @@ def build_registry(config: Config, definitions: dict[str, dict[str, Any]] | None
     for code, adapter in config.adapters.items():
         if adapter.alias_of and adapter.alias_of in definitions:
             parent = definitions[adapter.alias_of]
-            own = {k: v for k, v in parent.items() if k not in ("usersync", "alias_of", "gvl_vendor_id")}
+            own = {k: v for k, v in parent.items() if k not in ("usersync", "alias_of")}
             bidders[code] = _bidder(code, adapter.alias_of, own, adapter, parent)
     bidders = _attach_syncers(bidders, config, problems)
     if problems:
@@ -146,8 +146,8 @@ def build_registry(config: Config, definitions: dict[str, dict[str, Any]] | None
 
 def _bidder(code: str, adapter_code: str, definition: dict[str, Any], host: AdapterConfig | None,
             parent: dict[str, Any]) -> Bidder:
-    """A bidder from its definition (a host alias: its parent's, without the parent's GVL id and user
-    sync) and the host's overrides. An alias with no sync of its own shares its parent's cookie key
+    """A bidder from its definition (a host alias: its parent's, without the parent's user sync) and
+    the host's overrides. An alias with no sync of its own shares its parent's cookie key
     (PBS-Go's rule), one with endpoints or ``supports`` of its own keys by its own code."""
     given = given_keys(host) if host is not None else frozenset()
     sync_def = definition.get("usersync") or {}

@@ -1,4 +1,5 @@
-"""Bidder-params validation against our own schemas (hbserver/adapters/schemas/)."""
+"""Bidder-params validation against our schemas (hbserver/adapters/schemas/, written from PBS's
+static/bidder-params; tests/bidders/test_definitions.py keeps them equal)."""
 
 from __future__ import annotations
 
@@ -16,26 +17,31 @@ from hbserver.adapters.params import SCHEMAS, SchemaError, compile_schema, descr
     ("appnexus", {"placementId": 1, "keywords": [{"key": "a", "value": ["b"]}, {"key": "c"}]}, None),
     ("appnexus", {"member": 103, "inv_code": "abc", "keywords": {"k": ["v"]}, "position": "below"}, None),
     ("appnexus", {"member": "103", "invCode": "abc", "generate_ad_pod_id": True, "reserve": 0.5}, None),
-    ("appnexus", {}, "(root): must satisfy one of: (placement_id is required) or (placementId is required)"),
+    ("appnexus", {}, "(placementId is required) or (placement_id is required)"),
     ("appnexus", {"member": "1"}, "(inv_code is required)"),
-    ("appnexus", {"placement_id": "12a"}, "placement_id: must match ^[0-9]+$"),
+    ("appnexus", {"placementId": 1, "invCode": "a", "member": "1"},
+     "(root): must satisfy exactly one of the alternatives, not several"),
     ("appnexus", {"placement_id": 1.5}, "placement_id: must be integer or string"),
     ("appnexus", {"placement_id": 1, "position": "left"}, 'position: must be one of "above", "below"'),
     ("appnexus", {"placement_id": 1, "keywords": [{"key": 1}]}, "keywords: must satisfy one of:"),
     ("appnexus", {"placement_id": 1, "keywords": [{"key": 1}]}, "([0].key: must be string)"),
     ("appnexus", {"placement_id": 1, "private_sizes": [{"w": 1}]}, "private_sizes[0]: h is required"),
-    ("appnexus", {"placement_id": 1, "reserve": -1}, "reserve: must be at least 0"),
+    ("appnexus", {"placement_id": 1, "reserve": "1"}, "reserve: must be number"),
     ("appnexus", [], "(root): must be object"),
     ("openx", {"unit": "539439964", "delDomain": "se-demo-d.openx.net"}, None),
     ("openx", {"unit": 5, "platform": "a1b2c3d4-0000-4000-8000-0123456789ab", "customFloor": "0.4"}, None),
     ("openx", {"delDomain": "x.openx.net"}, "(root): unit is required"),
     ("openx", {"unit": "1"}, "(delDomain is required) or (platform is required)"),
     ("openx", {"unit": "abc", "delDomain": "x.openx.net"}, "unit: must match"),
-    ("openx", {"unit": "1", "platform": "PLATFORM"}, "platform: must match"),
+    ("openx", {"unit": "1", "platform": "PLATFORM"}, "platform: must be a UUID"),  # format: uuid
+    ("openx", {"unit": "1", "delDomain": "bad domain.net"}, "delDomain: must be a host name"),  # format: hostname
+    ("smartadserver", {"networkId": 1, "siteId": 2, "pageId": 3, "formatId": 4}, None),
+    ("smartadserver", {"networkId": 1, "siteId": 2}, "(root): pageId is required (with siteId)"),  # dependencies
+    ("smartadserver", {"networkId": 1, "formatId": 2}, "(root): siteId is required (with formatId)"),
     ("openx", {"unit": "1", "delDomain": "d.openx.net", "customParams": []}, "customParams: must be object"),
     ("triplelift", {"inventoryCode": "foo", "floor": 1.5}, None),
     ("triplelift", {"floor": 1}, "(root): inventoryCode is required"),
-    ("triplelift", {"inventoryCode": ""}, "inventoryCode: must be at least 1 characters long"),
+    ("triplelift", {"inventoryCode": 5}, "inventoryCode: must be string"),
     ("triplelift", {"inventoryCode": "x", "floor": "1"}, "floor: must be number"),
     ("generic", {"anything": [1, 2]}, None),
     ("no-schema-code", {}, None),
@@ -80,7 +86,8 @@ def test_keywords(schema, value, want):
 
 
 @pytest.mark.parametrize("schema", [
-    {"format": "uuid"},
+    {"format": "email"},
+    {"dependencies": []},
     {"type": "text"},
     {"pattern": "("},
     {"required": "a"},

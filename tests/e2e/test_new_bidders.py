@@ -28,7 +28,7 @@ class MockBidder(BaseHTTPRequestHandler):
 
     received: dict[str, dict[str, Any]] = {}
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         name = self.path.strip("/").split("?")[0]
         raw = self.rfile.read(int(self.headers["Content-Length"]))
         if self.headers.get("Content-Encoding") == "gzip":

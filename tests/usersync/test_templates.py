@@ -83,18 +83,28 @@ def test_tv15_appnexus_sync_url():
 
 
 def test_every_definition_file_is_named_after_its_code():
-    from hbserver.bidders import BUILTIN_ADAPTERS
+    from hbserver.bidders import BUILTIN_ADAPTERS, BUILTIN_ALIASES, BUILTIN_CODES
     from hbserver.bidders.registry import read_definitions
 
-    assert set(read_definitions()) == BUILTIN_ADAPTERS
+    definitions = read_definitions()
+    assert set(definitions) == BUILTIN_CODES == BUILTIN_ADAPTERS | BUILTIN_ALIASES
     assert BUILTIN_ADAPTERS >= {"generic", "appnexus", "rubicon", "pubmatic", "ix", "openx", "triplelift"}
+    assert BUILTIN_ALIASES == {code for code, data in definitions.items() if data.get("alias_of")}
+    assert {"adform", "epsilon", "equativ", "magnite", "yahooAdvertising", "yahoossp"} <= BUILTIN_ALIASES
 
 
 def test_lookup_is_case_insensitive_and_syncable_lists_enabled_syncers():
     reg = registry()
     assert reg.lookup("AppNexus").code == "appnexus"
     assert reg.lookup("nobody") is None
-    assert sorted(reg.syncable) == ["appnexus", "openx", "pubmatic", "triplelift"]  # ix, rubicon: disabled
+    # every enabled bidder with a sync URL of its own or of the adapter it is an alias of; not ix, rubicon
+    # and magnite (disabled), nor teads and the yahooAds family (they sync only once the host sets a URL)
+    syncable = {code for code, bidder in reg.bidders.items() if not bidder.disabled and bidder.sync_endpoints}
+    syncable |= {code for code, bidder in reg.bidders.items() if not bidder.disabled and bidder.alias_of
+                 and not bidder.sync_supports and reg.bidders[bidder.alias_of].sync_endpoints}
+    assert set(reg.syncable) == syncable
+    assert {"appnexus", "openx", "pubmatic", "triplelift", "adform", "epsilon", "equativ"} <= syncable
+    assert not {"ix", "rubicon", "magnite", "teads", "yahooAds", "yahoossp", "generic"} & set(reg.syncable)
 
 
 def test_host_overrides_only_what_it_writes():

@@ -1,0 +1,124 @@
+"""Criteo adapter: the bidder's OpenRTB 2.6 request, unchanged, in one call without extra headers.
+
+Each bid names its media type in ``ext.prebid.type`` (a bid without an ``ext`` object fails the
+whole answer, as in PBS-Go) and may name an ad network in ``ext.prebid.networkName``, which becomes
+the bid's ``meta.networkName``. Protected Audience configs come from ``ext.igi`` of the answer: the
+first ``igs`` config of each entry, for its ``impid``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hbserver.adapters.base import (
+    AdapterConfig,
+    BidderError,
+    BidderResponse,
+    RequestData,
+    RequestInfo,
+    ResponseData,
+    TypedBid,
+    bad_input,
+    bad_server_response,
+)
+from hbserver.adapters.common import decode_answer, imp_ids, json_call
+
+_NO_HEADERS: dict[str, str] = {}
+_STATUS_TEXT = "Unexpected status code: {}. Run with request.debug = 1 for more info."
+_MISSING_TYPE = "Missing ext.prebid.type in bid for impression : {}."
+
+
+class _Shape(ValueError):
+    """JSON that would not decode into PBS-Go's struct for it."""
+
+
+def _field(obj: dict[str, Any], name: str, types: tuple[type, ...]) -> Any:
+    """The value Go decodes into field ``name`` (keys match ignoring case, the last one wins): None
+    when absent or null; _Shape when it is not of ``types``."""
+    value = None
+    for key, item in obj.items():
+        if key.lower() == name:
+            value = item
+    if value is not None and not isinstance(value, types):
+        raise _Shape(name)
+    return value
+
+
+def _bid_prebid(bid: dict[str, Any]) -> tuple[str, str]:
+    """(``ext.prebid.type``, ``ext.prebid.networkName``), "" where absent; _Shape when the bid's ext
+    would not decode (absent and null included)."""
+    ext = bid.get("ext")
+    if not isinstance(ext, dict):
+        raise _Shape("ext")
+    prebid = _field(ext, "prebid", (dict,)) or {}
+    return _field(prebid, "type", (str,)) or "", _field(prebid, "networkname", (str,)) or ""
+
+
+def _fledge_configs(answer: dict[str, Any], bidder: str) -> list[dict[str, Any]] | None:
+    """A config per ``ext.igi`` entry with a first ``igs`` config; None when there is none or
+    ``ext`` has another shape than Criteo's (PBS-Go then ignores it)."""
+    ext = answer.get("ext")
+    if not isinstance(ext, dict):
+        return None
+    try:
+        entries = _field(ext, "igi", (list,)) or []
+        configs = []
+        for entry in entries:
+            if entry is None:
+                continue
+            if not isinstance(entry, dict):
+                raise _Shape("igi")
+            imp_id = _field(entry, "impid", (str,)) or ""
+            signals = _field(entry, "igs", (list,)) or []
+            for signal in signals:
+                if signal is not None and not isinstance(signal, dict):
+                    raise _Shape("igs")
+            first = signals[0] if signals else None
+            config = _field(first, "config", (object,)) if isinstance(first, dict) else None
+            if config is not None:
+                configs.append({"impid": imp_id, "bidder": bidder, "config": config})
+    except _Shape:
+        return None
+    return configs or None
+
+
+class CriteoAdapter:
+    def __init__(self, config: AdapterConfig) -> None:
+        self.endpoint = config.endpoint
+        self.bidder = config.bidder
+
+    def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
+        imps = request.get("imp") or ()
+        return [json_call(self.endpoint, request, imp_ids(imps), _NO_HEADERS)], []
+
+    def make_bids(
+        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    ) -> tuple[BidderResponse | None, list[BidderError]]:
+        if response.status == 204:
+            return None, []
+        if response.status == 400:
+            return None, [bad_input(_STATUS_TEXT.format(400))]
+        if response.status != 200:
+            return None, [bad_server_response(_STATUS_TEXT.format(response.status))]
+        answer, failure = decode_answer(response)
+        if answer is None:
+            return None, failure
+        result = BidderResponse(currency=answer.get("cur") or "USD")
+        seatbids = answer.get("seatbid")
+        for seatbid in seatbids if isinstance(seatbids, list) else ():
+            bids = seatbid.get("bid") if isinstance(seatbid, dict) else None
+            for bid in bids if isinstance(bids, list) else ():
+                if not isinstance(bid, dict):
+                    continue
+                try:
+                    bid_type, network = _bid_prebid(bid)
+                except _Shape:
+                    return None, [bad_server_response(_MISSING_TYPE.format(bid.get("impid", "")))]
+                meta = {"networkName": network} if network else None
+                result.bids.append(TypedBid(bid, bid_type, bid_meta=meta))
+        result.fledge_auction_configs = _fledge_configs(answer, self.bidder)
+        return result, []
+
+
+def build(config: AdapterConfig) -> CriteoAdapter:
+    return CriteoAdapter(config)

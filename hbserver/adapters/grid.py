@@ -1,0 +1,358 @@
+"""TheMediaGrid adapter: every imp with a non-zero ``uid`` in one OpenRTB call to ``grid.bidswitch.net``.
+
+Imps without a usable ``uid`` are dropped with an error (no imp left: "No valid impressions for
+grid"). An imp whose ``ext.data.adserver.adslot`` is set gets it as ``ext.gpid``; its ``ext`` is then
+rewritten to the fields PBS-Go's adapter knows (``prebid``, ``bidder``, ``data``, ``gpid``,
+``skadn``, ``context``). ``request.ext.keywords`` is consolidated: its ``site`` and ``user`` sections
+are normalised to ``{publisher: [{"name", "segments": [{"name", "value"}]}]}`` and merged with the
+first imp's ``ext.bidder.keywords`` and the OpenRTB ``site.keywords``/``user.keywords`` (comma
+lists, under the publisher ``ortb2``), later sources first; other ``keywords`` entries stay. A native
+imp's ``request`` string is sent parsed as ``request_native`` (the text itself when it is not a JSON
+object). As in PBS-Go, all native imps parsed in a row share one object, so each of them carries the
+keys of all their requests (a ``null`` request starts a new one).
+
+Bids are typed by their ``content_type`` when given, else by their imp (banner, video, native); an
+``adm_native`` object becomes the ``adm`` when the bid has none, and ``ext.bidder.grid.demandSource``
+the meta network name. The currency is always USD. Malformed params are reported in the words of
+PBS-Go's JSON library (json-iterator), which the fixtures pin.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from hbserver.adapters.base import (
+    AdapterConfig,
+    BidderError,
+    BidderResponse,
+    RequestData,
+    RequestInfo,
+    ResponseData,
+    TypedBid,
+    bad_input,
+    bad_server_response,
+)
+from hbserver.adapters.common import (
+    JsonShapeError,
+    answer_bids,
+    decode_answer,
+    expect_object,
+    expect_string,
+    json_call,
+)
+
+NOT_AN_OBJECT = "expect {{ or n, but found {found}"
+HEADERS = {"Content-Type": "application/json;charset=utf-8"}  # PBS-Go sends no Accept here
+EMPTY_INPUT = "expect { or n, but found \x00"  # json-iterator reading an absent value as an object
+_INT64 = (-(2**63), 2**63 - 1)
+# what Go's encoding/json escapes in text it writes (HTML-safe output)
+_HTML_ESCAPES = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
+# openrtb_ext.ExtImpPrebid's keys as Go writes them back: True = left out when empty ("", [] or {}),
+# False = a pointer or raw value, left out only when null
+_PREBID_KEYS = {
+    "storedrequest": False,
+    "storedauctionresponse": False,
+    "storedbidresponse": True,
+    "is_rewarded_inventory": False,
+    "bidder": True,
+    "options": False,
+    "adunitcode": True,
+    "passthrough": False,
+    "floors": False,
+    "imp": True,
+}
+
+
+def go_field(obj: dict[str, Any], name: str) -> Any:
+    """The value Go's case-insensitive struct decoding reads for ``name``: the last non-null value
+    of a key equal to it ignoring case (None when there is none)."""
+    value = obj.get(name)
+    lowered = name.lower()
+    for key, candidate in obj.items():
+        if candidate is not None and key != name and key.lower() == lowered:
+            value = candidate
+    return value
+
+
+def go_int(value: Any, where: str) -> int:
+    """A JSON value decoded into a Go ``int`` (null is 0), else json-iterator's error text."""
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not _INT64[0] <= value <= _INT64[1]:
+            raise JsonShapeError(f"cannot unmarshal {where}: overflow: {value}")
+        return value
+    if isinstance(value, float):
+        raise JsonShapeError(f"cannot unmarshal {where}: can not decode float as int")
+    raise JsonShapeError(f"cannot unmarshal {where}: unexpected character: \ufffd")
+
+
+def _uid(imp: dict[str, Any]) -> int:
+    """``imp.ext.bidder.uid`` read as PBS-Go reads it; raises JsonShapeError for an unreadable ext."""
+    ext = imp.get("ext")
+    if ext is None:
+        raise JsonShapeError(EMPTY_INPUT)
+    ext = expect_object(ext, "")
+    expect_object(go_field(ext, "prebid"), "adapters.ExtImpBidder.Prebid")
+    params = go_field(ext, "bidder")
+    if params is None:
+        raise JsonShapeError(EMPTY_INPUT)
+    return go_int(go_field(expect_object(params, ""), "uid"), "openrtb_ext.ExtImpGrid.Uid")
+
+
+def _string_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _with_gpid(imp: dict[str, Any]) -> dict[str, Any]:
+    """The imp with ``ext.gpid`` from ``ext.data.adserver.adslot`` and ``ext`` rewritten as PBS-Go's
+    ``ExtImp`` struct; unchanged when there is no adslot or the ext does not decode as that struct."""
+    ext = imp.get("ext")
+    if not isinstance(ext, dict):
+        return imp
+    prebid, data, gpid = ext.get("prebid"), ext.get("data"), ext.get("gpid")
+    if not (prebid is None or isinstance(prebid, dict)) or not (data is None or isinstance(data, dict)):
+        return imp
+    if not _string_or_none(gpid):
+        return imp
+    adserver = data.get("adserver") if data else None
+    if adserver is not None and not isinstance(adserver, dict):
+        return imp
+    if data and not _string_or_none(data.get("pbadslot")):
+        return imp
+    if adserver and not (_string_or_none(adserver.get("name")) and _string_or_none(adserver.get("adslot"))):
+        return imp
+    slot = (adserver or {}).get("adslot") or ""
+    if not slot:
+        return imp
+    new_ext: dict[str, Any] = {}
+    if prebid is not None:
+        new_ext["prebid"] = {
+            key: prebid[key]
+            for key, omit_empty in _PREBID_KEYS.items()
+            if prebid.get(key) is not None and not (omit_empty and prebid[key] in ("", [], {}))
+        }
+    new_ext["bidder"] = ext.get("bidder")
+    new_data: dict[str, Any] = {}
+    if data and data.get("pbadslot"):
+        new_data["pbadslot"] = data["pbadslot"]
+    new_data["adserver"] = {"name": adserver.get("name") or "", "adslot": slot}
+    new_ext["data"] = new_data
+    new_ext["gpid"] = slot
+    for key in ("skadn", "context"):
+        if ext.get(key) is not None:
+            new_ext[key] = ext[key]
+    return {**imp, "ext": new_ext}
+
+
+# keywords ------------------------------------------------------------------------------------------
+
+Keywords = dict[str, dict[str, list[dict[str, Any]]]]  # section -> publisher -> [{"name", "segments"}]
+
+
+def _section_keywords(section: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """One ``site``/``user`` section normalised: per publisher the items that have a string
+    ``name`` and at least one segment (valid ``segments`` entries, then every string in an array
+    field, fields in sorted order)."""
+    publishers: dict[str, list[dict[str, Any]]] = {}
+    for publisher, items in section.items():
+        if not isinstance(items, list):
+            continue
+        for item in items:
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+                continue
+            segments = []
+            listed = item.get("segments")
+            if isinstance(listed, list):
+                for segment in listed:
+                    if isinstance(segment, dict):
+                        name, value = segment.get("name"), segment.get("value")
+                        if isinstance(name, str) and isinstance(value, str):
+                            segments.append({"name": name, "value": value})
+            for field in sorted(item):
+                values = item[field]
+                if isinstance(values, list):
+                    segments.extend({"name": field, "value": value} for value in values if isinstance(value, str))
+            if segments:
+                publishers.setdefault(publisher, []).append({"name": item["name"], "segments": segments})
+    return publishers
+
+
+def _map_keywords(keywords: dict[str, Any]) -> Keywords:
+    return {
+        section: _section_keywords(value)
+        for section, value in keywords.items()
+        if section in ("site", "user") and isinstance(value, dict)
+    }
+
+
+def _ortb_keywords(text: Any, section: str) -> Keywords:
+    """``site.keywords``/``user.keywords`` (a comma list) as the publisher ``ortb2``."""
+    words = text.split(",") if isinstance(text, str) else []
+    segments = [{"name": "keywords", "value": word} for word in words if word]
+    if not segments:
+        return {}
+    return {section: {"ortb2": [{"name": "keywords", "segments": segments}]}}
+
+
+def _merge(into: Keywords, more: Keywords) -> None:
+    """``more``'s items go in front of ``into``'s, publisher by publisher."""
+    for section, publishers in more.items():
+        target = into.setdefault(section, {})
+        for publisher, items in publishers.items():
+            target[publisher] = items + target.get(publisher, [])
+
+
+def _object_or_empty(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _consolidated_ext(request: dict[str, Any], first_imp: dict[str, Any]) -> dict[str, Any] | None:
+    """``request.ext`` with the consolidated keywords; None when nothing is left of it."""
+    ext = dict(_object_or_empty(request.get("ext")))
+    keywords = dict(_object_or_empty(ext.get("keywords")))
+    bidder = _object_or_empty(_object_or_empty(first_imp.get("ext")).get("bidder"))
+    merged = _map_keywords(keywords)
+    _merge(merged, _map_keywords(_object_or_empty(bidder.get("keywords"))))
+    _merge(merged, _ortb_keywords(_object_or_empty(request.get("user")).get("keywords"), "user"))
+    _merge(merged, _ortb_keywords(_object_or_empty(request.get("site")).get("keywords"), "site"))
+    for section in ("site", "user"):
+        if merged.get(section):
+            keywords[section] = merged[section]
+        else:
+            keywords.pop(section, None)
+    if keywords:
+        ext["keywords"] = keywords
+    else:
+        ext.pop("keywords", None)
+    return ext or None
+
+
+# native ---------------------------------------------------------------------------------------------
+
+
+def _natives_parsed(imps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The imps with each native ``request`` moved to ``request_native`` (parsed when a JSON object).
+
+    PBS-Go decodes every native request into one shared map, so an object parsed for one imp also
+    holds the keys of the requests parsed after it (until a ``null`` request resets the map)."""
+    shared: dict[str, Any] | None = None
+    out = []
+    for imp in imps:
+        native = imp.get("native")
+        if not isinstance(native, dict):
+            out.append(imp)
+            continue
+        text = native.get("request")
+        if not isinstance(text, str):
+            text = ""  # Go always writes Native.request, "" when absent
+        new_native = {key: value for key, value in native.items() if key != "request"}
+        try:
+            parsed = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            parsed = text
+        if parsed is None:
+            shared = None
+            new_native["request_native"] = None
+        elif isinstance(parsed, dict):
+            if shared is None:
+                shared = {}
+            shared.update(parsed)
+            new_native["request_native"] = shared
+        else:
+            new_native["request_native"] = text
+        out.append({**imp, "native": new_native})
+    return out
+
+
+# bids -----------------------------------------------------------------------------------------------
+
+
+def _bid_meta(ext: Any) -> dict[str, Any] | None:
+    """``{"networkName": demandSource}`` from ``ext.bidder.grid.demandSource``, else None."""
+    if not isinstance(ext, dict):
+        return None
+    bidder = ext.get("bidder")
+    grid = bidder.get("grid") if isinstance(bidder, dict) else None
+    source = grid.get("demandSource") if isinstance(grid, dict) else None
+    return {"networkName": source} if isinstance(source, str) and source else None
+
+
+def _imp_type(imp_id: str, imps: list[dict[str, Any]]) -> tuple[str, BidderError | None]:
+    for imp in imps:
+        if imp.get("id", "") == imp_id:
+            for kind in ("banner", "video", "native"):
+                if imp.get(kind) is not None:
+                    return kind, None
+            return "", bad_server_response(f'Unknown impression type for ID: "{imp_id}"')
+    return "", bad_server_response(f'Failed to find impression for ID: "{imp_id}"')
+
+
+def _go_json_text(value: Any) -> str:
+    """``value`` as Go's encoding/json writes a raw JSON value (compact, HTML characters escaped)."""
+    return orjson.dumps(value).decode().translate(_HTML_ESCAPES)
+
+
+class GridAdapter:
+    def __init__(self, config: AdapterConfig) -> None:
+        self.endpoint = config.endpoint
+
+    def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
+        imps = request.get("imp") or []
+        errors: list[BidderError] = []
+        valid = []
+        for imp in imps:
+            try:
+                uid = _uid(imp)
+            except JsonShapeError as exc:
+                errors.append(BidderError(str(exc)))
+                continue
+            if uid == 0:
+                errors.append(bad_input("uid is empty"))
+                continue
+            valid.append(_with_gpid(imp))
+        if not valid:
+            errors.append(bad_input("No valid impressions for grid"))
+            return [], errors
+        body = {key: value for key, value in request.items() if key != "ext"}
+        ext = _consolidated_ext(request, imps[0])
+        if ext is not None:
+            body["ext"] = ext
+        body["imp"] = _natives_parsed(valid)
+        return [json_call(self.endpoint, body, (imp.get("id", "") for imp in valid), HEADERS)], errors
+
+    def make_bids(
+        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    ) -> tuple[BidderResponse | None, list[BidderError]]:
+        answer, failure = decode_answer(response, NOT_AN_OBJECT)
+        if answer is None:
+            return None, failure
+        bids = [bid for _, bid in answer_bids(answer)]
+        try:  # part of decoding the answer in PBS-Go, so checked before any bid is typed
+            content_types = [expect_string(bid.get("content_type"), "grid.GridBid.ContentType") for bid in bids]
+        except JsonShapeError as exc:
+            return None, [BidderError(str(exc))]
+        imps = request.get("imp") or []
+        result = BidderResponse(currency="USD")
+        for bid, content_type in zip(bids, content_types, strict=True):
+            error = None
+            if content_type:
+                bid_type = content_type
+            else:
+                impid = bid.get("impid", "")
+                bid_type, error = _imp_type(impid if isinstance(impid, str) else "", imps)
+            if error is not None:
+                return None, [error]
+            out = {key: value for key, value in bid.items() if key not in ("adm_native", "content_type")}
+            if bid.get("adm_native") is not None and not bid.get("adm"):
+                out["adm"] = _go_json_text(bid["adm_native"])
+            result.bids.append(TypedBid(out, bid_type, bid_meta=_bid_meta(bid.get("ext"))))
+        return result, []
+
+
+def build(config: AdapterConfig) -> GridAdapter:
+    return GridAdapter(config)

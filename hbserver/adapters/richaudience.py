@@ -1,0 +1,345 @@
+"""Rich Audience adapter: one OpenRTB call per imp to ``ortb.richaudience.com``.
+
+The request must carry a device IP (v4 or v6) when it has a device at all, else nothing is sent.
+Each imp that passes goes alone in a copy of the request: ``pid`` becomes ``tagid``, the
+``bidfloorcur`` param (else the imp's own, else ``USD``) its floor currency, and ``secure`` is 1
+when ``site.page`` is an https URL (else 0). ``site.keywords`` / ``app.keywords`` become
+``tagid=<the imp's original tagid>``, and a page URL fills an empty ``site.domain`` with its host.
+A ``test`` param switches the call, and every later one, to test mode: ``test`` 1 and the device IP
+``11.222.33.44``. A banner needs a size or formats, a video a width and height.
+
+Answers are matched against the imps of the call that was sent: a bid for its imp is video when
+that imp is (its width and height then become the imp's), else banner; a bid for another imp is
+typed ``"no bidtype assigned"``, as PBS-Go does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from hbserver.adapters.base import (
+    AdapterConfig,
+    BidderError,
+    BidderResponse,
+    RequestData,
+    RequestInfo,
+    ResponseData,
+    TypedBid,
+    bad_input,
+    bad_server_response,
+)
+from hbserver.adapters.common import decode_answer, json_call
+
+_HEADERS = {
+    "Content-Type": "application/json;charset=utf-8",
+    "Accept": "application/json",
+    "X-Openrtb-Version": "2.5",
+}
+TEST_IP = "11.222.33.44"
+NO_BID_TYPE = "no bidtype assigned"
+_STATUS_400 = "Unexpected status code: 400. Bad request from publisher. Run with request.debug = 1 for more info."
+_STATUS_OTHER = "Unexpected status code: {}. Run with request.debug = 1 for more info."
+
+# ExtImpRichaudience's fields (Go matches JSON keys to them case-insensitively) and their JSON types
+_NUMBER = (int, float)
+_PARAM_TYPES: dict[str, tuple[type, ...]] = {
+    "pid": (str,),
+    "supplytype": (str,),
+    "bidfloor": _NUMBER,
+    "bidfloorcur": (str,),
+    "test": (bool,),
+}
+
+# Go's net/url: bytes that may stand unescaped in a host, and in userinfo (besides letters and digits)
+_HOST_PUNCTUATION = frozenset("!$&'()*+,;=:[]<>\"-_.~")
+_USERINFO_PUNCTUATION = frozenset("-._:~!$&'()*+,;=%@")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_SCHEME_LATER = frozenset("0123456789+-.")
+_DIGITS = frozenset("0123456789")
+
+
+class _BadImp(ValueError):
+    """An imp this adapter cannot send (the message is the bidder error's)."""
+
+
+def _json_type_ok(value: Any, types: tuple[type, ...]) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, bool):
+        return bool in types
+    return isinstance(value, types)
+
+
+def _params(imp: dict[str, Any]) -> dict[str, Any]:
+    """The imp's Rich Audience params by lower-cased field name; _BadImp with PBS-Go's texts when
+    ``imp.ext`` or ``imp.ext.bidder`` would not decode."""
+    imp_id = imp.get("id", "")
+    if "ext" not in imp:
+        raise _BadImp(f"not found parameters ext in ImpID : {imp_id}")
+    ext = imp["ext"]
+    if ext is not None:
+        if not isinstance(ext, dict):
+            raise _BadImp(f"not found parameters ext in ImpID : {imp_id}")
+        for key, value in ext.items():
+            name = key.lower()
+            if (name == "prebid" and not _json_type_ok(value, (dict,))) or (
+                name == "ae" and not (value is None or (isinstance(value, int) and not isinstance(value, bool)))
+            ):
+                raise _BadImp(f"not found parameters ext in ImpID : {imp_id}")
+    bidder = _last_field(ext, "bidder") if isinstance(ext, dict) else None
+    if not isinstance(bidder, dict):  # absent or null: nothing to decode, which Go refuses
+        raise _BadImp(f"invalid parameters ext in ImpID: {imp_id}")
+    params: dict[str, Any] = {}
+    for key, value in bidder.items():
+        name = key.lower()
+        types = _PARAM_TYPES.get(name)
+        if types is None:
+            continue
+        if not _json_type_ok(value, types):
+            raise _BadImp(f"invalid parameters ext in ImpID: {imp_id}")
+        params[name] = value
+    return params
+
+
+def _last_field(obj: dict[str, Any], name: str) -> Any:
+    """The value Go decodes into field ``name``: the last key equal to it ignoring case."""
+    value = None
+    for key, item in obj.items():
+        if key.lower() == name:
+            value = item
+    return value
+
+
+def _unescape_ok(text: str, host: bool = False) -> bool:
+    """Whether Go's url unescape accepts ``text`` (every ``%`` starts a hex pair; in a host only
+    escapes of bytes >= 0x80 or ``%25``, and no byte that must be escaped)."""
+    i, end = 0, len(text)
+    while i < end:
+        char = text[i]
+        if char == "%":
+            if i + 2 >= end or text[i + 1] not in _HEX or text[i + 2] not in _HEX:
+                return False
+            if host and int(text[i + 1], 16) < 8 and text[i : i + 3] != "%25":
+                return False
+            i += 3
+            continue
+        if host and char < "\x80" and not char.isalnum() and char not in _HOST_PUNCTUATION:
+            return False
+        i += 1
+    return True
+
+
+def _go_unescape_host(host: str) -> str:
+    if "%" not in host:
+        return host
+    out = bytearray()
+    i = 0
+    while i < len(host):
+        if host[i] == "%":
+            out.append(int(host[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out += host[i].encode()
+            i += 1
+    return out.decode(errors="replace")
+
+
+def _valid_port(colon_port: str) -> bool:
+    """Go's validOptionalPort: empty, or a colon and ASCII digits (maybe none)."""
+    return colon_port == "" or (colon_port[0] == ":" and all(char in _DIGITS for char in colon_port[1:]))
+
+
+def go_url_scheme_host(raw: str) -> tuple[str, str] | None:
+    """(scheme lower-cased, host) of ``raw`` as Go's ``url.Parse`` reads it; None where it fails."""
+    raw, _, fragment = raw.partition("#")
+    if any(char < " " or char == "\x7f" for char in raw) or not _unescape_ok(fragment):
+        return None
+    if raw == "*":
+        return "", ""
+    scheme, rest = "", raw
+    for index, char in enumerate(raw):
+        if char.isascii() and char.isalpha():
+            continue
+        if char in _SCHEME_LATER:
+            if index == 0:
+                break
+            continue
+        if char == ":":
+            if index == 0:
+                return None  # missing protocol scheme
+            scheme, rest = raw[:index].lower(), raw[index + 1 :]
+        break
+    if rest.endswith("?") and rest.count("?") == 1:
+        rest = rest[:-1]
+    else:
+        rest = rest.partition("?")[0]
+    if not rest.startswith("/"):
+        if scheme:
+            return scheme, ""  # opaque
+        if ":" in rest.partition("/")[0]:
+            return None  # first path segment in URL cannot contain colon
+    host = ""
+    if (scheme or not rest.startswith("///")) and rest.startswith("//"):
+        authority, slash, path = rest[2:].partition("/")
+        rest = slash + path
+        userinfo, at, host_part = authority.rpartition("@")
+        if at and not (
+            all(char.isascii() and (char.isalnum() or char in _USERINFO_PUNCTUATION) for char in userinfo)
+            and _unescape_ok(userinfo)
+        ):
+            return None
+        if host_part.startswith("["):
+            close = host_part.rfind("]")
+            if close < 0 or not _valid_port(host_part[close + 1 :]):
+                return None
+            zone = host_part.find("%25", 0, close)
+            if zone < 0 and not _unescape_ok(host_part, host=True):
+                return None
+            if zone >= 0 and not (_unescape_ok(host_part[:zone], host=True) and _unescape_ok(host_part[zone:])):
+                return None
+        else:
+            colon = host_part.rfind(":")
+            if colon >= 0 and not _valid_port(host_part[colon:]):
+                return None
+            if not _unescape_ok(host_part, host=True):
+                return None
+        host = _go_unescape_host(host_part)
+    if not _unescape_ok(rest):
+        return None
+    return scheme, host
+
+
+def _string(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+class RichaudienceAdapter:
+    def __init__(self, config: AdapterConfig) -> None:
+        self.endpoint = config.endpoint
+
+    def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
+        site, app, device = request.get("site"), request.get("app"), request.get("device")
+        secure = 0
+        domain = None
+        if isinstance(site, dict) and _string(site.get("page")):
+            parsed = go_url_scheme_host(site["page"])
+            if parsed is not None:
+                secure = 1 if parsed[0] == "https" else 0
+                if not site.get("domain") and parsed[1]:
+                    domain = parsed[1]
+        if isinstance(device, dict) and not device.get("ip") and not device.get("ipv6"):
+            return [], [bad_input("request.Device.IP is required")]
+
+        calls: list[RequestData] = []
+        errors: list[BidderError] = []
+        test_mode = False  # once an imp asks for it, the calls of the later imps are test calls too
+        for imp in request.get("imp") or ():
+            try:
+                params = _params(imp)
+            except _BadImp as exc:
+                errors.append(bad_input(str(exc)))
+                continue
+            out = dict(imp)
+            if params.get("pid"):
+                out["tagid"] = params["pid"]
+            if params.get("test"):
+                test_mode = True
+            if params.get("bidfloorcur"):
+                out["bidfloorcur"] = params["bidfloorcur"]
+            elif not imp.get("bidfloorcur"):
+                out["bidfloorcur"] = "USD"
+            out["secure"] = secure
+            banner, video = imp.get("banner"), imp.get("video")
+            if (
+                isinstance(banner, dict)
+                and banner.get("w") is None
+                and banner.get("h") is None
+                and not banner.get("format")
+            ):
+                errors.append(bad_input("request.Banner.Format is required"))
+                continue
+            if video is not None and (not isinstance(video, dict) or not video.get("w") or not video.get("h")):
+                errors.append(bad_input("request.Video.Sizes is required"))
+                continue
+
+            body = dict(request)
+            body["imp"] = [out]
+            keywords = "tagid=" + _string(imp.get("tagid"))
+            if isinstance(app, dict):
+                body["app"] = {**app, "keywords": keywords}
+            if isinstance(site, dict):
+                body["site"] = {**site, "keywords": keywords}
+                if domain is not None:
+                    body["site"]["domain"] = domain
+            if test_mode:
+                body["device"] = {**(device if isinstance(device, dict) else {}), "ip": TEST_IP}
+                body["test"] = 1
+            calls.append(json_call(self.endpoint, body, [imp.get("id", "")], _HEADERS))
+        return calls, errors
+
+    def make_bids(
+        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    ) -> tuple[BidderResponse | None, list[BidderError]]:
+        if response.status == 204:
+            return None, []
+        if response.status == 400:
+            return None, [bad_input(_STATUS_400)]
+        if response.status != 200:
+            return None, [bad_server_response(_STATUS_OTHER.format(response.status))]
+        try:
+            sent = orjson.loads(call.body or b"")
+        except orjson.JSONDecodeError as exc:
+            return None, [bad_server_response(f"Bad request body: {exc}")]
+        answer, failure = decode_answer(response)
+        if answer is None:
+            return None, failure
+        try:
+            bids = _answer_bids(answer)
+        except ValueError as exc:
+            return None, [bad_server_response(str(exc))]
+        imps = sent.get("imp") if isinstance(sent, dict) else None
+        result = BidderResponse(currency=_string(answer.get("cur")) or "USD")
+        for imp in imps if isinstance(imps, list) else ():
+            if not isinstance(imp, dict):
+                continue
+            imp_id = _string(imp.get("id"))
+            video = imp.get("video")
+            for bid in bids:  # one dict per bid: a later imp's sizes show in its earlier entries, as in Go
+                if imp_id != _string(bid.get("impid")):
+                    bid_type = NO_BID_TYPE
+                elif isinstance(video, dict):
+                    bid_type = "video"
+                    bid["w"], bid["h"] = video.get("w", 0), video.get("h", 0)
+                else:
+                    bid_type = "banner"
+                result.bids.append(TypedBid(bid, bid_type))
+        return result, []
+
+
+def _answer_bids(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    """Copies of the answer's bids in order; ValueError when ``seatbid`` is not OpenRTB's shape."""
+    seatbids = answer.get("seatbid")
+    if seatbids is None:
+        return []
+    if not isinstance(seatbids, list):
+        raise ValueError("Bad response body: seatbid must be an array")
+    out = []
+    for seatbid in seatbids:
+        if seatbid is None:
+            continue
+        bids = seatbid.get("bid") if isinstance(seatbid, dict) else None
+        if not isinstance(seatbid, dict) or not isinstance(bids, list | None):
+            raise ValueError("Bad response body: seatbid[].bid must be an array")
+        for bid in bids or ():
+            if bid is None:
+                continue
+            if not isinstance(bid, dict):
+                raise ValueError("Bad response body: a bid must be an object")
+            out.append(dict(bid))
+    return out
+
+
+def build(config: AdapterConfig) -> RichaudienceAdapter:
+    return RichaudienceAdapter(config)

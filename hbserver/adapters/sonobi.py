@@ -1,0 +1,109 @@
+"""Sonobi adapter: one OpenRTB call per imp to ``apex.go.sonobi.com/prebid``.
+
+Each call is the request with that one imp and ``cur: ["USD"]``. The ``TagID`` param (matched in
+any case, as Go matches ``tagid``) becomes ``imp.tagid``; like PBS-Go, the tag id read last carries
+over to a later imp whose params name none. A floor in a currency other than USD is converted to
+USD (an imp whose floor cannot be converted is reported and skipped). Sonobi bids in USD only. Bids
+are typed by their imp: banner unless it has no banner but a video (video) or only a native
+(native). A bid for an unknown imp voids the whole answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from hbserver.adapters.base import (
+    JSON_HEADERS,
+    AdapterConfig,
+    BidderError,
+    BidderResponse,
+    ConversionError,
+    RequestData,
+    RequestInfo,
+    ResponseData,
+    TypedBid,
+    bad_input,
+)
+from hbserver.adapters.common import JsonShapeError, answer_bids, decode_answer, expect_string
+from hbserver.adapters.sovrn import NOT_AN_OBJECT, imp_bidder_params
+
+
+def _tag_id(imp: dict[str, Any], previous: str) -> tuple[str, str | None]:
+    """(tag id, error text): the imp's ``tagid`` param decoded over ``previous``, as Go reuses one
+    params struct for all imps (a name absent keeps the earlier value; null, or a value of the
+    wrong type, clears it)."""
+    try:
+        params = imp_bidder_params(imp)
+    except JsonShapeError as exc:
+        return previous, str(exc)
+    tag_id = previous
+    for key, value in params.items():
+        if key.lower() == "tagid":
+            try:
+                tag_id = expect_string(value, "openrtb_ext.ExtImpSonobi.TagID")
+            except JsonShapeError as exc:
+                return "", str(exc)
+    return tag_id, None
+
+
+def _imp_type(imp: dict[str, Any]) -> str:
+    if imp.get("banner") is None:
+        if imp.get("video") is not None:
+            return "video"
+        if imp.get("native") is not None:
+            return "native"
+    return "banner"
+
+
+class SonobiAdapter:
+    def __init__(self, config: AdapterConfig) -> None:
+        self.endpoint = config.endpoint
+
+    def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
+        calls: list[RequestData] = []
+        errors: list[BidderError] = []
+        tag_id = ""
+        for imp in request.get("imp") or ():
+            tag_id, problem = _tag_id(imp, tag_id)
+            if problem is not None:
+                errors.append(BidderError(problem))
+                continue
+            out = dict(imp)
+            if tag_id:
+                out["tagid"] = tag_id
+            else:
+                out.pop("tagid", None)
+            floor, currency = imp.get("bidfloor") or 0, imp.get("bidfloorcur") or ""
+            if floor > 0 and currency and currency.upper() != "USD":
+                try:
+                    out["bidfloor"] = info.convert_currency(floor, currency, "USD")
+                except ConversionError as exc:
+                    errors.append(BidderError(str(exc)))
+                    continue
+                out["bidfloorcur"] = "USD"
+            body = orjson.dumps({**request, "imp": [out], "cur": ["USD"]})
+            calls.append(RequestData("POST", self.endpoint, body, JSON_HEADERS, [imp.get("id", "")]))
+        return calls, errors
+
+    def make_bids(
+        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    ) -> tuple[BidderResponse | None, list[BidderError]]:
+        data, failure = decode_answer(response, NOT_AN_OBJECT)
+        if data is None:
+            return None, failure
+        imp_types: dict[str, str] = {}
+        for imp in request.get("imp") or ():
+            imp_types.setdefault(imp.get("id", ""), _imp_type(imp))  # the first imp of an id
+        result = BidderResponse(currency="USD")
+        for _, bid in answer_bids(data):
+            imp_id = bid.get("impid", "")
+            if imp_id not in imp_types:
+                return None, [bad_input(f'Failed to find impression "{imp_id}" ')]
+            result.bids.append(TypedBid(bid, imp_types[imp_id]))
+        return result, []
+
+
+def build(config: AdapterConfig) -> SonobiAdapter:
+    return SonobiAdapter(config)

@@ -1,0 +1,134 @@
+"""Yieldmo adapter: all imps in one OpenRTB call to ``ads.yieldmo.com/exchange/prebid-server``.
+
+Each imp's ``ext`` is replaced by ``{"placement_id": <placementId param>, "gpid": <ext.data.pbadslot>}``
+(``gpid`` only when there is one). A floor in a currency other than USD is converted to USD; when
+that fails the imp keeps its floor and an error is reported. Unreadable params are reported too,
+but every imp is still sent (with the fields read before the fault), as PBS-Go does. Bids are
+typed by their ``ext.mediatype`` (banner, video or native); any other bid is dropped silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hbserver.adapters.base import (
+    AdapterConfig,
+    BidderError,
+    BidderResponse,
+    ConversionError,
+    RequestData,
+    RequestInfo,
+    ResponseData,
+    TypedBid,
+    bad_input,
+)
+from hbserver.adapters.common import (
+    JsonShapeError,
+    answer_bids,
+    decode_answer,
+    expect_object,
+    expect_string,
+    found,
+    imp_ids,
+    json_call,
+)
+from hbserver.adapters.sovrn import NOT_AN_OBJECT, NOTHING_TO_DECODE, go_fields
+
+HEADERS = {"Content-Type": "application/json;charset=utf-8"}
+_BID_TYPES = frozenset({"banner", "video", "native"})
+_ABSENT = object()
+
+
+def _read_ext(ext: Any, errors: list[BidderError]) -> tuple[Any, str]:
+    """(raw ``bidder`` value or _ABSENT, ``data.pbadslot``) from ``imp.ext`` decoded as Go's
+    ExtImpBidderYieldmo: fields in document order, stopping at the first that fails."""
+    bidder: Any = _ABSENT
+    pbadslot = ""
+    if ext is not None and not isinstance(ext, dict):
+        errors.append(bad_input(f"expect {{ or n, but found {found(ext)}"))
+        return bidder, pbadslot
+    try:
+        for name, value in go_fields(ext or {}, "prebid", "bidder", "data").items():
+            if name == "prebid":
+                expect_object(value, "yieldmo.ExtImpBidderYieldmo.Prebid")
+            elif name == "bidder":
+                bidder = value
+            else:
+                data = expect_object(value, "yieldmo.ExtImpBidderYieldmo.Data")
+                for slot in go_fields(data, "pbadslot").values():
+                    pbadslot = ""  # cleared before a value of the wrong type fails, as in Go
+                    pbadslot = expect_string(slot, "yieldmo.ExtData.PbAdslot")
+    except JsonShapeError as exc:
+        errors.append(bad_input(str(exc)))
+    return bidder, pbadslot
+
+
+def _placement_id(bidder: Any, errors: list[BidderError]) -> str:
+    """The ``placementId`` param ("" when absent or unreadable; an unreadable one is reported)."""
+    if bidder is _ABSENT:
+        errors.append(bad_input(NOTHING_TO_DECODE))
+        return ""
+    placement = ""
+    try:
+        for value in go_fields(expect_object(bidder, ""), "placementId").values():
+            placement = ""  # Go clears the field before it fails on a value of the wrong type
+            placement = expect_string(value, "openrtb_ext.ExtImpYieldmo.PlacementId")
+    except JsonShapeError as exc:
+        errors.append(bad_input(str(exc)))
+    return placement
+
+
+def _build_imp(imp: dict[str, Any], info: RequestInfo, errors: list[BidderError]) -> dict[str, Any]:
+    out = dict(imp)
+    floor, currency = imp.get("bidfloor") or 0, imp.get("bidfloorcur") or ""
+    if floor > 0 and currency and currency.upper() != "USD":
+        try:
+            out["bidfloor"] = info.convert_currency(floor, currency, "USD")
+            out["bidfloorcur"] = "USD"
+        except ConversionError:
+            errors.append(bad_input(f"Unable to convert provided bid floor currency from {currency} to USD"))
+    bidder, pbadslot = _read_ext(imp.get("ext"), errors)
+    ext = {"placement_id": _placement_id(bidder, errors)}
+    if pbadslot:
+        ext["gpid"] = pbadslot
+    out["ext"] = ext
+    return out
+
+
+def _bid_type(bid: Mapping[str, Any]) -> str | None:
+    """``ext.mediatype`` (its key in any case) when banner, video or native, else None."""
+    ext = bid.get("ext")
+    if not isinstance(ext, dict):
+        return None
+    media_type: Any = ""
+    for value in go_fields(ext, "mediatype").values():
+        media_type = value
+    return media_type if isinstance(media_type, str) and media_type in _BID_TYPES else None
+
+
+class YieldmoAdapter:
+    def __init__(self, config: AdapterConfig) -> None:
+        self.endpoint = config.endpoint
+
+    def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
+        errors: list[BidderError] = []
+        imps = [_build_imp(imp, info, errors) for imp in request.get("imp") or ()]
+        return [json_call(self.endpoint, {**request, "imp": imps}, imp_ids(imps), HEADERS)], errors
+
+    def make_bids(
+        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    ) -> tuple[BidderResponse | None, list[BidderError]]:
+        data, failure = decode_answer(response, NOT_AN_OBJECT)
+        if data is None:
+            return None, failure
+        result = BidderResponse()
+        for _, bid in answer_bids(data):
+            bid_type = _bid_type(bid)
+            if bid_type is not None:
+                result.bids.append(TypedBid(bid, bid_type))
+        return result, []
+
+
+def build(config: AdapterConfig) -> YieldmoAdapter:
+    return YieldmoAdapter(config)
