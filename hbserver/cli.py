@@ -55,11 +55,12 @@ def runtime_problems(config: Config) -> list[str]:
         problem = _unwritable(filename)
         if problem:
             problems.append(f"analytics.file.filename: cannot open {filename!r}: {problem}")
+    from hbserver.adapters import adapter_problems
     from hbserver.bidders.registry import RegistryError, build_registry
     from hbserver.privacy.gvl import GVLError, load_gvl
 
     try:
-        build_registry(config)
+        problems.extend(adapter_problems(build_registry(config)))
     except RegistryError as exc:
         problems.extend(exc.problems)
     if config.gdpr.vendorlist_file:

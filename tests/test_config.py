@@ -319,6 +319,9 @@ def test_unopenable_analytics_file_is_a_config_problem(tmp_path):
         ({"HBS_USER_SYNC__REDIRECT_URL": "{{.ExternalURL}}/setuid?b={{.Nope}}"},
          "user_sync.redirect_url: unknown macro {{.Nope}}"),
         ({"HBS_GDPR__VENDORLIST_FILE": "/nonexistent/gvl.json"}, "gdpr.vendorlist_file: "),
+        # an endpoint the bidder's adapter cannot use (PBS-Go's amx builder refuses a ';' in the query)
+        ({"HBS_ADAPTERS__AMX__ENDPOINT": "https://amx.example/bid?a=1;b=2"},
+         "adapters.amx.endpoint: invalid endpoint: 'https://amx.example/bid?a=1;b=2'"),
     ],
 )
 def test_bad_sync_templates_and_vendor_list_exit_2(env, problem):

@@ -21,13 +21,18 @@ ADAPTERS = {
     "beta": {"alias_of": "generic", "gvl_vendor_id": 2, "usersync": {"key": "kb", **SYNC, **IFRAME}},
     "gamma": {"alias_of": "generic", "gvl_vendor_id": 3, "usersync": {"key": "kc", "support_cors": True, **SYNC}},
 }
-# Every bidder /cookie_sync offers with ADAPTERS: the three above and each built-in that can sync,
-# one per cookie key (an alias that shares its parent's key, like equativ, is its parent's).
+# The cookie keys /cookie_sync offers with ADAPTERS: the three above and each built-in that can
+# sync, one bidder per key (equativ and smartadserver share theirs: either may stand for it).
 _BUILT_IN = build_registry(Config())
-ALL_SYNCABLE = set(ADAPTERS) | {
-    code for code in _BUILT_IN.syncable
-    if not _BUILT_IN.bidders[code].alias_of or _BUILT_IN.bidders[code].sync_key == code
+ALL_SYNC_KEYS = {a["usersync"]["key"] for a in ADAPTERS.values()} | {
+    _BUILT_IN.bidders[code].sync_key for code in _BUILT_IN.syncable
 }
+
+
+def offered_keys(document: dict) -> list[str]:
+    """The cookie key of each bidder offered (ADAPTERS' own, else the built-in's)."""
+    keys = {name: a["usersync"]["key"] for name, a in ADAPTERS.items()}
+    return [keys.get(b["bidder"]) or _BUILT_IN.bidders[b["bidder"]].sync_key for b in document["bidder_status"]]
 GPP_TCF = "DBABMA~CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA"
 TCF = "CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA"
 
@@ -166,8 +171,8 @@ async def test_host_optout_cookie(sync_client):
 async def test_all_syncable_bidders_when_none_are_requested(sync_client):
     client = await sync_client()
     document = json.loads((await post(client, {"gdpr": 0}))[1])
-    assert {b["bidder"] for b in document["bidder_status"]} == ALL_SYNCABLE
-    assert {"alpha", "beta", "gamma", "appnexus", "openx", "medianet", "adform"} <= ALL_SYNCABLE
+    assert sorted(offered_keys(document)) == sorted(ALL_SYNC_KEYS)
+    assert {"ka", "kb", "kc", "adnxs", "openx", "medianet", "adform", "smartadserver"} <= ALL_SYNC_KEYS
 
 
 @pytest.mark.parametrize(
@@ -176,7 +181,7 @@ async def test_all_syncable_bidders_when_none_are_requested(sync_client):
         ({"limit": 2}, {}, 2),
         ({}, {"cookie_sync": {"default_limit": 3}}, 3),
         ({"limit": 5}, {"cookie_sync": {"max_limit": 1}}, 1),
-        ({"limit": 0}, {"cookie_sync": {"default_limit": 1}}, len(ALL_SYNCABLE)),  # 0 in the request: unlimited
+        ({"limit": 0}, {"cookie_sync": {"default_limit": 1}}, len(ALL_SYNC_KEYS)),  # 0 in the request: unlimited
     ],
 )
 async def test_limits(sync_client, data_dir, body, account, expected_count):
@@ -199,7 +204,7 @@ def test_effective_limit(requested, default, maximum, expected):
     ("config", "body", "expected"),
     [
         ({}, {"bidders": ["alpha"]}, {"alpha"}),  # coop off by default
-        ({}, {"bidders": ["alpha"], "coopSync": True}, ALL_SYNCABLE),
+        ({}, {"bidders": ["alpha"], "coopSync": True}, ALL_SYNC_KEYS),
         ({"user_sync": {"coop_sync": {"default": True}, "priority_groups": [["gamma"]]}},
          {"bidders": ["alpha"], "limit": 2}, {"alpha", "gamma"}),  # priority groups come first
     ],
@@ -207,7 +212,10 @@ def test_effective_limit(requested, default, maximum, expected):
 async def test_cooperative_sync(sync_client, config, body, expected):
     client = await sync_client(config)
     document = json.loads((await post(client, {"gdpr": 0, **body}))[1])
-    assert {b["bidder"] for b in document["bidder_status"]} == expected
+    if expected is ALL_SYNC_KEYS:
+        assert sorted(offered_keys(document)) == sorted(expected)
+    else:
+        assert {b["bidder"] for b in document["bidder_status"]} == expected
 
 
 async def test_account_coop_and_priority_groups_only(sync_client, data_dir):

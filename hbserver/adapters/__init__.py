@@ -7,8 +7,12 @@ of the code it is an alias of.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from hbserver.adapters.base import Adapter, AdapterConfig
+
+if TYPE_CHECKING:
+    from hbserver.bidders.registry import Registry
 
 
 class UnknownAdapter(LookupError):
@@ -32,3 +36,19 @@ def build_adapter(adapter_code: str, config: AdapterConfig) -> Adapter:
         raise UnknownAdapter(adapter_code) from None
     adapter: Adapter = module.build(config)
     return adapter
+
+
+def adapter_problems(registry: Registry) -> list[str]:
+    """One line per enabled bidder whose adapter refuses to be built with its endpoint (as PBS-Go's
+    builders refuse a URL they cannot use), naming the configuration key."""
+    problems = []
+    for code, bidder in registry.bidders.items():
+        if bidder.disabled:
+            continue
+        try:
+            build_adapter(bidder.adapter, AdapterConfig(code, bidder.endpoint, {"extra_info": bidder.extra_info}))
+        except UnknownAdapter:
+            continue
+        except ValueError as exc:
+            problems.append(f"adapters.{code}.endpoint: {exc}")
+    return problems

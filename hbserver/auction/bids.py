@@ -17,6 +17,8 @@ from hbserver.web.body import MAX_JSON_DEPTH, within_depth
 
 Convert = Callable[[float, str, str], float]
 _INF = float("inf")
+# A bid must be typed as one of these; some PBS adapters can return "" (an untyped bid) with an error.
+MEDIA_TYPES = frozenset({"banner", "video", "audio", "native"})
 
 
 @dataclass(slots=True)
@@ -63,6 +65,8 @@ def accept_bids(
         for typed in response.bids:
             bid = typed.bid
             problem = _problem(bid, imp_ids, debug)
+            if problem is None and typed.bid_type not in MEDIA_TYPES:
+                problem = f'Bid "{bid["id"]}" has no media type the auction knows: {typed.bid_type!r}'
             if problem is not None:
                 if problem:
                     errors.append(bad_server_response(problem))

@@ -151,6 +151,8 @@ class AuctionService:
                 self.adapters[code] = build_adapter(bidder.adapter, self._adapter_config(bidder))
             except UnknownAdapter:
                 log.warning("bidder %s has no adapter implementation; it cannot bid", code)
+            except ValueError as exc:  # start-up reports it first (cli.runtime_problems)
+                log.error("bidder %s cannot be built (%s); it cannot bid", code, exc)
 
     def _adapter_config(self, bidder: Bidder) -> AdapterConfig:
         """What an adapter is built with: its endpoint, its definition's ``extra_info`` and the host

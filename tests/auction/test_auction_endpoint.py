@@ -672,7 +672,7 @@ async def test_real_adapter_runs_in_the_exchange_and_bad_params_name_bidder_and_
     assert an["ext"]["prebid"]["type"] == "banner" and an["ext"]["prebid"]["meta"]["adaptercode"] == "appnexus"
     sent = bidders.received["appnexus"][0]
     assert sent["imp"][0]["ext"]["appnexus"]["placement_id"] == 12883451  # appnexus's own wire format
-    bad = auction_request(banner_imp("imp-1", appnexus={"placementId": "not-a-number"}))
+    bad = auction_request(banner_imp("imp-1", appnexus={"placementId": 1.5}))  # integer or string
     response = await post(client, bad)
     text = await response.text()
     assert response.status == 400

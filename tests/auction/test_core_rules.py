@@ -487,3 +487,14 @@ def test_bid_validation(bid, problem, debug_only, debug):
     else:
         assert accepted == []
         assert errors == ([BidderError(expected, ErrorCode.BAD_SERVER_RESPONSE)] if expected else [])
+
+
+@pytest.mark.parametrize("bid_type", ["", "no bidtype assigned", "Banner"])
+def test_bids_without_a_known_media_type_are_dropped(bid_type):
+    """Some PBS adapters return an untyped bid (type "") next to an error; it never enters the auction."""
+    response = BidderResponse([TypedBid(good_bid(), bid_type), TypedBid(good_bid(id="b2"), "video")], "USD")
+    accepted, errors = accept_bids("alpha", "generic", [response], IMP_IDS, "USD", lambda p, f, t: p, 1.0, False)
+    assert [bid.bid["id"] for bid in accepted] == ["b2"]
+    assert [(e.code, e.message) for e in errors] == [
+        (ErrorCode.BAD_SERVER_RESPONSE, f'Bid "{good_bid()["id"]}" has no media type the auction knows: {bid_type!r}')
+    ]

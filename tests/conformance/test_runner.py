@@ -181,3 +181,30 @@ def test_exceptions_table(tmp_path: Path):
     path.write_text("| fixture | reason |\n|---|---|\n| `ix/supplemental/a.json` | Go wording |\n| not a row |\n")
     assert read_exceptions(path) == {"ix/supplemental/a.json": "Go wording"}
     assert isinstance(read_exceptions(), dict)
+
+
+@pytest.mark.parametrize(
+    ("literal", "value"),
+    [('`{"a":"b"}`', '{"a":"b"}'), ('"http://x/y"', "http://x/y"), ('"a\\"b"', 'a"b'), ("plain", "plain"), ("", "")],
+)
+def test_go_string(literal, value):
+    from tests.conformance.harness import go_string
+
+    assert go_string(literal) == value
+
+
+def test_read_setup(tmp_path: Path):
+    """The JSON test's endpoint, extra_adapter_info and server config; the Go test's own facts on top."""
+    from tests.conformance.harness import GoTestFacts, read_setup
+
+    path = tmp_path / "go-test-setup.yaml"
+    path.write_text(
+        "- test: TestOther\n  endpoint: ['http://other']\n"
+        "- test: TestJsonSamples\n  folder: ['xtest']\n  endpoint: ['http://json/{{.Host}}']\n"
+        "  extra_adapter_info: ['`{\"k\":1}`']\n"
+        "  server: {external_url: ['http://hosturl.com'], gvl_id: ['7'], datacenter: ['2']}\n"
+    )
+    setup = read_setup(path, GoTestFacts({"xapi": {"username": "u"}}))
+    assert setup.endpoint == "http://json/{{.Host}}"
+    assert setup.extra == {"external_url": "http://hosturl.com", "gvl_id": 7, "datacenter": "2",
+                           "extra_info": '{"k":1}', "pbs_version": "", "xapi": {"username": "u"}}

@@ -43,7 +43,7 @@ def test_what_one_instance_stores_another_serves(servers, tmp_path):
     b = start(servers, tmp_path, **REDIS)
     vast = "<VAST version=\"3.0\"><Ad><InLine><Impression>x</Impression></InLine></Ad></VAST>"
     status, body = post(a.base + "/vtrack?a=acc", {"puts": [
-        {"type": "xml", "value": vast, "bidid": "b-1", "bidder": "appnexus", "timestamp": 5, "ttlseconds": 60}
+        {"type": "xml", "value": vast, "bidid": "b-1", "bidder": "openx", "timestamp": 5, "ttlseconds": 60}
     ]})
     assert status == 200
     [entry] = json.loads(body)["responses"]
@@ -51,7 +51,7 @@ def test_what_one_instance_stores_another_serves(servers, tmp_path):
     assert status == 200
     assert stored.decode() == vast.replace(
         "</Impression>",
-        "</Impression><Impression><![CDATA[http://a.example/event?t=imp&b=b-1&a=acc&ts=5&bidder=appnexus&f=b]]>"
+        "</Impression><Impression><![CDATA[http://a.example/event?t=imp&b=b-1&a=acc&ts=5&bidder=openx&f=b]]>"
         "</Impression>",
     )
     status, body = post(b.base + "/cache", {"puts": [{"type": "json", "value": {"from": "b"}}]})
