@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from hbserver.adapters.adf import go_bid, go_media_objects, imp_bidder_params
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
@@ -26,13 +25,12 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import (
     JsonShapeError,
-    answer_bids,
-    decode_answer,
     expect_object,
     expect_string,
     found,
     json_call,
 )
+from hbserver.adapters.golike import decode_go_answer, go_media_objects, imp_bidder_params
 
 CALLER = {"name": "Prebid-Server", "version": "n/a"}
 HEADERS = {"Content-Type": "application/json;charset=utf-8"}
@@ -129,15 +127,15 @@ class ThirtyThreeAcrossAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        data, failure = decode_answer(response, "expect {{ or n, but found {found}")
-        if data is None:
+        answer, failure = decode_go_answer(response)
+        if answer is None:
             return None, failure
         result = BidderResponse(currency="USD")
-        for _, bid in answer_bids(data):
+        for bid in answer.bids:
             ext = bid.get("ext")
             ttx = ext.get("ttx") if isinstance(ext, dict) else None
             video = isinstance(ttx, dict) and ttx.get("mediaType") == "video"
-            result.bids.append(TypedBid(go_bid(bid), "video" if video else "banner"))
+            result.bids.append(TypedBid(bid, "video" if video else "banner"))
         return result, []
 
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
@@ -26,11 +24,15 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, answer_bids, expect_object, expect_string, found, json_call
+from hbserver.adapters.common import (
+    AnswerWording,
+    JsonShapeError,
+    expect_object,
+    expect_string,
+    json_call,
+)
+from hbserver.adapters.golike import decode_go_answer, go_media_objects, imp_bidder_params, set_omitempty
 
-# json-iterator's text for decoding an absent raw value (Go's empty json.RawMessage): the byte it
-# "found" is the zero byte that marks the end of the input.
-ABSENT_OBJECT = "expect { or n, but found \x00"
 BID_TYPES = frozenset({"banner", "video", "audio", "native"})
 # The json names of PBS-Go's ExtRequestPrebid, all omitempty: what survives its re-encoding. Its
 # maps, slices, bools and strings are left out when empty; its objects only when null.
@@ -42,65 +44,11 @@ PREBID_FIELDS = PREBID_OMITTED_WHEN_EMPTY | frozenset(
     "bidadjustments bidderparams cache channel currency data events experiment floors passthrough sdk "
     "server storedrequest targeting alternatebiddercodes".split()
 )
-# openrtb2.Bid's fields: Go writes id, impid and price always and the others only when not zero.
-BID_FIELDS = frozenset(
-    "nurl burl lurl adm adid adomain bundle iurl cid crid tactic cattax cat attr apis api protocol "
-    "qagmediarating language langb dealid w h wratio hratio exp dur mtype slotinpod".split()
+_ANSWER_WORDING = AnswerWording(
+    status="Unexpected status code: {}.",
+    bad_request="Unexpected status code: 400. Bad request from publisher.",
+    body_error=BidderError,
 )
-# Fields of openrtb2's media objects written even when empty (no omitempty): (object, field, zero).
-MEDIA_REQUIRED_FIELDS = (("video", "mimes", None), ("audio", "mimes", None), ("native", "request", ""))
-
-
-def imp_ext(imp: dict[str, Any]) -> dict[str, Any]:
-    """``imp.ext`` decoded as PBS-Go's ``adapters.ExtImpBidder`` (null reads as empty, an absent ext
-    is an error). Raises JsonShapeError with json-iterator's wording."""
-    if "ext" not in imp:
-        raise JsonShapeError(ABSENT_OBJECT)
-    ext = expect_object(imp["ext"], "")
-    expect_object(ext.get("prebid"), "adapters.ExtImpBidder.Prebid")
-    return ext
-
-
-def bidder_params(ext: dict[str, Any]) -> dict[str, Any]:
-    """The raw ``bidder`` value of a decoded ``imp.ext`` decoded as an object: null reads as empty,
-    an absent one is an error. Raises JsonShapeError with json-iterator's wording."""
-    if "bidder" not in ext:
-        raise JsonShapeError(ABSENT_OBJECT)
-    return expect_object(ext["bidder"], "")
-
-
-def imp_bidder_params(imp: dict[str, Any]) -> dict[str, Any]:
-    """``imp.ext.bidder`` as PBS-Go's usual two-step decode reads it (``imp_ext``, ``bidder_params``)."""
-    return bidder_params(imp_ext(imp))
-
-
-def go_bid(bid: dict[str, Any]) -> dict[str, Any]:
-    """``bid`` as PBS-Go's typed Bid writes it again: fields OpenRTB 2.6 does not know are dropped,
-    and so are zero values (``""``, ``0``, ``[]``, null; ``ext`` only when null)."""
-    out = {}
-    for key, value in bid.items():
-        if key in ("id", "impid", "price"):
-            out[key] = value
-        elif key == "ext":
-            if value is not None:
-                out[key] = value
-        elif key in BID_FIELDS and value is not None and value != "" and value != 0 and value != []:
-            out[key] = value
-    return out
-
-
-def go_media_objects(imp: dict[str, Any]) -> dict[str, Any]:
-    """``imp`` as PBS-Go's typed Imp writes it again: a video or audio object without ``mimes``
-    gets ``"mimes": null``, a native one without ``request`` gets ``"request": ""``. Returns
-    ``imp`` itself when nothing changes (a shallow copy otherwise)."""
-    out = imp
-    for kind, name, zero in MEDIA_REQUIRED_FIELDS:
-        media = imp.get(kind)
-        if isinstance(media, dict) and name not in media:
-            if out is imp:
-                out = dict(imp)
-            out[kind] = {**media, name: zero}
-    return out
 
 
 def _number_text(value: Any, where: str) -> str:
@@ -176,10 +124,7 @@ class AdfAdapter:
                 errors.append(bad_input(str(exc)))
                 continue
             out = dict(go_media_objects(imp))
-            if mid:
-                out["tagid"] = mid
-            else:
-                out.pop("tagid", None)
+            set_omitempty(out, "tagid", mid)
             imps.append(out)
             if not price_type:
                 price_type = imp_price_type
@@ -194,24 +139,14 @@ class AdfAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        if response.status == 400:
-            return None, [bad_input("Unexpected status code: 400. Bad request from publisher.")]
-        if response.status != 200:
-            return None, [bad_server_response(f"Unexpected status code: {response.status}.")]
-        try:
-            data = orjson.loads(response.body)
-        except orjson.JSONDecodeError as exc:
-            return None, [BidderError(f"Bad response body: {exc}")]
-        if not isinstance(data, dict):
-            return None, [BidderError(f"expect {{ or n, but found {found(data)}")]
-        cur = data.get("cur")
-        result = BidderResponse(currency=cur if isinstance(cur, str) and cur else "USD")
+        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
+        if answer is None:
+            return None, failure
+        result = BidderResponse(currency=answer.cur or "USD")
         errors: list[BidderError] = []
-        for _, bid in answer_bids(data):
+        for bid in answer.bids:
             try:
-                result.bids.append(TypedBid(go_bid(bid), _bid_type(bid)))
+                result.bids.append(TypedBid(bid, _bid_type(bid)))
             except _NoType as exc:
                 errors.append(bad_server_response(str(exc)))
             except ValueError as exc:

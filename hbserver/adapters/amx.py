@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -31,7 +31,7 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.adapters.common import JsonShapeError, answer_bids, expect_object, expect_string, found, json_call
-from hbserver.adapters.sharethrough import go_media_objects, go_request_top
+from hbserver.adapters.golike import NOT_AN_OBJECT, go_media_objects, go_request_top, with_query_param
 
 ADAPTER_VERSION = "pbs1.3"
 _CURRENCY = "USD"
@@ -41,16 +41,13 @@ _NATIVE_CREATIVE = 10
 _BAD_URL = re.compile(r"[\x00-\x1f\x7f]|%(?![0-9A-Fa-f]{2})")
 
 
-def with_query_param(endpoint: str, name: str, value: str) -> str:
-    """``endpoint`` with ``name=value`` added to its query, the query re-encoded with its keys
-    sorted as Go's ``url.Values.Encode`` does. Raises ValueError for an endpoint Go's URL parser
-    refuses (control characters, a leading space, a bad %-escape, a ``;`` in the query)."""
-    parts = urlsplit(endpoint)
-    if _BAD_URL.search(endpoint) or endpoint[:1].isspace() or ";" in parts.query:
+def versioned_endpoint(endpoint: str) -> str:
+    """``endpoint`` with ``v=<adapter version>`` added to its query (see ``with_query_param``).
+    Raises ValueError for an endpoint Go's URL parser refuses (control characters, a leading
+    space, a bad %-escape, a ``;`` in the query)."""
+    if _BAD_URL.search(endpoint) or endpoint[:1].isspace() or ";" in urlsplit(endpoint).query:
         raise ValueError(f"invalid endpoint: {endpoint!r}")
-    pairs = [*parse_qsl(parts.query, keep_blank_values=True), (name, value)]
-    pairs.sort(key=lambda pair: pair[0])  # stable: values of one key keep their order
-    return urlunsplit(parts._replace(query=urlencode(pairs)))
+    return with_query_param(endpoint, "v", ADAPTER_VERSION)
 
 
 def _header(headers: Any, name: str) -> str:
@@ -99,7 +96,7 @@ def _int_field(ext: dict[str, Any], name: str, where: str) -> int | None:
 
 class AmxAdapter:
     def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = with_query_param(config.endpoint, "v", ADAPTER_VERSION)
+        self.endpoint = versioned_endpoint(config.endpoint)
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         errors: list[BidderError] = []
@@ -148,7 +145,7 @@ class AmxAdapter:
         except orjson.JSONDecodeError as exc:
             return None, [bad_server_response(f"Bad response body: {exc}")]
         if not isinstance(answer, dict):
-            return None, [BidderError(f"expect {{ or n, but found {found(answer)}")]
+            return None, [BidderError(NOT_AN_OBJECT.format(found=found(answer)))]
         result = BidderResponse(currency=answer.get("cur") or _CURRENCY)
         errors: list[BidderError] = []
         for _, bid in answer_bids(answer):

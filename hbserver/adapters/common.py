@@ -1,10 +1,12 @@
-"""What several adapters share: PBS-Go's status-code errors, json-iterator's wording for input of
-the wrong JSON shape (the fixtures' expected error texts), JSON calls with Go-canonical header
-names, bid types from ``mtype`` or from the imp, endpoint macros and floors in another currency."""
+"""What several adapters share: PBS-Go's status-code errors and each adapter's wording of a failed
+answer, json-iterator's wording for input of the wrong JSON shape (the fixtures' expected error
+texts), JSON calls with Go-canonical header names, bid types from ``mtype`` or from the imp,
+endpoint macros and floors in another currency."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -23,31 +25,59 @@ from hbserver.adapters.base import (
 UNEXPECTED_STATUS = "Unexpected status code: {}. Run with request.debug = 1 for more info"
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerWording:
+    """How an adapter words a failed answer: PBS-Go's adapters each have their own texts and error
+    classes for a failure status, a body that is not JSON and a body that is not a JSON object."""
+
+    status: str = UNEXPECTED_STATUS  # a failure status; {} is the status
+    bad_request: str | None = None  # a 400's own text (None: ``status``'s)
+    bad_request_is_input: bool = True  # False: a 400 is reported like any other failure status
+    status_error: Callable[[str], BidderError] = bad_server_response  # the error for a failure status but 400
+    bad_json: str = "Bad response body: {}"  # a body that is not JSON; {} is the parser's message
+    not_an_object: str = "Bad response body: not a JSON object"  # {found}: json-iterator's "but found"
+    body_text: str = "{}"  # the words around either text for a body that does not decode
+    body_error: Callable[[str], BidderError] = bad_server_response  # the error for a body that does not decode
+
+    def status_failure(self, status: int) -> list[BidderError] | None:
+        """None for 200 (the body is read); what make_bids answers otherwise: no error for 204 (no
+        bids), else the one error."""
+        if status == 200:
+            return None
+        if status == 204:
+            return []
+        if status == 400 and self.bad_request_is_input:
+            return [bad_input(self.bad_request or self.status.format(400))]
+        return [self.status_error(self.status.format(status))]
+
+    def body_failure(self, problem: str) -> BidderError:
+        """The error for a body that does not decode, ``problem`` saying why."""
+        return self.body_error(self.body_text.format(problem))
+
+
+DEFAULT_WORDING = AnswerWording()
+
+
 def status_error(status: int) -> BidderError | None:
-    """None for 200; 400 is bad input, anything else a bad server response (callers treat 204 first)."""
-    if status == 200:
-        return None
-    message = UNEXPECTED_STATUS.format(status)
-    return bad_input(message) if status == 400 else bad_server_response(message)
+    """None for 200 and 204; 400 is bad input, anything else a bad server response (PBS's usual text)."""
+    failure = DEFAULT_WORDING.status_failure(status)
+    return failure[0] if failure else None
 
 
 def decode_answer(
-    response: ResponseData, not_an_object: str = "Bad response body: not a JSON object"
+    response: ResponseData, wording: AnswerWording = DEFAULT_WORDING
 ) -> tuple[dict[str, Any] | None, list[BidderError]]:
     """A bidder's OpenRTB answer as a JSON object: (None, []) for 204, (None, [error]) for a failure
-    status or a body that is not a JSON object (``not_an_object`` is that error's text; ``{found}``
-    in it becomes json-iterator's "but found" character of the value)."""
-    if response.status == 204:
-        return None, []
-    error = status_error(response.status)
-    if error is not None:
-        return None, [error]
+    status or a body that is not a JSON object, each error worded and classed by ``wording``."""
+    failure = wording.status_failure(response.status)
+    if failure is not None:
+        return None, failure
     try:
         data = orjson.loads(response.body)
     except orjson.JSONDecodeError as exc:
-        return None, [bad_server_response(f"Bad response body: {exc}")]
+        return None, [wording.body_failure(wording.bad_json.format(exc))]
     if not isinstance(data, dict):
-        return None, [bad_server_response(not_an_object.format(found=found(data)))]
+        return None, [wording.body_failure(wording.not_an_object.format(found=found(data)))]
     return data, []
 
 
@@ -142,19 +172,23 @@ def mtype_bid_type(bid: Mapping[str, Any]) -> str | None:
 
 
 IMP_TYPE_ORDER = ("banner", "video", "native", "audio")
+BANNER_VIDEO_NATIVE = ("banner", "video", "native")
 
 
-def imp_bid_type(
-    imps: Iterable[Mapping[str, Any]], imp_id: Any, order: Iterable[str] = IMP_TYPE_ORDER
-) -> str | None:
+def first_media_type(imp: Mapping[str, Any], order: Iterable[str] = IMP_TYPE_ORDER) -> str | None:
+    """The first media type in ``order`` that ``imp`` asks for; None when it asks for none of them."""
+    for kind in order:
+        if imp.get(kind) is not None:
+            return kind
+    return None
+
+
+def imp_bid_type(imps: Iterable[Mapping[str, Any]], imp_id: Any, order: Iterable[str] = IMP_TYPE_ORDER) -> str | None:
     """The first media type in ``order`` the imp with ``imp_id`` asks for; None when no imp has that
     id or it asks for none of them (callers word their own error, as PBS adapters do)."""
     for imp in imps:
         if imp.get("id") == imp_id:
-            for kind in order:
-                if imp.get(kind) is not None:
-                    return kind
-            return None
+            return first_media_type(imp, order)
     return None
 
 

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
@@ -31,24 +29,27 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import expect_object, json_call, json_headers
-from hbserver.adapters.sharethrough import go_media_objects, go_request_top
+from hbserver.adapters.common import AnswerWording, JsonShapeError, decode_answer, imp_bid_type, json_call, json_headers
+from hbserver.adapters.golike import (
+    NOT_AN_OBJECT,
+    ImpExtError,
+    go_media_objects,
+    go_request_top,
+    go_video,
+    imp_bidder_params,
+)
 
 DISPLAY_MANAGER = "prebid-s2s"
 _TYPE_ORDER = ("native", "audio", "video")
 
-# openrtb2.Video's fields: the pointer ones keep a zero value, the others Go leaves out when zero
-_VIDEO_POINTERS = frozenset(("startdelay", "w", "h", "skip", "boxingallowed", "pos"))
-_VIDEO_FIELDS = frozenset(
-    "mimes minduration maxduration startdelay maxseq poddur protocols protocol w h podid podseq rqddurs "
-    "placement plcmt linearity skip skipmin skipafter sequence slotinpod mincpmpersec battr maxextended "
-    "minbitrate maxbitrate boxingallowed playbackmethod playbackend delivery pos companionad api "
-    "companiontype poddedupe durfloors ext".split()
+
+_ANSWER_WORDING = AnswerWording(
+    status="Unexpected status code: {}",
+    bad_request_is_input=False,
+    bad_json="{}",
+    not_an_object=NOT_AN_OBJECT,
+    body_text="bad server response: {}. ",
 )
-
-
-class _BadParams(ValueError):
-    """``imp.ext.bidder`` does not decode as Conversant's params."""
 
 
 def _is_int(value: Any) -> bool:
@@ -60,7 +61,7 @@ def _checked_params(params: dict[str, Any]) -> dict[str, Any]:
     for name, check in _PARAM_TYPES.items():
         value = params.get(name)
         if value is not None and not check(value):
-            raise _BadParams(name)
+            raise JsonShapeError(f"cannot unmarshal openrtb_ext.ExtImpConversant.{name}")
     return params
 
 
@@ -78,36 +79,16 @@ _PARAM_TYPES = {
 
 
 def _params(imp: dict[str, Any], index: int) -> dict[str, Any]:
-    ext = imp.get("ext", ...)  # absent: Go decodes no input (an error); null: an empty object
-    if ext is None:
-        ext = {}
-    if not isinstance(ext, dict) or not isinstance(ext.get("prebid", {}), dict | None):
-        raise ValueError(f"Impression[{index}] missing ext object")
-    params = ext.get("bidder", ...)
-    if params is None:
-        params = {}
-    if not isinstance(params, dict):
-        raise ValueError(f"Impression[{index}] missing ext.bidder object")
+    """The imp's params; ValueError in PBS-Go's words when they do not decode or lack ``site_id``."""
     try:
-        _checked_params(params)
-    except _BadParams:
+        params = _checked_params(imp_bidder_params(imp))
+    except ImpExtError:
+        raise ValueError(f"Impression[{index}] missing ext object") from None
+    except JsonShapeError:
         raise ValueError(f"Impression[{index}] missing ext.bidder object") from None
     if not params.get("site_id"):
         raise ValueError(f"Impression[{index}] requires ext.bidder.site_id")
     return params
-
-
-def go_video(video: dict[str, Any]) -> dict[str, Any]:
-    """``video`` as Go's typed openrtb2.Video writes it again: unknown fields dropped, zero-valued
-    non-pointer fields left out, ``mimes`` always present."""
-    out: dict[str, Any] = {"mimes": video.get("mimes")}
-    for name, value in video.items():
-        if name not in _VIDEO_FIELDS or name == "mimes" or value is None:
-            continue
-        if name not in _VIDEO_POINTERS and name != "ext" and (value == 0 or value == "" or value == []):
-            continue
-        out[name] = value
-    return out
 
 
 def _float(value: Any) -> float:
@@ -152,16 +133,6 @@ def _build_imp(imp: dict[str, Any], params: dict[str, Any], info: RequestInfo, p
     return go_media_objects(out)
 
 
-def _bid_type(imps: list[dict[str, Any]], imp_id: Any) -> str:
-    for imp in imps:
-        if imp.get("id") == imp_id:
-            for kind in _TYPE_ORDER:
-                if imp.get(kind) is not None:
-                    return kind
-            break
-    return "banner"
-
-
 class ConversantAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
@@ -191,21 +162,17 @@ class ConversantAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        if response.status != 200:
-            return None, [bad_server_response(f"Unexpected status code: {response.status}")]
-        try:
-            answer = expect_object(orjson.loads(response.body), "")
-        except (orjson.JSONDecodeError, ValueError) as exc:
-            return None, [bad_server_response(f"bad server response: {exc}. ")]
+        answer, failure = decode_answer(response, _ANSWER_WORDING)
+        if answer is None:
+            return None, failure
         seatbids = answer.get("seatbid")
         if not isinstance(seatbids, list) or not seatbids:
             return None, [bad_server_response("Empty bid request")]
         first = seatbids[0] if isinstance(seatbids[0], dict) else {}
         bids = [bid for bid in first.get("bid") or () if isinstance(bid, dict)]
         imps = request.get("imp") or []
-        return BidderResponse([TypedBid(bid, _bid_type(imps, bid.get("impid"))) for bid in bids]), []
+        typed = [TypedBid(bid, imp_bid_type(imps, bid.get("impid"), _TYPE_ORDER) or "banner") for bid in bids]
+        return BidderResponse(typed), []
 
 
 def build(config: AdapterConfig) -> ConversantAdapter:

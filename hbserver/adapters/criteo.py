@@ -18,13 +18,13 @@ from hbserver.adapters.base import (
     RequestInfo,
     ResponseData,
     TypedBid,
-    bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import decode_answer, imp_ids, json_call
+from hbserver.adapters.common import UNEXPECTED_STATUS, AnswerWording, decode_answer, imp_ids, json_call
+from hbserver.adapters.golike import go_field
 
 _NO_HEADERS: dict[str, str] = {}
-_STATUS_TEXT = "Unexpected status code: {}. Run with request.debug = 1 for more info."
+_ANSWER_WORDING = AnswerWording(status=UNEXPECTED_STATUS + ".")
 _MISSING_TYPE = "Missing ext.prebid.type in bid for impression : {}."
 
 
@@ -33,12 +33,9 @@ class _Shape(ValueError):
 
 
 def _field(obj: dict[str, Any], name: str, types: tuple[type, ...]) -> Any:
-    """The value Go decodes into field ``name`` (keys match ignoring case, the last one wins): None
-    when absent or null; _Shape when it is not of ``types``."""
-    value = None
-    for key, item in obj.items():
-        if key.lower() == name:
-            value = item
+    """The value Go decodes into field ``name`` (see ``go_field``): None when absent or null;
+    _Shape when it is not of ``types``."""
+    value = go_field(obj, name)
     if value is not None and not isinstance(value, types):
         raise _Shape(name)
     return value
@@ -51,7 +48,7 @@ def _bid_prebid(bid: dict[str, Any]) -> tuple[str, str]:
     if not isinstance(ext, dict):
         raise _Shape("ext")
     prebid = _field(ext, "prebid", (dict,)) or {}
-    return _field(prebid, "type", (str,)) or "", _field(prebid, "networkname", (str,)) or ""
+    return _field(prebid, "type", (str,)) or "", _field(prebid, "networkName", (str,)) or ""
 
 
 def _fledge_configs(answer: dict[str, Any], bidder: str) -> list[dict[str, Any]] | None:
@@ -94,13 +91,7 @@ class CriteoAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        if response.status == 400:
-            return None, [bad_input(_STATUS_TEXT.format(400))]
-        if response.status != 200:
-            return None, [bad_server_response(_STATUS_TEXT.format(response.status))]
-        answer, failure = decode_answer(response)
+        answer, failure = decode_answer(response, _ANSWER_WORDING)
         if answer is None:
             return None, failure
         result = BidderResponse(currency=answer.get("cur") or "USD")

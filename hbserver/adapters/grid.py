@@ -35,18 +35,17 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.adapters.common import (
+    BANNER_VIDEO_NATIVE,
     JsonShapeError,
     answer_bids,
     decode_answer,
-    expect_object,
     expect_string,
+    first_media_type,
     json_call,
 )
+from hbserver.adapters.golike import GO_WORDING, go_field, go_int, imp_bidder_params, set_omitempty
 
-NOT_AN_OBJECT = "expect {{ or n, but found {found}"
 HEADERS = {"Content-Type": "application/json;charset=utf-8"}  # PBS-Go sends no Accept here
-EMPTY_INPUT = "expect { or n, but found \x00"  # json-iterator reading an absent value as an object
-_INT64 = (-(2**63), 2**63 - 1)
 # what Go's encoding/json escapes in text it writes (HTML-safe output)
 _HTML_ESCAPES = str.maketrans(
     {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -67,41 +66,10 @@ _PREBID_KEYS = {
 }
 
 
-def go_field(obj: dict[str, Any], name: str) -> Any:
-    """The value Go's case-insensitive struct decoding reads for ``name``: the last non-null value
-    of a key equal to it ignoring case (None when there is none)."""
-    value = obj.get(name)
-    lowered = name.lower()
-    for key, candidate in obj.items():
-        if candidate is not None and key != name and key.lower() == lowered:
-            value = candidate
-    return value
-
-
-def go_int(value: Any, where: str) -> int:
-    """A JSON value decoded into a Go ``int`` (null is 0), else json-iterator's error text."""
-    if value is None:
-        return 0
-    if isinstance(value, int) and not isinstance(value, bool):
-        if not _INT64[0] <= value <= _INT64[1]:
-            raise JsonShapeError(f"cannot unmarshal {where}: overflow: {value}")
-        return value
-    if isinstance(value, float):
-        raise JsonShapeError(f"cannot unmarshal {where}: can not decode float as int")
-    raise JsonShapeError(f"cannot unmarshal {where}: unexpected character: \ufffd")
-
-
 def _uid(imp: dict[str, Any]) -> int:
     """``imp.ext.bidder.uid`` read as PBS-Go reads it; raises JsonShapeError for an unreadable ext."""
-    ext = imp.get("ext")
-    if ext is None:
-        raise JsonShapeError(EMPTY_INPUT)
-    ext = expect_object(ext, "")
-    expect_object(go_field(ext, "prebid"), "adapters.ExtImpBidder.Prebid")
-    params = go_field(ext, "bidder")
-    if params is None:
-        raise JsonShapeError(EMPTY_INPUT)
-    return go_int(go_field(expect_object(params, ""), "uid"), "openrtb_ext.ExtImpGrid.Uid")
+    params = imp_bidder_params(imp, null_is_absent=True)
+    return go_int(go_field(params, "uid", skip_null=True), "openrtb_ext.ExtImpGrid.Uid")
 
 
 def _string_or_none(value: Any) -> bool:
@@ -221,14 +189,8 @@ def _consolidated_ext(request: dict[str, Any], first_imp: dict[str, Any]) -> dic
     _merge(merged, _ortb_keywords(_object_or_empty(request.get("user")).get("keywords"), "user"))
     _merge(merged, _ortb_keywords(_object_or_empty(request.get("site")).get("keywords"), "site"))
     for section in ("site", "user"):
-        if merged.get(section):
-            keywords[section] = merged[section]
-        else:
-            keywords.pop(section, None)
-    if keywords:
-        ext["keywords"] = keywords
-    else:
-        ext.pop("keywords", None)
+        set_omitempty(keywords, section, merged.get(section))
+    set_omitempty(ext, "keywords", keywords)
     return ext or None
 
 
@@ -285,9 +247,9 @@ def _bid_meta(ext: Any) -> dict[str, Any] | None:
 def _imp_type(imp_id: str, imps: list[dict[str, Any]]) -> tuple[str, BidderError | None]:
     for imp in imps:
         if imp.get("id", "") == imp_id:
-            for kind in ("banner", "video", "native"):
-                if imp.get(kind) is not None:
-                    return kind, None
+            kind = first_media_type(imp, BANNER_VIDEO_NATIVE)
+            if kind is not None:
+                return kind, None
             return "", bad_server_response(f'Unknown impression type for ID: "{imp_id}"')
     return "", bad_server_response(f'Failed to find impression for ID: "{imp_id}"')
 
@@ -328,7 +290,7 @@ class GridAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_answer(response, NOT_AN_OBJECT)
+        answer, failure = decode_answer(response, GO_WORDING)
         if answer is None:
             return None, failure
         bids = [bid for _, bid in answer_bids(answer)]

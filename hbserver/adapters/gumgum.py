@@ -10,10 +10,7 @@ banner, else video; a video bid's ``${AUCTION_PRICE}`` in ``adm`` is replaced by
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
-
-import orjson
 
 from hbserver.adapters.base import (
     AdapterConfig,
@@ -24,29 +21,35 @@ from hbserver.adapters.base import (
     ResponseData,
     TypedBid,
     bad_input,
-    bad_server_response,
 )
 from hbserver.adapters.common import (
+    AnswerWording,
     JsonShapeError,
     answer_bids,
-    expect_object,
+    decode_answer,
     expect_string,
     found,
     json_call,
     json_headers,
 )
-from hbserver.adapters.sharethrough import go_media_objects, go_request_top
+from hbserver.adapters.golike import (
+    NOT_AN_OBJECT,
+    go_float_text,
+    go_media_objects,
+    go_request_top,
+    imp_bidder_params,
+)
 
 _PRICE_MACRO = "${AUCTION_PRICE}"
 
 
-def go_float_text(value: float) -> str:
-    """A float as Go's ``strconv.FormatFloat(v, 'f', -1, 64)`` writes it: the shortest digits that
-    read back the same, never an exponent (``12345678``, ``1.5``, ``0.0001``)."""
-    text = format(Decimal(repr(float(value))), "f")
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
+_ANSWER_WORDING = AnswerWording(
+    status="Bad server response: HTTP status {}",
+    bad_request="Bad user input: HTTP status 400",
+    bad_json="{}",
+    not_an_object=NOT_AN_OBJECT,
+    body_text="Bad server response: {}. ",
+)
 
 
 def _number(value: Any, where: str) -> float:
@@ -66,14 +69,6 @@ class _Params:
         self.irisid = expect_string(params.get("irisid"), "openrtb_ext.ExtImpGumGum.IrisID")
         self.slot = _number(params.get("slot"), "openrtb_ext.ExtImpGumGum.Slot")
         self.product = expect_string(params.get("product"), "openrtb_ext.ExtImpGumGum.Product")
-
-
-def _params(imp: dict[str, Any]) -> _Params:
-    ext = expect_object(imp.get("ext"), "")
-    expect_object(ext.get("prebid"), "adapters.ExtImpBidder.Prebid")
-    if "bidder" not in ext:  # Go decodes the absent raw value: an error (null is an empty object)
-        raise JsonShapeError("expect { or n, but found end of input")
-    return _Params(expect_object(ext["bidder"], ""))
 
 
 def _ad_unit_code(ext: Any) -> str:
@@ -140,7 +135,7 @@ class GumgumAdapter:
         pub_id = 0.0
         for imp in request.get("imp") or ():
             try:
-                params = _params(imp)
+                params = _Params(imp_bidder_params(imp))
             except JsonShapeError as exc:
                 errors.append(bad_input(str(exc)))
                 continue
@@ -165,18 +160,9 @@ class GumgumAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        if response.status == 400:
-            return None, [bad_input("Bad user input: HTTP status 400")]
-        if response.status != 200:
-            return None, [bad_server_response(f"Bad server response: HTTP status {response.status}")]
-        try:
-            answer = orjson.loads(response.body)
-        except orjson.JSONDecodeError as exc:
-            return None, [bad_server_response(f"Bad server response: {exc}. ")]
-        if not isinstance(answer, dict):
-            return None, [bad_server_response(f"Bad server response: expect {{ or n, but found {found(answer)}. ")]
+        answer, failure = decode_answer(response, _ANSWER_WORDING)
+        if answer is None:
+            return None, failure
         imps = request.get("imp") or []
         result = BidderResponse(currency=answer.get("cur") or "USD")
         for _, bid in answer_bids(answer):

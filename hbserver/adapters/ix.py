@@ -30,6 +30,7 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, found, status_error
+from hbserver.adapters.golike import NOT_AN_OBJECT, go_members, imp_bidder_params
 
 _HEADERS = {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}
 _BID_TYPES = frozenset(("banner", "video", "audio", "native"))
@@ -47,18 +48,13 @@ def _array(value: Any, where: str) -> list[Any]:
 
 def _ix_params(imp: Mapping[str, Any]) -> tuple[str, str]:
     """(siteId, sid) from imp.ext.bidder; field names match case-insensitively, as in Go."""
-    ext = expect_object(imp.get("ext"), "")
-    expect_object(ext.get("prebid"), "adapters.ExtImpBidder.Prebid")
-    if "bidder" not in ext:
-        raise JsonShapeError("expect { or n, but found end of input")  # Go decodes the absent raw value
     site_id = sid = ""
-    for key, value in expect_object(ext["bidder"], "").items():
-        name = key.lower()
-        if name == "siteid":
+    for name, value in go_members(imp_bidder_params(imp), "siteId", "sid", "size"):
+        if name == "siteId":
             site_id = expect_string(value, "openrtb_ext.ExtImpIx.SiteId")
         elif name == "sid":
             sid = expect_string(value, "openrtb_ext.ExtImpIx.Sid")
-        elif name == "size" and value is not None:
+        elif value is not None:
             if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
                 raise JsonShapeError(
                     f"cannot unmarshal openrtb_ext.ExtImpIx.Size: expect [ or n, but found {found(value)}"
@@ -92,8 +88,10 @@ def _request_ext(ext: Any, diag: dict[str, Any], version: str) -> dict[str, Any]
     prebid = ext.get("prebid")
     channel = expect_object(prebid, "ix.ExtRequest.Prebid").get("channel")
     if channel is not None:
-        diag["pbjsv"] = expect_string(expect_object(channel, "openrtb_ext.ExtRequestPrebid.Channel").get("version"),
-                                "openrtb_ext.ExtRequestPrebidChannel.Version")
+        diag["pbjsv"] = expect_string(
+            expect_object(channel, "openrtb_ext.ExtRequestPrebid.Channel").get("version"),
+            "openrtb_ext.ExtRequestPrebidChannel.Version",
+        )
     diag["pbsv"] = version.split("-", 1)[0] if version else "unknown"
     diag["pbsp"] = "go"  # IX's name for the PBS-Go-compatible implementation
     ixdiag = {**expect_object(ext.get("ixdiag"), ""), **diag}
@@ -195,14 +193,24 @@ class IxAdapter:
 
 _RESPONSE_STRINGS = {"id": "ID", "bidid": "BidID", "cur": "Cur", "customdata": "CustomData"}
 _SEATBID_STRINGS = {"seat": "Seat"}
-_BID_STRINGS = {"id": "ID", "impid": "ImpID", "adm": "AdM", "adid": "AdID", "crid": "CrID", "cid": "CID",
-                "dealid": "DealID", "nurl": "NURL", "burl": "BURL", "lurl": "LURL"}
+_BID_STRINGS = {
+    "id": "ID",
+    "impid": "ImpID",
+    "adm": "AdM",
+    "adid": "AdID",
+    "crid": "CrID",
+    "cid": "CID",
+    "dealid": "DealID",
+    "nurl": "NURL",
+    "burl": "BURL",
+    "lurl": "LURL",
+}
 
 
 def _check_bid_response(data: Any) -> None:
     """Fail where PBS-Go's typed BidResponse decoding would, with its words (the fields we read)."""
     if not isinstance(data, dict):
-        raise JsonShapeError(f"expect {{ or n, but found {found(data)}")
+        raise JsonShapeError(NOT_AN_OBJECT.format(found=found(data)))
     for key, value in data.items():
         if key in _RESPONSE_STRINGS:
             expect_string(value, f"openrtb2.BidResponse.{_RESPONSE_STRINGS[key]}")
@@ -339,16 +347,42 @@ _LINK = (("url", _STR, True), ("clicktrackers", _STRS, False), ("fallback", _STR
 _TITLE = (("text", _STR, True), ("len", _INT, False), ("ext", _RAW, False))
 _IMAGE = (("type", _INT, False), ("url", _STR, True), ("w", _INT, False), ("h", _INT, False), ("ext", _RAW, False))
 _VIDEO = (("vasttag", _STR, True), ("ext", _RAW, False))
-_DATA = (("type", _INT, False), ("len", _INT, False), ("label", _STR, False), ("value", _STR, True),
-         ("ext", _RAW, False))
-_ASSET = (("id", _PTR_INT, False), ("required", _INT, False), ("title", _TITLE, False), ("img", _IMAGE, False),
-          ("video", _VIDEO, False), ("data", _DATA, False), ("link", _LINK, False), ("ext", _RAW, False))
-_TRACKER = (("event", _INT, True), ("method", _INT, True), ("url", _STR, False), ("customdata", _RAW, False),
-            ("ext", _RAW, False))
-_RESPONSE = (("ver", _STR, False), ("assets", (_ASSET,), False), ("assetsurl", _STR, False),
-             ("dcourl", _STR, False), ("link", _LINK, True), ("imptrackers", _STRS, False),
-             ("jstracker", _STR, False), ("eventtrackers", (_TRACKER,), False), ("privacy", _STR, False),
-             ("ext", _RAW, False))
+_DATA = (
+    ("type", _INT, False),
+    ("len", _INT, False),
+    ("label", _STR, False),
+    ("value", _STR, True),
+    ("ext", _RAW, False),
+)
+_ASSET = (
+    ("id", _PTR_INT, False),
+    ("required", _INT, False),
+    ("title", _TITLE, False),
+    ("img", _IMAGE, False),
+    ("video", _VIDEO, False),
+    ("data", _DATA, False),
+    ("link", _LINK, False),
+    ("ext", _RAW, False),
+)
+_TRACKER = (
+    ("event", _INT, True),
+    ("method", _INT, True),
+    ("url", _STR, False),
+    ("customdata", _RAW, False),
+    ("ext", _RAW, False),
+)
+_RESPONSE = (
+    ("ver", _STR, False),
+    ("assets", (_ASSET,), False),
+    ("assetsurl", _STR, False),
+    ("dcourl", _STR, False),
+    ("link", _LINK, True),
+    ("imptrackers", _STRS, False),
+    ("jstracker", _STR, False),
+    ("eventtrackers", (_TRACKER,), False),
+    ("privacy", _STR, False),
+    ("ext", _RAW, False),
+)
 _NATIVE_FIELDS = tuple(name for name, _, _ in _RESPONSE)
 _OMIT_WHEN_EMPTY = frozenset((_INT, _STR, _STRS))
 

@@ -21,12 +21,12 @@ from hbserver.adapters.base import (
     RequestInfo,
     ResponseData,
     TypedBid,
-    bad_server_response,
 )
-from hbserver.adapters.common import answer_bids, decode_answer, imp_ids
-from hbserver.adapters.sovrn import NOT_AN_OBJECT
+from hbserver.adapters.common import UNEXPECTED_STATUS, AnswerWording, answer_bids, decode_answer, imp_ids
+from hbserver.adapters.golike import NOT_AN_OBJECT, go_members
 
 _TYPED = frozenset({"video", "native"})
+_ANSWER_WORDING = AnswerWording(status=UNEXPECTED_STATUS + ".", bad_request_is_input=False, not_an_object=NOT_AN_OBJECT)
 
 
 def _bid_type(bid: Mapping[str, Any]) -> str:
@@ -35,14 +35,13 @@ def _bid_type(bid: Mapping[str, Any]) -> str:
     if not isinstance(ext, dict):
         return "banner"
     media_type = ""
-    for key, value in ext.items():
-        if key.lower() == "mediatype":
-            if value is None:
-                media_type = ""
-            elif isinstance(value, str):
-                media_type = value
-            else:
-                return "banner"  # Go fails to decode the ext and falls back to banner
+    for _, value in go_members(ext, "mediaType"):
+        if value is None:
+            media_type = ""
+        elif isinstance(value, str):
+            media_type = value
+        else:
+            return "banner"  # Go fails to decode the ext and falls back to banner
     return media_type if media_type in _TYPED else "banner"
 
 
@@ -56,12 +55,7 @@ class KargoAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        if response.status != 200:
-            message = f"Unexpected status code: {response.status}. Run with request.debug = 1 for more info."
-            return None, [bad_server_response(message)]
-        data, failure = decode_answer(response, NOT_AN_OBJECT)
+        data, failure = decode_answer(response, _ANSWER_WORDING)
         if data is None:
             return None, failure
         currency = data.get("cur")

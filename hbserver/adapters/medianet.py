@@ -9,7 +9,6 @@ native); a bid with another ``mtype`` is dropped with an error. Prices are alway
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from hbserver.adapters.base import (
     AdapterConfig,
@@ -21,6 +20,7 @@ from hbserver.adapters.base import (
     TypedBid,
 )
 from hbserver.adapters.common import decode_answer, imp_ids, json_call
+from hbserver.adapters.golike import with_query_param
 
 _HEADERS = {"Content-Type": "application/json;charset=utf-8"}
 _MTYPES = {1: "banner", 2: "video", 4: "native"}
@@ -32,13 +32,9 @@ def endpoint_with_source(endpoint: str, source: str) -> str:
     if not source:
         return endpoint
     try:
-        parts = urlsplit(endpoint)
+        return with_query_param(endpoint, "src", source)
     except ValueError:  # Go's url.Parse fails too: the endpoint stays as it is
         return endpoint
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    query.append(("src", source))
-    query.sort(key=lambda pair: pair[0])
-    return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 class MedianetAdapter:

@@ -24,13 +24,18 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, expect_object, imp_bid_type, resolve_macros
-from hbserver.adapters.improvedigital import GO_INT, GO_STR, go_answer, go_fields, go_value
+from hbserver.adapters.common import (
+    BANNER_VIDEO_NATIVE,
+    UNEXPECTED_STATUS,
+    AnswerWording,
+    JsonShapeError,
+    expect_string,
+    first_media_type,
+    resolve_macros,
+)
+from hbserver.adapters.golike import ImpExtError, decode_go_answer, go_field, imp_bidder_params
 
-UNEXPECTED_STATUS = "Unexpected status code: {}. Run with request.debug = 1 for more info."
-_EXT_NAMES = {"prebid": "prebid", "bidder": "bidder", "ae": "ae"}
-_PARAM_NAMES = {"pubid": "pubId", "ext": "ext"}
-_TYPE_ORDER = ("banner", "video", "native")
+_ANSWER_WORDING = AnswerWording(status=UNEXPECTED_STATUS + ".", bad_request_is_input=False)
 
 
 class _BadImp(ValueError):
@@ -38,20 +43,13 @@ class _BadImp(ValueError):
 
 
 def _publisher_id(imp: dict[str, Any]) -> str:
+    """The imp's ``pubId`` param; _BadImp in PBS-Go's words when ``imp.ext`` or the params do not
+    decode (a null ``bidder`` included: PBS-Go's decoder has no bytes to read)."""
     try:
-        if "ext" not in imp:
-            raise JsonShapeError("no imp.ext")
-        ext = go_fields(expect_object(imp["ext"], ""), _EXT_NAMES)
-        expect_object(ext.get("prebid"), "adapters.ExtImpBidder.Prebid")
-        go_value(ext.get("ae"), GO_INT, "adapters.ExtImpBidder.AuctionEnvironment")
-    except JsonShapeError:
+        params = imp_bidder_params(imp, null_is_absent=True)
+        return expect_string(go_field(params, "pubId"), "openrtb_ext.ExtImpOnetag.PubId")
+    except ImpExtError:
         raise _BadImp("Bidder extension not provided or can't be unmarshalled") from None
-    try:
-        bidder = ext.get("bidder")
-        if bidder is None:  # null or absent: PBS-Go's decoder has no bytes to read
-            raise JsonShapeError("no params")
-        params = go_fields(expect_object(bidder, ""), _PARAM_NAMES)
-        return go_value(params.get("pubId"), GO_STR, "openrtb_ext.ExtImpOnetag.PubId") or ""
     except JsonShapeError:
         raise _BadImp("Error while unmarshaling bidder extension") from None
 
@@ -80,23 +78,17 @@ class OnetagAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        if response.status != 200:
-            return None, [bad_server_response(UNEXPECTED_STATUS.format(response.status))]
-        try:
-            answer = go_answer(response.body)
-        except JsonShapeError as exc:
-            return None, [bad_server_response(str(exc))]
+        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
+        if answer is None:
+            return None, failure
         imps = request.get("imp") or []
         result = BidderResponse(currency=answer.cur or "USD")
-        for _, bids in answer.seatbids:
-            for bid in bids:
-                bid_type = _bid_type(imps, bid["impid"])
-                if bid_type is None:
-                    message = f"The impression with ID {bid['impid']} is not present into the request"
-                    return None, [bad_server_response(message)]
-                result.bids.append(TypedBid(bid, bid_type))
+        for bid in answer.bids:
+            bid_type = _bid_type(imps, bid["impid"])
+            if bid_type is None:
+                message = f"The impression with ID {bid['impid']} is not present into the request"
+                return None, [bad_server_response(message)]
+            result.bids.append(TypedBid(bid, bid_type))
         return result, []
 
 
@@ -105,7 +97,7 @@ def _bid_type(imps: list[dict[str, Any]], imp_id: str) -> str | None:
     past an imp of that id that asks for none of them)."""
     for imp in imps:
         if imp.get("id") == imp_id:
-            bid_type = imp_bid_type((imp,), imp_id, _TYPE_ORDER)
+            bid_type = first_media_type(imp, BANNER_VIDEO_NATIVE)
             if bid_type is not None:
                 return bid_type
     return None

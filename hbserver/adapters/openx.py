@@ -27,7 +27,8 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import decode_answer
+from hbserver.adapters.common import BANNER_VIDEO_NATIVE, decode_answer, first_media_type
+from hbserver.adapters.golike import set_omitempty
 
 BIDDER_CONFIG = "hb_pbs_1.0.0"
 _MTYPES = {1: "banner", 2: "video", 4: "native"}  # audio (3) is not OpenX's: typed by its imp
@@ -87,10 +88,7 @@ def _build_imp(imp: dict[str, Any], req_ext: dict[str, Any]) -> dict[str, Any]:
     new_ext = {key: value for key, value in ext.items() if key not in ("prebid", "bidder")}
     if custom_params is not None:
         new_ext["customParams"] = custom_params
-    if new_ext:
-        out["ext"] = new_ext
-    else:
-        out.pop("ext", None)
+    set_omitempty(out, "ext", new_ext)
     video = imp.get("video")
     if isinstance(video, dict):
         video = {key: value for key, value in video.items() if key != "ext"}
@@ -102,12 +100,7 @@ def _build_imp(imp: dict[str, Any], req_ext: dict[str, Any]) -> dict[str, Any]:
 
 def _imp_type(imp: dict[str, Any]) -> str:
     """The one type OpenX serves for an imp: banner, else video, else native."""
-    if imp.get("banner") is None:
-        if imp.get("video") is not None:
-            return "video"
-        if imp.get("native") is not None:
-            return "native"
-    return "banner"
+    return first_media_type(imp, BANNER_VIDEO_NATIVE) or "banner"
 
 
 class OpenxAdapter:
@@ -131,8 +124,9 @@ class OpenxAdapter:
                 calls.append(call)
         return calls, errors
 
-    def _call(self, request: dict[str, Any], imps: list[dict[str, Any]],
-              errors: list[BidderError]) -> RequestData | None:
+    def _call(
+        self, request: dict[str, Any], imps: list[dict[str, Any]], errors: list[BidderError]
+    ) -> RequestData | None:
         req_ext: dict[str, Any] = {"bc": BIDDER_CONFIG}
         valid = []
         for imp in imps:

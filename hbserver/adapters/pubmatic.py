@@ -30,6 +30,7 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.adapters.common import JsonShapeError, decode_answer, expect_object, expect_string, found
+from hbserver.adapters.golike import ABSENT_OBJECT, GO_WORDING, NOT_AN_OBJECT, go_parse_float
 
 _HEADERS = {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}
 _DCTR = "key_val"
@@ -56,14 +57,9 @@ def _atoi(text: str) -> int:
 
 
 def _parse_float(text: str) -> float | None:
-    """Go's strconv.ParseFloat for a finite decimal floor, else None."""
-    if "_" in text:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
+    """Go's strconv.ParseFloat for a finite floor, else None."""
+    value = go_parse_float(text)
+    return value if value is not None and math.isfinite(value) else None
 
 
 def _ad_slot(ad_slot: str, imp: dict[str, Any]) -> None:
@@ -243,8 +239,9 @@ def _request_ext(request: Mapping[str, Any], info: RequestInfo) -> dict[str, Any
     return out
 
 
-def _imp(imp: Mapping[str, Any], display: tuple[str, str],
-         want_wrapper: bool) -> tuple[dict[str, Any], dict[str, Any] | None, str]:
+def _imp(
+    imp: Mapping[str, Any], display: tuple[str, str], want_wrapper: bool
+) -> tuple[dict[str, Any], dict[str, Any] | None, str]:
     """The imp as sent, plus its OpenWrap wrapper params and trimmed publisher id."""
     if imp.get("banner") is None and imp.get("video") is None and imp.get("native") is None:
         raise JsonShapeError(
@@ -259,7 +256,7 @@ def _imp(imp: Mapping[str, Any], display: tuple[str, str],
     gpid = expect_string(ext.get("gpid"), "pubmatic.ExtImpBidderPubmatic.GpId")
     ae = _int(ext.get("ae"), "pubmatic.ExtImpBidderPubmatic.AE")
     if "bidder" not in ext:
-        raise JsonShapeError("expect { or n, but found end of input")  # Go decodes the absent raw value
+        raise JsonShapeError(ABSENT_OBJECT)  # Go decodes the absent raw value
     params = expect_object(ext["bidder"], "")
     publisher_id = expect_string(params.get("publisherId"), "openrtb_ext.ExtImpPubmatic.PublisherId").strip()
 
@@ -371,7 +368,7 @@ class PubmaticAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        data, problems = decode_answer(response, "expect {{ or n, but found {found}")
+        data, problems = decode_answer(response, GO_WORDING)
         if data is None:
             return None, problems
 
@@ -392,9 +389,11 @@ def _typed_bid(bid: dict[str, Any], errors: list[BidderError]) -> TypedBid | Non
     mtype = bid.get("mtype")
     kind = MTYPE_TO_TYPE.get(mtype) if isinstance(mtype, int) else None
     if kind is None:
-        errors.append(bad_server_response(
-            f"failed to parse bid mtype ({bid.get('mtype') or 0}) for impression id {bid.get('impid', '')}"
-        ))
+        errors.append(
+            bad_server_response(
+                f"failed to parse bid mtype ({bid.get('mtype') or 0}) for impression id {bid.get('impid', '')}"
+            )
+        )
         return None
     out = bid
     cat = bid.get("cat")
@@ -403,8 +402,7 @@ def _typed_bid(bid: dict[str, Any], errors: list[BidderError]) -> TypedBid | Non
     typed = TypedBid(out, kind, bid_video={"duration": 0, "primary_category": ""})
     ext = bid.get("ext")
     if "ext" not in bid or (ext is not None and not isinstance(ext, dict)):
-        what = "end of input" if "ext" not in bid else found(ext)
-        errors.append(bad_server_response(f"expect {{ or n, but found {what}"))
+        errors.append(bad_server_response(NOT_AN_OBJECT.format(found=found(ext)) if "ext" in bid else ABSENT_OBJECT))
     elif ext is not None:
         seat = ext.get("marketplace")
         typed.seat = seat if isinstance(seat, str) else ""

@@ -30,7 +30,8 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import decode_answer, json_call
+from hbserver.adapters.common import AnswerWording, JsonShapeError, decode_answer, json_call
+from hbserver.adapters.golike import ImpExtError, go_members, imp_bidder_params
 
 _HEADERS = {
     "Content-Type": "application/json;charset=utf-8",
@@ -39,8 +40,10 @@ _HEADERS = {
 }
 TEST_IP = "11.222.33.44"
 NO_BID_TYPE = "no bidtype assigned"
-_STATUS_400 = "Unexpected status code: 400. Bad request from publisher. Run with request.debug = 1 for more info."
-_STATUS_OTHER = "Unexpected status code: {}. Run with request.debug = 1 for more info."
+_ANSWER_WORDING = AnswerWording(
+    status="Unexpected status code: {}. Run with request.debug = 1 for more info.",
+    bad_request="Unexpected status code: 400. Bad request from publisher. Run with request.debug = 1 for more info.",
+)
 
 # ExtImpRichaudience's fields (Go matches JSON keys to them case-insensitively) and their JSON types
 _NUMBER = (int, float)
@@ -76,40 +79,18 @@ def _params(imp: dict[str, Any]) -> dict[str, Any]:
     """The imp's Rich Audience params by lower-cased field name; _BadImp with PBS-Go's texts when
     ``imp.ext`` or ``imp.ext.bidder`` would not decode."""
     imp_id = imp.get("id", "")
-    if "ext" not in imp:
-        raise _BadImp(f"not found parameters ext in ImpID : {imp_id}")
-    ext = imp["ext"]
-    if ext is not None:
-        if not isinstance(ext, dict):
-            raise _BadImp(f"not found parameters ext in ImpID : {imp_id}")
-        for key, value in ext.items():
-            name = key.lower()
-            if (name == "prebid" and not _json_type_ok(value, (dict,))) or (
-                name == "ae" and not (value is None or (isinstance(value, int) and not isinstance(value, bool)))
-            ):
-                raise _BadImp(f"not found parameters ext in ImpID : {imp_id}")
-    bidder = _last_field(ext, "bidder") if isinstance(ext, dict) else None
-    if not isinstance(bidder, dict):  # absent or null: nothing to decode, which Go refuses
-        raise _BadImp(f"invalid parameters ext in ImpID: {imp_id}")
+    try:
+        bidder = imp_bidder_params(imp, null_is_absent=True)  # absent or null: nothing Go can decode
+    except ImpExtError:
+        raise _BadImp(f"not found parameters ext in ImpID : {imp_id}") from None
+    except JsonShapeError:
+        raise _BadImp(f"invalid parameters ext in ImpID: {imp_id}") from None
     params: dict[str, Any] = {}
-    for key, value in bidder.items():
-        name = key.lower()
-        types = _PARAM_TYPES.get(name)
-        if types is None:
-            continue
-        if not _json_type_ok(value, types):
+    for name, value in go_members(bidder, *_PARAM_TYPES):
+        if not _json_type_ok(value, _PARAM_TYPES[name]):
             raise _BadImp(f"invalid parameters ext in ImpID: {imp_id}")
         params[name] = value
     return params
-
-
-def _last_field(obj: dict[str, Any], name: str) -> Any:
-    """The value Go decodes into field ``name``: the last key equal to it ignoring case."""
-    value = None
-    for key, item in obj.items():
-        if key.lower() == name:
-            value = item
-    return value
 
 
 def _unescape_ok(text: str, host: bool = False) -> bool:
@@ -282,19 +263,13 @@ class RichaudienceAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        if response.status == 400:
-            return None, [bad_input(_STATUS_400)]
-        if response.status != 200:
-            return None, [bad_server_response(_STATUS_OTHER.format(response.status))]
+        answer, failure = decode_answer(response, _ANSWER_WORDING)
+        if answer is None:
+            return None, failure
         try:
             sent = orjson.loads(call.body or b"")
         except orjson.JSONDecodeError as exc:
             return None, [bad_server_response(f"Bad request body: {exc}")]
-        answer, failure = decode_answer(response)
-        if answer is None:
-            return None, failure
         try:
             bids = _answer_bids(answer)
         except ValueError as exc:

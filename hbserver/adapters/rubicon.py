@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import orjson
 
@@ -32,6 +31,7 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, found, status_error
+from hbserver.adapters.golike import NOT_AN_OBJECT, with_query_param
 
 _BADV_LIMIT = 50
 _SITE_SEGTAXES = frozenset((1, 2, 5, 6))
@@ -126,8 +126,12 @@ def _is_video(imp: Mapping[str, Any]) -> bool:
     if imp.get("banner") is None:
         return True
     # XAPI's recommended video fields: with them a banner+video imp is treated as video
-    return (video.get("mimes") is not None and video.get("protocols") is not None
-            and bool(video.get("maxduration")) and bool(video.get("linearity")))
+    return (
+        video.get("mimes") is not None
+        and video.get("protocols") is not None
+        and bool(video.get("maxduration"))
+        and bool(video.get("linearity"))
+    )
 
 
 def _native_request(native: Any) -> dict[str, Any] | None:
@@ -141,7 +145,7 @@ def _native_request(native: Any) -> dict[str, Any] | None:
     except orjson.JSONDecodeError as exc:
         raise JsonShapeError(str(exc)) from None
     if not isinstance(parsed, dict):
-        raise JsonShapeError(f"expect {{ or n, but found {found(parsed)}")
+        raise JsonShapeError(NOT_AN_OBJECT.format(found=found(parsed)))
     if not isinstance(parsed.get("eventtrackers"), list):
         raise JsonShapeError("Eventtrackers are not present or not of array type")
     context = parsed.get("context")
@@ -232,22 +236,13 @@ def _max_bids(request: Mapping[str, Any]) -> Any:
     return multibid[0].get("maxbids")
 
 
-def _with_tracker(endpoint: str, tracker: str) -> str:
-    """The endpoint with ``tk_xint`` added to its query (keys sorted, as Go encodes queries)."""
-    parts = urlsplit(endpoint)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    query.append(("tk_xint", tracker))
-    query.sort(key=lambda pair: pair[0])
-    return urlunsplit(parts._replace(query=urlencode(query)))
-
-
 class RubiconAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         xapi = config.extra.get("xapi") or {}
         self.username = str(xapi.get("username", ""))
         password = str(xapi.get("password", ""))
         self.endpoint = config.endpoint
-        self.uri = _with_tracker(config.endpoint, str(xapi.get("tracker", ""))) if config.endpoint else ""
+        self.uri = with_query_param(config.endpoint, "tk_xint", str(xapi.get("tracker", ""))) if config.endpoint else ""
         self.external_url = str(config.extra.get("external_url", ""))
         self.pbs_version = str(config.extra.get("pbs_version", ""))
         token = base64.b64encode(f"{self.username}:{password}".encode()).decode()
@@ -337,8 +332,14 @@ class RubiconAdapter:
         target["pbs_url"] = self.external_url
         return target
 
-    def _one_request(self, request: Mapping[str, Any], imp: dict[str, Any], parts: dict[str, Any],
-                     shared: dict[str, Any], info: RequestInfo) -> RequestData:
+    def _one_request(
+        self,
+        request: Mapping[str, Any],
+        imp: dict[str, Any],
+        parts: dict[str, Any],
+        shared: dict[str, Any],
+        info: RequestInfo,
+    ) -> RequestData:
         ext, bidder = parts["ext"], parts["bidder"]
         target = self._imp_target(request, imp, parts)
         site_id = _int64(bidder.get("siteId"))
@@ -491,8 +492,9 @@ def _atoi(value: Any) -> int:
     return int(value) if digits and digits.isascii() and digits.isdigit() else 0
 
 
-def _typed_bid(bid: dict[str, Any], buyer: int, seat: str, cpm_override: float,
-               response: Mapping[str, Any]) -> dict[str, Any] | None:
+def _typed_bid(
+    bid: dict[str, Any], buyer: int, seat: str, cpm_override: float, response: Mapping[str, Any]
+) -> dict[str, Any] | None:
     """The bid as returned to the exchange, or None for a zero price."""
     out = {k: v for k, v in bid.items() if k != "adm_native"}
     ext = _ext_with_meta(bid.get("ext"), buyer, seat)

@@ -32,39 +32,25 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import (
     UNEXPECTED_STATUS,
+    AnswerWording,
     JsonShapeError,
     answer_bids,
-    expect_object,
+    decode_answer,
     expect_string,
     found,
     json_headers,
 )
+from hbserver.adapters.golike import NOT_AN_OBJECT, go_media_objects, go_request_top, imp_bidder_params, set_omitempty
 
 ADAPTER_VERSION = "10.0"
 _BID_TYPES = frozenset(("banner", "video", "audio", "native"))
 _SPLIT = ("banner", "video", "native")
-# BidRequest fields Go leaves out when zero (``omitempty`` scalars of openrtb2.BidRequest)
-_REQUEST_OMITEMPTY = ("test", "at", "tmax", "allimps", "cattax")
-
-
-def go_request_top(request: dict[str, Any]) -> dict[str, Any]:
-    """A shallow copy of ``request`` without the zero-valued top-level scalars Go's typed
-    BidRequest leaves out when it serialises again (``"test": 0`` and the like)."""
-    return {key: value for key, value in request.items() if not (key in _REQUEST_OMITEMPTY and value == 0)}
-
-
-def go_media_objects(imp: dict[str, Any]) -> dict[str, Any]:
-    """``imp`` as Go's typed Imp writes it again: a video or audio object without ``mimes`` gets
-    ``"mimes": null`` and a native one without ``request`` gets ``"request": ""`` (the fields
-    openrtb2 serialises without ``omitempty``)."""
-    out = imp
-    for kind, name, empty in (("video", "mimes", None), ("audio", "mimes", None), ("native", "request", "")):
-        media = imp.get(kind)
-        if isinstance(media, dict) and name not in media:
-            if out is imp:
-                out = dict(imp)
-            out[kind] = {**media, name: empty}
-    return out
+_ANSWER_WORDING = AnswerWording(
+    status="unexpected status code: {}. Run with request.debug = 1 for more info",  # Go's plain error
+    bad_request=UNEXPECTED_STATUS.format(400),
+    status_error=BidderError,
+    not_an_object=NOT_AN_OBJECT,
+)
 
 
 def _string_list(value: Any, where: str) -> list[str]:
@@ -77,11 +63,7 @@ def _string_list(value: Any, where: str) -> list[str]:
 
 def _params(imp: dict[str, Any]) -> tuple[str, list[str], list[str]]:
     """(pkey, bcat, badv) from ``imp.ext.bidder``."""
-    ext = expect_object(imp.get("ext"), "")
-    expect_object(ext.get("prebid"), "adapters.ExtImpBidder.Prebid")
-    if "bidder" not in ext:  # Go decodes the absent raw value: an error (null is an empty object)
-        raise JsonShapeError("expect { or n, but found end of input")
-    params = expect_object(ext["bidder"], "")
+    params = imp_bidder_params(imp)
     return (
         expect_string(params.get("pkey"), "openrtb_ext.ExtImpSharethrough.Pkey"),
         _string_list(params.get("bcat"), "openrtb_ext.ExtImpSharethrough.BCat"),
@@ -166,11 +148,8 @@ class SharethroughAdapter:
                 errors.append(bad_input(str(exc)))
                 continue
             body = dict(base)
-            for name, values in (("bcat", bcat), ("badv", badv)):
-                if values:
-                    body[name] = list(values)
-                else:
-                    body.pop(name, None)
+            set_omitempty(body, "bcat", list(bcat))
+            set_omitempty(body, "badv", list(badv))
             for part in parts:
                 body["imp"] = [go_media_objects(part)]
                 calls.append(RequestData("POST", self.endpoint, orjson.dumps(body), self.headers, [part.get("id", "")]))
@@ -179,18 +158,9 @@ class SharethroughAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        if response.status == 400:
-            return None, [bad_input(UNEXPECTED_STATUS.format(400))]
-        if response.status != 200:  # Go's plain error here starts in lower case
-            return None, [BidderError("u" + UNEXPECTED_STATUS.format(response.status)[1:])]
-        try:
-            answer = orjson.loads(response.body)
-        except orjson.JSONDecodeError as exc:
-            return None, [bad_server_response(f"Bad response body: {exc}")]
-        if not isinstance(answer, dict):
-            return None, [bad_server_response(f"expect {{ or n, but found {found(answer)}")]
+        answer, failure = decode_answer(response, _ANSWER_WORDING)
+        if answer is None:
+            return None, failure
         result = BidderResponse(currency="USD")
         errors: list[BidderError] = []
         for _, bid in answer_bids(answer):

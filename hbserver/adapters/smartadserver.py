@@ -27,15 +27,20 @@ from hbserver.adapters.base import (
     ResponseData,
     TypedBid,
     bad_input,
-    bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, expect_object, mtype_bid_type, status_error
-from hbserver.adapters.improvedigital import GO_BOOL, GO_INT, go_answer, go_fields, go_value
+from hbserver.adapters.common import JsonShapeError, mtype_bid_type
+from hbserver.adapters.golike import (
+    GoKind,
+    ImpExtError,
+    decode_go_answer,
+    go_fields,
+    go_int,
+    go_value,
+    imp_bidder_params,
+)
 
 PROGRAMMATIC_GUARANTEED_HOST = "https://prebid-global.smartadserver.com"
 _IDS = ("siteId", "pageId", "formatId", "networkId")
-_PARAM_NAMES = {name.lower(): name for name in (*_IDS, "programmaticGuaranteed")}
-_EXT_NAMES = {"prebid": "prebid", "bidder": "bidder", "ae": "ae"}
 
 
 class _BadImp(ValueError):
@@ -43,22 +48,14 @@ class _BadImp(ValueError):
 
 
 def _params(imp: dict[str, Any]) -> tuple[dict[str, int], bool]:
-    """The imp's ids (zero when absent) and whether it is programmatic guaranteed."""
+    """The imp's ids (zero when absent) and whether it is programmatic guaranteed; _BadImp in PBS-Go's
+    words when ``imp.ext`` or the params do not decode (a null ``bidder`` included)."""
     try:
-        if "ext" not in imp:
-            raise JsonShapeError("no imp.ext")
-        ext = go_fields(expect_object(imp["ext"], ""), _EXT_NAMES)
-        expect_object(ext.get("prebid"), "adapters.ExtImpBidder.Prebid")
-        go_value(ext.get("ae"), GO_INT, "adapters.ExtImpBidder.AuctionEnvironment")
-    except JsonShapeError:
+        params = go_fields(imp_bidder_params(imp, null_is_absent=True), *_IDS, "programmaticGuaranteed")
+        ids = {name: go_int(params.get(name), name) for name in _IDS}
+        guaranteed = bool(go_value(params.get("programmaticGuaranteed"), GoKind.BOOL, "programmaticGuaranteed"))
+    except ImpExtError:
         raise _BadImp("Error parsing bidderExt object") from None
-    try:
-        bidder = ext.get("bidder")
-        if bidder is None:  # null or absent: PBS-Go's decoder has no bytes to read
-            raise JsonShapeError("no params")
-        params = go_fields(expect_object(bidder, ""), _PARAM_NAMES)
-        ids = {name: go_value(params.get(name), GO_INT, name) or 0 for name in _IDS}
-        guaranteed = bool(go_value(params.get("programmaticGuaranteed"), GO_BOOL, "programmaticGuaranteed"))
     except JsonShapeError:
         raise _BadImp("Error parsing smartadserverExt parameters") from None
     return ids, guaranteed
@@ -131,19 +128,11 @@ class SmartadserverAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        failure = status_error(response.status)
-        if failure is not None:
-            return None, [failure]
-        try:
-            answer = go_answer(response.body)
-        except JsonShapeError as exc:
-            return None, [bad_server_response(str(exc))]
+        answer, failure = decode_go_answer(response)
+        if answer is None:
+            return None, failure
         result = BidderResponse(currency=answer.cur or "USD")
-        for _, bids in answer.seatbids:
-            for bid in bids:
-                result.bids.append(TypedBid(bid, mtype_bid_type(bid) or "banner"))
+        result.bids = [TypedBid(bid, mtype_bid_type(bid) or "banner") for bid in answer.bids]
         return result, []
 
 

@@ -26,8 +26,15 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import JsonShapeError, answer_bids, decode_answer, expect_string
-from hbserver.adapters.sovrn import NOT_AN_OBJECT, imp_bidder_params
+from hbserver.adapters.common import (
+    BANNER_VIDEO_NATIVE,
+    JsonShapeError,
+    answer_bids,
+    decode_answer,
+    expect_string,
+    first_media_type,
+)
+from hbserver.adapters.golike import GO_WORDING, go_members, imp_bidder_params, set_omitempty
 
 
 def _tag_id(imp: dict[str, Any], previous: str) -> tuple[str, str | None]:
@@ -39,22 +46,12 @@ def _tag_id(imp: dict[str, Any], previous: str) -> tuple[str, str | None]:
     except JsonShapeError as exc:
         return previous, str(exc)
     tag_id = previous
-    for key, value in params.items():
-        if key.lower() == "tagid":
-            try:
-                tag_id = expect_string(value, "openrtb_ext.ExtImpSonobi.TagID")
-            except JsonShapeError as exc:
-                return "", str(exc)
+    for _, value in go_members(params, "TagID"):
+        try:
+            tag_id = expect_string(value, "openrtb_ext.ExtImpSonobi.TagID")
+        except JsonShapeError as exc:
+            return "", str(exc)
     return tag_id, None
-
-
-def _imp_type(imp: dict[str, Any]) -> str:
-    if imp.get("banner") is None:
-        if imp.get("video") is not None:
-            return "video"
-        if imp.get("native") is not None:
-            return "native"
-    return "banner"
 
 
 class SonobiAdapter:
@@ -71,10 +68,7 @@ class SonobiAdapter:
                 errors.append(BidderError(problem))
                 continue
             out = dict(imp)
-            if tag_id:
-                out["tagid"] = tag_id
-            else:
-                out.pop("tagid", None)
+            set_omitempty(out, "tagid", tag_id)
             floor, currency = imp.get("bidfloor") or 0, imp.get("bidfloorcur") or ""
             if floor > 0 and currency and currency.upper() != "USD":
                 try:
@@ -90,12 +84,13 @@ class SonobiAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        data, failure = decode_answer(response, NOT_AN_OBJECT)
+        data, failure = decode_answer(response, GO_WORDING)
         if data is None:
             return None, failure
         imp_types: dict[str, str] = {}
         for imp in request.get("imp") or ():
-            imp_types.setdefault(imp.get("id", ""), _imp_type(imp))  # the first imp of an id
+            kind = first_media_type(imp, BANNER_VIDEO_NATIVE) or "banner"
+            imp_types.setdefault(imp.get("id", ""), kind)  # the first imp of an id
         result = BidderResponse(currency="USD")
         for _, bid in answer_bids(data):
             imp_id = bid.get("impid", "")

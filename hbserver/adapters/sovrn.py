@@ -7,11 +7,6 @@ left out; ``imp.ext`` goes unchanged. The call carries the device's user agent, 
 DNT as headers, and the user's ``buyeruid`` as the ``ljt_reader`` cookie. Bids are video when
 their imp has a video object, else banner; their ``adm`` arrives URL-encoded and is decoded (a bid
 whose ``adm`` does not decode is dropped, as PBS-Go drops it).
-
-The module also holds helpers that read and write JSON the way PBS-Go's typed decoding does
-(candidates for ``common.py``): ``go_fields`` (json-iterator's case-insensitive field matching),
-``imp_bidder_params`` (``imp.ext`` as ``adapters.ExtImpBidder``, then ``bidder`` as an object),
-``go_parse_float`` (``strconv.ParseFloat``) and ``go_video`` (a video object as Go re-encodes it).
 """
 
 from __future__ import annotations
@@ -34,98 +29,13 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import (
-    JsonShapeError,
-    answer_bids,
-    decode_answer,
-    expect_object,
-    expect_string,
-    found,
-    imp_ids,
-    with_header,
-)
+from hbserver.adapters.common import JsonShapeError, answer_bids, decode_answer, expect_string, imp_ids, with_header
+from hbserver.adapters.golike import GO_WORDING, go_fields, go_parse_float, go_video, imp_bidder_params
 
-# json-iterator's text when a struct is decoded from an absent raw value (Go passes empty bytes)
-NOTHING_TO_DECODE = "expect { or n, but found \x00"
-# decode_answer's text for an answer that is not a JSON object, in json-iterator's words
-NOT_AN_OBJECT = "expect {{ or n, but found {found}"
 # Go's unicode.IsSpace set, which strings.TrimSpace strips (Python's str.strip also strips \x1c-\x1f)
 GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
-_DECIMAL_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
-_HEX_FLOAT = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+\Z")
-_INF_OR_NAN = re.compile(r"(?:[+-]?inf(?:inity)?|nan)\Z", re.IGNORECASE)
 _BAD_ESCAPE = re.compile(r"%(?![0-9a-fA-F]{2})")
-# openrtb2.Video (OpenRTB 2.6) as Go writes it: its omitempty value fields are left out when zero, its
-# omitempty lists when empty, its pointers when null; only "mimes" is always written
-_VIDEO_ZERO_OMITTED = frozenset({
-    "minduration", "maxduration", "maxseq", "poddur", "protocol", "podid", "podseq", "placement", "plcmt",
-    "linearity", "skipmin", "skipafter", "sequence", "slotinpod", "mincpmpersec", "maxextended", "minbitrate",
-    "maxbitrate", "playbackend",
-})  # fmt: skip
-_VIDEO_LISTS = frozenset({
-    "protocols", "rqddurs", "battr", "playbackmethod", "delivery", "companionad", "api", "companiontype",
-    "poddedupe", "durfloors",
-})  # fmt: skip
-_VIDEO_FIELDS = _VIDEO_ZERO_OMITTED | _VIDEO_LISTS | {"startdelay", "w", "h", "skip", "boxingallowed", "pos", "ext"}
 _PARAM_NAMES = {"tagId": "TagId", "tagid": "Tagid", "bidfloor": "BidFloor", "adunitcode": "AdUnitCode"}
-
-
-def go_fields(obj: Mapping[str, Any], *names: str) -> dict[str, Any]:
-    """``obj``'s values for the Go struct fields whose JSON names are ``names``, keyed by those names
-    in document order. Keys match as json-iterator matches them: exactly, else ignoring case (a
-    lower-case name takes the lower-cased key); a later duplicate key wins."""
-    exact = set(names)
-    folded: dict[str, str] = {name: name for name in names if name == name.lower()}
-    for name in names:
-        folded.setdefault(name.lower(), name)
-    out: dict[str, Any] = {}
-    for key, value in obj.items():
-        name = key if key in exact else folded.get(key.lower())
-        if name is not None:
-            out[name] = value
-    return out
-
-
-def imp_bidder_params(imp: Mapping[str, Any]) -> dict[str, Any]:
-    """``imp.ext.bidder`` read as PBS-Go adapters read it: ``imp.ext`` decoded as
-    ``adapters.ExtImpBidder``, then ``bidder`` decoded as an object (null reads as empty). Raises
-    JsonShapeError in json-iterator's words."""
-    ext = imp.get("ext")
-    if ext is not None and not isinstance(ext, dict):
-        raise JsonShapeError(f"expect {{ or n, but found {found(ext)}")
-    fields = go_fields(ext or {}, "prebid", "bidder")
-    expect_object(fields.get("prebid"), "adapters.ExtImpBidder.Prebid")
-    if "bidder" not in fields:
-        raise JsonShapeError(NOTHING_TO_DECODE)
-    return expect_object(fields["bidder"], "")
-
-
-def go_parse_float(text: str) -> float | None:
-    """Go's ``strconv.ParseFloat(text, 64)``: None where it fails (bad syntax, or out of range)."""
-    if _DECIMAL_FLOAT.match(text):
-        value = float(text)
-        return None if math.isinf(value) else value
-    if _INF_OR_NAN.match(text):
-        return float(text)
-    if _HEX_FLOAT.match(text):
-        try:
-            return float.fromhex(text)
-        except OverflowError:
-            return None
-    return None
-
-
-def go_video(video: Mapping[str, Any]) -> dict[str, Any]:
-    """``video`` as PBS-Go writes a typed openrtb2.Video again: unknown keys dropped, zero values,
-    empty lists and nulls of its omitempty fields left out, ``mimes`` written even when absent."""
-    out: dict[str, Any] = {"mimes": video.get("mimes")}
-    for key, value in video.items():
-        if key not in _VIDEO_FIELDS or (value is None and key != "ext"):
-            continue
-        if (key in _VIDEO_ZERO_OMITTED and value in (0, "")) or (key in _VIDEO_LISTS and value == []):
-            continue
-        out[key] = value
-    return out
 
 
 def _go_query_unescape(text: str) -> str | None:
@@ -211,7 +121,7 @@ class SovrnAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        data, failure = decode_answer(response, NOT_AN_OBJECT)
+        data, failure = decode_answer(response, GO_WORDING)
         if data is None:
             return None, failure
         imp_is_video: dict[str, bool] = {}

@@ -31,9 +31,9 @@ from hbserver.adapters.common import (
     json_call,
     resolve_macros,
 )
+from hbserver.adapters.golike import ABSENT_OBJECT, GO_WORDING, go_field
 
 _INT64_MAX = 2**63 - 1
-NOT_AN_OBJECT = "expect {{ or n, but found {found}"
 HEADERS = {"Content-Type": "application/json;charset=utf-8"}  # PBS-Go sends no Accept here
 
 
@@ -41,27 +41,16 @@ class _BadImp(ValueError):
     """An imp this adapter cannot send (the message is the bidder error's)."""
 
 
-def go_field(obj: dict[str, Any], name: str) -> Any:
-    """The value Go's case-insensitive struct decoding reads for ``name``: the last non-null value
-    of a key equal to it ignoring case (None when there is none)."""
-    value = obj.get(name)
-    lowered = name.lower()
-    for key, candidate in obj.items():
-        if candidate is not None and key != name and key.lower() == lowered:
-            value = candidate
-    return value
-
-
 def _placement_id(ext: Any) -> int:
     """``imp.ext.bidder.placementId`` as Go decodes it into an int (0 when absent)."""
     if not isinstance(ext, dict):
         raise _BadImp("Error parsing Imp.Ext object")
-    params = go_field(ext, "bidder")
+    params = go_field(ext, "bidder", skip_null=True)
     if params is None:
         return 0
     if not isinstance(params, dict):
         raise _BadImp("Error parsing Imp.Ext object")
-    placement = go_field(params, "placementId")
+    placement = go_field(params, "placementId", skip_null=True)
     if placement is None:
         return 0
     if isinstance(placement, bool) or not isinstance(placement, int) or abs(placement) > _INT64_MAX:
@@ -89,12 +78,14 @@ def _renderer(bid: dict[str, Any]) -> tuple[dict[str, str] | None, BidderError |
     """The bid's ``ext.prebid.meta`` renderer name and version, or PBS-Go's error for the bid."""
     try:
         if bid.get("ext") is None:  # Go decodes an absent ext as empty input
-            raise JsonShapeError("expect { or n, but found \x00")
+            raise JsonShapeError(ABSENT_OBJECT)
         ext = expect_object(bid["ext"], "")
-        prebid = expect_object(go_field(ext, "prebid"), "teads.teadsBidExt.Prebid")
-        meta = expect_object(go_field(prebid, "meta"), "teads.teadsPrebidExt.Meta")
-        name = expect_string(go_field(meta, "rendererName"), "teads.teadsPrebidMeta.RendererName")
-        version = expect_string(go_field(meta, "rendererVersion"), "teads.teadsPrebidMeta.RendererVersion")
+        prebid = expect_object(go_field(ext, "prebid", skip_null=True), "teads.teadsBidExt.Prebid")
+        meta = expect_object(go_field(prebid, "meta", skip_null=True), "teads.teadsPrebidExt.Meta")
+        name = expect_string(go_field(meta, "rendererName", skip_null=True), "teads.teadsPrebidMeta.RendererName")
+        version = expect_string(
+            go_field(meta, "rendererVersion", skip_null=True), "teads.teadsPrebidMeta.RendererVersion"
+        )
     except JsonShapeError as exc:
         return None, BidderError(str(exc))
     if name == "":
@@ -122,7 +113,7 @@ class TeadsAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_answer(response, NOT_AN_OBJECT)
+        answer, failure = decode_answer(response, GO_WORDING)
         if answer is None:
             return None, failure
         video_imps: dict[Any, bool] = {}

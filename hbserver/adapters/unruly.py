@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
@@ -25,40 +23,29 @@ from hbserver.adapters.base import (
     ResponseData,
     TypedBid,
     bad_input,
-    bad_server_response,
 )
-from hbserver.adapters.common import answer_bids, found, json_call
+from hbserver.adapters.common import AnswerWording, JsonShapeError, answer_bids, decode_answer, json_call
+from hbserver.adapters.golike import NOT_AN_OBJECT, go_field, go_int, go_members
 
-_INT64 = (-(2**63), 2**63 - 1)
-STATUS_TEXT = "unexpected status code: {}. Run with request.debug = 1 for more info"
-
-
-class _Undecodable(ValueError):
-    """A value Go's typed decoding of the imp ext would reject."""
-
-
-def _go_int(value: Any) -> int | None:
-    """An int field as Go decodes it (None for null: the field keeps its value)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not _INT64[0] <= value <= _INT64[1]:
-        raise _Undecodable
-    return value
+_ANSWER_WORDING = AnswerWording(
+    status="unexpected status code: {}. Run with request.debug = 1 for more info",
+    bad_json="{}",
+    not_an_object=NOT_AN_OBJECT,
+    body_text="bad server response: &{{%!d(string={})}}. ",  # Go's %d of the error struct
+)
 
 
 def _site_ids(params: Any) -> dict[str, int]:
-    """``ExtImpUnruly`` decoded from the params (a JSON object, null or absent means zeros)."""
+    """``ExtImpUnruly`` decoded from the params: ``siteId`` exactly, any other spelling of ``siteid``
+    as the old field, null leaving a value alone. JsonShapeError when they do not decode (a value
+    that is not a JSON object, absent and null included)."""
     if not isinstance(params, dict):
-        raise _Undecodable
-    old = new = 0
-    for key, value in params.items():
-        if key == "siteId":
-            number = _go_int(value)
-            new = new if number is None else number
-        elif key.lower() == "siteid":
-            number = _go_int(value)
-            old = old if number is None else number
-    return {"siteid": old, "siteId": new}
+        raise JsonShapeError("ExtImpUnruly is not an object")
+    ids = {"siteid": 0, "siteId": 0}
+    for name, value in go_members(params, "siteid", "siteId"):
+        if value is not None:
+            ids[name] = go_int(value, f"openrtb_ext.ExtImpUnruly.{name}")
+    return ids
 
 
 def _bidder_of(ext: Any) -> tuple[bool, Any]:
@@ -66,14 +53,9 @@ def _bidder_of(ext: Any) -> tuple[bool, Any]:
     case-insensitively, the last non-null one winning); ok is False when Go could not decode it."""
     if not isinstance(ext, dict):
         return False, None
-    params = None
-    for key, value in ext.items():
-        lowered = key.lower()
-        if lowered == "prebid" and value is not None and not isinstance(value, dict):
-            return False, None
-        if lowered == "bidder" and value is not None:
-            params = value
-    return True, params
+    if any(value is not None and not isinstance(value, dict) for _, value in go_members(ext, "prebid")):
+        return False, None
+    return True, go_field(ext, "bidder", skip_null=True)
 
 
 class UnrulyAdapter:
@@ -89,7 +71,7 @@ class UnrulyAdapter:
                 return [], [bad_input(f"ext data not provided in imp id={imp_id}. Abort all Request")]
             try:
                 ids = _site_ids(params)
-            except _Undecodable:
+            except JsonShapeError:
                 return [], [bad_input(f"siteid not provided in imp id={imp_id}. Abort all Request")]
             imps.append({**imp, "ext": {"bidder": ids}})
         if not self.endpoint:
@@ -100,17 +82,9 @@ class UnrulyAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        if response.status != 200:
-            message = STATUS_TEXT.format(response.status)
-            return None, [bad_input(message) if response.status == 400 else bad_server_response(message)]
-        try:
-            answer = orjson.loads(response.body)
-        except orjson.JSONDecodeError as exc:
-            return None, [_bad_body(str(exc))]
-        if not isinstance(answer, dict):
-            return None, [_bad_body(f"expect {{ or n, but found {found(answer)}")]
+        answer, failure = decode_answer(response, _ANSWER_WORDING)
+        if answer is None:
+            return None, failure
         imps = request.get("imp") or []
         result = BidderResponse(currency="USD")
         errors: list[BidderError] = []
@@ -126,11 +100,6 @@ class UnrulyAdapter:
                 typed.bid_video = {"duration": duration, "primary_category": ""}
             result.bids.append(typed)
         return result, errors
-
-
-def _bad_body(message: str) -> BidderError:
-    """PBS-Go formats its decoding error with ``%d``, which prints the error struct (Go's fmt)."""
-    return bad_server_response(f"bad server response: &{{%!d(string={message})}}. ")
 
 
 def _bid_type(imp_id: str, imps: list[dict[str, Any]]) -> tuple[str, str | None]:

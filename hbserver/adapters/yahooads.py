@@ -12,11 +12,9 @@ imps are dropped, and a bid for an unknown imp voids the whole answer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-import orjson
-
-from hbserver.adapters.adf import bidder_params, go_bid, go_media_objects, imp_ext
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
@@ -28,10 +26,31 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, answer_bids, expect_string, found, json_call, json_headers
+from hbserver.adapters.common import (
+    AnswerWording,
+    JsonShapeError,
+    expect_string,
+    json_call,
+    json_headers,
+)
+from hbserver.adapters.golike import ImpExtError, decode_go_answer, go_media_objects, imp_bidder_params, set_omitempty
 
 REGS_EXT_WARNING = "regs.ext is not a JSON object; skipped OpenRTB 2.6 regs promotion"
 INT8 = range(-128, 128)
+
+
+_ANSWER_WORDING = AnswerWording(
+    status="Unexpected status code: {}.",
+    bad_request_is_input=False,
+    body_text="Bad server response: &{{%!d(string={})}}.",  # Go's %d of the error struct
+)
+
+
+def _gpp(value: Any) -> tuple[bool, str]:
+    """(readable, text) for ``regs.ext.gpp`` decoded as a Go string (null reads as none)."""
+    if value is None or isinstance(value, str):
+        return True, value or ""
+    return False, ""
 
 
 def _gpp_sid(value: Any) -> tuple[bool, list[int]]:
@@ -45,9 +64,14 @@ def _gpp_sid(value: Any) -> tuple[bool, list[int]]:
     return False, []
 
 
+# regs.ext members with an OpenRTB 2.6 home in regs, each with its reader
+_PROMOTED: tuple[tuple[str, Callable[[Any], tuple[bool, Any]]], ...] = (("gpp", _gpp), ("gpp_sid", _gpp_sid))
+
+
 def promote_regs(regs: Any) -> tuple[Any, list[BidderError]]:
     """``regs`` with ``ext.gpp``/``ext.gpp_sid`` promoted to OpenRTB 2.6's ``regs.gpp``/``gpp_sid``
-    (a new object when anything moves, ``regs`` itself otherwise)."""
+    (a new object when anything moves, ``regs`` itself otherwise). A member ``regs`` already has is
+    dropped from ``ext``; one that does not decode stays there."""
     if not isinstance(regs, dict) or regs.get("ext") is None:
         return regs, []
     ext = regs["ext"]
@@ -55,34 +79,16 @@ def promote_regs(regs: Any) -> tuple[Any, list[BidderError]]:
         return regs, [BidderError(REGS_EXT_WARNING)]
     out = dict(regs)
     rest = dict(ext)
-    modified = False
-    if "gpp" in rest:
-        if not regs.get("gpp"):
-            value = rest["gpp"]
-            if value is None or isinstance(value, str):
-                if value:
-                    out["gpp"] = value
-                else:
-                    out.pop("gpp", None)
-                del rest["gpp"]
-                modified = True
-        else:
-            del rest["gpp"]
-            modified = True
-    if "gpp_sid" in rest:
-        if not regs.get("gpp_sid"):
-            readable, sections = _gpp_sid(rest["gpp_sid"])
-            if readable:
-                if sections:
-                    out["gpp_sid"] = sections
-                else:
-                    out.pop("gpp_sid", None)
-                del rest["gpp_sid"]
-                modified = True
-        else:
-            del rest["gpp_sid"]
-            modified = True
-    if not modified:
+    for name, read in _PROMOTED:
+        if name not in rest:
+            continue
+        if not regs.get(name):
+            readable, value = read(rest[name])
+            if not readable:
+                continue
+            set_omitempty(out, name, value)
+        del rest[name]
+    if len(rest) == len(ext):  # nothing moved
         return regs, []
     if rest:
         out["ext"] = rest
@@ -111,10 +117,7 @@ def _sized_banner(banner: dict[str, Any]) -> dict[str, Any]:
 
 def _set_id(holder: dict[str, Any], value: str) -> dict[str, Any]:
     out = dict(holder)
-    if value:
-        out["id"] = value
-    else:
-        out.pop("id", None)
+    set_omitempty(out, "id", value)
     return out
 
 
@@ -131,22 +134,17 @@ class YahooAdsAdapter:
         calls: list[RequestData] = []
         for index, imp in enumerate(request.get("imp") or ()):
             try:
-                ext = imp_ext(imp)
-            except JsonShapeError:
-                errors.append(bad_input(f"imp #{index}: ext.bidder not provided"))
-                continue
-            try:
-                params = bidder_params(ext)
+                params = imp_bidder_params(imp)
                 dcn = expect_string(params.get("dcn"), "openrtb_ext.ExtImpYahooAds.Dcn")
                 pos = expect_string(params.get("pos"), "openrtb_ext.ExtImpYahooAds.Pos")
+            except ImpExtError:
+                errors.append(bad_input(f"imp #{index}: ext.bidder not provided"))
+                continue
             except JsonShapeError as exc:
                 errors.append(bad_input(f"imp #{index}: {exc}"))
                 continue
             out_imp = dict(go_media_objects(imp))
-            if pos:
-                out_imp["tagid"] = pos
-            else:
-                out_imp.pop("tagid", None)
+            set_omitempty(out_imp, "tagid", pos)
             banner = imp.get("banner")
             if isinstance(banner, dict):
                 try:
@@ -167,29 +165,21 @@ class YahooAdsAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        if response.status != 200:
-            return None, [bad_server_response(f"Unexpected status code: {response.status}.")]
-        try:
-            data = orjson.loads(response.body)
-            if not isinstance(data, dict):
-                raise JsonShapeError(f"expect {{ or n, but found {found(data)}")
-        except (orjson.JSONDecodeError, JsonShapeError) as exc:
-            # Go formats the decoding error with %d: its struct, the message as a "bad verb"
-            return None, [bad_server_response(f"Bad server response: &{{%!d(string={exc})}}.")]
+        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
+        if answer is None:
+            return None, failure
         imp_types: dict[Any, str] = {}
         for imp in request.get("imp") or ():
             if imp.get("id") not in imp_types:
                 kind = "banner" if imp.get("banner") is not None else "video" if imp.get("video") is not None else ""
                 imp_types[imp.get("id")] = kind
         result = BidderResponse(currency="USD")
-        for _, bid in answer_bids(data):
-            impid = bid.get("impid", "")
+        for bid in answer.bids:
+            impid = bid["impid"]
             if impid not in imp_types:
                 return None, [bad_server_response(f"Unknown ad unit code '{impid}'")]
             if imp_types[impid]:
-                result.bids.append(TypedBid(go_bid(bid), imp_types[impid]))
+                result.bids.append(TypedBid(bid, imp_types[impid]))
         return result, []
 
 

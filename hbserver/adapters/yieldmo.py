@@ -33,7 +33,7 @@ from hbserver.adapters.common import (
     imp_ids,
     json_call,
 )
-from hbserver.adapters.sovrn import NOT_AN_OBJECT, NOTHING_TO_DECODE, go_fields
+from hbserver.adapters.golike import ABSENT_OBJECT, GO_WORDING, NOT_AN_OBJECT, go_fields
 
 HEADERS = {"Content-Type": "application/json;charset=utf-8"}
 _BID_TYPES = frozenset({"banner", "video", "native"})
@@ -46,7 +46,7 @@ def _read_ext(ext: Any, errors: list[BidderError]) -> tuple[Any, str]:
     bidder: Any = _ABSENT
     pbadslot = ""
     if ext is not None and not isinstance(ext, dict):
-        errors.append(bad_input(f"expect {{ or n, but found {found(ext)}"))
+        errors.append(bad_input(NOT_AN_OBJECT.format(found=found(ext))))
         return bidder, pbadslot
     try:
         for name, value in go_fields(ext or {}, "prebid", "bidder", "data").items():
@@ -67,7 +67,7 @@ def _read_ext(ext: Any, errors: list[BidderError]) -> tuple[Any, str]:
 def _placement_id(bidder: Any, errors: list[BidderError]) -> str:
     """The ``placementId`` param ("" when absent or unreadable; an unreadable one is reported)."""
     if bidder is _ABSENT:
-        errors.append(bad_input(NOTHING_TO_DECODE))
+        errors.append(bad_input(ABSENT_OBJECT))
         return ""
     placement = ""
     try:
@@ -119,7 +119,7 @@ class YieldmoAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        data, failure = decode_answer(response, NOT_AN_OBJECT)
+        data, failure = decode_answer(response, GO_WORDING)
         if data is None:
             return None, failure
         result = BidderResponse()

@@ -2,34 +2,31 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-import orjson
 import pytest
 
 from hbserver.adapters import build_adapter
 from hbserver.adapters._33across import CALLER, VIDEO_ERROR, build
-from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
+from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
+from tests.adapters.helpers import bids_for, imp_with, requests_of
 
 ENDPOINT = "https://ssc.33across.com/api/v1/s2s"
 INFO = RequestInfo(bidder="33across")
 VIDEO = {"w": 640, "h": 480, "protocols": [2], "mimes": ["video/mp4"], "playbackmethod": [2]}
+PARAMS = {"productId": "inview", "siteId": "s"}
+MEDIA = {"banner": {"format": [{"w": 300, "h": 250}]}}  # an imp's media unless the test names its own
 
 
 def imp(imp_id: str = "i", params: Any = None, **fields: Any) -> dict:
-    out = {"id": imp_id, **(fields or {"banner": {"format": [{"w": 300, "h": 250}]}})}
-    out.setdefault("ext", {"bidder": {"productId": "inview", "siteId": "s"} if params is None else params})
-    return out
+    return imp_with(imp_id, PARAMS if params is None else params, fields, MEDIA)
 
 
 def run(request: dict):
-    before = copy.deepcopy(request)
-    calls, errors = build(AdapterConfig("33across", ENDPOINT)).make_requests(request, INFO)
-    assert request == before
+    calls, bodies, errors = requests_of(build(AdapterConfig("33across", ENDPOINT)), request, INFO)
     assert all(call.uri == ENDPOINT for call in calls)
     assert all(dict(call.headers) == {"Content-Type": "application/json;charset=utf-8"} for call in calls)
-    return calls, [orjson.loads(call.body) for call in calls], [(e.message, e.code) for e in errors]
+    return calls, bodies, [(e.message, e.code) for e in errors]
 
 
 @pytest.mark.parametrize(
@@ -145,14 +142,12 @@ def test_bad_imps_are_dropped(bad_imp, want):
 def test_banner_with_native_goes_as_go_writes_it_and_production_build():
     adapter = build_adapter("33across", AdapterConfig("33across", ENDPOINT))
     request = {"id": "r", "imp": [imp("i", banner={}, native={"ver": "1.2"})]}
-    calls, _ = adapter.make_requests(request, INFO)
-    assert orjson.loads(calls[0].body)["imp"][0]["native"] == {"ver": "1.2", "request": ""}
+    _, bodies, _ = requests_of(adapter, request, INFO)
+    assert bodies[0]["imp"][0]["native"] == {"ver": "1.2", "request": ""}
 
 
 def bids_of(body: Any, status: int = 200):
-    data = body if isinstance(body, bytes) else orjson.dumps(body)
-    adapter = build(AdapterConfig("33across", ENDPOINT))
-    return adapter.make_bids({"id": "r", "imp": []}, RequestData("POST", ENDPOINT), ResponseData(status, data))
+    return bids_for(build(AdapterConfig("33across", ENDPOINT)), {"id": "r", "imp": []}, body, status)
 
 
 @pytest.mark.parametrize(

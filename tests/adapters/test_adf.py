@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-import orjson
 import pytest
 
 from hbserver.adapters import build_adapter
-from hbserver.adapters.adf import build, go_bid, go_media_objects
-from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
+from hbserver.adapters.adf import build
+from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
+from tests.adapters.helpers import bids_for, requests_of
 
 ENDPOINT = "https://adx.adform.net/adx/openrtb"
 INFO = RequestInfo(bidder="adf")
@@ -24,11 +23,9 @@ def imp(imp_id: str = "i", params: Any = None, **fields: Any) -> dict:
 
 
 def run(request: dict, bidder: str = "adf"):
-    before = copy.deepcopy(request)
-    calls, errors = build(AdapterConfig(bidder, ENDPOINT)).make_requests(request, INFO)
-    assert request == before
+    calls, bodies, errors = requests_of(build(AdapterConfig(bidder, ENDPOINT)), request, INFO)
     assert [call.uri for call in calls] == [ENDPOINT]
-    return calls[0], orjson.loads(calls[0].body), [(e.message, e.code) for e in errors]
+    return calls[0], bodies[0], [(e.message, e.code) for e in errors]
 
 
 @pytest.mark.parametrize(
@@ -130,18 +127,14 @@ def test_bad_imps_are_dropped_but_the_call_is_made(bad_imp, want):
 def test_media_objects_as_go_writes_them_and_alias_code():
     adapter = build_adapter("adf", AdapterConfig("adform", ENDPOINT))
     request = {"id": "r", "imp": [imp("a", audio={}), imp("n", native={"ver": "1.2"})]}
-    calls, _ = adapter.make_requests(request, RequestInfo(bidder="adform", adapter_code="adf"))
-    sent = orjson.loads(calls[0].body)["imp"]
+    _, bodies, _ = requests_of(adapter, request, RequestInfo(bidder="adform", adapter_code="adf"))
+    sent = bodies[0]["imp"]
     assert sent[0]["audio"] == {"mimes": None}
     assert sent[1]["native"] == {"ver": "1.2", "request": ""}
-    assert go_media_objects({"video": {"mimes": ["a"]}}) == {"video": {"mimes": ["a"]}}
 
 
 def bids_of(body: Any, status: int = 200):
-    data = body if isinstance(body, bytes) else orjson.dumps(body)
-    return build(AdapterConfig("adf", ENDPOINT)).make_bids(
-        {"id": "r", "imp": []}, RequestData("POST", ENDPOINT), ResponseData(status, data)
-    )
+    return bids_for(build(AdapterConfig("adf", ENDPOINT)), {"id": "r", "imp": []}, body, status)
 
 
 @pytest.mark.parametrize(
@@ -208,10 +201,4 @@ def test_currency_defaults_to_usd_and_bids_are_written_as_go_does():
         "price": 0,
         "h": 250,
         "ext": {"prebid": {"type": "banner"}},
-    }
-    assert go_bid({"id": "b", "impid": "i", "price": 1, "ext": None, "cat": ["IAB1"]}) == {
-        "id": "b",
-        "impid": "i",
-        "price": 1,
-        "cat": ["IAB1"],
     }

@@ -2,32 +2,22 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-import orjson
 import pytest
 
-from hbserver.adapters.amx import build, with_query_param
+from hbserver.adapters.amx import build, versioned_endpoint
 from hbserver.adapters.base import (
     AdapterConfig,
-    ConversionError,
     ErrorCode,
-    RequestData,
     RequestInfo,
-    ResponseData,
 )
+from tests.adapters.helpers import bids_for, converter, requests_of
 
 ENDPOINT = "http://pbs.amxrtb.com/auction/openrtb"
 
 
-def convert(amount: float, source: str, target: str) -> float:
-    if (source, target) == ("GBP", "USD"):
-        return amount * 2
-    raise ConversionError(f"Currency conversion rate not found: '{source}' => '{target}'")
-
-
-INFO = RequestInfo(bidder="amx", convert_currency=convert)
+INFO = RequestInfo(bidder="amx", convert_currency=converter("GBP"))
 
 
 def imp(imp_id: str = "i", params: Any = None, **fields: Any) -> dict:
@@ -37,10 +27,8 @@ def imp(imp_id: str = "i", params: Any = None, **fields: Any) -> dict:
 
 
 def run(request: dict):
-    before = copy.deepcopy(request)
-    calls, errors = build(AdapterConfig("amx", ENDPOINT)).make_requests(request, INFO)
-    assert request == before
-    return calls, [orjson.loads(call.body) for call in calls], [e.message for e in errors]
+    calls, bodies, errors = requests_of(build(AdapterConfig("amx", ENDPOINT)), request, INFO)
+    return calls, bodies, [e.message for e in errors]
 
 
 @pytest.mark.parametrize(
@@ -53,7 +41,7 @@ def run(request: dict):
     ],
 )
 def test_version_added_to_the_query(endpoint, want):
-    assert with_query_param(endpoint, "v", "pbs1.3") == want
+    assert versioned_endpoint(endpoint) == want
     calls, _ = build(AdapterConfig("amx", endpoint)).make_requests({"id": "r", "imp": [imp()]}, INFO)
     assert calls[0].uri == want
 
@@ -121,9 +109,7 @@ REQUEST = {"id": "r", "imp": [{"id": "i", "banner": {}}]}
 
 
 def bids_of(body: Any, status: int = 200, headers: dict | None = None):
-    data = body if isinstance(body, bytes) else orjson.dumps(body)
-    adapter = build(AdapterConfig("amx", ENDPOINT))
-    return adapter.make_bids(REQUEST, RequestData("POST", ENDPOINT), ResponseData(status, data, headers or {}))
+    return bids_for(build(AdapterConfig("amx", ENDPOINT)), REQUEST, body, status, headers)
 
 
 @pytest.mark.parametrize(

@@ -2,50 +2,36 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-import orjson
 import pytest
 
 from hbserver.adapters import build_adapter
 from hbserver.adapters.base import (
     AdapterConfig,
-    ConversionError,
     ErrorCode,
-    RequestData,
     RequestInfo,
-    ResponseData,
 )
-from hbserver.adapters.conversant import build, go_video
+from hbserver.adapters.conversant import build
+from tests.adapters.helpers import bids_for, converter, imp_with, requests_of
 
 ENDPOINT = "http://api.hb.ad.cpe.dotomi.com/cvx/server/hb/ortb"
+PARAMS = {"site_id": "s1"}
+MEDIA = {"banner": {"w": 300, "h": 250, "pos": 3}}  # an imp's media unless the test names its own
 
 
-def convert(amount: float, source: str, target: str) -> float:
-    if (source, target) == ("EUR", "USD"):
-        return amount * 2
-    raise ConversionError(f"Currency conversion rate not found: '{source}' => '{target}'")
-
-
-INFO = RequestInfo(bidder="conversant", convert_currency=convert)
+INFO = RequestInfo(bidder="conversant", convert_currency=converter("EUR"))
 
 
 def imp(imp_id: str = "i", params: Any = None, **fields: Any) -> dict:
-    kinds = {k: v for k, v in fields.items() if k in ("banner", "video", "audio", "native")}
-    out = {"id": imp_id, **(kinds or {"banner": {"w": 300, "h": 250, "pos": 3}})}
-    out.update({k: v for k, v in fields.items() if k not in kinds})
-    out.setdefault("ext", {"bidder": {"site_id": "s1"} if params is None else params})
-    return out
+    return imp_with(imp_id, PARAMS if params is None else params, fields, MEDIA)
 
 
 def run(request: dict, version: str = "", bidder: str = "conversant"):
-    before = copy.deepcopy(request)
     adapter = build_adapter("conversant", AdapterConfig(bidder, ENDPOINT, {"pbs_version": version}))
-    calls, errors = adapter.make_requests(request, INFO)
-    assert request == before
+    calls, bodies, errors = requests_of(adapter, request, INFO)
     assert all(call.uri == ENDPOINT for call in calls)
-    return calls, [orjson.loads(call.body) for call in calls], [e.message for e in errors]
+    return calls, bodies, [e.message for e in errors]
 
 
 @pytest.mark.parametrize("bidder", ["conversant", "epsilon"])
@@ -160,9 +146,7 @@ REQUEST = {
 
 
 def bids_of(body: Any, status: int = 200):
-    data = body if isinstance(body, bytes) else orjson.dumps(body)
-    adapter = build(AdapterConfig("conversant", ENDPOINT))
-    return adapter.make_bids(REQUEST, RequestData("POST", ENDPOINT), ResponseData(status, data))
+    return bids_for(build(AdapterConfig("conversant", ENDPOINT)), REQUEST, body, status)
 
 
 def test_bids_of_the_first_seatbid_typed_by_imp():
@@ -196,8 +180,3 @@ def test_failures(status, body, want):
 
 def test_no_content():
     assert bids_of(b"", 204) == (None, [])
-
-
-def test_go_video_keeps_pointer_zeros_and_drops_unknown_fields():
-    video = {"w": 0, "h": 0, "skip": 0, "minduration": 0, "placement": 0, "api": [], "format": [], "ext": {}}
-    assert go_video(video) == {"mimes": None, "w": 0, "h": 0, "skip": 0, "ext": {}}

@@ -3,34 +3,28 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-import orjson
 import pytest
 
-from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
+from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.criteo import build
+from tests.adapters.helpers import bids_for, requests_of
 
 ENDPOINT = "https://ssp-bidder.criteo.com/openrtb/pbs/auction/request?profile=230"
 
 
 def test_request_passes_unchanged_in_one_call():
     request = {"id": "r", "imp": [{"id": "a", "banner": {}}, {"id": "b", "video": {}}], "ext": {"x": 1}}
-    before = copy.deepcopy(request)
-    calls, errors = build(AdapterConfig("criteo", ENDPOINT)).make_requests(request, RequestInfo(bidder="criteo"))
-    assert request == before
+    calls, bodies, errors = requests_of(build(AdapterConfig("criteo", ENDPOINT)), request, RequestInfo(bidder="criteo"))
     assert errors == []
     assert [(call.method, call.uri, call.imp_ids) for call in calls] == [("POST", ENDPOINT, ["a", "b"])]
     assert dict(calls[0].headers) == {}
-    assert orjson.loads(calls[0].body) == request
+    assert bodies[0] == request
 
 
 def bids_of(body: Any, status: int = 200, bidder: str = "criteo"):
-    data = body if isinstance(body, bytes) else orjson.dumps(body)
-    return build(AdapterConfig(bidder, ENDPOINT)).make_bids(
-        {}, RequestData("POST", ENDPOINT), ResponseData(status, data)
-    )
+    return bids_for(build(AdapterConfig(bidder, ENDPOINT)), {}, body, status)
 
 
 @pytest.mark.parametrize(

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-import orjson
 import pytest
 
-from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
+from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.grid import build
+from tests.adapters.helpers import bids_for, requests_of
 
 ENDPOINT = "https://grid.bidswitch.net/sp_bid?sp=prebid"
 INFO = RequestInfo(bidder="grid")
@@ -23,11 +22,9 @@ def imp(imp_id: str, ext: Any = "default", **fields: Any) -> dict:
 
 
 def run(request: dict):
-    before = copy.deepcopy(request)
-    calls, errors = build(AdapterConfig("grid", ENDPOINT)).make_requests(request, INFO)
-    assert request == before
+    calls, bodies, errors = requests_of(build(AdapterConfig("grid", ENDPOINT)), request, INFO)
     assert all(call.uri == ENDPOINT for call in calls)
-    return calls, [orjson.loads(call.body) for call in calls], [e.message for e in errors]
+    return calls, bodies, [e.message for e in errors]
 
 
 @pytest.mark.parametrize(
@@ -183,9 +180,7 @@ REQUEST = {
 
 
 def bids_of(body: Any, status: int = 200):
-    data = body if isinstance(body, bytes) else orjson.dumps(body)
-    built = build(AdapterConfig("grid", ENDPOINT))
-    return built.make_bids(REQUEST, RequestData("POST", ENDPOINT), ResponseData(status, data))
+    return bids_for(build(AdapterConfig("grid", ENDPOINT)), REQUEST, body, status)
 
 
 @pytest.mark.parametrize(

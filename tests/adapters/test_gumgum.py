@@ -2,41 +2,28 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-import orjson
 import pytest
 
-from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
-from hbserver.adapters.gumgum import build, go_float_text
+from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
+from hbserver.adapters.gumgum import build
+from tests.adapters.helpers import bids_for, imp_with, requests_of
 
 ENDPOINT = "https://g2.gumgum.com/providers/prbds2s/bid"
 INFO = RequestInfo(bidder="gumgum")
+PARAMS = {"zone": "zone1234"}
+MEDIA = {"banner": {"w": 300, "h": 250}}  # an imp's media unless the test names its own
 
 
 def imp(imp_id: str = "i", params: Any = None, **fields: Any) -> dict:
-    kinds = {k: v for k, v in fields.items() if k in ("banner", "video")}
-    out = {"id": imp_id, **(kinds or {"banner": {"w": 300, "h": 250}})}
-    out.update({k: v for k, v in fields.items() if k not in kinds})
-    out.setdefault("ext", {"bidder": {"zone": "zone1234"} if params is None else params})
-    return out
+    return imp_with(imp_id, PARAMS if params is None else params, fields, MEDIA)
 
 
 def run(request: dict):
-    before = copy.deepcopy(request)
-    calls, errors = build(AdapterConfig("gumgum", ENDPOINT)).make_requests(request, INFO)
-    assert request == before
+    calls, bodies, errors = requests_of(build(AdapterConfig("gumgum", ENDPOINT)), request, INFO)
     assert all(call.uri == ENDPOINT for call in calls)
-    return calls, [orjson.loads(call.body) for call in calls], [e.message for e in errors]
-
-
-@pytest.mark.parametrize(
-    ("value", "want"),
-    [(12345678, "12345678"), (1.5, "1.5"), (0.0001, "0.0001"), (1e21, "1000000000000000000000"), (-2.0, "-2")],
-)
-def test_go_float_text(value, want):
-    assert go_float_text(value) == want
+    return calls, bodies, [e.message for e in errors]
 
 
 @pytest.mark.parametrize(
@@ -126,9 +113,7 @@ REQUEST = {
 
 
 def bids_of(body: Any, status: int = 200):
-    data = body if isinstance(body, bytes) else orjson.dumps(body)
-    adapter = build(AdapterConfig("gumgum", ENDPOINT))
-    return adapter.make_bids(REQUEST, RequestData("POST", ENDPOINT), ResponseData(status, data))
+    return bids_for(build(AdapterConfig("gumgum", ENDPOINT)), REQUEST, body, status)
 
 
 @pytest.mark.parametrize(

@@ -1,17 +1,15 @@
 """Improve Digital adapter: publisher path in the URL, rewarded inventory, deal ids, bid typing,
-and the Go-typed answer decoding (go_answer / go_bid) the module offers to other adapters."""
+answers decoded as PBS-Go decodes them."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-import orjson
 import pytest
 
-from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
-from hbserver.adapters.common import JsonShapeError
-from hbserver.adapters.improvedigital import build, go_answer, go_bid
+from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo
+from hbserver.adapters.improvedigital import build
+from tests.adapters.helpers import bids_for, requests_of
 
 ENDPOINT = "https://ad.360yield.com/{PublisherId}pbs"
 INFO = RequestInfo(bidder="improvedigital")
@@ -25,20 +23,12 @@ def imp(imp_id: str = "i", params: Any = None, **fields: Any) -> dict:
 
 
 def run(request: dict):
-    before = copy.deepcopy(request)
-    calls, errors = build(AdapterConfig("improvedigital", ENDPOINT)).make_requests(request, INFO)
-    assert request == before
-    return calls, [orjson.loads(call.body) for call in calls], [e.message for e in errors]
+    calls, bodies, errors = requests_of(build(AdapterConfig("improvedigital", ENDPOINT)), request, INFO)
+    return calls, bodies, [e.message for e in errors]
 
 
 def answer(request: dict, body: Any, status: int = 200):
-    raw = body if isinstance(body, bytes) else orjson.dumps(body)
-    before = copy.deepcopy(request)
-    response, errors = build(AdapterConfig("improvedigital", ENDPOINT)).make_bids(
-        request, CALL, ResponseData(status, raw)
-    )
-    assert request == before
-    return response, errors
+    return bids_for(build(AdapterConfig("improvedigital", ENDPOINT)), request, body, status, call=CALL)
 
 
 @pytest.mark.parametrize(
@@ -175,43 +165,3 @@ def test_answers_without_bids(body, status, errors_want):
     response, errors = answer({"imp": [imp()]}, body, status)
     assert response is None
     assert [e.message for e in errors] == errors_want
-
-
-@pytest.mark.parametrize(
-    ("raw", "want"),
-    [
-        (
-            {"id": "b", "impid": "i", "price": 1, "w": 0, "h": 0, "exp": 0, "attr": [], "cat": None, "foo": 1},
-            {"id": "b", "impid": "i", "price": 1},
-        ),
-        ({"ID": "b", "ImpId": "i", "Price": 2, "MType": 1}, {"id": "b", "impid": "i", "price": 2, "mtype": 1}),
-        ({"price": 0, "ext": None}, {"id": "", "impid": "", "price": 0}),
-        ({"id": "b", "ext": {}}, {"id": "b", "impid": "", "price": 0, "ext": {}}),
-    ],
-)
-def test_go_bid_reencodes_as_pbs_go(raw, want):
-    assert go_bid(raw) == want
-
-
-@pytest.mark.parametrize(
-    ("raw", "message"),
-    [
-        ({"id": 5}, 'cannot unmarshal openrtb2.Bid.ID: expects " or n, but found 5'),
-        ({"w": 1.5}, "cannot unmarshal openrtb2.Bid.W: can not decode float as int"),
-        ({"price": "1"}, "cannot unmarshal openrtb2.Bid.Price: empty number"),
-        ({"adomain": "a.com"}, 'cannot unmarshal openrtb2.Bid.ADomain: decode slice: expect [ or n, but found "'),
-    ],
-)
-def test_go_bid_rejects_wrong_types(raw, message):
-    with pytest.raises(JsonShapeError) as caught:
-        go_bid(raw)
-    assert str(caught.value) == message
-
-
-def test_go_answer_keeps_seats_and_currency():
-    body = orjson.dumps({"cur": "EUR", "seatbid": [{"seat": "s1", "bid": [bid()]}, {"bid": []}]})
-    parsed = go_answer(body)
-    assert parsed.cur == "EUR"
-    assert [(seat, len(bids)) for seat, bids in parsed.seatbids] == [("s1", 1), ("", 0)]
-    with pytest.raises(JsonShapeError):
-        go_answer(b'{"seatbid": {}}')

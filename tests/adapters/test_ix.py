@@ -64,13 +64,19 @@ def test_sid_is_copied_to_imp_ext():
     assert body["imp"][0]["ext"] == {"bidder": {"siteId": "1", "sid": "slot-9"}, "sid": "slot-9"}
 
 
-@pytest.mark.parametrize(("ext", "message"), [
-    ({"bidder": {"siteId": "1", "sid": 5}}, 'cannot unmarshal openrtb_ext.ExtImpIx.Sid: expects " or n, but found 5'),
-    ({"bidder": {"siteId": 1}}, 'cannot unmarshal openrtb_ext.ExtImpIx.SiteId: expects " or n, but found 1'),
-    ({"prebid": 1, "bidder": {}}, "cannot unmarshal adapters.ExtImpBidder.Prebid: expect { or n, but found 1"),
-    ({}, "expect { or n, but found end of input"),
-    ({"bidder": "x"}, 'expect { or n, but found "'),
-])
+@pytest.mark.parametrize(
+    ("ext", "message"),
+    [
+        (
+            {"bidder": {"siteId": "1", "sid": 5}},
+            'cannot unmarshal openrtb_ext.ExtImpIx.Sid: expects " or n, but found 5',
+        ),
+        ({"bidder": {"siteId": 1}}, 'cannot unmarshal openrtb_ext.ExtImpIx.SiteId: expects " or n, but found 1'),
+        ({"prebid": 1, "bidder": {}}, "cannot unmarshal adapters.ExtImpBidder.Prebid: expect { or n, but found 1"),
+        ({}, "expect { or n, but found \x00"),
+        ({"bidder": "x"}, 'expect { or n, but found "'),
+    ],
+)
 def test_bad_params_drop_the_imp(ext, message):
     bad = {"id": "bad", "banner": {"w": 1, "h": 1}, "ext": ext}
     _, errors, calls = build(request(bad, imp("good")))
@@ -78,12 +84,15 @@ def test_bad_params_drop_the_imp(ext, message):
     assert calls[0].imp_ids == ["good"]
 
 
-@pytest.mark.parametrize(("banner", "expected"), [
-    ({"w": 300, "h": 250}, {"w": 300, "h": 250, "format": [{"w": 300, "h": 250}]}),
-    ({"format": [{"w": 300, "h": 600}]}, {"format": [{"w": 300, "h": 600}], "w": 300, "h": 600}),
-    ({"format": [{"w": 1, "h": 2}, {"w": 3, "h": 4}]}, {"format": [{"w": 1, "h": 2}, {"w": 3, "h": 4}]}),
-    ({"w": 300}, {"w": 300}),
-])
+@pytest.mark.parametrize(
+    ("banner", "expected"),
+    [
+        ({"w": 300, "h": 250}, {"w": 300, "h": 250, "format": [{"w": 300, "h": 250}]}),
+        ({"format": [{"w": 300, "h": 600}]}, {"format": [{"w": 300, "h": 600}], "w": 300, "h": 600}),
+        ({"format": [{"w": 1, "h": 2}, {"w": 3, "h": 4}]}, {"format": [{"w": 1, "h": 2}, {"w": 3, "h": 4}]}),
+        ({"w": 300}, {"w": 300}),
+    ],
+)
 def test_banner_sizes(banner, expected):
     (body,), _, _ = build(request(imp(media={"banner": banner})))
     assert body["imp"][0]["banner"] == expected
@@ -91,8 +100,7 @@ def test_banner_sizes(banner, expected):
 
 @pytest.mark.parametrize(("version", "pbsv"), [("3.1.0-g4ee257d8", "3.1.0"), ("3.1.0", "3.1.0"), ("", "unknown")])
 def test_ixdiag_reports_versions(version, pbsv):
-    req = request(ext={"prebid": {"channel": {"name": "web", "version": "9.1"}}, "ixdiag": {"ren": False},
-                       "other": 1})
+    req = request(ext={"prebid": {"channel": {"name": "web", "version": "9.1"}}, "ixdiag": {"ren": False}, "other": 1})
     (body,), _, _ = build(req, AdapterConfig("ix", ENDPOINT, {"pbs_version": version}))
     assert body["ext"] == {
         "prebid": {"channel": {"name": "web", "version": "9.1"}},
@@ -111,8 +119,12 @@ def test_no_imps_no_request():
 
 
 def test_request_is_not_changed():
-    req = request(imp(siteId="1", sid="s", media={"banner": {"w": 1, "h": 2}}), imp("b", siteId="2"),
-                  ext={"ixdiag": {"a": 1}, "prebid": {"channel": {"version": "1"}}}, app={"publisher": {"id": "x"}})
+    req = request(
+        imp(siteId="1", sid="s", media={"banner": {"w": 1, "h": 2}}),
+        imp("b", siteId="2"),
+        ext={"ixdiag": {"a": 1}, "prebid": {"channel": {"version": "1"}}},
+        app={"publisher": {"id": "x"}},
+    )
     before = copy.deepcopy(req)
     build(req)
     assert req == before
@@ -134,17 +146,24 @@ def test_error_statuses(status, code):
     response, errors = make_bids(b"", status)
     assert response is None
     assert [(e.message, e.code) for e in errors] == [
-        (f"Unexpected status code: {status}. Run with request.debug = 1 for more info", code)]
+        (f"Unexpected status code: {status}. Run with request.debug = 1 for more info", code)
+    ]
 
 
 def test_no_content_is_no_bid():
     assert make_bids(b"", 204) == (None, [])
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ({"id": 1}, 'JSON parsing error: cannot unmarshal openrtb2.BidResponse.ID: expects " or n, but found 1'),
-    ({"seatbid": {}}, "JSON parsing error: cannot unmarshal openrtb2.BidResponse.SeatBid: expect [ or n, but found {"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"id": 1}, 'JSON parsing error: cannot unmarshal openrtb2.BidResponse.ID: expects " or n, but found 1'),
+        (
+            {"seatbid": {}},
+            "JSON parsing error: cannot unmarshal openrtb2.BidResponse.SeatBid: expect [ or n, but found {",
+        ),
+    ],
+)
 def test_malformed_answers(body, message):
     response, errors = make_bids(body)
     assert response is None
@@ -154,21 +173,27 @@ def test_malformed_answers(body, message):
 MULTI = imp(media={"banner": {"w": 1, "h": 1}, "video": {"mimes": ["video/mp4"]}})
 
 
-@pytest.mark.parametrize(("bid", "kind"), [
-    (BID | {"mtype": 2}, "video"),
-    (BID | {"ext": {"prebid": {"type": "native"}}}, "native"),
-    (BID, "banner"),  # the imp's first media type: banner, video, native, audio
-])
+@pytest.mark.parametrize(
+    ("bid", "kind"),
+    [
+        (BID | {"mtype": 2}, "video"),
+        (BID | {"ext": {"prebid": {"type": "native"}}}, "native"),
+        (BID, "banner"),  # the imp's first media type: banner, video, native, audio
+    ],
+)
 def test_bid_type(bid, kind):
     response, errors = make_bids({"seatbid": [{"bid": [bid]}]}, req=request(MULTI))
     assert errors == []
     assert [b.bid_type for b in response.bids] == [kind]
 
 
-@pytest.mark.parametrize(("bid", "message"), [
-    (BID | {"impid": "nope"}, "unmatched impression id: nope"),
-    (BID | {"ext": {"prebid": {"type": "popup"}}}, "invalid BidType: popup"),
-])
+@pytest.mark.parametrize(
+    ("bid", "message"),
+    [
+        (BID | {"impid": "nope"}, "unmatched impression id: nope"),
+        (BID | {"ext": {"prebid": {"type": "popup"}}}, "invalid BidType: popup"),
+    ],
+)
 def test_untypable_bid_is_dropped_with_an_error(bid, message):
     response, errors = make_bids({"cur": "USD", "seatbid": [{"bid": [bid]}]})
     assert (response.bids, [e.message for e in errors]) == ([], [message])
@@ -186,21 +211,35 @@ IMP_PIXEL = {"event": 1, "method": 1, "url": "https://t.example/imp?a=1&b=<x>"}
 JS_TRACKER = {"event": 1, "method": 2, "url": "https://t.example/js"}
 
 
-@pytest.mark.parametrize(("adm", "expected"), [
-    (orjson.dumps({"assets": [{"id": 1, "title": {"text": "T"}, "unknown": 1}], "imptrackers": ["https://a"],
-                   "eventtrackers": [JS_TRACKER, IMP_PIXEL]}).decode(),
-     '{"assets":[{"id":1,"title":{"text":"T"}}],"link":{"url":""},'
-     '"imptrackers":["https://a","https://t.example/imp?a=1&b=<x>"],'
-     '"eventtrackers":[{"event":1,"method":2,"url":"https://t.example/js"},'
-     '{"event":1,"method":1,"url":"https://t.example/imp?a=1&b=<x>"}]}'),
-    (orjson.dumps({"native": {"link": {"url": "u"}, "eventtrackers": [IMP_PIXEL]}}).decode(),
-     '{"native":{"link":{"url":"u"},"imptrackers":["https://t.example/imp?a=1&b=<x>"],'
-     '"eventtrackers":[{"event":1,"method":1,"url":"https://t.example/imp?a=1&b=<x>"}]}}'),
-    ('{"native":{"eventtrackers":[]}}', '{"native":{"eventtrackers":[]}}'),
-    ('{"assets":[{"id":"not-int"}],"eventtrackers":[{"event":1,"method":1}]}',
-     '{"assets":[{"id":"not-int"}],"eventtrackers":[{"event":1,"method":1}]}'),
-    ("<div/>", "<div/>"),
-])
+@pytest.mark.parametrize(
+    ("adm", "expected"),
+    [
+        (
+            orjson.dumps(
+                {
+                    "assets": [{"id": 1, "title": {"text": "T"}, "unknown": 1}],
+                    "imptrackers": ["https://a"],
+                    "eventtrackers": [JS_TRACKER, IMP_PIXEL],
+                }
+            ).decode(),
+            '{"assets":[{"id":1,"title":{"text":"T"}}],"link":{"url":""},'
+            '"imptrackers":["https://a","https://t.example/imp?a=1&b=<x>"],'
+            '"eventtrackers":[{"event":1,"method":2,"url":"https://t.example/js"},'
+            '{"event":1,"method":1,"url":"https://t.example/imp?a=1&b=<x>"}]}',
+        ),
+        (
+            orjson.dumps({"native": {"link": {"url": "u"}, "eventtrackers": [IMP_PIXEL]}}).decode(),
+            '{"native":{"link":{"url":"u"},"imptrackers":["https://t.example/imp?a=1&b=<x>"],'
+            '"eventtrackers":[{"event":1,"method":1,"url":"https://t.example/imp?a=1&b=<x>"}]}}',
+        ),
+        ('{"native":{"eventtrackers":[]}}', '{"native":{"eventtrackers":[]}}'),
+        (
+            '{"assets":[{"id":"not-int"}],"eventtrackers":[{"event":1,"method":1}]}',
+            '{"assets":[{"id":"not-int"}],"eventtrackers":[{"event":1,"method":1}]}',
+        ),
+        ("<div/>", "<div/>"),
+    ],
+)
 def test_native_event_trackers_are_mirrored_into_imptrackers(adm, expected):
     response, errors = make_bids({"seatbid": [{"bid": [BID | {"mtype": 4, "adm": adm}]}]})
     assert errors == []
@@ -209,8 +248,10 @@ def test_native_event_trackers_are_mirrored_into_imptrackers(adm, expected):
 
 def test_fledge_configs():
     config = {"seller": "https://s.example"}
-    body = {"seatbid": [], "ext": {"protectedAudienceAuctionConfigs": [
-        {"bidId": "imp-1", "config": config}, {"bidId": "imp-2"}]}}
+    body = {
+        "seatbid": [],
+        "ext": {"protectedAudienceAuctionConfigs": [{"bidId": "imp-1", "config": config}, {"bidId": "imp-2"}]},
+    }
     response, errors = make_bids(body)
     assert errors == []
     assert response.fledge_auction_configs == [{"impid": "imp-1", "config": config}]

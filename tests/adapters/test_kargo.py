@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import copy
-
 import orjson
 import pytest
 
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
 from hbserver.adapters.kargo import build
+from tests.adapters.helpers import requests_of
 
 ENDPOINT = "https://krk2.kargo.com/api/v1/openrtb"
 ADAPTER = build(AdapterConfig("kargo", ENDPOINT))
@@ -21,12 +20,10 @@ def test_request_goes_unchanged():
         "imp": [{"id": "a", "banner": {}, "ext": {"bidder": {"placementId": "p"}}}, {"id": "b", "video": {}}],
         "site": {"page": "http://example.com"},
     }
-    before = copy.deepcopy(request)
-    calls, errors = ADAPTER.make_requests(request, RequestInfo(bidder="kargo"))
-    assert request == before
+    calls, bodies, errors = requests_of(ADAPTER, request, RequestInfo(bidder="kargo"))
     assert errors == []
     assert [(c.method, c.uri, dict(c.headers), c.imp_ids) for c in calls] == [("POST", ENDPOINT, {}, ["a", "b"])]
-    assert orjson.loads(calls[0].body) == request
+    assert bodies[0] == request
 
 
 @pytest.mark.parametrize(

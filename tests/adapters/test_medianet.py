@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-import orjson
 import pytest
 
-from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
+from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.medianet import build, endpoint_with_source
+from tests.adapters.helpers import bids_for, requests_of
 
 ENDPOINT = "https://prebid-adapter.media.net/rtb/pb/prebids2s"
 
@@ -31,18 +30,15 @@ def test_endpoint_with_source(endpoint, source, want):
 def test_one_unchanged_call_to_the_built_endpoint():
     adapter = build(AdapterConfig("medianet", ENDPOINT, {"extra_info": "https://h.example"}))
     request = {"id": "r", "imp": [{"id": "a", "banner": {}}, {"id": "b", "video": {}}], "ext": {"x": 1}}
-    before = copy.deepcopy(request)
-    calls, errors = adapter.make_requests(request, RequestInfo(bidder="medianet"))
-    assert request == before and errors == []
+    calls, bodies, errors = requests_of(adapter, request, RequestInfo(bidder="medianet"))
+    assert errors == []
     assert [(c.uri, c.imp_ids) for c in calls] == [(ENDPOINT + "?src=https%3A%2F%2Fh.example", ["a", "b"])]
     assert dict(calls[0].headers) == {"Content-Type": "application/json;charset=utf-8"}
-    assert orjson.loads(calls[0].body) == request
+    assert bodies[0] == request
 
 
 def bids_of(body: Any, status: int = 200):
-    data = body if isinstance(body, bytes) else orjson.dumps(body)
-    adapter = build(AdapterConfig("medianet", ENDPOINT))
-    return adapter.make_bids({}, RequestData("POST", ENDPOINT), ResponseData(status, data))
+    return bids_for(build(AdapterConfig("medianet", ENDPOINT)), {}, body, status)
 
 
 def test_bids_typed_by_mtype():

@@ -3,37 +3,29 @@ bid typing by imp."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-import orjson
 import pytest
 
-from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
+from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.onetag import build
+from tests.adapters.helpers import bids_for, imp_with, requests_of
 
 ENDPOINT = "https://prebid-server.onetag-sys.com/prebid-server/{{.PublisherID}}"
 INFO = RequestInfo(bidder="onetag")
 
 
 def imp(imp_id: str = "i", pub: Any = "abc", **fields: Any) -> dict:
-    kinds = {k: v for k, v in fields.items() if k in ("banner", "video", "native", "audio")}
-    rest = {k: v for k, v in fields.items() if k not in kinds}
-    return {"id": imp_id, **(kinds or {"banner": {}}), "ext": {"bidder": {"pubId": pub}}, **rest}
+    return imp_with(imp_id, {"pubId": pub}, fields, {"banner": {}})
 
 
 def run(request: dict):
-    before = copy.deepcopy(request)
-    calls, errors = build(AdapterConfig("onetag", ENDPOINT)).make_requests(request, INFO)
-    assert request == before
-    return calls, [e.message for e in errors]
+    calls, bodies, errors = requests_of(build(AdapterConfig("onetag", ENDPOINT)), request, INFO)
+    return calls, bodies, [e.message for e in errors]
 
 
 def bids(request: dict, body: Any, status: int = 200):
-    raw = body if isinstance(body, bytes) else orjson.dumps(body)
-    return build(AdapterConfig("onetag", ENDPOINT)).make_bids(
-        request, RequestData("POST", ""), ResponseData(status, raw)
-    )
+    return bids_for(build(AdapterConfig("onetag", ENDPOINT)), request, body, status)
 
 
 @pytest.mark.parametrize(
@@ -44,15 +36,15 @@ def bids(request: dict, body: Any, status: int = 200):
     ],
 )
 def test_publisher_id_fills_the_endpoint_as_given(pub, uri):
-    calls, errors = run({"id": "r", "imp": [imp("a", pub), imp("b", pub)]})
+    calls, _, errors = run({"id": "r", "imp": [imp("a", pub), imp("b", pub)]})
     assert errors == []
     assert [(call.uri, call.imp_ids) for call in calls] == [(uri, ["a", "b"])]
 
 
 def test_request_goes_unchanged_without_headers():
     request = {"id": "r", "site": {"page": "p"}, "imp": [imp(ext={"bidder": {"pubId": "x", "ext": {"k": 1}}})]}
-    calls, _ = run(request)
-    assert orjson.loads(calls[0].body) == request
+    calls, bodies, _ = run(request)
+    assert bodies[0] == request
     assert dict(calls[0].headers) == {}
 
 
@@ -69,7 +61,7 @@ def test_request_goes_unchanged_without_headers():
     ],
 )
 def test_any_bad_imp_fails_the_request(imps, message):
-    calls, errors = run({"id": "r", "imp": imps})
+    calls, _, errors = run({"id": "r", "imp": imps})
     assert calls == []
     assert errors == [message]
 

@@ -3,14 +3,14 @@ bid typing against the imps of the call that was sent."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import orjson
 import pytest
 
-from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
+from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo
 from hbserver.adapters.richaudience import build, go_url_scheme_host
+from tests.adapters.helpers import bids_for, requests_of
 
 ENDPOINT = "https://ortb.richaudience.com/ortb/?bidder=pbs"
 INFO = RequestInfo(bidder="richaudience")
@@ -25,11 +25,9 @@ def imp(imp_id: str = "i", params: Any = None, **fields: Any) -> dict:
 
 
 def run(request: dict):
-    before = copy.deepcopy(request)
-    calls, errors = build(AdapterConfig("richaudience", ENDPOINT)).make_requests(request, INFO)
-    assert request == before
+    calls, bodies, errors = requests_of(build(AdapterConfig("richaudience", ENDPOINT)), request, INFO)
     assert all(call.uri == ENDPOINT for call in calls)
-    return calls, [orjson.loads(call.body) for call in calls], [e.message for e in errors]
+    return calls, bodies, [e.message for e in errors]
 
 
 @pytest.mark.parametrize(
@@ -152,8 +150,7 @@ def test_request_errors(request_fields, imps, want_errors, want_ids):
 
 def bids_of(sent_imps: list[dict], answer: Any, status: int = 200):
     sent = RequestData("POST", ENDPOINT, orjson.dumps({"id": "r", "imp": sent_imps}))
-    data = answer if isinstance(answer, bytes) else orjson.dumps(answer)
-    return build(AdapterConfig("richaudience", ENDPOINT)).make_bids({}, sent, ResponseData(status, data))
+    return bids_for(build(AdapterConfig("richaudience", ENDPOINT)), {}, answer, status, call=sent)
 
 
 def test_bids_typed_against_each_sent_imp():

@@ -2,49 +2,35 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-import orjson
 import pytest
 
 from hbserver.adapters.base import (
     AdapterConfig,
-    ConversionError,
     ErrorCode,
-    RequestData,
     RequestInfo,
-    ResponseData,
 )
-from hbserver.adapters.sharethrough import build, go_media_objects, go_request_top
+from hbserver.adapters.sharethrough import build
+from tests.adapters.helpers import bids_for, converter, imp_with, requests_of
 
 ENDPOINT = "https://btlr.sharethrough.com/universal/v1?supply_id=FGMrCMMc"
+PARAMS = {"pkey": "pk"}
+MEDIA = {"banner": {"w": 300, "h": 250}}  # an imp's media unless the test names its own
 
 
-def convert(amount: float, source: str, target: str) -> float:
-    if (source.upper(), target) == ("EUR", "USD"):
-        return amount * 2
-    raise ConversionError(f"Currency conversion rate not found: '{source}' => '{target}'")
-
-
-INFO = RequestInfo(bidder="sharethrough", convert_currency=convert)
+INFO = RequestInfo(bidder="sharethrough", convert_currency=converter("EUR"))
 
 
 def imp(imp_id: str = "i", params: Any = None, **fields: Any) -> dict:
-    kinds = {k: v for k, v in fields.items() if k in ("banner", "video", "native", "audio")}
-    out = {"id": imp_id, **(kinds or {"banner": {"w": 300, "h": 250}})}
-    out.update({k: v for k, v in fields.items() if k not in kinds})
-    out.setdefault("ext", {"bidder": {"pkey": "pk"} if params is None else params})
-    return out
+    return imp_with(imp_id, PARAMS if params is None else params, fields, MEDIA)
 
 
 def run(request: dict, version: str = ""):
-    before = copy.deepcopy(request)
     adapter = build(AdapterConfig("sharethrough", ENDPOINT, {"pbs_version": version}))
-    calls, errors = adapter.make_requests(request, INFO)
-    assert request == before
+    calls, bodies, errors = requests_of(adapter, request, INFO)
     assert all(call.uri == ENDPOINT for call in calls)
-    return calls, [orjson.loads(call.body) for call in calls], [e.message for e in errors]
+    return calls, bodies, [e.message for e in errors]
 
 
 def test_each_media_type_goes_alone_and_audio_is_dropped():
@@ -122,7 +108,7 @@ def test_failed_conversion_drops_every_call():
         (imp("x", audio={"mimes": ["a"]}), "Invalid MediaType. Sharethrough only supports Banner, Video and Native."),
         (imp("x", ext="aaa"), 'expect { or n, but found "'),
         (imp("x", {"pkey": 5}), 'cannot unmarshal openrtb_ext.ExtImpSharethrough.Pkey: expects " or n, but found 5'),
-        (imp("x", ext={}), "expect { or n, but found end of input"),
+        (imp("x", ext={}), "expect { or n, but found \x00"),
     ],
 )
 def test_bad_imp_is_skipped_with_an_error(bad, want_error):
@@ -143,9 +129,7 @@ def test_headers():
 
 
 def bids_of(body: Any, status: int = 200):
-    data = body if isinstance(body, bytes) else orjson.dumps(body)
-    adapter = build(AdapterConfig("sharethrough", ENDPOINT))
-    return adapter.make_bids({"id": "r", "imp": []}, RequestData("POST", ENDPOINT), ResponseData(status, data))
+    return bids_for(build(AdapterConfig("sharethrough", ENDPOINT)), {"id": "r", "imp": []}, body, status)
 
 
 @pytest.mark.parametrize(
@@ -184,24 +168,3 @@ def test_failure_statuses(status, want_message, want_code):
 
 def test_no_content_is_no_response():
     assert bids_of(b"", 204) == (None, [])
-
-
-@pytest.mark.parametrize(
-    ("imp_in", "want"),
-    [
-        ({"id": "1", "video": {"w": 1}}, {"id": "1", "video": {"w": 1, "mimes": None}}),
-        ({"id": "1", "audio": {}}, {"id": "1", "audio": {"mimes": None}}),
-        ({"id": "1", "native": {"ver": "1.2"}}, {"id": "1", "native": {"ver": "1.2", "request": ""}}),
-        ({"id": "1", "video": {"mimes": []}}, {"id": "1", "video": {"mimes": []}}),
-    ],
-)
-def test_go_media_objects(imp_in, want):
-    before = copy.deepcopy(imp_in)
-    assert go_media_objects(imp_in) == want
-    assert imp_in == before
-
-
-def test_go_request_top_leaves_out_zero_scalars_only():
-    request = {"id": "r", "test": 0, "at": 0, "tmax": 0, "allimps": 0, "cattax": 0, "imp": [], "ext": 0}
-    assert go_request_top(request) == {"id": "r", "imp": [], "ext": 0}
-    assert go_request_top({"id": "r", "test": 1, "at": 1}) == {"id": "r", "test": 1, "at": 1}

@@ -3,7 +3,6 @@ publisher it always sends, and bid typing by mtype."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import orjson
@@ -12,6 +11,7 @@ import pytest
 from hbserver.adapters import build_adapter
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
 from hbserver.adapters.smartadserver import build, endpoint_url
+from tests.adapters.helpers import requests_of
 
 ENDPOINT = "https://ssb-global.smartadserver.com"
 PARAMS = {"siteId": 1, "pageId": 2, "formatId": 3, "networkId": 73}
@@ -23,11 +23,9 @@ def imp(imp_id: str = "i", params: Any = PARAMS, **fields: Any) -> dict:
 
 
 def run(request: dict, endpoint: str = ENDPOINT, bidder: str = "smartadserver"):
-    before = copy.deepcopy(request)
     adapter = build_adapter("smartadserver", AdapterConfig(bidder, endpoint))
-    calls, errors = adapter.make_requests(request, RequestInfo(bidder=bidder, adapter_code="smartadserver"))
-    assert request == before
-    return calls, [orjson.loads(call.body) for call in calls], [e.message for e in errors]
+    calls, bodies, errors = requests_of(adapter, request, RequestInfo(bidder=bidder, adapter_code="smartadserver"))
+    return calls, bodies, [e.message for e in errors]
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@ converted to USD, bid typing by imp and the unknown-imp error."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import orjson
@@ -12,23 +11,17 @@ import pytest
 from hbserver.adapters.base import (
     JSON_HEADERS,
     AdapterConfig,
-    ConversionError,
     ErrorCode,
     RequestData,
     RequestInfo,
     ResponseData,
 )
 from hbserver.adapters.sonobi import build
+from tests.adapters.helpers import converter, requests_of
 
 ENDPOINT = "https://apex.go.sonobi.com/prebid?partnerid=71d9d3d8af"
 ADAPTER = build(AdapterConfig("sonobi", ENDPOINT))
-
-
-def convert(amount: float, source: str, target: str) -> float:
-    """A converter knowing GBP -> USD at 2 and nothing else."""
-    if (source, target) == ("GBP", "USD"):
-        return amount * 2
-    raise ConversionError(f"Currency conversion rate not found: '{source}' => '{target}'")
+INFO = RequestInfo(bidder="sonobi", convert_currency=converter("GBP"))
 
 
 def imp(imp_id: str, params: Any = None, **fields: Any) -> dict:
@@ -38,11 +31,9 @@ def imp(imp_id: str, params: Any = None, **fields: Any) -> dict:
 
 
 def run(request: dict):
-    before = copy.deepcopy(request)
-    calls, errors = ADAPTER.make_requests(request, RequestInfo(bidder="sonobi", convert_currency=convert))
-    assert request == before
+    calls, bodies, errors = requests_of(ADAPTER, request, INFO)
     assert all(call.uri == ENDPOINT and call.headers == JSON_HEADERS for call in calls)
-    return calls, [orjson.loads(call.body) for call in calls], [e.message for e in errors]
+    return calls, bodies, [e.message for e in errors]
 
 
 def test_one_call_per_imp_in_usd():

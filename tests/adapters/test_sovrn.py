@@ -1,17 +1,16 @@
-"""Sovrn adapter: params (case, floor strings), video checks, headers, adm decoding, bid typing, and
-the Go-decoding helpers it holds (go_fields, go_parse_float, go_video)."""
+"""Sovrn adapter: params (case, floor strings), video checks, headers, adm decoding, bid typing."""
 
 from __future__ import annotations
 
 import copy
-import math
 from typing import Any
 
 import orjson
 import pytest
 
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
-from hbserver.adapters.sovrn import build, go_fields, go_parse_float, go_video
+from hbserver.adapters.sovrn import build
+from tests.adapters.helpers import requests_of
 
 ENDPOINT = "http://pbs.lijit.com/rtb/bid?src=prebid_server"
 INFO = RequestInfo(bidder="sovrn")
@@ -25,11 +24,9 @@ def imp(imp_id: str = "i", params: Any = None, **fields: Any) -> dict:
 
 
 def run(request: dict):
-    before = copy.deepcopy(request)
-    calls, errors = build(AdapterConfig("sovrn", ENDPOINT)).make_requests(request, INFO)
-    assert request == before
+    calls, bodies, errors = requests_of(build(AdapterConfig("sovrn", ENDPOINT)), request, INFO)
     assert all(call.uri == ENDPOINT for call in calls)
-    return calls, [orjson.loads(call.body) for call in calls], [e.message for e in errors]
+    return calls, bodies, [e.message for e in errors]
 
 
 @pytest.mark.parametrize(
@@ -118,7 +115,6 @@ def test_video_is_written_as_go_writes_it():
     video = {**VIDEO, "maxextended": 0, "boxingallowed": 0, "podid": "", "battr": [], "pos": None, "foo": 1}
     _, bodies, _ = run({"id": "r", "imp": [imp(video=video)]})
     assert bodies[0]["imp"][0]["video"] == {**VIDEO, "boxingallowed": 0}
-    assert go_video({"w": 0}) == {"mimes": None, "w": 0}
 
 
 def answer(*bids: dict) -> ResponseData:
@@ -169,43 +165,3 @@ def test_status(status, want):
     )
     assert response is None
     assert [(e.code, e.message) for e in errors] == ([want] if want else [])
-
-
-@pytest.mark.parametrize(
-    ("text", "want"),
-    [
-        ("1.5", 1.5),
-        ("+.5", 0.5),
-        ("5.", 5.0),
-        ("1E3", 1000.0),
-        ("0x1p-2", 0.25),
-        ("-Inf", -math.inf),
-        ("infinity", math.inf),
-        ("1e400", None),
-        ("1_0", None),
-        (" 1", None),
-        ("+nan", None),
-        ("", None),
-        ("0x1", None),
-    ],
-)
-def test_go_parse_float(text, want):
-    assert go_parse_float(text) == want
-
-
-def test_go_parse_float_nan():
-    value = go_parse_float("NaN")
-    assert value is not None and math.isnan(value)
-
-
-@pytest.mark.parametrize(
-    ("obj", "names", "want"),
-    [
-        ({"TagId": "x"}, ("tagId", "tagid"), {"tagid": "x"}),
-        ({"tagId": "x"}, ("tagId", "tagid"), {"tagId": "x"}),
-        ({"PlacementID": "p", "other": 1}, ("placementId",), {"placementId": "p"}),
-        ({"bidder": 1, "BIDDER": 2}, ("bidder",), {"bidder": 2}),
-    ],
-)
-def test_go_fields(obj, names, want):
-    assert go_fields(obj, *names) == want

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-import orjson
 import pytest
 
-from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
+from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.teads import build
+from tests.adapters.helpers import bids_for, requests_of
 
 ENDPOINT = "https://psrv.teads.tv/prebid-server/bid-request"
 INFO = RequestInfo(bidder="teads")
@@ -23,10 +22,8 @@ def imp(imp_id: str, ext: Any = "default", **fields: Any) -> dict:
 
 
 def run(request: dict):
-    before = copy.deepcopy(request)
-    calls, errors = build(AdapterConfig("teads", ENDPOINT)).make_requests(request, INFO)
-    assert request == before
-    return calls, [orjson.loads(call.body) for call in calls], [(e.message, e.code) for e in errors]
+    calls, bodies, errors = requests_of(build(AdapterConfig("teads", ENDPOINT)), request, INFO)
+    return calls, bodies, [(e.message, e.code) for e in errors]
 
 
 @pytest.mark.parametrize(
@@ -88,9 +85,7 @@ META = {"prebid": {"meta": {"rendererName": "teads", "rendererVersion": "5.0", "
 
 
 def bids_of(body: Any, status: int = 200):
-    data = body if isinstance(body, bytes) else orjson.dumps(body)
-    built = build(AdapterConfig("teads", ENDPOINT))
-    return built.make_bids(REQUEST, RequestData("POST", ENDPOINT), ResponseData(status, data))
+    return bids_for(build(AdapterConfig("teads", ENDPOINT)), REQUEST, body, status)
 
 
 def bid(impid: str = "b", ext: Any = META) -> dict:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-import orjson
 import pytest
 
-from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
+from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.unruly import build
+from tests.adapters.helpers import bids_for, requests_of
 
 ENDPOINT = "https://targeting.unrulymedia.com/unruly_prebid_server"
 INFO = RequestInfo(bidder="unruly")
@@ -23,10 +22,8 @@ def imp(imp_id: str, ext: Any = "default", **fields: Any) -> dict:
 
 
 def run(request: dict, endpoint: str = ENDPOINT):
-    before = copy.deepcopy(request)
-    calls, errors = build(AdapterConfig("unruly", endpoint)).make_requests(request, INFO)
-    assert request == before
-    return calls, [orjson.loads(call.body) for call in calls], [e.message for e in errors]
+    calls, bodies, errors = requests_of(build(AdapterConfig("unruly", endpoint)), request, INFO)
+    return calls, bodies, [e.message for e in errors]
 
 
 @pytest.mark.parametrize(
@@ -85,9 +82,7 @@ REQUEST = {
 
 
 def bids_of(body: Any, status: int = 200):
-    data = body if isinstance(body, bytes) else orjson.dumps(body)
-    built = build(AdapterConfig("unruly", ENDPOINT))
-    return built.make_bids(REQUEST, RequestData("POST", ENDPOINT), ResponseData(status, data))
+    return bids_for(build(AdapterConfig("unruly", ENDPOINT)), REQUEST, body, status)
 
 
 @pytest.mark.parametrize(

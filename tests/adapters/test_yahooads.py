@@ -5,30 +5,27 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import orjson
 import pytest
 
 from hbserver.adapters import build_adapter
-from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
+from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.yahooads import REGS_EXT_WARNING, build, promote_regs
+from tests.adapters.helpers import bids_for, imp_with, requests_of
 
 ENDPOINT = "https://s2shb.ssp.yahoo.com/admax/bid/partners/PBS"
 INFO = RequestInfo(bidder="yahooAds")
 PARAMS = {"dcn": "dcn1", "pos": "pos1"}
+MEDIA = {"banner": {"format": [{"w": 300, "h": 250}]}}  # an imp's media unless the test names its own
 
 
 def imp(imp_id: str = "i", params: Any = None, **fields: Any) -> dict:
-    out = {"id": imp_id, **(fields or {"banner": {"format": [{"w": 300, "h": 250}]}})}
-    out.setdefault("ext", {"bidder": PARAMS if params is None else params})
-    return out
+    return imp_with(imp_id, PARAMS if params is None else params, fields, MEDIA)
 
 
 def run(request: dict):
-    before = copy.deepcopy(request)
-    calls, errors = build(AdapterConfig("yahooAds", ENDPOINT)).make_requests(request, INFO)
-    assert request == before
+    calls, bodies, errors = requests_of(build(AdapterConfig("yahooAds", ENDPOINT)), request, INFO)
     assert all(call.uri == ENDPOINT for call in calls)
-    return calls, [orjson.loads(call.body) for call in calls], [(e.message, e.code) for e in errors]
+    return calls, bodies, [(e.message, e.code) for e in errors]
 
 
 @pytest.mark.parametrize(
@@ -165,9 +162,7 @@ REQUEST = {
 
 
 def bids_of(body: Any, status: int = 200):
-    data = body if isinstance(body, bytes) else orjson.dumps(body)
-    adapter = build(AdapterConfig("yahooAds", ENDPOINT))
-    return adapter.make_bids(REQUEST, RequestData("POST", ENDPOINT), ResponseData(status, data))
+    return bids_for(build(AdapterConfig("yahooAds", ENDPOINT)), REQUEST, body, status)
 
 
 def test_bids_are_typed_by_their_imp_and_others_dropped():

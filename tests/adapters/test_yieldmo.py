@@ -3,7 +3,6 @@ params reported while the imp is still sent, bid typing by ``ext.mediatype``."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import orjson
@@ -11,23 +10,17 @@ import pytest
 
 from hbserver.adapters.base import (
     AdapterConfig,
-    ConversionError,
     ErrorCode,
     RequestData,
     RequestInfo,
     ResponseData,
 )
 from hbserver.adapters.yieldmo import build
+from tests.adapters.helpers import converter, requests_of
 
 ENDPOINT = "https://ads.yieldmo.com/exchange/prebid-server"
 ADAPTER = build(AdapterConfig("yieldmo", ENDPOINT))
-
-
-def convert(amount: float, source: str, target: str) -> float:
-    """A converter knowing GBP -> USD at 2 and nothing else."""
-    if (source, target) == ("GBP", "USD"):
-        return amount * 2
-    raise ConversionError(f"Currency conversion rate not found: '{source}' => '{target}'")
+INFO = RequestInfo(bidder="yieldmo", convert_currency=converter("GBP"))
 
 
 def imp(imp_id: str = "i", ext: Any = None, **fields: Any) -> dict:
@@ -40,13 +33,11 @@ def imp(imp_id: str = "i", ext: Any = None, **fields: Any) -> dict:
 
 
 def run(request: dict):
-    before = copy.deepcopy(request)
-    calls, errors = ADAPTER.make_requests(request, RequestInfo(bidder="yieldmo", convert_currency=convert))
-    assert request == before
+    calls, bodies, errors = requests_of(ADAPTER, request, INFO)
     assert len(calls) == 1 and calls[0].uri == ENDPOINT
     assert calls[0].headers == {"Content-Type": "application/json;charset=utf-8"}
     assert all(error.code == ErrorCode.BAD_INPUT for error in errors)
-    return calls[0], orjson.loads(calls[0].body), [e.message for e in errors]
+    return calls[0], bodies[0], [e.message for e in errors]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,382 @@
+"""Reading and writing JSON the way PBS-Go does, for the adapters whose fixtures pin its effects.
+
+PBS-Go decodes the request, each imp's params and the bidder's answer into typed Go structs, and
+encodes those structs again. A plain dict has none of the effects that has, and the PBS-Go fixtures
+pin them, so they are copied here once:
+
+* keys match struct fields case-insensitively, an exact match preferred, and when an object names
+  a field twice the last occurrence wins (``go_members``, ``go_fields``, ``go_field``);
+* unknown keys are dropped on re-encoding and zero-valued ``omitempty`` fields are left out, while
+  fields without ``omitempty`` are written even when absent (``go_bid``, ``go_video``,
+  ``go_media_objects``, ``go_request_top``, ``set_omitempty``);
+* a value of the wrong type fails in json-iterator's words, e.g. ``expect { or n, but found "``
+  (``go_value``, ``imp_bidder_params``, ``go_answer``, ``NOT_AN_OBJECT``, ``GO_WORDING``); an
+  absent raw value (Go's empty ``json.RawMessage``) fails with the zero byte as the character
+  found (``ABSENT_OBJECT``);
+* numbers and URLs are read and written as Go's ``strconv`` and ``net/url`` do (``go_int``,
+  ``go_parse_float``, ``go_float_text``, ``with_query_param``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Iterator, Mapping
+from decimal import Decimal
+from enum import Enum
+from typing import Any, NamedTuple
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import orjson
+
+from hbserver.adapters.base import BidderError, ResponseData
+from hbserver.adapters.common import (
+    DEFAULT_WORDING,
+    AnswerWording,
+    JsonShapeError,
+    expect_object,
+    expect_string,
+    found,
+)
+
+# json-iterator decoding an absent value (Go's empty json.RawMessage) as an object: the character it
+# "found" is the zero byte that ends the input
+ABSENT_OBJECT = "expect { or n, but found \x00"
+# json-iterator decoding another JSON value as an object; ``{found}`` is the value's first character
+NOT_AN_OBJECT = "expect {{ or n, but found {found}"
+# PBS's usual texts for a failed answer, json-iterator's for one that is no JSON object
+GO_WORDING = AnswerWording(not_an_object=NOT_AN_OBJECT)
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_JSON_SPACE = b" \t\n\r"
+_DECIMAL_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_HEX_FLOAT = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+\Z")
+_INF_OR_NAN = re.compile(r"(?:[+-]?inf(?:inity)?|nan)\Z", re.IGNORECASE)
+
+
+# --- struct fields ---------------------------------------------------------------------------------
+
+
+@functools.cache
+def _field_matcher(names: tuple[str, ...]) -> tuple[frozenset[str], dict[str, str]]:
+    """(the exact names, lower-cased key -> name): a name already in lower case takes its folded key
+    before a mixed-case one does."""
+    folded = {name: name for name in names if name == name.lower()}
+    for name in names:
+        folded.setdefault(name.lower(), name)
+    return frozenset(names), folded
+
+
+def go_members(obj: Mapping[str, Any], *names: str) -> Iterator[tuple[str, Any]]:
+    """(field name, value) for each key of ``obj`` that names one of the Go struct fields whose JSON
+    names are ``names``, in document order. A key matches exactly, else ignoring case. Go decodes
+    every occurrence in turn, so a value of the wrong type fails even when a later key overrides it."""
+    exact, folded = _field_matcher(names)
+    for key, value in obj.items():
+        name = key if key in exact else folded.get(key.lower())
+        if name is not None:
+            yield name, value
+
+
+def go_fields(obj: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    """``obj``'s values for the fields named ``names`` (see ``go_members``), keyed by those names in
+    document order; of a field named twice, the later value wins."""
+    return dict(go_members(obj, *names))
+
+
+def go_field(obj: Mapping[str, Any], name: str, *, skip_null: bool = False) -> Any:
+    """The value Go decodes into field ``name`` (see ``go_members``): the last one given, None when
+    there is none. ``skip_null``: a null leaves the value read before it, as null does for a Go
+    field of a value type (string, number, boolean)."""
+    value = None
+    for _, item in go_members(obj, name):
+        if item is not None or not skip_null:
+            value = item
+    return value
+
+
+class GoKind(Enum):
+    """The Go type of a struct field, for ``go_value``."""
+
+    STRING = "string"
+    FLOAT = "float64"
+    INT = "int"
+    BOOL = "bool"
+    STRINGS = "[]string"
+    INTS = "[]int"
+    RAW = "json.RawMessage"
+
+
+def go_int(value: Any, where: str) -> int:
+    """``value`` decoded into a Go ``int`` (null is 0); JsonShapeError in json-iterator's words
+    (``where`` names the field) for a float, a value out of int64 range or a non-number."""
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise JsonShapeError(f"cannot unmarshal {where}: overflow: {value}")
+        return value
+    if isinstance(value, float):
+        raise JsonShapeError(f"cannot unmarshal {where}: can not decode float as int")
+    raise JsonShapeError(f"cannot unmarshal {where}: unexpected character: \ufffd")
+
+
+def go_list(value: Any, where: str) -> list[Any]:
+    """A JSON array field (null is empty); anything else fails as json-iterator words it."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise JsonShapeError(f"cannot unmarshal {where}: decode slice: expect [ or n, but found {found(value)}")
+    return value
+
+
+def go_value(value: Any, kind: GoKind, where: str) -> Any:
+    """``value`` as a Go field of ``kind`` takes it (None for null); a value of the wrong type raises
+    JsonShapeError in json-iterator's words (``where`` names the field)."""
+    if value is None or kind is GoKind.RAW:
+        return value
+    if kind is GoKind.STRING:
+        return expect_string(value, where)
+    if kind is GoKind.INT:
+        return go_int(value, where)
+    if kind is GoKind.FLOAT:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return value
+        raise JsonShapeError(f"cannot unmarshal {where}: empty number")
+    if kind is GoKind.BOOL:
+        if isinstance(value, bool):
+            return value
+        raise JsonShapeError(f"cannot unmarshal {where}: expect t or f, but found {found(value)}")
+    item_kind = GoKind.STRING if kind is GoKind.STRINGS else GoKind.INT
+    for item in go_list(value, where):
+        go_value(item, item_kind, where)
+    return value
+
+
+# --- imp.ext ---------------------------------------------------------------------------------------
+
+
+class ImpExtError(JsonShapeError):
+    """``imp.ext`` itself does not decode as ``adapters.ExtImpBidder`` (PBS-Go adapters word this
+    apart from params that do not decode)."""
+
+
+def imp_bidder_params(imp: Mapping[str, Any], *, null_is_absent: bool = False) -> dict[str, Any]:
+    """``imp.ext.bidder`` as PBS-Go adapters read it: ``imp.ext`` decoded as ``adapters.ExtImpBidder``
+    (ImpExtError when absent or when ``prebid`` or ``ae`` has the wrong type), then ``bidder`` as an
+    object (JsonShapeError when absent or not an object; null reads as empty unless
+    ``null_is_absent``). Messages are json-iterator's."""
+    if "ext" not in imp:
+        raise ImpExtError(ABSENT_OBJECT)
+    try:
+        ext = expect_object(imp["ext"], "")
+        fields: dict[str, Any] = {}
+        for name, value in go_members(ext, "prebid", "bidder", "ae"):
+            if name == "prebid":
+                expect_object(value, "adapters.ExtImpBidder.Prebid")
+            elif name == "ae":
+                go_int(value, "adapters.ExtImpBidder.AuctionEnvironment")
+            fields[name] = value
+    except JsonShapeError as exc:
+        raise ImpExtError(str(exc)) from None
+    if fields.get("bidder") is None and ("bidder" not in fields or null_is_absent):
+        raise JsonShapeError(ABSENT_OBJECT)
+    return expect_object(fields["bidder"], "")
+
+
+# --- re-encoding -----------------------------------------------------------------------------------
+
+# openrtb2.Bid: (JSON name, Go field, kind); id, impid and price are always written
+_BID = (
+    ("id", "ID", GoKind.STRING), ("impid", "ImpID", GoKind.STRING), ("price", "Price", GoKind.FLOAT),
+    ("nurl", "NURL", GoKind.STRING), ("burl", "BURL", GoKind.STRING), ("lurl", "LURL", GoKind.STRING),
+    ("adm", "AdM", GoKind.STRING), ("adid", "AdID", GoKind.STRING), ("adomain", "ADomain", GoKind.STRINGS),
+    ("bundle", "Bundle", GoKind.STRING), ("iurl", "IURL", GoKind.STRING), ("cid", "CID", GoKind.STRING),
+    ("crid", "CrID", GoKind.STRING), ("tactic", "Tactic", GoKind.STRING), ("cattax", "CatTax", GoKind.INT),
+    ("cat", "Cat", GoKind.STRINGS), ("attr", "Attr", GoKind.INTS), ("apis", "APIs", GoKind.INTS),
+    ("api", "API", GoKind.INT), ("protocol", "Protocol", GoKind.INT),
+    ("qagmediarating", "QAGMediaRating", GoKind.INT), ("language", "Language", GoKind.STRING),
+    ("langb", "LangB", GoKind.STRING), ("dealid", "DealID", GoKind.STRING), ("w", "W", GoKind.INT),
+    ("h", "H", GoKind.INT), ("wratio", "WRatio", GoKind.INT), ("hratio", "HRatio", GoKind.INT),
+    ("exp", "Exp", GoKind.INT), ("dur", "Dur", GoKind.INT), ("mtype", "MType", GoKind.INT),
+    ("slotinpod", "SlotInPod", GoKind.INT), ("ext", "Ext", GoKind.RAW),
+)  # fmt: skip
+_BID_NAMES = tuple(name for name, _, _ in _BID)
+_BID_ALWAYS = {"id": "", "impid": "", "price": 0}
+
+# openrtb2.Video (OpenRTB 2.6): its omitempty value fields are left out when zero, its omitempty lists
+# when empty, its pointers when null; only "mimes" is always written
+_VIDEO_ZERO_OMITTED = frozenset({
+    "minduration", "maxduration", "maxseq", "poddur", "protocol", "podid", "podseq", "placement", "plcmt",
+    "linearity", "skipmin", "skipafter", "sequence", "slotinpod", "mincpmpersec", "maxextended", "minbitrate",
+    "maxbitrate", "playbackend",
+})  # fmt: skip
+_VIDEO_LISTS = frozenset({
+    "protocols", "rqddurs", "battr", "playbackmethod", "delivery", "companionad", "api", "companiontype",
+    "poddedupe", "durfloors",
+})  # fmt: skip
+_VIDEO_FIELDS = _VIDEO_ZERO_OMITTED | _VIDEO_LISTS | {"startdelay", "w", "h", "skip", "boxingallowed", "pos", "ext"}
+
+# Fields of openrtb2's media objects written even when absent (no omitempty): (object, field, zero)
+_MEDIA_REQUIRED_FIELDS = (("video", "mimes", None), ("audio", "mimes", None), ("native", "request", ""))
+# openrtb2.BidRequest's omitempty scalars, left out when zero
+_REQUEST_OMITEMPTY = frozenset({"test", "at", "tmax", "allimps", "cattax"})
+
+
+def go_bid(bid: Any) -> dict[str, Any]:
+    """An answer's bid as PBS-Go holds it (decoded into ``openrtb2.Bid``, encoded again): unknown
+    keys dropped, zero and empty optional fields left out, ``ext: null`` dropped, ``id``, ``impid``
+    and ``price`` always written. A field of the wrong type raises JsonShapeError."""
+    fields = go_fields(expect_object(bid, "[]openrtb2.Bid"), *_BID_NAMES)
+    out: dict[str, Any] = {}
+    for name, go_name, kind in _BID:
+        value = go_value(fields.get(name), kind, f"openrtb2.Bid.{go_name}")
+        if value is None or (not value and kind is not GoKind.RAW):
+            if name in _BID_ALWAYS:
+                out[name] = _BID_ALWAYS[name] if value is None else value
+            continue
+        out[name] = value
+    return out
+
+
+def go_video(video: Mapping[str, Any]) -> dict[str, Any]:
+    """``video`` as PBS-Go writes a typed openrtb2.Video again: unknown keys dropped, zero values,
+    empty lists and nulls of its omitempty fields left out, ``mimes`` written even when absent."""
+    out: dict[str, Any] = {"mimes": video.get("mimes")}
+    for key, value in video.items():
+        if key not in _VIDEO_FIELDS or (value is None and key != "ext"):
+            continue
+        if (key in _VIDEO_ZERO_OMITTED and value in (0, "")) or (key in _VIDEO_LISTS and value == []):
+            continue
+        out[key] = value
+    return out
+
+
+def go_media_objects(imp: dict[str, Any]) -> dict[str, Any]:
+    """``imp`` as PBS-Go's typed Imp writes it again: a video or audio object without ``mimes``
+    gets ``"mimes": null``, a native one without ``request`` gets ``"request": ""``. Returns
+    ``imp`` itself when nothing changes (a shallow copy otherwise)."""
+    out = imp
+    for kind, name, zero in _MEDIA_REQUIRED_FIELDS:
+        media = imp.get(kind)
+        if isinstance(media, dict) and name not in media:
+            if out is imp:
+                out = dict(imp)
+            out[kind] = {**media, name: zero}
+    return out
+
+
+def set_omitempty(obj: dict[str, Any], key: str, value: Any) -> None:
+    """``obj[key] = value``, or no ``key`` at all when ``value`` is empty ("", 0, [], {}, null), as
+    Go writes an ``omitempty`` field."""
+    if value:
+        obj[key] = value
+    else:
+        obj.pop(key, None)
+
+
+def go_request_top(request: Mapping[str, Any]) -> dict[str, Any]:
+    """A shallow copy of ``request`` without the zero-valued top-level scalars Go's typed
+    BidRequest leaves out when it serialises again (``"test": 0`` and the like)."""
+    return {key: value for key, value in request.items() if not (key in _REQUEST_OMITEMPTY and value == 0)}
+
+
+# --- answers ---------------------------------------------------------------------------------------
+
+
+class GoAnswer(NamedTuple):
+    """An OpenRTB answer as PBS-Go's ``openrtb2.BidResponse``: its currency ("" when absent) and,
+    per seatbid, its seat and its bids (each as ``go_bid`` gives it)."""
+
+    cur: str
+    seatbids: list[tuple[str, list[dict[str, Any]]]]
+
+    @property
+    def bids(self) -> list[dict[str, Any]]:
+        """Every bid of the answer, seatbid by seatbid."""
+        return [bid for _, bids in self.seatbids for bid in bids]
+
+
+_ANSWER_KINDS = (
+    ("id", "ID", GoKind.STRING),
+    ("bidid", "BidID", GoKind.STRING),
+    ("cur", "Cur", GoKind.STRING),
+    ("customdata", "CustomData", GoKind.STRING),
+    ("nbr", "NBR", GoKind.INT),
+)
+
+
+def go_answer(body: bytes) -> GoAnswer:
+    """``body`` decoded as PBS-Go decodes a bid response (``jsonutil.Unmarshal``): an empty body or
+    one that is not a JSON object fails with json-iterator's ``expect { or n, but found <c>``
+    (JsonShapeError), ``null`` is an empty answer, members of the wrong type fail."""
+    first = body.lstrip(_JSON_SPACE)[:1]
+    if first not in (b"{", b"n"):
+        raise JsonShapeError(f"expect {{ or n, but found {first.decode('latin-1') or chr(0)}")
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise JsonShapeError(f"Bad response body: {exc}") from None
+    fields = go_fields(expect_object(data, ""), "id", "seatbid", "bidid", "cur", "customdata", "nbr", "ext")
+    for name, go_name, kind in _ANSWER_KINDS:
+        go_value(fields.get(name), kind, f"openrtb2.BidResponse.{go_name}")
+    seatbids = []
+    for seatbid in go_list(fields.get("seatbid"), "openrtb2.BidResponse.SeatBid"):
+        members = go_fields(expect_object(seatbid, "[]openrtb2.SeatBid"), "bid", "seat", "group", "ext")
+        seat = go_value(members.get("seat"), GoKind.STRING, "openrtb2.SeatBid.Seat") or ""
+        go_value(members.get("group"), GoKind.INT, "openrtb2.SeatBid.Group")
+        bids = go_list(members.get("bid"), "openrtb2.SeatBid.Bid")
+        seatbids.append((seat, [go_bid(bid) for bid in bids]))
+    return GoAnswer(fields.get("cur") or "", seatbids)
+
+
+def decode_go_answer(
+    response: ResponseData, wording: AnswerWording = DEFAULT_WORDING
+) -> tuple[GoAnswer | None, list[BidderError]]:
+    """``go_answer`` of a bidder's answer: (None, []) for 204, (None, [error]) for a failure status
+    (worded by ``wording``) or an answer that does not decode (json-iterator's words)."""
+    failure = wording.status_failure(response.status)
+    if failure is not None:
+        return None, failure
+    try:
+        return go_answer(response.body), []
+    except JsonShapeError as exc:
+        return None, [wording.body_failure(str(exc))]
+
+
+# --- numbers and URLs ------------------------------------------------------------------------------
+
+
+def go_parse_float(text: str) -> float | None:
+    """Go's ``strconv.ParseFloat(text, 64)``: None where it fails (bad syntax, or out of range)."""
+    if _DECIMAL_FLOAT.match(text):
+        value = float(text)
+        return None if math.isinf(value) else value
+    if _INF_OR_NAN.match(text):
+        return float(text)
+    if _HEX_FLOAT.match(text):
+        try:
+            return float.fromhex(text)
+        except OverflowError:
+            return None
+    return None
+
+
+def go_float_text(value: float) -> str:
+    """A float as Go's ``strconv.FormatFloat(v, 'f', -1, 64)`` writes it: the shortest digits that
+    read back the same, never an exponent (``12345678``, ``1.5``, ``0.0001``)."""
+    text = format(Decimal(repr(float(value))), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def with_query_param(endpoint: str, name: str, value: str) -> str:
+    """``endpoint`` with ``name=value`` added to its query, the query re-encoded as Go's
+    ``url.Values.Encode`` does: keys sorted (the values of one key keep their order), escaped as a
+    form. Raises ValueError where ``urlsplit`` does."""
+    parts = urlsplit(endpoint)
+    pairs = [*parse_qsl(parts.query, keep_blank_values=True), (name, value)]
+    pairs.sort(key=lambda pair: pair[0])
+    return urlunsplit(parts._replace(query=urlencode(pairs)))

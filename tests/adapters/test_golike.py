@@ -1,0 +1,421 @@
+"""The Go-emulation helpers (``adapters.golike``): one table per helper, a row per rule it copies."""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import pytest
+
+from hbserver.adapters.base import BidderError, ErrorCode, ResponseData
+from hbserver.adapters.common import AnswerWording, JsonShapeError
+from hbserver.adapters.golike import (
+    ABSENT_OBJECT,
+    GoKind,
+    ImpExtError,
+    decode_go_answer,
+    go_answer,
+    go_bid,
+    go_field,
+    go_fields,
+    go_float_text,
+    go_int,
+    go_media_objects,
+    go_members,
+    go_parse_float,
+    go_request_top,
+    go_value,
+    go_video,
+    imp_bidder_params,
+    set_omitempty,
+    with_query_param,
+)
+
+NAN = object()  # stands for "a NaN" in the go_parse_float table (NaN != NaN)
+
+
+class Fails(NamedTuple):
+    """A table's expected failure: the exception's exact class and message."""
+
+    message: str
+    error: type[Exception] = JsonShapeError
+
+
+def outcome(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """What ``function`` returns, or Fails(message, class) for the JsonShapeError it raises."""
+    try:
+        return function(*args, **kwargs)
+    except JsonShapeError as exc:
+        return Fails(str(exc), type(exc))
+
+
+@pytest.mark.parametrize(
+    ("obj", "names", "want"),
+    [
+        ({"placementId": "p"}, ("placementId",), [("placementId", "p")]),
+        ({"PlacementID": "p", "other": 1}, ("placementId",), [("placementId", "p")]),
+        ({"bidder": 1, "BIDDER": 2}, ("bidder",), [("bidder", 1), ("bidder", 2)]),
+        ({"tagId": "x"}, ("tagId", "tagid"), [("tagId", "x")]),
+        ({"TagId": "x"}, ("tagId", "tagid"), [("tagid", "x")]),  # a lower-case name takes the folded key
+        ({"siteId": 1, "SITEID": 2, "siteid": 3}, ("siteid", "siteId"), [("siteId", 1), ("siteid", 2), ("siteid", 3)]),
+        ({"b": 1, "a": None}, ("a", "b"), [("b", 1), ("a", None)]),  # document order, nulls included
+    ],
+    ids=["exact", "case", "repeated", "exact-wins", "folded", "two-fields", "order"],
+)
+def test_go_members(obj, names, want):
+    assert list(go_members(obj, *names)) == want
+
+
+@pytest.mark.parametrize(
+    ("obj", "names", "want"),
+    [
+        ({"bidder": 1, "BIDDER": 2}, ("bidder",), {"bidder": 2}),
+        ({"TagId": "x"}, ("tagId", "tagid"), {"tagid": "x"}),
+        ({"tagId": "x"}, ("tagId", "tagid"), {"tagId": "x"}),
+        ({"b": 1, "A": 2, "B": 3}, ("a", "b"), {"b": 3, "a": 2}),
+        ({"x": 1}, ("a",), {}),
+    ],
+    ids=["last-wins", "folded", "exact", "first-position", "none"],
+)
+def test_go_fields(obj, names, want):
+    got = go_fields(obj, *names)
+    assert got == want
+    assert list(got) == list(want)
+
+
+@pytest.mark.parametrize(
+    ("obj", "name", "skip_null", "want"),
+    [
+        ({"Bidder": 1, "bidder": 2}, "bidder", False, 2),
+        ({"bidder": 2, "Bidder": 1}, "bidder", False, 1),
+        ({"bidder": 1, "BIDDER": None}, "bidder", False, None),
+        ({"bidder": 1, "BIDDER": None}, "bidder", True, 1),
+        ({"bidder": None}, "bidder", True, None),
+        ({}, "bidder", False, None),
+    ],
+    ids=["last", "last-not-exact", "null-wins", "null-skipped", "only-null", "absent"],
+)
+def test_go_field(obj, name, skip_null, want):
+    assert go_field(obj, name, skip_null=skip_null) == want
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        (None, 0),
+        (7, 7),
+        (-(2**63), -(2**63)),
+        (2**63, Fails("cannot unmarshal f: overflow: 9223372036854775808")),
+        (1.5, Fails("cannot unmarshal f: can not decode float as int")),
+        ("7", Fails("cannot unmarshal f: unexpected character: \ufffd")),
+        (True, Fails("cannot unmarshal f: unexpected character: \ufffd")),
+    ],
+    ids=["null", "int", "int64-min", "overflow", "float", "string", "bool"],
+)
+def test_go_int(value, want):
+    assert outcome(go_int, value, "f") == want
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "want"),
+    [
+        (None, GoKind.INT, None),
+        ("x", GoKind.STRING, "x"),
+        (5, GoKind.STRING, Fails('cannot unmarshal f: expects " or n, but found 5')),
+        (1.5, GoKind.FLOAT, 1.5),
+        ("1", GoKind.FLOAT, Fails("cannot unmarshal f: empty number")),
+        (2.5, GoKind.INT, Fails("cannot unmarshal f: can not decode float as int")),
+        (True, GoKind.BOOL, True),
+        (1, GoKind.BOOL, Fails("cannot unmarshal f: expect t or f, but found 1")),
+        (["a"], GoKind.STRINGS, ["a"]),
+        ("a", GoKind.STRINGS, Fails('cannot unmarshal f: decode slice: expect [ or n, but found "')),
+        ([1, "2"], GoKind.INTS, Fails("cannot unmarshal f: unexpected character: \ufffd")),
+        ({"any": [1]}, GoKind.RAW, {"any": [1]}),
+    ],
+    ids=[
+        "null",
+        "string",
+        "bad-string",
+        "float",
+        "bad-float",
+        "bad-int",
+        "bool",
+        "bad-bool",
+        "strings",
+        "bad-list",
+        "bad-item",
+        "raw",
+    ],
+)
+def test_go_value(value, kind, want):
+    assert outcome(go_value, value, kind, "f") == want
+
+
+@pytest.mark.parametrize(
+    ("imp", "null_is_absent", "want"),
+    [
+        ({"ext": {"bidder": {"a": 1}}}, False, {"a": 1}),
+        ({"ext": {"Bidder": {"a": 1}, "PREBID": {}}}, False, {"a": 1}),
+        ({"ext": {"bidder": None}}, False, {}),
+        ({"ext": {"bidder": None}}, True, Fails(ABSENT_OBJECT)),
+        ({"ext": {}}, False, Fails(ABSENT_OBJECT)),
+        ({"ext": None}, False, Fails(ABSENT_OBJECT)),
+        ({"ext": {"bidder": 5}}, False, Fails("expect { or n, but found 5")),
+        ({}, False, Fails(ABSENT_OBJECT, ImpExtError)),
+        ({"ext": "x"}, False, Fails('expect { or n, but found "', ImpExtError)),
+        (
+            {"ext": {"prebid": 1, "bidder": {}}},
+            False,
+            Fails("cannot unmarshal adapters.ExtImpBidder.Prebid: expect { or n, but found 1", ImpExtError),
+        ),
+        (
+            {"ext": {"prebid": 1, "Prebid": {}, "bidder": {}}},  # Go fails on the first, overridden or not
+            False,
+            Fails("cannot unmarshal adapters.ExtImpBidder.Prebid: expect { or n, but found 1", ImpExtError),
+        ),
+        (
+            {"ext": {"ae": 1.5, "bidder": {}}},
+            False,
+            Fails(
+                "cannot unmarshal adapters.ExtImpBidder.AuctionEnvironment: can not decode float as int", ImpExtError
+            ),
+        ),
+    ],
+    ids=[
+        "params",
+        "keys-in-any-case",
+        "null-params",
+        "null-as-absent",
+        "no-bidder",
+        "null-ext",
+        "bidder-not-object",
+        "no-ext",
+        "ext-not-object",
+        "bad-prebid",
+        "bad-prebid-overridden",
+        "bad-ae",
+    ],
+)
+def test_imp_bidder_params(imp, null_is_absent, want):
+    assert outcome(imp_bidder_params, imp, null_is_absent=null_is_absent) == want
+
+
+@pytest.mark.parametrize(
+    ("raw", "want"),
+    [
+        (
+            {"id": "b", "impid": "i", "price": 1, "w": 0, "h": 0, "exp": 0, "attr": [], "cat": None, "foo": 1},
+            {"id": "b", "impid": "i", "price": 1},
+        ),
+        ({"ID": "b", "ImpId": "i", "Price": 2, "MType": 1}, {"id": "b", "impid": "i", "price": 2, "mtype": 1}),
+        ({"price": 0, "ext": None}, {"id": "", "impid": "", "price": 0}),
+        ({"id": "b", "ext": {}}, {"id": "b", "impid": "", "price": 0, "ext": {}}),
+        (
+            {"id": "b", "cat": ["IAB1"], "adomain": [], "crid": ""},
+            {"id": "b", "impid": "", "price": 0, "cat": ["IAB1"]},
+        ),
+        ({"id": 5}, Fails('cannot unmarshal openrtb2.Bid.ID: expects " or n, but found 5')),
+        ({"w": 1.5}, Fails("cannot unmarshal openrtb2.Bid.W: can not decode float as int")),
+        ({"price": "1"}, Fails("cannot unmarshal openrtb2.Bid.Price: empty number")),
+        (
+            {"adomain": "a.com"},
+            Fails('cannot unmarshal openrtb2.Bid.ADomain: decode slice: expect [ or n, but found "'),
+        ),
+        ([], Fails("cannot unmarshal []openrtb2.Bid: expect { or n, but found [")),
+    ],
+    ids=[
+        "zeros-and-unknown-dropped",
+        "keys-in-any-case",
+        "always-written",
+        "empty-ext-kept",
+        "empty-lists-dropped",
+        "bad-id",
+        "bad-w",
+        "bad-price",
+        "bad-adomain",
+        "not-an-object",
+    ],
+)
+def test_go_bid(raw, want):
+    assert outcome(go_bid, raw) == want
+
+
+@pytest.mark.parametrize(
+    ("video", "want"),
+    [
+        ({"w": 0}, {"mimes": None, "w": 0}),
+        (
+            {"w": 0, "h": 0, "skip": 0, "minduration": 0, "placement": 0, "api": [], "format": [], "ext": {}},
+            {"mimes": None, "w": 0, "h": 0, "skip": 0, "ext": {}},
+        ),
+        (
+            {"mimes": ["a"], "maxextended": 0, "boxingallowed": 0, "podid": "", "battr": [], "pos": None, "foo": 1},
+            {"mimes": ["a"], "boxingallowed": 0},
+        ),
+        (
+            {"mimes": [], "protocols": [2], "linearity": 1, "ext": None},
+            {"mimes": [], "protocols": [2], "linearity": 1, "ext": None},
+        ),
+    ],
+    ids=["mimes-always", "pointers-keep-zero", "omitempty-dropped", "values-and-raw-null-kept"],
+)
+def test_go_video(video, want):
+    assert go_video(video) == want
+
+
+@pytest.mark.parametrize(
+    ("imp", "want"),
+    [
+        ({"id": "1", "video": {"w": 1}}, {"id": "1", "video": {"w": 1, "mimes": None}}),
+        ({"id": "1", "audio": {}}, {"id": "1", "audio": {"mimes": None}}),
+        ({"id": "1", "native": {"ver": "1.2"}}, {"id": "1", "native": {"ver": "1.2", "request": ""}}),
+        ({"id": "1", "video": {"mimes": []}}, {"id": "1", "video": {"mimes": []}}),
+        ({"id": "1", "banner": {}}, {"id": "1", "banner": {}}),
+    ],
+    ids=["video", "audio", "native", "video-with-mimes", "banner"],
+)
+def test_go_media_objects(imp, want):
+    before = copy.deepcopy(imp)
+    out = go_media_objects(imp)
+    assert out == want
+    assert imp == before
+    assert (out is imp) == (want == before)  # a copy only when something changes
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [("x", {"k": "x"}), ([1], {"k": [1]}), ("", {}), (0, {}), ([], {}), ({}, {}), (None, {}), (False, {})],
+)
+def test_set_omitempty(value, want):
+    obj = {"k": "old"}
+    set_omitempty(obj, "k", value)
+    assert obj == want
+
+
+@pytest.mark.parametrize(
+    ("request_in", "want"),
+    [
+        (
+            {"id": "r", "test": 0, "at": 0, "tmax": 0, "allimps": 0, "cattax": 0, "imp": [], "ext": 0},
+            {"id": "r", "imp": [], "ext": 0},
+        ),
+        ({"id": "r", "test": 1, "at": 1}, {"id": "r", "test": 1, "at": 1}),
+    ],
+    ids=["zeros-dropped", "values-kept"],
+)
+def test_go_request_top(request_in, want):
+    assert go_request_top(request_in) == want
+
+
+@pytest.mark.parametrize(
+    ("body", "want"),
+    [
+        (
+            b'{"cur": "EUR", "seatbid": [{"seat": "s1", "bid": [{"id": "b"}]}, {"bid": []}]}',
+            ("EUR", [("s1", [{"id": "b", "impid": "", "price": 0}]), ("", [])]),
+        ),
+        (b" null", ("", [])),
+        (b'{"SeatBid": null}', ("", [])),
+        (b"", Fails("expect { or n, but found \x00")),
+        (b"[1]", Fails("expect { or n, but found [")),
+        (b"{oops", Fails("Bad response body: ")),
+        (
+            b'{"seatbid": {}}',
+            Fails("cannot unmarshal openrtb2.BidResponse.SeatBid: decode slice: expect [ or n, but found {"),
+        ),
+        (b'{"nbr": "x"}', Fails("cannot unmarshal openrtb2.BidResponse.NBR: unexpected character: \ufffd")),
+        (b'{"seatbid": [{"seat": 1}]}', Fails('cannot unmarshal openrtb2.SeatBid.Seat: expects " or n, but found 1')),
+    ],
+    ids=["seats-and-bids", "null", "null-seatbid", "empty", "array", "not-json", "bad-seatbid", "bad-nbr", "bad-seat"],
+)
+def test_go_answer(body, want):
+    got = outcome(go_answer, body)
+    if isinstance(want, Fails):  # orjson's own message follows the text in the table
+        assert isinstance(got, Fails) and got.error is want.error and got.message.startswith(want.message)
+    else:
+        assert tuple(got) == want
+        assert got.bids == [bid for _, bids in want[1] for bid in bids]
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "wording", "want"),
+    [
+        (204, b"", AnswerWording(), []),
+        (400, b"", AnswerWording(bad_request="B"), [(ErrorCode.BAD_INPUT, "B")]),
+        (500, b"", AnswerWording(status="S {}"), [(ErrorCode.BAD_SERVER_RESPONSE, "S 500")]),
+        (200, b"1", AnswerWording(), [(ErrorCode.BAD_SERVER_RESPONSE, "expect { or n, but found 1")]),
+        (200, b"1", AnswerWording(body_error=BidderError), [(ErrorCode.UNKNOWN, "expect { or n, but found 1")]),
+        (200, b"{}", AnswerWording(), None),
+    ],
+    ids=["no-content", "bad-request", "own-status-text", "not-an-object", "own-error-class", "answer"],
+)
+def test_decode_go_answer(status, body, wording, want):
+    answer, errors = decode_go_answer(ResponseData(status, body), wording)
+    assert [(error.code, error.message) for error in errors] == (want or [])
+    assert (answer is not None) == (want is None)
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("1.5", 1.5),
+        ("+.5", 0.5),
+        ("5.", 5.0),
+        ("1E3", 1000.0),
+        ("0x1p-2", 0.25),
+        ("-Inf", -math.inf),
+        ("infinity", math.inf),
+        ("NaN", NAN),
+        ("1e400", None),
+        ("0x1p99999", None),
+        ("1_0", None),
+        (" 1", None),
+        ("+nan", None),
+        ("", None),
+        ("0x1", None),
+    ],
+)
+def test_go_parse_float(text, want):
+    got = go_parse_float(text)
+    if want is NAN:
+        assert got is not None and math.isnan(got)
+    else:
+        assert got == want
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        (12345678, "12345678"),
+        (1.5, "1.5"),
+        (0.0001, "0.0001"),
+        (1e21, "1000000000000000000000"),
+        (-2.0, "-2"),
+        (-0.0, "0"),
+        (0.1 + 0.2, "0.30000000000000004"),
+    ],
+)
+def test_go_float_text(value, want):
+    assert go_float_text(value) == want
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "want"),
+    [
+        ("http://h/a", "http://h/a?v=1.3"),
+        ("http://h/a?z=1&b=x y", "http://h/a?b=x+y&v=1.3&z=1"),
+        ("http://h/a?v=old&a=", "http://h/a?a=&v=old&v=1.3"),
+        ("http://h/a?k=s t~&x=%26#frag", "http://h/a?k=s+t~&v=1.3&x=%26#frag"),
+        ("", "?v=1.3"),
+    ],
+    ids=["no-query", "sorted-and-escaped", "repeated-key-keeps-order", "fragment-kept", "empty"],
+)
+def test_with_query_param(endpoint, want):
+    assert with_query_param(endpoint, "v", "1.3") == want
+
+
+def test_with_query_param_raises_where_urlsplit_does():
+    with pytest.raises(ValueError):
+        with_query_param("http://[::1", "v", "1")
