@@ -30,7 +30,15 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, answer_bids, expect_object, expect_string, found, json_call
+from hbserver.adapters.common import (
+    JsonShapeError,
+    answer_bids,
+    expect_object,
+    expect_string,
+    floor_in_usd,
+    found,
+    json_call,
+)
 from hbserver.adapters.golike import NOT_AN_OBJECT, go_media_objects, go_request_top, with_query_param
 
 ADAPTER_VERSION = "pbs1.3"
@@ -56,16 +64,6 @@ def _header(headers: Any, name: str) -> str:
         if key.lower() == name:
             return str(value)
     return ""
-
-
-def _floor_in_usd(imp: dict[str, Any], info: RequestInfo) -> dict[str, Any]:
-    """``imp`` with a positive floor in another currency converted to USD (raises ConversionError)."""
-    floor, currency = imp.get("bidfloor"), imp.get("bidfloorcur")
-    if not isinstance(floor, int | float) or isinstance(floor, bool) or floor <= 0:
-        return imp
-    if not isinstance(currency, str) or not currency or currency.upper() == _CURRENCY:
-        return imp
-    return {**imp, "bidfloor": info.convert_currency(floor, currency, _CURRENCY), "bidfloorcur": _CURRENCY}
 
 
 def _params(imp: dict[str, Any]) -> tuple[str, str]:
@@ -105,7 +103,7 @@ class AmxAdapter:
         has_floor = False
         for imp in request.get("imp") or ():
             try:
-                imp = _floor_in_usd(imp, info)
+                imp = floor_in_usd(imp, info)
             except ConversionError as exc:
                 errors.append(BidderError(str(exc)))
                 continue

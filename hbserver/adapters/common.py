@@ -139,20 +139,6 @@ def json_headers(**extra: Any) -> dict[str, str]:
     return headers
 
 
-def device_headers(request: Mapping[str, Any], headers: dict[str, str] | None = None) -> dict[str, str]:
-    """``headers`` (default: the JSON pair) plus the device's ``User-Agent``, ``X-Forwarded-For``
-    (ip, else ipv6), ``Accept-Language`` and ``Dnt``, each only when the request has it."""
-    out = dict(JSON_HEADERS) if headers is None else headers
-    device = request.get("device")
-    if isinstance(device, dict):
-        with_header(out, "User-Agent", device.get("ua"))
-        with_header(out, "X-Forwarded-For", device.get("ip") or device.get("ipv6"))
-        with_header(out, "Accept-Language", device.get("language"))
-        if device.get("dnt") is not None:
-            with_header(out, "Dnt", device.get("dnt"))
-    return out
-
-
 def json_call(
     uri: str, body: Any, imp_ids: Iterable[str], headers: Mapping[str, str] | None = None, method: str = "POST"
 ) -> RequestData:
@@ -220,15 +206,13 @@ def resolve_macros(template: str, values: Mapping[str, str]) -> str:
     return out
 
 
-def floor_in(imp: Mapping[str, Any], info: RequestInfo, currency: str = "USD") -> tuple[float, str] | None:
-    """The imp's positive ``bidfloor`` converted to ``currency`` (``bidfloorcur`` absent = USD), as
-    (amount, currency); None when it has no positive floor. Raises ConversionError (PBS-Go's text)."""
-    amount = imp.get("bidfloor")
-    if isinstance(amount, bool) or not isinstance(amount, int | float) or amount <= 0:
-        return None
-    source = imp.get("bidfloorcur") or "USD"
-    if not isinstance(source, str):
-        source = "USD"
-    if source.upper() == currency.upper():
-        return amount, currency
-    return info.convert_currency(amount, source, currency), currency
+def floor_in_usd(imp: dict[str, Any], info: RequestInfo) -> dict[str, Any]:
+    """``imp`` with a positive ``bidfloor`` in another currency converted to USD (a new dict, with
+    ``bidfloorcur: USD``); ``imp`` itself when it has no positive floor, no currency or USD already.
+    Raises ConversionError (PBS-Go's text) when there is no rate."""
+    floor, currency = imp.get("bidfloor"), imp.get("bidfloorcur")
+    if not isinstance(floor, int | float) or isinstance(floor, bool) or floor <= 0:
+        return imp
+    if not isinstance(currency, str) or not currency or currency.upper() == "USD":
+        return imp
+    return {**imp, "bidfloor": info.convert_currency(floor, currency, "USD"), "bidfloorcur": "USD"}

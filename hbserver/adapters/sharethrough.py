@@ -37,6 +37,7 @@ from hbserver.adapters.common import (
     answer_bids,
     decode_answer,
     expect_string,
+    floor_in_usd,
     found,
     json_headers,
 )
@@ -78,16 +79,6 @@ def _source(request: dict[str, Any], pbs_version: str) -> dict[str, Any]:
     ext = out.get("ext")
     out["ext"] = {**(ext if isinstance(ext, dict) else {}), "str": ADAPTER_VERSION, "version": pbs_version}
     return out
-
-
-def _floor_in_usd(imp: dict[str, Any], info: RequestInfo) -> dict[str, Any]:
-    """``imp`` with a positive floor in another currency converted to USD (raises ConversionError)."""
-    floor, currency = imp.get("bidfloor"), imp.get("bidfloorcur")
-    if not isinstance(floor, int | float) or isinstance(floor, bool) or floor <= 0:
-        return imp
-    if not isinstance(currency, str) or not currency or currency.upper() == "USD":
-        return imp
-    return {**imp, "bidfloor": info.convert_currency(floor, currency, "USD"), "bidfloorcur": "USD"}
 
 
 def _split(imp: dict[str, Any]) -> list[dict[str, Any]]:
@@ -134,7 +125,7 @@ class SharethroughAdapter:
                 errors.append(bad_input(str(exc)))
                 continue
             try:
-                imp = _floor_in_usd(imp, info)
+                imp = floor_in_usd(imp, info)
             except ConversionError as exc:
                 return [], [BidderError(str(exc))]
             imp = {key: value for key, value in imp.items() if key != "tagid"}

@@ -33,6 +33,7 @@ from hbserver.adapters.common import (
     decode_answer,
     expect_string,
     first_media_type,
+    floor_in_usd,
 )
 from hbserver.adapters.golike import GO_WORDING, go_members, imp_bidder_params, set_omitempty
 
@@ -69,14 +70,11 @@ class SonobiAdapter:
                 continue
             out = dict(imp)
             set_omitempty(out, "tagid", tag_id)
-            floor, currency = imp.get("bidfloor") or 0, imp.get("bidfloorcur") or ""
-            if floor > 0 and currency and currency.upper() != "USD":
-                try:
-                    out["bidfloor"] = info.convert_currency(floor, currency, "USD")
-                except ConversionError as exc:
-                    errors.append(BidderError(str(exc)))
-                    continue
-                out["bidfloorcur"] = "USD"
+            try:
+                out = floor_in_usd(out, info)
+            except ConversionError as exc:
+                errors.append(BidderError(str(exc)))
+                continue
             body = orjson.dumps({**request, "imp": [out], "cur": ["USD"]})
             calls.append(RequestData("POST", self.endpoint, body, JSON_HEADERS, [imp.get("id", "")]))
         return calls, errors

@@ -29,6 +29,7 @@ from hbserver.adapters.common import (
     decode_answer,
     expect_object,
     expect_string,
+    floor_in_usd,
     found,
     imp_ids,
     json_call,
@@ -80,14 +81,11 @@ def _placement_id(bidder: Any, errors: list[BidderError]) -> str:
 
 
 def _build_imp(imp: dict[str, Any], info: RequestInfo, errors: list[BidderError]) -> dict[str, Any]:
-    out = dict(imp)
-    floor, currency = imp.get("bidfloor") or 0, imp.get("bidfloorcur") or ""
-    if floor > 0 and currency and currency.upper() != "USD":
-        try:
-            out["bidfloor"] = info.convert_currency(floor, currency, "USD")
-            out["bidfloorcur"] = "USD"
-        except ConversionError:
-            errors.append(bad_input(f"Unable to convert provided bid floor currency from {currency} to USD"))
+    try:
+        out = dict(floor_in_usd(imp, info))
+    except ConversionError:  # sent with its own floor, as PBS-Go does
+        errors.append(bad_input(f"Unable to convert provided bid floor currency from {imp['bidfloorcur']} to USD"))
+        out = dict(imp)
     bidder, pbadslot = _read_ext(imp.get("ext"), errors)
     ext = {"placement_id": _placement_id(bidder, errors)}
     if pbadslot:

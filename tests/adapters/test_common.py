@@ -1,18 +1,26 @@
-"""The shared reading of a bidder's answer (``common.decode_answer`` with an adapter's wording) and
-the shared bid typing by imp: each outcome and its text."""
+"""The pieces adapters share (``common``): reading a bidder's answer with an adapter's wording, bid
+typing by imp and by ``mtype``, header names, JSON calls, endpoint macros and floors in USD."""
 
 from __future__ import annotations
 
 import pytest
 
-from hbserver.adapters.base import BidderError, ErrorCode, ResponseData
+from hbserver.adapters.base import JSON_HEADERS, BidderError, ConversionError, ErrorCode, RequestInfo, ResponseData
 from hbserver.adapters.common import (
     BANNER_VIDEO_NATIVE,
     AnswerWording,
+    answer_bids,
+    canonical_header,
     decode_answer,
     first_media_type,
+    floor_in_usd,
     imp_bid_type,
+    json_call,
+    json_headers,
+    mtype_bid_type,
+    resolve_macros,
     status_error,
+    with_header,
 )
 
 GO_TEXT = AnswerWording(not_an_object="expect {{ or n, but found {found}")
@@ -101,3 +109,100 @@ def test_first_media_type_and_imp_bid_type(imps, imp_id, order, want_imp, want_b
     extra = () if order is None else (order,)
     assert first_media_type(imps[0], *extra) == want_imp
     assert imp_bid_type(imps, imp_id, *extra) == want_bid
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [("x-openrtb-version", "X-Openrtb-Version"), ("USER-AGENT", "User-Agent"), ("dnt", "Dnt"),
+     ("Content-Type", "Content-Type"), ("x_weird", "x_weird"), ("", "")],
+)
+def test_canonical_header(name, canonical):
+    assert canonical_header(name) == canonical
+
+
+@pytest.mark.parametrize(
+    ("value", "headers"),
+    [("1.2.3.4", {"X-Forwarded-For": "1.2.3.4"}), (1, {"X-Forwarded-For": "1"}), ("", {}), (None, {})],
+)
+def test_with_header(value, headers):
+    got: dict[str, str] = {}
+    with_header(got, "x-forwarded-for", value)
+    assert got == headers
+
+
+def test_json_headers():
+    assert json_headers(x_openrtb_version="2.5", dnt=None) == {**JSON_HEADERS, "X-Openrtb-Version": "2.5"}
+
+
+def test_json_call():
+    call = json_call("https://b.example/bid", {"id": "r", "imp": []}, ["i1", "i2"])
+    assert (call.method, call.uri, call.body, call.imp_ids) == ("POST", "https://b.example/bid", b'{"id":"r","imp":[]}',
+                                                                ["i1", "i2"])
+    assert call.headers == JSON_HEADERS
+    assert json_call("u", {}, [], headers={}, method="GET").headers == {}
+
+
+@pytest.mark.parametrize(
+    ("bid", "kind"),
+    [({"mtype": 1}, "banner"), ({"mtype": 2}, "video"), ({"mtype": 3}, "audio"), ({"mtype": 4}, "native"),
+     ({"mtype": 5}, None), ({"mtype": "1"}, None), ({}, None)],
+)
+def test_mtype_bid_type(bid, kind):
+    assert mtype_bid_type(bid) == kind
+
+
+@pytest.mark.parametrize(
+    ("answer", "bid_ids"),
+    [
+        ({"seatbid": [{"bid": [{"id": "a"}, {"id": "b"}]}, {"bid": [{"id": "c"}]}]}, ["a", "b", "c"]),
+        ({"seatbid": [{"bid": [{"id": "a"}, "x", None]}, "seat", {"bid": {"id": "d"}}]}, ["a"]),  # wrong shapes skipped
+        ({"seatbid": "x"}, []),
+        ({}, []),
+    ],
+)
+def test_answer_bids(answer, bid_ids):
+    assert [bid["id"] for _, bid in answer_bids(answer)] == bid_ids
+
+
+@pytest.mark.parametrize(
+    ("template", "values", "url"),
+    [
+        ("https://h/{{.PublisherID}}?host={{.Host}}", {"PublisherID": "p1", "Host": "h2"}, "https://h/p1?host=h2"),
+        ("https://h/{{.Missing}}/x", {}, "https://h//x"),  # Go's template writes nothing
+        ("https://h/{{.A}}", {"A": "{{.A}}"}, "https://h/{{.A}}"),  # a value is never expanded again
+        ("https://h/{{.Open", {}, "https://h/{{.Open"),
+    ],
+)
+def test_resolve_macros(template, values, url):
+    assert resolve_macros(template, values) == url
+
+
+def _eur_to_usd(amount: float, source: str, target: str) -> float:
+    if (source.upper(), target) != ("EUR", "USD"):
+        raise ConversionError(f"Currency conversion rate not found: '{source}' => '{target}'")
+    return amount * 1.1
+
+
+@pytest.mark.parametrize(
+    ("imp", "expected"),
+    [
+        ({"id": "i", "bidfloor": 2.0, "bidfloorcur": "EUR"}, {"id": "i", "bidfloor": pytest.approx(2.2),
+                                                             "bidfloorcur": "USD"}),
+        ({"id": "i", "bidfloor": 2.0, "bidfloorcur": "usd"}, None),  # already USD: the same imp
+        ({"id": "i", "bidfloor": 2.0}, None),  # no currency: USD
+        ({"id": "i", "bidfloor": 0, "bidfloorcur": "EUR"}, None),  # no positive floor
+        ({"id": "i", "bidfloor": True, "bidfloorcur": "EUR"}, None),
+        ({"id": "i", "bidfloor": 2.0, "bidfloorcur": "JPY"}, ConversionError),
+    ],
+)
+def test_floor_in_usd(imp, expected):
+    info = RequestInfo("b", convert_currency=_eur_to_usd)
+    before = dict(imp)
+    if expected is ConversionError:
+        with pytest.raises(ConversionError, match="'JPY' => 'USD'"):
+            floor_in_usd(imp, info)
+    elif expected is None:
+        assert floor_in_usd(imp, info) is imp
+    else:
+        assert floor_in_usd(imp, info) == expected
+    assert imp == before  # the caller's imp is never changed
