@@ -130,11 +130,3 @@ class Adapter(Protocol):
 
 
 MTYPE_TO_TYPE = {1: "banner", 2: "video", 3: "audio", 4: "native"}
-
-
-def imp_media_type(imp: Mapping[str, Any]) -> str:
-    """The media type an imp asks for, in PBS's order (banner, video, native, audio)."""
-    for kind in ("banner", "video", "native", "audio"):
-        if imp.get(kind) is not None:
-            return kind
-    return "banner"

@@ -22,9 +22,8 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
     bad_server_response,
-    imp_media_type,
 )
-from hbserver.adapters.common import status_error
+from hbserver.adapters.common import first_media_type, status_error
 
 _HEADERS = {
     version: {"Content-Type": "application/json;charset=utf-8", "X-Openrtb-Version": version}
@@ -77,7 +76,7 @@ class GenericAdapter:
                 kind = MTYPE_TO_TYPE.get(mtype) if mtype else None
                 if kind is None:
                     if imp_types is None:
-                        imp_types = {imp.get("id"): imp_media_type(imp) for imp in request.get("imp", ())}
+                        imp_types = {imp.get("id"): first_media_type(imp) or "banner" for imp in request.get("imp", ())}
                     kind = imp_types.get(bid.get("impid"))
                 if kind is None:
                     errors.append(

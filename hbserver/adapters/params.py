@@ -373,19 +373,31 @@ def _where(path: list[str | int]) -> str:
     return f"{text}: " if text else ""
 
 
-def load_validators(directory: Path = SCHEMAS) -> dict[str, Check]:
-    """adapter code -> compiled check, for every ``<code>.json`` in ``directory``."""
-    validators = {}
+def load_schemas(directory: Path = SCHEMAS) -> dict[str, Any]:
+    """adapter code -> its schema document, for every ``<code>.json`` in ``directory``."""
+    schemas = {}
     for path in sorted(directory.glob("*.json")):
         try:
-            schema = orjson.loads(path.read_bytes())
+            schemas[path.stem] = orjson.loads(path.read_bytes())
         except orjson.JSONDecodeError as exc:
             raise SchemaError(f"{path.name}: {exc}") from None
-        validators[path.stem] = compile_schema(schema, path.name)
-    return validators
+    return schemas
 
 
-_VALIDATORS = load_validators()
+def load_validators(directory: Path = SCHEMAS, schemas: Mapping[str, Any] | None = None) -> dict[str, Check]:
+    """adapter code -> compiled check, for every ``<code>.json`` in ``directory`` (or each of
+    ``schemas`` already read from it)."""
+    schemas = load_schemas(directory) if schemas is None else schemas
+    return {code: compile_schema(schema, f"{code}.json") for code, schema in schemas.items()}
+
+
+_SCHEMAS = load_schemas()
+_VALIDATORS = load_validators(schemas=_SCHEMAS)
+
+
+def schema_of(adapter_code: str) -> Any | None:
+    """The schema document an adapter's params are validated against; None for a schemaless one."""
+    return _SCHEMAS.get(adapter_code)
 
 
 def validate_params(adapter_code: str, params: object) -> str | None:

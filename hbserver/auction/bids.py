@@ -12,13 +12,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hbserver.adapters.base import BidderError, BidderResponse, ConversionError, ErrorCode, bad_server_response
+from hbserver.adapters.base import (
+    MTYPE_TO_TYPE,
+    BidderError,
+    BidderResponse,
+    ConversionError,
+    ErrorCode,
+    bad_server_response,
+)
 from hbserver.web.body import MAX_JSON_DEPTH, within_depth
 
 Convert = Callable[[float, str, str], float]
 _INF = float("inf")
-# A bid must be typed as one of these; some PBS adapters can return "" (an untyped bid) with an error.
-MEDIA_TYPES = frozenset({"banner", "video", "audio", "native"})
+# A bid must be typed as one of OpenRTB's media types; some PBS adapters can return "" (an untyped
+# bid) with an error.
+MEDIA_TYPES = frozenset(MTYPE_TO_TYPE.values())
 
 
 @dataclass(slots=True)

@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from hbserver.adapters.params import SCHEMALESS_ADAPTERS, SCHEMAS
+from hbserver.adapters.params import SCHEMALESS_ADAPTERS, schema_of
 from hbserver.bidders.registry import Bidder, Registry
 
 JSON = "application/json"
@@ -99,6 +99,7 @@ class InfoEndpoints:
 
 
 def _schema(adapter_code: str) -> Any:
+    """The schema of an adapter's params; the pass-through adapters take any object."""
     if adapter_code in SCHEMALESS_ADAPTERS:
         return ANY_OBJECT_SCHEMA
-    return orjson.loads((SCHEMAS / f"{adapter_code}.json").read_bytes())
+    return schema_of(adapter_code)

@@ -36,10 +36,6 @@ import yaml
 
 CHANNELS = ("site", "app", "dooh")
 SYNC_TYPES = ("iframe", "redirect")
-# Keys of an alias's definition it takes from its parent when its own file lacks them.
-INHERITED = ("disabled", "media_types", "openrtb_version", "gpp_supported", "multiformat_supported",
-             "endpoint_compression", "endpoint", "extra_info", "maintainer", "platform_id",
-             "modifying_vast_xml_allowed")
 
 
 def _text(value: Any) -> str:
@@ -91,6 +87,7 @@ def definition_from_info(code: str, info: dict[str, Any], parent: dict[str, Any]
     return definition
 
 
+# definition key -> the bidder-info keys that, when set, make it the alias's own
 _INFO_KEYS = {
     "media_types": ("capabilities",), "openrtb_version": ("openrtb",), "gpp_supported": ("openrtb",),
     "multiformat_supported": ("openrtb",), "endpoint_compression": ("endpointCompression",),
@@ -98,6 +95,8 @@ _INFO_KEYS = {
     "platform_id": ("platform_id",), "disabled": ("disabled",),
     "modifying_vast_xml_allowed": ("modifyingVastXmlAllowed",),
 }
+# Keys of an alias's definition it takes from its parent when its own file lacks them (``_INFO_KEYS``).
+INHERITED = tuple(_INFO_KEYS)
 _FLAGS = frozenset({"disabled", "modifying_vast_xml_allowed"})  # inherited only when the key is absent
 
 
