@@ -17,12 +17,15 @@ from aiohttp import web
 from hbserver.adapters.params import validate_params
 from hbserver.analytics import Analytics, AnalyticsModule
 from hbserver.analytics.file import FileModule
+from hbserver.analytics.http import HttpModule
 from hbserver.appkeys import (
     ACCOUNTS,
+    ADMIN_ROUTES,
     ANALYTICS,
     BIDDER_HTTP,
     CACHE,
     CONFIG,
+    CURRENCY,
     HEALTH,
     HTTP,
     MAX_REQUEST_SIZE,
@@ -31,6 +34,7 @@ from hbserver.appkeys import (
     SYNC,
 )
 from hbserver.auction.core import AuctionService
+from hbserver.auction.currency_fetch import ServerRates
 from hbserver.auction.exchange import MAX_RESPONSE_BYTES
 from hbserver.bidders.registry import build_registry
 from hbserver.config import Config
@@ -38,17 +42,21 @@ from hbserver.endpoints.amp import AmpEndpoint
 from hbserver.endpoints.auction import AuctionEndpoint
 from hbserver.endpoints.cache import CacheEndpoint
 from hbserver.endpoints.cookie_sync import CookieSyncEndpoint
+from hbserver.endpoints.currency_rates import CurrencyRatesEndpoint
 from hbserver.endpoints.event import EventEndpoint
 from hbserver.endpoints.getuids import GetUIDsEndpoint
+from hbserver.endpoints.httpinteraction import HttpInteractionEndpoint
 from hbserver.endpoints.info import InfoEndpoints
 from hbserver.endpoints.metrics import handle_metrics
 from hbserver.endpoints.optout import OptOutEndpoint
 from hbserver.endpoints.setuid import SetUIDEndpoint
 from hbserver.endpoints.static import add_static_routes
 from hbserver.endpoints.status import Health, StatusEndpoint
+from hbserver.endpoints.version import build_revision, handle_version
 from hbserver.endpoints.vtrack import VtrackEndpoint
 from hbserver.installation import installation_problems
 from hbserver.metrics import FLUSH_INTERVAL_SECONDS, Metrics
+from hbserver.metrics.runtime import RuntimeSampler
 from hbserver.privacy.gvl import load_gvl
 from hbserver.stores.accounts import AccountStore
 from hbserver.stores.cache.service import CacheService, build_cache_store
@@ -59,8 +67,12 @@ from hbserver.usersync.service import SyncService
 from hbserver.web.bidclient import BidderClient
 from hbserver.web.client import SharedSession
 from hbserver.web.endpoint import Routes
+from hbserver.web.requestlog import HTTP_INTERACTIONS, HttpInteractionLog
 
 log = logging.getLogger("hbserver")
+
+# The admin endpoints take no bodies.
+ADMIN_MAX_REQUEST_SIZE = 1024
 
 
 def build_account_store(config: Config, metrics: Metrics, stored_data: StoredData) -> AccountStore:
@@ -86,6 +98,12 @@ def build_analytics(config: Config, metrics: Metrics) -> Analytics:
     modules: list[AnalyticsModule] = []
     if config.analytics.file.filename:
         modules.append(FileModule(config.analytics.file.filename, metrics))
+    http = config.analytics.http
+    if http.endpoint:
+        modules.append(HttpModule(
+            http.endpoint, metrics, batch_size=http.batch_size, flush_interval=http.flush_interval_seconds,
+            buffer_size=http.buffer_size, shutdown_seconds=config.shutdown_timeout_seconds,
+        ))
     return Analytics(modules)
 
 
@@ -93,7 +111,7 @@ def create_app(
     config: Config, metrics: Metrics | None = None, extra_routes: Sequence[Callable[[Routes], None]] = ()
 ) -> web.Application:
     """The application; ``extra_routes`` hooks add routes before the catch-all (tests, tools)."""
-    metrics = metrics or Metrics(config.metrics.prometheus.namespace)
+    metrics = metrics or Metrics(config.metrics.prometheus.namespace, config.metrics.prometheus.subsystem)
     # aiohttp enforces the body limit (on the decompressed size) while reading.
     app = web.Application(client_max_size=config.max_request_size)
     app[CONFIG] = config
@@ -110,14 +128,18 @@ def create_app(
     app.cleanup_ctx.append(_stored_data_lifetime)
     app[CACHE] = CacheService(build_cache_store(config, app[HTTP]), config, metrics)
     app.cleanup_ctx.append(_outgoing_lifetime)
+    app[CURRENCY] = ServerRates(config.currency, app[HTTP], metrics)
+    app.cleanup_ctx.append(_currency_lifetime)  # after _outgoing_lifetime: stops before the session closes
     app.cleanup_ctx.append(_worker_gauge)
 
     sync = build_sync_service(config)
+    sync.cookie_sizes = metrics.histogram(metrics.uids_cookie_size)
     app[SYNC] = sync
     accounts, analytics = app[ACCOUNTS], app[ANALYTICS]
 
     app[HEALTH] = Health(installation_problems())
     status = StatusEndpoint(config.status_response, app[HEALTH])
+    app[HTTP_INTERACTIONS] = HttpInteractionLog()  # this worker's; wrap() of auction and AMP consults it
     routes = Routes(app)
     routes.add("GET", "/status", status.handle_live)
     routes.add("GET", "/status/ready", status.handle_ready)
@@ -139,20 +161,45 @@ def create_app(
         routes.add("GET", "/cache", cache_endpoint.handle_get)
     auction = AuctionService(
         config, sync.registry, accounts, cache, app[BIDDER_HTTP], validate_params, metrics,
-        stored=app[STORED], gvl=sync.gate.gvl,
+        stored=app[STORED], gvl=sync.gate.gvl, server_rates=app[CURRENCY].converter,
     )
     routes.add("POST", "/openrtb2/auction", AuctionEndpoint(auction, sync, analytics, metrics).handle)
     routes.add("GET", "/openrtb2/amp", AmpEndpoint(auction, app[STORED], sync, config, analytics, metrics).handle)
     optout = OptOutEndpoint(sync)
     routes.add("GET", "/optout", optout.show_page)
     routes.add("POST", "/optout", optout.handle)
+    admin = app[ADMIN_ROUTES] = []
     if config.metrics.prometheus.enabled:
-        routes.add("GET", config.metrics.prometheus.path, handle_metrics)
+        admin.append(("GET", config.metrics.prometheus.path, handle_metrics))
+    build_revision()  # asks git once, now, not on a request
+    admin.append(("GET", "/version", handle_version))
+    admin.append(("GET", "/logging/httpinteraction", HttpInteractionEndpoint(app[HTTP_INTERACTIONS]).handle))
+    admin.append(("GET", "/currency/rates", CurrencyRatesEndpoint(app[CURRENCY]).handle))
     add_static_routes(routes)
     for hook in extra_routes:
         hook(routes)
+    if not config.admin.port:  # the admin endpoints on the main port, as before admin.port existed
+        for method, path, handler in admin:
+            routes.add(method, path, handler)
     routes.add_fallback()
     return app
+
+
+def create_admin_app(app: web.Application) -> web.Application:
+    """The admin port's application (``admin.port``): the admin endpoints plus readiness, sharing
+    the main application's state (metrics, health, stores), so it must run in the same worker."""
+    admin_app = web.Application(client_max_size=ADMIN_MAX_REQUEST_SIZE)
+    admin_app[METRICS] = app[METRICS]
+    admin_app[CONFIG] = app[CONFIG]
+    for key in (HEALTH,):
+        admin_app[key] = app[key]
+    routes = Routes(admin_app)
+    status = StatusEndpoint(app[CONFIG].status_response, app[HEALTH])
+    routes.add("GET", "/status/ready", status.handle_ready)
+    for method, path, handler in app[ADMIN_ROUTES]:
+        routes.add(method, path, handler)
+    routes.add_fallback()
+    return admin_app
 
 
 async def _analytics_lifetime(app: web.Application) -> AsyncIterator[None]:
@@ -177,6 +224,13 @@ async def _outgoing_lifetime(app: web.Application) -> AsyncIterator[None]:
     await app[HTTP].close()
 
 
+async def _currency_lifetime(app: web.Application) -> AsyncIterator[None]:
+    """The currency rates' refresh loop; start-up waits briefly for the first fetch."""
+    await app[CURRENCY].start()
+    yield
+    await app[CURRENCY].close()
+
+
 async def _metrics_flusher(app: web.Application) -> AsyncIterator[None]:
     """Apply hot-path counts to the Prometheus values every second, and once more at the end."""
     metrics = app[METRICS]
@@ -195,8 +249,16 @@ async def _metrics_flusher(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _worker_gauge(app: web.Application) -> AsyncIterator[None]:
-    gauge = app[METRICS].workers
+    """The worker count and the worker's runtime figures (memory, CPU, collections, loop lag)."""
+    metrics = app[METRICS]
+    gauge = metrics.workers
     gauge.inc()
+    rates = app[CURRENCY]
+    sampler = RuntimeSampler(metrics, rates.age_seconds if app[CONFIG].currency.fetch_url else None)
+    task = asyncio.create_task(sampler.run(), name="runtime-metrics")
     log.info("worker %d ready", os.getpid())
     yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
     gauge.dec()

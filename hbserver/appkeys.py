@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 if TYPE_CHECKING:
     from hbserver.analytics import Analytics
+    from hbserver.auction.currency_fetch import ServerRates
     from hbserver.config import Config
     from hbserver.endpoints.status import Health
     from hbserver.metrics import Metrics
@@ -29,3 +31,7 @@ HTTP: web.AppKey[SharedSession] = web.AppKey("http")
 STORED: web.AppKey[StoredData] = web.AppKey("stored")
 BIDDER_HTTP: web.AppKey[BidderClient] = web.AppKey("bidder_http")
 HEALTH: web.AppKey[Health] = web.AppKey("health")
+CURRENCY: web.AppKey[ServerRates] = web.AppKey("currency")  # the server currency rates and their fetcher
+# Admin endpoints (method, path, handler): on admin.port when set, else on the main port.
+AdminRoute = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
+ADMIN_ROUTES: web.AppKey[list[AdminRoute]] = web.AppKey("admin_routes")

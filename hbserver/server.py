@@ -19,6 +19,7 @@ import signal
 import socket
 import tempfile
 import time
+from typing import Any
 
 from aiohttp import web
 
@@ -115,6 +116,10 @@ async def _serve(config: Config) -> int:
         log.error("cannot listen on %s:%d: %s", config.host, config.port, exc.strerror or exc)
         await runner.cleanup()
         return 1
+    admin_runner = await _start_admin(app, config) if config.admin.port else None
+    if config.admin.port and admin_runner is None:
+        await runner.cleanup()
+        return 1
     tune_gc()  # once listening: the collection (tens of ms) does not hold up the port
     for address in runner.addresses:
         log.info("listening on %s:%s", address[0], address[1], extra={"worker_pid": os.getpid()})
@@ -132,9 +137,28 @@ async def _serve(config: Config) -> int:
     if not await server.close_connections(config.shutdown_timeout_seconds):
         log.warning("shutdown timeout: cutting %d connections off", len(server.connections),
                     extra={"worker_pid": os.getpid()})
+    if admin_runner is not None:
+        await admin_runner.cleanup()
     await runner.cleanup()
     log.info("stopped", extra={"worker_pid": os.getpid()})
     return 0
+
+
+async def _start_admin(app: web.Application, config: Config) -> web.AppRunner | None:
+    """The admin port's listener (``admin.port``), every worker sharing it; None when it cannot listen."""
+    from hbserver.app import create_admin_app
+
+    admin_runner = web.AppRunner(create_admin_app(app), access_log=None, handle_signals=False)
+    await admin_runner.setup()
+    site = web.TCPSite(admin_runner, config.host, config.admin.port, reuse_port=True, backlog=128)
+    try:
+        await site.start()
+    except OSError as exc:
+        log.error("cannot listen on %s:%d (admin.port): %s", config.host, config.admin.port, exc.strerror or exc)
+        await admin_runner.cleanup()
+        return None
+    log.info("admin endpoints on %s:%d", config.host, config.admin.port, extra={"worker_pid": os.getpid()})
+    return admin_runner
 
 
 async def _drain(app: web.Application, stop: asyncio.Event, seconds: float) -> None:
@@ -203,12 +227,14 @@ class Supervisor:
         self.children: dict[int, float] = {}  # pid -> start time
         self.stopping = False
         self._own_metrics_dir: str | None = None
+        self._restarts: Any = None  # prometheus_client Counter, made on the first restart
 
     def run(self) -> int:
-        problem = can_listen(self.config.host, self.config.port)
-        if problem:
-            log.error("cannot listen on %s:%d: %s", self.config.host, self.config.port, problem)
-            return 1
+        for port in (self.config.port, self.config.admin.port):
+            problem = can_listen(self.config.host, port) if port else None
+            if problem:
+                log.error("cannot listen on %s:%d: %s", self.config.host, port, problem)
+                return 1
         self._prepare_metrics_dir()
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self._on_signal)
@@ -242,6 +268,19 @@ class Supervisor:
                 os._exit(code)
         self.children[pid] = time.monotonic()
         log.info("started worker %d", pid)
+
+    def _count_restart(self) -> None:
+        """``worker_restarts``: written to the shared metrics directory under the supervisor's pid,
+        so the workers' /metrics sums it in (each worker exports the family with 0 of its own)."""
+        from prometheus_client import CollectorRegistry, Counter
+
+        if self._restarts is None:
+            prometheus = self.config.metrics.prometheus
+            self._restarts = Counter(
+                "worker_restarts", "Workers the supervisor restarted after an unexpected exit.",
+                namespace=prometheus.namespace, subsystem=prometheus.subsystem, registry=CollectorRegistry(),
+            )
+        self._restarts.inc()
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         if not self.stopping:
@@ -282,5 +321,6 @@ class Supervisor:
                 continue
             time.sleep(min(quick_exits, 3) * 0.5)
             if not self.stopping:
+                self._count_restart()
                 self._spawn()
         return status

@@ -347,8 +347,8 @@ async def test_client_deadline_and_metrics():
     await ok.put_many([xml("<VAST/>"), xml("<VAST/>")], timeout=1)
     metrics.flush()
     text = metrics.render()[0].decode()
-    assert 'hbserver_cache_puts_total{outcome="timeout",store="memory"} 1.0' in text
-    assert 'hbserver_cache_puts_total{outcome="ok",store="memory"} 2.0' in text
+    assert 'hbserver_cache_puts{outcome="timeout",store="memory"} 1.0' in text
+    assert 'hbserver_cache_puts{outcome="ok",store="memory"} 2.0' in text
 
 
 class DirectOnly(MemoryStore):
@@ -377,7 +377,7 @@ def put_counts(metrics: Metrics, store: str) -> dict[str, float]:
     text = metrics.render()[0].decode()
     counts = {}
     for outcome in ("ok", "exists", "error", "timeout"):
-        prefix = f'hbserver_cache_puts_total{{outcome="{outcome}",store="{store}"}} '
+        prefix = f'hbserver_cache_puts{{outcome="{outcome}",store="{store}"}} '
         lines = [line for line in text.splitlines() if line.startswith(prefix)]
         counts[outcome] = float(lines[0].removeprefix(prefix)) if lines else 0.0
     return counts

@@ -315,10 +315,10 @@ async def test_metrics_and_analytics(sync_client, tmp_path):
     await post(client, {"gdpr": 0, "bidders": ["alpha", "beta"]}, cookies={"uids": live_cookie("kb")})
     await post(client, {"gdpr": 5})
     metrics = await (await client.get("/metrics")).text()
-    assert 'hbserver_cookie_sync_requests_total{status="ok"} 1.0' in metrics
-    assert 'hbserver_cookie_sync_requests_total{status="bad_request"} 1.0' in metrics
-    assert 'hbserver_syncer_requests_total{status="ok",syncer="ka"} 1.0' in metrics
-    assert 'hbserver_syncer_requests_total{status="already_synced",syncer="kb"} 1.0' in metrics
+    assert 'hbserver_cookie_sync_requests{status="ok"} 1.0' in metrics
+    assert 'hbserver_cookie_sync_requests{status="bad_request"} 1.0' in metrics
+    assert 'hbserver_syncer_requests{status="ok",syncer="ka"} 1.0' in metrics
+    assert 'hbserver_syncer_requests{status="already_synced",syncer="kb"} 1.0' in metrics
     await client.close()
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["event"], r["status"]) for r in records] == [("cookie_sync", 200), ("cookie_sync", 400)]

@@ -241,8 +241,8 @@ async def test_account_lookups_are_cached(make_client, data_dir):
     write_account(data_dir, "acc", {"events": {"enabled": False}})
     assert (await client.get("/event?t=win&b=b&a=acc")).status == 200  # served from the LRU
     metrics = await (await client.get("/metrics")).text()
-    assert 'hbserver_account_cache_performance_total{cache_result="hit"} 1.0' in metrics
-    assert 'hbserver_account_cache_performance_total{cache_result="miss"} 1.0' in metrics
+    assert 'hbserver_account_cache_performance{cache_result="hit"} 1.0' in metrics
+    assert 'hbserver_account_cache_performance{cache_result="miss"} 1.0' in metrics
 
 
 async def test_without_account_cache_changes_are_seen_at_once(make_client, data_dir):
@@ -258,10 +258,10 @@ async def test_event_notifications_are_counted(make_client):
     for query in ("t=win&b=1&a=a", "t=win&b=2&a=a", "t=imp&b=3&a=a", "t=imp&b=3"):
         await client.get("/event?" + query)
     metrics = await (await client.get("/metrics")).text()
-    assert 'hbserver_event_notifications_total{type="win"} 2.0' in metrics
-    assert 'hbserver_event_notifications_total{type="imp"} 1.0' in metrics
-    assert 'hbserver_requests_total{endpoint="/event",status="200"} 3.0' in metrics
-    assert 'hbserver_requests_total{endpoint="/event",status="401"} 1.0' in metrics
+    assert 'hbserver_event_notifications{type="win"} 2.0' in metrics
+    assert 'hbserver_event_notifications{type="imp"} 1.0' in metrics
+    assert 'hbserver_http_requests{endpoint="/event",status="200"} 3.0' in metrics
+    assert 'hbserver_http_requests{endpoint="/event",status="401"} 1.0' in metrics
 
 
 async def test_vast_record_carries_vtype(make_client, tmp_path):

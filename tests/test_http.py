@@ -115,8 +115,8 @@ async def test_500_hides_the_traceback_logs_it_with_a_request_id_and_counts_it(c
     rid = generated.headers["X-Request-Id"]
     assert len(rid) == 32 and rid in await generated.text()
     metrics = await (await client.get("/metrics")).text()
-    assert 'hbserver_internal_errors_total{endpoint="/test/explode"} 2.0' in metrics
-    assert 'hbserver_requests_total{endpoint="/test/explode",status="500"} 2.0' in metrics
+    assert 'hbserver_internal_errors{endpoint="/test/explode"} 2.0' in metrics
+    assert 'hbserver_http_requests{endpoint="/test/explode",status="500"} 2.0' in metrics
 
 
 DOC = {"id": "req-1", "imp": [{"id": "1"}], "tmax": 500}
@@ -198,7 +198,7 @@ async def test_metrics_can_move_or_be_switched_off(make_client):
     moved = await make_client(metrics={"prometheus": {"path": "/internal/prom", "namespace": "pbs"}})
     assert (await moved.get("/metrics")).status == 404
     text = await (await moved.get("/internal/prom")).text()
-    assert 'pbs_requests_total{endpoint="other",status="404"} 1.0' in text
+    assert 'pbs_http_requests{endpoint="other",status="404"} 1.0' in text
     off = await make_client(metrics={"prometheus": {"enabled": False}})
     assert (await off.get("/metrics")).status == 404
 

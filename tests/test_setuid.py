@@ -182,10 +182,10 @@ async def test_metrics_and_analytics(make_client, tmp_path):
     await client.get("/setuid?bidder=appnexus")
     await client.get("/setuid?bidder=nobody&uid=1")
     metrics = await (await client.get("/metrics")).text()
-    assert 'hbserver_setuid_requests_total{status="ok"} 2.0' in metrics
-    assert 'hbserver_setuid_requests_total{status="syncer_unknown"} 1.0' in metrics
-    assert 'hbserver_syncer_sets_total{status="ok",syncer="adnxs"} 1.0' in metrics
-    assert 'hbserver_syncer_sets_total{status="cleared",syncer="adnxs"} 1.0' in metrics
+    assert 'hbserver_setuid_requests{status="ok"} 2.0' in metrics
+    assert 'hbserver_setuid_requests{status="syncer_unknown"} 1.0' in metrics
+    assert 'hbserver_syncer_sets{status="ok",syncer="adnxs"} 1.0' in metrics
+    assert 'hbserver_syncer_sets{status="cleared",syncer="adnxs"} 1.0' in metrics
     await client.close()
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["event"], r["status"], r["bidder"], r["uid"], r["success"]) for r in records] == [

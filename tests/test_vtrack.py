@@ -232,9 +232,9 @@ async def test_metrics_and_analytics(make_client, tmp_path):
     [entry] = (await ok.json())["responses"]
     assert (await client.post("/vtrack", data="{}")).status == 400
     metrics = await (await client.get("/metrics")).text()
-    assert 'hbserver_vtrack_requests_total{status="200"} 1.0' in metrics
-    assert 'hbserver_vtrack_requests_total{status="400"} 1.0' in metrics
-    assert 'hbserver_cache_puts_total{outcome="ok",store="memory"} 1.0' in metrics
+    assert 'hbserver_vtrack_requests{status="200"} 1.0' in metrics
+    assert 'hbserver_vtrack_requests{status="400"} 1.0' in metrics
+    assert 'hbserver_cache_puts{outcome="ok",store="memory"} 1.0' in metrics
     await client.close()  # flushes analytics
     records = [json.loads(line) for line in log.read_text().splitlines()]
     vtrack = [r for r in records if r["event"] == "vtrack"]

@@ -20,6 +20,7 @@ class BufferedModule:
     """Subclasses implement :meth:`deliver` (called off the hot path with a batch of records)."""
 
     name = "buffered"
+    wake_size = 1  # records waiting that wake the delivering task
 
     def __init__(self, metrics: Metrics, capacity: int = DEFAULT_CAPACITY) -> None:
         if capacity < 1:
@@ -33,13 +34,14 @@ class BufferedModule:
         self._dropped = metrics.counter(metrics.analytics_dropped, self.name)
 
     def log(self, record: dict[str, Any]) -> None:
-        if self._closing or len(self._buffer) >= self.capacity:
+        buffer = self._buffer
+        if self._closing or len(buffer) >= self.capacity:
             self._dropped.inc()
             return
-        self._buffer.append(record)
+        buffer.append(record)
         metrics = self._metrics
         metrics.counter(metrics.analytics_events, self.name, record["event"]).inc()
-        if not self._wakeup.is_set():
+        if len(buffer) >= self.wake_size and not self._wakeup.is_set():
             self._wakeup.set()
 
     def count_dropped(self, n: int) -> None:

@@ -32,8 +32,10 @@ from hbserver.adapters.base import (
     ResponseData,
     TypedBid,
 )
+from hbserver.analytics.records import AuctionDetails
+from hbserver.auction.auction_metrics import AuctionMetrics
 from hbserver.auction.bids import AuctionBid, accept_bids, adjustment_factor, drop_deep_bids
-from hbserver.auction.currency import build_rates
+from hbserver.auction.currency import Converter, build_rates
 from hbserver.auction.eventurls import EventUrls
 from hbserver.auction.exchange import BidderOutcome, finish_bidders, start_bidder
 from hbserver.auction.messages import Message, WarningCode, messages_json
@@ -75,12 +77,6 @@ VAST_WRAPPER = (
     "</VASTAdTagURI><Impression></Impression><Creatives></Creatives></Wrapper></Ad></VAST>"
 )
 
-_ERROR_LABELS = {
-    ErrorCode.TIMEOUT: "timeout",
-    ErrorCode.BAD_INPUT: "badinput",
-    ErrorCode.BAD_SERVER_RESPONSE: "badserverresponse",
-    ErrorCode.FAILED_TO_REQUEST_BIDS: "failedtorequestbids",
-}
 ParamsCheck = Callable[[str, object], "str | None"]
 
 
@@ -91,7 +87,7 @@ class AuctionRefused(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
-        self.metric = metric  # badinput | acctconfigerr | blockedaccount | err
+        self.metric = metric  # PBS-Go's request_status: badinput | acctconfigerr | blockedapp | err
 
 
 @dataclass(slots=True)
@@ -113,6 +109,7 @@ class AuctionResult:
     request_type: str  # openrtb2-web | openrtb2-app | openrtb2-dooh
     bidders: list[str]
     bids: int
+    details: AuctionDetails | None = None  # for the analytics record; only when asked for
 
 
 class AuctionService:
@@ -127,6 +124,7 @@ class AuctionService:
         metrics: Metrics,
         stored: StoredSource | None = None,
         gvl: GlobalVendorList | None = None,
+        server_rates: Callable[[], Converter | None] | None = None,
     ) -> None:
         self.config = config
         self.registry = registry
@@ -137,12 +135,13 @@ class AuctionService:
         self.metrics = metrics
         self.stored = stored
         self.gvl = gvl
+        self.server_rates = server_rates  # the fetched currency file's rates (None = identity only)
         self.external_url = config.external_url.rstrip("/")
         parts = urllib.parse.urlsplit(cache.public_url)
         self.cache_host = parts.netloc
         self._default_cache_ttl = cache.ttl(config.cache.default_ttl_seconds + CACHE_TTL_BONUS_S)
         self.cache_path = parts.path
-        self._bid_counters: dict[str, tuple[Any, Any]] = {}  # bidder code -> (gotbids, bids) counters
+        self.counts = AuctionMetrics(metrics)
         self.adapters: dict[str, Adapter] = {}
         for code, bidder in registry.bidders.items():
             if bidder.disabled:
@@ -180,8 +179,11 @@ class AuctionService:
             return limits.default
         return min(requested, limits.max)
 
-    async def run(self, body: Any, http: HttpContext, started: float | None = None) -> AuctionResult:
-        """One /openrtb2/auction auction; raises AuctionRefused. ``started`` is ``loop.time()`` at arrival."""
+    async def run(
+        self, body: Any, http: HttpContext, started: float | None = None, *, details: bool = False
+    ) -> AuctionResult:
+        """One /openrtb2/auction auction; raises AuctionRefused. ``started`` is ``loop.time()`` at arrival;
+        ``details``: collect what the analytics record tells (bids, bidder outcomes)."""
         start = asyncio.get_running_loop().time() if started is None else started
         if not isinstance(body, dict):
             raise AuctionRefused(400, "Invalid request: request body must be a JSON object", "badinput")
@@ -191,7 +193,7 @@ class AuctionService:
             raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
         except StoredDataUnavailable as exc:
             raise AuctionRefused(503, str(exc), "err") from None
-        return await self.execute(request, http, start)
+        return await self.execute(request, http, start, details=details)
 
     async def execute(
         self,
@@ -201,6 +203,7 @@ class AuctionService:
         *,
         amp_budget_ms: int | None = None,
         warnings: list[Message] | None = None,
+        details: bool = False,
     ) -> AuctionResult:
         """The auction of a resolved request (stored request already merged).
 
@@ -233,14 +236,15 @@ class AuctionService:
         try:  # a cached account (or cached refusal) costs no coroutine
             account = self.accounts.cached(account_id) or await self.accounts.load(account_id)
         except AccountError as exc:
-            metric = {"disabled": "blockedaccount", "malformed": "acctconfigerr"}.get(exc.reason, "badinput")
+            metric = {"disabled": "blockedapp", "malformed": "acctconfigerr"}.get(exc.reason, "badinput")
             raise AuctionRefused(exc.status, exc.message, metric) from None
         request_type = "amp" if amp else _request_type(request)
+        collected = AuctionDetails() if details else None
         response = await self._auction(
-            request, validated, stored_responses, account, http, deadline, tmax, request_type
+            request, validated, stored_responses, account, http, deadline, tmax, request_type, collected
         )
         bids = sum(len(s["bid"]) for s in response.get("seatbid", ()))
-        return AuctionResult(response, account.id, request_type, list(validated.bidders), bids)
+        return AuctionResult(response, account.id, request_type, list(validated.bidders), bids, collected)
 
     async def _auction(
         self,
@@ -252,6 +256,7 @@ class AuctionService:
         deadline: float,
         tmax: int,
         request_type: str,
+        details: AuctionDetails | None = None,
     ) -> dict[str, Any]:
         prebid = (request.get("ext") or {}).get("prebid") or {}
         targeting_conf = prebid.get("targeting")
@@ -260,6 +265,11 @@ class AuctionService:
         bidder_deadline = deadline - (self.config.cache.expected_millis / 1000 if caching else 0)
         debug_requested = request.get("test") == 1 or prebid.get("debug") is True
         debug = debug_requested and account.settings.debug_allow
+        counts = self.counts
+        counts.imps(request["imp"])
+        if debug:
+            counts.debug_request(account.id)
+        is_app = "app" in request
         warnings: dict[str, list[Message]] = {"general": list(validated.warnings)}
         for name, items in validated.bidder_warnings.items():
             warnings.setdefault(name, []).extend(items)
@@ -270,21 +280,27 @@ class AuctionService:
         request_cur = request.get("cur") or ["USD"]
         currency = request_cur[0]
         currency_conf = prebid.get("currency") if isinstance(prebid.get("currency"), dict) else {}
-        converter = build_rates(currency_conf.get("rates"), currency_conf.get("usepbsrates"), None)
+        server_rates = self.server_rates() if self.server_rates is not None else None
+        converter = build_rates(currency_conf.get("rates"), currency_conf.get("usepbsrates"), server_rates)
         factors = prebid.get("bidadjustmentfactors") or {}
         imp_ids = {imp["id"] for imp in request["imp"]}
 
         all_bids: list[AuctionBid] = []
         response_times: dict[str, int] = {}
         httpcalls: dict[str, list[dict[str, Any]]] = {}
+        if stored_responses.auction or stored_responses.by_bidder:
+            counts.stored_responses(account.id)
         if stored_responses.auction:
             all_bids, stored_errors = _stored_auction_bids(stored_responses.auction, validated)
+            if details is not None:
+                details.stored_bids = all_bids
             if stored_errors:
                 errors["prebid"] = [e.as_json() for e in stored_errors]
         else:
             privacy = read_privacy(
                 request, self.config.gdpr.enabled, self.config.gdpr.default_value, self.config.ccpa.enforce
             )
+            counts.privacy(request, privacy)
             blocked: list[str] = []
             notices: dict[str, list[str]] = {}
             bidder_requests = split_request(
@@ -326,13 +342,17 @@ class AuctionService:
                 )
                 all_bids.extend(bids)
                 bidder_errors = outcome.errors + bid_errors
-                self._count(outcome, bids, bidder_errors)
+                counts.bidder(outcome, bids, bidder_errors, is_app)  # by registry code: aliases could be anything
                 if bidder_errors:
                     errors[name] = [e.as_json() for e in bidder_errors]
                 if debug and outcome.calls:
                     httpcalls[name] = [call.as_debug() for call in outcome.calls]
+                if details is not None:
+                    details.bidders.append((outcome, bids, bidder_errors))
 
         results = run_auction(all_bids, isinstance(targeting_conf, dict) and targeting_conf.get("preferdeals") is True)
+        if details is not None:
+            details.set_auction(currency, imp_ids, converter.convert, factors, results)
         timestamp = _auction_timestamp(prebid)
         events = self._event_urls(account, prebid, timestamp)
         if events is not None and all_bids:
@@ -344,7 +364,9 @@ class AuctionService:
                 options = TargetingOptions.from_request(targeting_conf, "mobile-app" if "app" in request else "")
             if caching and all_bids:
                 to_cache = bids_to_cache(results, options, all_bids)
+                cache_started = asyncio.get_running_loop().time()
                 cache_error = await self._cache_bids(to_cache, request, cache_conf, deadline, events)
+                counts.cache_write(asyncio.get_running_loop().time() - cache_started, not cache_error)
                 if cache_error:
                     errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": cache_error})
             apply_targeting(results, options, self.cache_host, self.cache_path)
@@ -393,25 +415,6 @@ class AuctionService:
         )
         compress = bidder.endpoint_compression == "gzip"
         return start_bidder(bidder_request, adapter, info, client, deadline, extra_headers, now, compress)
-
-    def _count(self, outcome: BidderOutcome, bids: list[AuctionBid], errors: list[BidderError]) -> None:
-        """Adapter metrics, labelled by the registry code (request aliases could be anything)."""
-        metrics = self.metrics
-        code = outcome.bidder.resolved.bidder.code
-        if bids:
-            counters = self._bid_counters.get(code)
-            if counters is None:
-                counters = self._bid_counters[code] = (
-                    metrics.counter(metrics.adapter_requests, code, "gotbids"),
-                    metrics.counter(metrics.adapter_bids, code),
-                )
-            counters[0].inc()
-            counters[1].inc(len(bids))
-        else:
-            metrics.counter(metrics.adapter_requests, code, "error" if errors else "nobid").inc()
-        for error in errors:
-            metrics.counter(metrics.adapter_errors, code, _ERROR_LABELS.get(error.code, "unknown")).inc()
-        metrics.observe_adapter(code, outcome.elapsed_ms / 1000)
 
     def _event_urls(self, account: Account, prebid: dict[str, Any], timestamp: int) -> EventUrls | None:
         """The auction's event URLs when events are on: the account's flag or ``ext.prebid.events``."""

@@ -52,6 +52,8 @@ class HttpCall:
     error: BidderError | None = None
     pending: PendingRequest | None = None  # sent, answer not read yet
     done_at: float = 0.0  # loop time the answer (or its failure) was in
+    reused: bool | None = None  # a kept-alive connection carried it (None: it never had one)
+    wait: float = 0.0  # seconds waiting for that connection
 
     def as_debug(self) -> dict[str, Any]:
         entry: dict[str, Any] = {
@@ -74,6 +76,8 @@ class BidderOutcome:
     calls: list[HttpCall] = field(default_factory=list)
     started: float = 0.0  # loop time
     elapsed_ms: int = 0
+    panicked: bool = False  # the adapter raised (adapter_panics)
+    tmax_timeout: bool = False  # no time was left to call the bidder (tmax_timeout)
 
 
 def start_bidder(
@@ -97,6 +101,7 @@ def start_bidder(
         calls, errors = adapter.make_requests(bidder.request, info)
     except Exception:  # an adapter bug must not take the auction down
         log.exception("adapter %s failed in make_requests", bidder.name)
+        outcome.panicked = True
         calls, errors = [], [BidderError("adapter failed to build its requests")]
     if errors:
         outcome.errors.extend(errors)
@@ -110,7 +115,8 @@ def start_bidder(
     for call in calls[:MAX_CALLS_PER_BIDDER]:
         exchange = HttpCall(call)
         outcome.calls.append(exchange)
-        _start(client, exchange, deadline, extra_headers, now, compress)
+        if not _start(client, exchange, deadline, extra_headers, now, compress):
+            outcome.tmax_timeout = True
     return outcome
 
 
@@ -150,6 +156,7 @@ def _read_bids(outcome: BidderOutcome) -> None:
             )
         except Exception:
             log.exception("adapter %s failed in make_bids", bidder.name)
+            outcome.panicked = True
             response, bid_errors = None, [BidderError("adapter failed to read the bidder's response")]
         if bid_errors:
             outcome.errors.extend(bid_errors)
@@ -167,7 +174,8 @@ def _start(
     extra_headers: dict[str, str],
     now: float,
     compress: bool = False,
-) -> None:
+) -> bool:
+    """Send ``exchange``'s request; False when no time was left to send it."""
     call = exchange.call
     headers = {**call.headers, **extra_headers} if extra_headers else call.headers
     if "X-Prebid" not in headers:
@@ -181,22 +189,25 @@ def _start(
             "Timeout: no time left for the bidder before the auction deadline", ErrorCode.TIMEOUT
         )
         exchange.done_at = now
-        return
+        return False
     try:
         exchange.pending = client.start(call.method, call.uri, body, headers, deadline)
     except Exception as exc:
         exchange.error = _call_error(exc)
         exchange.done_at = now
+    return True
 
 
 async def _finish(client: BidderClient, exchange: HttpCall, pending: PendingRequest) -> None:
     try:
         status, exchange.body, exchange.done_at = await client.finish(pending)
     except Exception as exc:
+        exchange.reused, exchange.wait = pending.reused, pending.wait
         exchange.pending = None
         exchange.error = _call_error(exc)
         exchange.done_at = asyncio.get_running_loop().time()
         return
+    exchange.reused, exchange.wait = pending.reused, pending.wait
     exchange.pending = None
     exchange.status = status
     if status < 200 or status >= 400:
@@ -210,6 +221,6 @@ def _call_error(exc: Exception) -> BidderError:
         return BidderError("Timeout: the bidder did not answer before its deadline", ErrorCode.TIMEOUT)
     if isinstance(exc, ResponseTooLarge):
         return bad_server_response(f"Bidder response is larger than {MAX_RESPONSE_BYTES} bytes")
-    if isinstance(exc, (OSError, ValueError)):
-        return bad_server_response(f"Error calling the bidder: {exc.__class__.__name__}: {exc}")
+    if isinstance(exc, (OSError, ValueError)):  # unknown_error, as PBS-Go's plain network errors
+        return BidderError(f"Error calling the bidder: {exc.__class__.__name__}: {exc}")
     raise exc

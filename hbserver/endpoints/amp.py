@@ -21,8 +21,9 @@ import orjson
 from aiohttp import web
 
 from hbserver.analytics import Analytics
-from hbserver.analytics.records import amp_record
+from hbserver.analytics.records import AuctionDetails, amp_record
 from hbserver.auction.amp import AmpError, amp_request, amp_targeting, amp_tmax, check_stored, parse_amp_query
+from hbserver.auction.auction_metrics import RequestCounts
 from hbserver.auction.core import STORED_FETCH_TIMEOUT_S, AuctionRefused, AuctionService
 from hbserver.auction.stored import fetch_failure
 from hbserver.config import Config
@@ -30,9 +31,11 @@ from hbserver.endpoints.auction import http_context
 from hbserver.metrics import Metrics
 from hbserver.stores.stored import StoredData
 from hbserver.stores.stored.base import id_problem
+from hbserver.usersync.cookie import COOKIE_NAME
 from hbserver.usersync.service import SyncService
 from hbserver.web.body import loads_json
 from hbserver.web.errors import text_response
+from hbserver.web.requestlog import ACCOUNT, BIDDERS
 
 SOURCE_ORIGIN_HEADER = "AMP-Access-Control-Allow-Source-Origin"
 MAX_ORIGIN_LENGTH = 2048
@@ -66,6 +69,7 @@ class AmpEndpoint:
         self.gdpr_enabled = config.gdpr.enabled
         self.analytics = analytics
         self.metrics = metrics
+        self.counts = RequestCounts(metrics)
 
     async def handle(self, request: web.Request) -> web.Response:
         start = asyncio.get_running_loop().time()
@@ -74,7 +78,8 @@ class AmpEndpoint:
         try:
             response = await self._auction(request, start, origin)
         except AuctionRefused as exc:
-            self._count(exc.metric)
+            self.counts.answered("amp", exc.metric, asyncio.get_running_loop().time() - start,
+                                 has_cookie=COOKIE_NAME in request.cookies)
             self._record(exc.status, "", [], 0, [exc.message])
             response = text_response(exc.status, exc.message)
         response.headers[SOURCE_ORIGIN_HEADER] = source_origin
@@ -110,11 +115,14 @@ class AmpEndpoint:
         budget = max(0, tmax - self.adjustment_ms)
         result = await self.service.execute(
             auction_request, http_context(request, self.sync), start,
-            amp_budget_ms=budget, warnings=warnings + consent_warnings,
+            amp_budget_ms=budget, warnings=warnings + consent_warnings, details=self.analytics.enabled,
         )
-        self._count("ok")
+        self.counts.answered("amp", "ok", asyncio.get_running_loop().time() - start,
+                             has_cookie=COOKIE_NAME in request.cookies, account=result.account)
+        request[ACCOUNT] = result.account  # for the access and interaction logs
+        request[BIDDERS] = result.bidders
         targeting = amp_targeting(result.response)
-        self._record(200, result.account, result.bidders, result.bids, [])
+        self._record(200, result.account, result.bidders, result.bids, [], result.details)
         body: dict[str, Any] = {"targeting": targeting}
         source_ext = result.response.get("ext", {})
         ext = {key: source_ext[key] for key in ("errors", "warnings") if key in source_ext}
@@ -124,9 +132,14 @@ class AmpEndpoint:
             body["ext"] = ext
         return web.Response(body=orjson.dumps(body), content_type="application/json")
 
-    def _count(self, status: str) -> None:
-        self.metrics.counter(self.metrics.auction_requests, "amp", status).inc()
-
-    def _record(self, status: int, account: str, bidders: list[str], bids: int, errors: list[str]) -> None:
+    def _record(
+        self,
+        status: int,
+        account: str,
+        bidders: list[str],
+        bids: int,
+        errors: list[str],
+        details: AuctionDetails | None = None,
+    ) -> None:
         if self.analytics.enabled:
-            self.analytics.log(amp_record(status, account, bidders, bids, errors))
+            self.analytics.log(amp_record(status, account, bidders, bids, errors, details))

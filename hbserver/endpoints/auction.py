@@ -20,12 +20,14 @@ from aiohttp import web
 
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import auction_record
+from hbserver.auction.auction_metrics import RequestCounts
 from hbserver.auction.core import AuctionRefused, AuctionService, HttpContext, request_type_of
 from hbserver.metrics import Metrics
 from hbserver.usersync.service import SyncService, utcnow
 from hbserver.web.body import parse_json, read_body
 from hbserver.web.cookies import request_cookies
 from hbserver.web.errors import HttpError, text_response
+from hbserver.web.requestlog import ACCOUNT, BIDDERS, BODY
 
 MAX_HEADER_VALUE = 2048  # longer UA/Referer values are cut, not trusted whole
 MAX_ADDRESS_LENGTH = 64
@@ -96,25 +98,36 @@ class AuctionEndpoint:
         self.sync = sync
         self.analytics = analytics
         self.metrics = metrics
+        self.counts = RequestCounts(metrics)
 
     async def handle(self, request: web.Request) -> web.Response:
-        started = asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         try:
-            body = parse_json(await read_body(request))
+            raw = request[BODY] = await read_body(request)  # BODY: for the interaction log
+            body = parse_json(raw)
         except HttpError as exc:  # unreadable body: refused like any other bad request
-            self._refused(exc.status, exc.message, "openrtb2-web", "badinput")
+            self._refused(exc.status, exc.message, "openrtb2-web", "badinput", loop.time() - started)
             raise
+        context = http_context(request, self.sync)
         try:
-            result = await self.service.run(body, http_context(request, self.sync), started)
+            result = await self.service.run(body, context, started, details=self.analytics.enabled)
         except AuctionRefused as exc:
-            self._refused(exc.status, exc.message, request_type_of(body), exc.metric)
+            self._refused(exc.status, exc.message, request_type_of(body), exc.metric, loop.time() - started,
+                          len(raw), bool(context.uids))
             return text_response(exc.status, exc.message)
-        self.metrics.counter(self.metrics.auction_requests, result.request_type, "ok").inc()
+        self.counts.answered(result.request_type, "ok", loop.time() - started, len(raw), bool(context.uids),
+                             result.account)
+        request[ACCOUNT] = result.account  # for the access and interaction logs
+        request[BIDDERS] = result.bidders
         if self.analytics.enabled:
-            self.analytics.log(auction_record(200, result.account, result.bidders, result.bids, []))
+            self.analytics.log(auction_record(200, result.account, result.bidders, result.bids, [], result.details))
         return web.Response(body=orjson.dumps(result.response), content_type="application/json")
 
-    def _refused(self, status: int, message: str, request_type: str, metric: str) -> None:
-        self.metrics.counter(self.metrics.auction_requests, request_type, metric).inc()
+    def _refused(
+        self, status: int, message: str, request_type: str, metric: str, seconds: float, size: int = 0,
+        has_cookie: bool = True,
+    ) -> None:
+        self.counts.answered(request_type, metric, seconds, size, has_cookie)
         if self.analytics.enabled:
             self.analytics.log(auction_record(status, "", [], 0, [message]))

@@ -39,6 +39,7 @@ from hbserver.usersync.service import SyncService, account_error, utcnow
 from hbserver.web.body import loads_json, read_body
 from hbserver.web.cookies import request_cookies
 from hbserver.web.errors import HttpError, text_response
+from hbserver.web.requestlog import ACCOUNT
 
 UNKNOWN_ACCOUNT = "unknown"
 MAX_BIDDERS = 1000  # a request naming more bidders than any host has is cut here
@@ -237,6 +238,7 @@ class CookieSyncEndpoint:
         except BadRequest as exc:
             return self._fail(400, str(exc), "bad_request")
         account_id = sync_request.account or UNKNOWN_ACCOUNT
+        request[ACCOUNT] = sync_request.account  # for the access log
         try:
             account = self.accounts.cached(account_id) or await self.accounts.load(account_id)
         except AccountError as exc:

@@ -10,6 +10,7 @@ from hbserver.events import EVENT_TYPES, FORMAT_IMAGE, PIXEL_PNG, EventRequestEr
 from hbserver.metrics import Metrics
 from hbserver.stores.accounts import AccountError, AccountStore
 from hbserver.web.errors import text_response
+from hbserver.web.requestlog import ACCOUNT
 
 
 class EventEndpoint:
@@ -26,6 +27,7 @@ class EventEndpoint:
         except EventRequestError as exc:
             return text_response(exc.status, exc.message)
         accounts = self.accounts
+        request[ACCOUNT] = event.account  # for the access log
         try:
             account = accounts.cached(event.account) or await accounts.load(event.account)
         except AccountError as exc:

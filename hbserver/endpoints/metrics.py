@@ -1,4 +1,9 @@
-"""GET /metrics (``metrics.prometheus.path``): the Prometheus exposition, summed over workers."""
+"""GET /metrics (``metrics.prometheus.path``): the Prometheus exposition, summed over workers.
+
+The pending hot-path counts are applied here, on the event loop (the only thread that writes
+them); reading every worker's files for the exposition is disk work and goes to a thread, which
+only reads values. A scrape therefore never loses a count the loop adds while it runs.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +16,11 @@ from hbserver.appkeys import METRICS
 
 async def handle_metrics(request: web.Request) -> web.Response:
     metrics = request.app[METRICS]
+    metrics.flush()
     if metrics.multiprocess:
-        # Reading every worker's files is disk work: keep it off the event loop.
-        body, content_type = await asyncio.to_thread(metrics.render)
+        body = await asyncio.to_thread(metrics.expose)
     else:
-        body, content_type = metrics.render()
+        body = metrics.expose()
     response = web.Response(body=body)
-    response.headers["Content-Type"] = content_type
+    response.headers["Content-Type"] = metrics.content_type
     return response

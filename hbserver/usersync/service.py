@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from hbserver.bidders.registry import Registry
 from hbserver.config import Config
 from hbserver.stores.accounts import AccountError
-from hbserver.usersync.cookie import UidsCookie, read_request_cookie, set_cookie_header
+from hbserver.usersync.cookie import COOKIE_NAME, UidsCookie, read_request_cookie, set_cookie_header
 from hbserver.usersync.privacy import PrivacyGate
+
+if TYPE_CHECKING:  # the metrics module fixes prometheus-client's mode when imported
+    from hbserver.metrics import PendingHistogram
 
 # PBS-Go's account error texts for /cookie_sync and /setuid, and the metric status of each.
 ACCOUNT_ERRORS = {
@@ -46,11 +50,17 @@ class SyncService:
         self.ttl_days = host.ttl_days
         self.domain = host.domain
         self.max_cookie_bytes = host.max_cookie_size_bytes
+        self.cookie_sizes: PendingHistogram | None = None  # uids_cookie_size_bytes, set by the application
         groups = config.user_sync.priority_groups
         self.priority_bidders = {code.lower() for group in groups for code in group}
         self.priority_keys = [registry.keys_of(list(group)) for group in groups]
 
     def read_cookie(self, cookies: Mapping[str, str], now: datetime) -> UidsCookie:
+        sizes = self.cookie_sizes
+        if sizes is not None:
+            value = cookies.get(COOKIE_NAME)
+            if value:
+                sizes.observe(len(value))
         return read_request_cookie(cookies, now, **self._cookie_options)
 
     def set_cookie(self, value: str, now: datetime) -> str:

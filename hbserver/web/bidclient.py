@@ -104,11 +104,11 @@ class _Pool:
 class PendingRequest:
     """A request :meth:`BidderClient.start` sent (or is sending in a task): what finishing it needs."""
 
-    __slots__ = ("answer", "body", "connection", "deadline", "headers", "method", "url")
+    __slots__ = ("answer", "body", "connection", "deadline", "headers", "method", "reused", "url", "wait")
 
     def __init__(
         self,
-        answer: asyncio.Future[_Answer] | asyncio.Task[tuple[int, bytes, float]],
+        answer: asyncio.Future[_Answer] | asyncio.Task[tuple[int, bytes, float]] | None,
         connection: _Connection | None,
         method: str,
         url: str,
@@ -123,6 +123,10 @@ class PendingRequest:
         self.body = body
         self.headers = headers
         self.deadline = deadline
+        # For the adapter connection metrics: whether a kept-alive connection carried the request
+        # (None until it has one) and the seconds spent waiting for that connection.
+        self.reused: bool | None = None
+        self.wait = 0.0
 
 
 _Answer = tuple[int, bytes, bytes | None, float]  # status, raw body, content coding, loop time when complete
@@ -411,11 +415,14 @@ class BidderClient:
         pool = self._pools.get(target.key)
         connection = self._take_idle(pool, now) if pool is not None and pool.idle else None
         if connection is None:
-            task = loop.create_task(self._timed(method, url, body, headers, deadline))
-            return PendingRequest(task, None, method, url, body, headers, deadline)
+            pending = PendingRequest(None, None, method, url, body, headers, deadline)
+            pending.answer = loop.create_task(self._timed(method, url, body, headers, deadline, pending))
+            return pending
         answer = connection.send(data, loop)
         self._track(deadline, connection, answer, loop)
-        return PendingRequest(answer, connection, method, url, body, headers, deadline)
+        pending = PendingRequest(answer, connection, method, url, body, headers, deadline)
+        pending.reused = True
+        return pending
 
     async def finish(self, pending: PendingRequest) -> tuple[int, bytes, float]:
         """The answer of a :meth:`start`: (status, decoded body, ``loop.time()`` when it was complete).
@@ -426,11 +433,14 @@ class BidderClient:
         connection = pending.connection
         if connection is None:  # the task's own result already carries the time
             return await cast("asyncio.Task[tuple[int, bytes, float]]", pending.answer)
+        if pending.answer is None:
+            raise BidderClientError("the request was never sent")
         try:
             status, raw, coding, done_at = await cast("asyncio.Future[_Answer]", pending.answer)
         except _NoAnswer:
             status, raw = await self._request(
-                pending.method, pending.url, pending.body, pending.headers, pending.deadline, fresh=True
+                pending.method, pending.url, pending.body, pending.headers, pending.deadline, fresh=True,
+                pending=pending,
             )
             return status, raw, cast(asyncio.AbstractEventLoop, self._loop).time()
         except BaseException:
@@ -443,6 +453,8 @@ class BidderClient:
     def cancel(self, pending: PendingRequest) -> None:
         """Give up a started request whose answer will not be awaited (its connection is not reused)."""
         answer = pending.answer
+        if answer is None:
+            return
         if answer.done():
             if not answer.cancelled():
                 answer.exception()  # retrieved: no "exception was never retrieved" log
@@ -453,17 +465,20 @@ class BidderClient:
         answer.cancel()
 
     async def _timed(
-        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str], deadline: float
+        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str], deadline: float,
+        pending: PendingRequest,
     ) -> tuple[int, bytes, float]:
-        status, raw = await self._request(method, url, body, headers, deadline, fresh=False)
+        status, raw = await self._request(method, url, body, headers, deadline, fresh=False, pending=pending)
         return status, raw, cast(asyncio.AbstractEventLoop, self._loop).time()
 
     async def _request(
-        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str], deadline: float, fresh: bool
+        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str], deadline: float, fresh: bool,
+        pending: PendingRequest | None = None,
     ) -> tuple[int, bytes]:
         loop = self._open_loop()
         target, data = self._encode(method, url, body, headers)
         retried = fresh
+        asked = loop.time()
         while True:
             pool = self._pools.get(target.key)
             if pool is None:
@@ -475,6 +490,9 @@ class BidderClient:
             if connection is None:
                 connection = await self._acquire(pool, deadline, loop)
             reused = connection.served > 0
+            if pending is not None:
+                pending.reused = reused
+                pending.wait = loop.time() - asked
             answer = connection.send(data, loop)
             self._track(deadline, connection, answer, loop)
             try:

@@ -28,15 +28,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestHandler, RequestPayloadError
 from aiohttp.web_request import BaseRequest
 
+from hbserver.appkeys import METRICS
 from hbserver.config import HttpTimeouts
 from hbserver.web.errors import HttpError
+
+if TYPE_CHECKING:  # the metrics module fixes prometheus-client's mode when imported
+    from hbserver.metrics import Metrics, PendingCounter
 
 log = logging.getLogger("hbserver.http")
 
@@ -183,12 +187,31 @@ class Connection(RequestHandler):
 class ConnectionServer(web.Server):
     """aiohttp's low-level server making :class:`Connection` protocols."""
 
-    def __init__(self, handler: Any, *, limits: ConnectionLimits, **kwargs: Any) -> None:
+    def __init__(
+        self, handler: Any, *, limits: ConnectionLimits, metrics: Metrics | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(handler, **kwargs)
         self.limits = limits
+        self._counts: tuple[PendingCounter, PendingCounter, PendingCounter] | None = None
+        if metrics is not None:  # PBS-Go's connections_opened, connections_closed, connections_error{close}
+            self._counts = (
+                metrics.counter(metrics.connections_opened),
+                metrics.counter(metrics.connections_closed),
+                metrics.counter(metrics.connections_error, "close"),
+            )
 
     def __call__(self) -> Connection:
         return Connection(self, loop=self._loop, **self._kwargs)
+
+    def connection_made(self, handler: RequestHandler, transport: asyncio.Transport) -> None:
+        super().connection_made(handler, transport)
+        if self._counts is not None:
+            self._counts[0].inc()
+
+    def connection_lost(self, handler: RequestHandler, exc: BaseException | None = None) -> None:
+        super().connection_lost(handler, exc)
+        if self._counts is not None:
+            self._counts[1 if exc is None else 2].inc()
 
     def stop_keep_alive(self) -> None:
         """From now on every response says Connection: close, and its connection closes after it."""
@@ -242,6 +265,7 @@ class ConnectionRunner(web.AppRunner):
         return ConnectionServer(
             made.request_handler,
             limits=self._limits,
+            metrics=self._app.get(METRICS),
             request_factory=made.request_factory,
             handler_cancellation=made.handler_cancellation,
             loop=made._loop,

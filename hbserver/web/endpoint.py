@@ -1,7 +1,12 @@
-"""Every route goes through :func:`wrap`: CORS, the X-Prebid header, plain-text errors, 500s
-without tracebacks, and request metrics, in one call around the handler. A request whose client
-has gone by the time it is answered (even with an exception: its body's read failed) is counted
-as a client disconnect, neither as a response status nor as an internal error.
+"""Every route goes through :func:`wrap`: CORS, the X-Prebid header, the request id, plain-text
+errors, 500s without tracebacks, request metrics, in-flight requests, the sampled access log and
+the armed HTTP-interaction log, in one call around the handler. A request whose client has gone by
+the time it is answered (even with an exception: its body's read failed) is counted as a client
+disconnect, neither as a response status nor as an internal error.
+
+The request id (``X-Request-Id``: the caller's when sane, else a fresh one) is on every response
+and, through :data:`hbserver.logsetup.REQUEST_ID`, on every log line written while the request is
+handled (tasks it starts copy the context).
 
 This is done by wrapping handlers at registration rather than with an aiohttp middleware: any
 middleware makes aiohttp add two more layers per request (the middleware chain and its
@@ -14,63 +19,100 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
+import random
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from multidict import istr
 
 from hbserver import SERVER_HEADER_VALUE
-from hbserver.appkeys import METRICS
+from hbserver.appkeys import CONFIG, METRICS
+from hbserver.logsetup import REQUEST_ID
 from hbserver.metrics import UNMATCHED_ENDPOINT, Metrics
 from hbserver.web.cors import MAX_ORIGIN_LENGTH, apply_cors, preflight_response
 from hbserver.web.errors import HttpError, text_response
+from hbserver.web.requestlog import (
+    HTTP_INTERACTIONS,
+    INTERACTION_KINDS,
+    AccessLog,
+    HttpInteractionLog,
+    new_request_id,
+    sane_request_id,
+)
 
 log = logging.getLogger("hbserver.http")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+X_REQUEST_ID = istr("X-Request-Id")  # an istr: header look-ups skip case-folding
 _perf_counter = time.perf_counter
+_random = random.random
+_set_request_id = REQUEST_ID.set
+_reset_request_id = REQUEST_ID.reset
 
 
 def request_id(request: web.Request) -> str:
     """The caller's ``X-Request-Id`` when it is sane, else a fresh one."""
-    given = request.headers.get("X-Request-Id", "")
-    return given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+    given = request.headers.get(X_REQUEST_ID)
+    return given if given is not None and sane_request_id(given) else new_request_id()
 
 
-def wrap(handler: Handler, endpoint: str, metrics: Metrics) -> Handler:
-    """``handler`` with the cross-cutting behaviour; ``endpoint`` is its metrics label."""
+def wrap(
+    handler: Handler,
+    endpoint: str,
+    metrics: Metrics,
+    access: AccessLog | None = None,
+    interactions: HttpInteractionLog | None = None,
+) -> Handler:
+    """``handler`` with the cross-cutting behaviour; ``endpoint`` is its metrics label. ``access``
+    samples requests into the access log; ``interactions`` (auction and AMP only) logs them when armed."""
     observe = metrics.observe_request
+    sample_rate = access.sample_rate if access is not None else 0.0
+    sample_all = sample_rate >= 1.0
+    write_access = access.write if access is not None else None
+    kind = INTERACTION_KINDS.get(endpoint, "")
 
     async def endpoint_handler(request: web.Request) -> web.StreamResponse:
         start = _perf_counter()
+        given = request.headers.get(X_REQUEST_ID)
+        rid = given if given is not None and sane_request_id(given) else new_request_id()
+        token = _set_request_id(rid)
+        metrics.in_flight += 1
         try:
-            response = await handler(request)
-        except HttpError as exc:
-            response = exc.response()
-        except web.HTTPException as exc:
-            response = text_response(exc.status, exc.text or exc.reason)
-            for name in ("Allow", "Location"):
-                if name in exc.headers:
-                    response.headers[name] = exc.headers[name]
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            if request.transport is None:  # the client left (mid-body, say): not an error of ours
-                return client_disconnected(request, endpoint, metrics, web.Response(status=499))
-            response = internal_error(request, endpoint, metrics)
-        if request.transport is None:
-            return client_disconnected(request, endpoint, metrics, response)
-        if not response.prepared:
-            headers = response.headers
-            headers["X-Prebid"] = SERVER_HEADER_VALUE
-            origin = request.headers.get("Origin")
-            if origin is not None and len(origin) <= MAX_ORIGIN_LENGTH:
-                apply_cors(headers, origin)
-        observe(endpoint, response.status, _perf_counter() - start)
-        return response
+            try:
+                response = await handler(request)
+            except HttpError as exc:
+                response = exc.response()
+            except web.HTTPException as exc:
+                response = text_response(exc.status, exc.text or exc.reason)
+                for name in ("Allow", "Location"):
+                    if name in exc.headers:
+                        response.headers[name] = exc.headers[name]
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                if request.transport is None:  # the client left (mid-body, say): not an error of ours
+                    return client_disconnected(request, endpoint, metrics, web.Response(status=499))
+                response = internal_error(request, endpoint, metrics, rid)
+            if request.transport is None:
+                return client_disconnected(request, endpoint, metrics, response)
+            if not response.prepared:
+                headers = response.headers
+                headers["X-Prebid"] = SERVER_HEADER_VALUE
+                headers[X_REQUEST_ID] = rid
+                origin = request.headers.get("Origin")
+                if origin is not None and len(origin) <= MAX_ORIGIN_LENGTH:
+                    apply_cors(headers, origin)
+            seconds = _perf_counter() - start
+            observe(endpoint, response.status, seconds)
+            if sample_rate and (sample_all or _random() < sample_rate):
+                write_access(request, endpoint, response.status, seconds, rid)  # type: ignore[misc]  # set when rate > 0
+            if interactions is not None and interactions.spec is not None:
+                interactions.maybe_log(kind, request, response)
+            return response
+        finally:
+            metrics.in_flight -= 1
+            _reset_request_id(token)
 
     endpoint_handler.__name__ = getattr(handler, "__name__", "endpoint_handler")
     return endpoint_handler
@@ -87,9 +129,10 @@ def client_disconnected(
     return response
 
 
-def internal_error(request: web.Request, endpoint: str, metrics: Metrics) -> web.Response:
-    """Log the exception in flight with a request id, count it, answer a bare 500."""
-    rid = request_id(request)
+def internal_error(request: web.Request, endpoint: str, metrics: Metrics, rid: str | None = None) -> web.Response:
+    """Log the exception in flight with the request id, count it, answer a bare 500 naming the id."""
+    if rid is None:
+        rid = request_id(request)
     log.exception(
         "unhandled error answering %s %s",
         request.method,
@@ -98,7 +141,7 @@ def internal_error(request: web.Request, endpoint: str, metrics: Metrics) -> web
     )
     metrics.internal_errors.labels(endpoint).inc()
     response = text_response(500, f"Internal server error (request id {rid})")
-    response.headers["X-Request-Id"] = rid
+    response.headers[X_REQUEST_ID] = rid
     return response
 
 
@@ -109,9 +152,14 @@ class Routes:
         self.app = app
         self.metrics = app[METRICS]
         self.allowed: dict[str, set[str]] = {}
+        config = app.get(CONFIG)
+        rate = config.logging.access.sample_rate if config is not None else 0.0
+        self.access = AccessLog(rate) if rate > 0 else None
+        self.interactions = app.get(HTTP_INTERACTIONS)
 
     def add(self, method: str, path: str, handler: Handler) -> None:
-        wrapped = wrap(handler, path, self.metrics)
+        interactions = self.interactions if path in INTERACTION_KINDS else None
+        wrapped = wrap(handler, path, self.metrics, self.access, interactions)
         methods = self.allowed.setdefault(path, set())
         methods.add(method)
         if method == "GET":
@@ -138,4 +186,4 @@ class Routes:
                 return preflight_response(request, origin)
             raise web.HTTPMethodNotAllowed(request.method, sorted(methods))
 
-        self.app.router.add_route("*", "/{tail:.*}", wrap(fallback, UNMATCHED_ENDPOINT, self.metrics))
+        self.app.router.add_route("*", "/{tail:.*}", wrap(fallback, UNMATCHED_ENDPOINT, self.metrics, self.access))

@@ -314,7 +314,7 @@ async def test_amp_auction_targeting_cache_and_headers(make_client, bidders, dat
     assert sent["ext"]["prebid"]["channel"] == {"name": "amp", "version": ""}
     assert "ext" not in data or "errors" not in data["ext"]
     text = await (await client.get("/metrics")).text()
-    assert 'hbserver_auction_requests_total{request_status="ok",request_type="amp"} 1.0' in text
+    assert 'hbserver_requests{request_status="ok",request_type="amp"} 1.0' in text
 
 
 async def test_deadline_with_a_silent_bidder(make_client, bidders, data_dir):

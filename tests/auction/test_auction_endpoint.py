@@ -498,9 +498,9 @@ async def test_cors_and_metrics(make_client, bidders):
     refused.pop("id")
     assert (await post(client, refused)).status == 400
     text = await (await client.get("/metrics")).text()
-    assert 'hbserver_auction_requests_total{request_status="ok",request_type="openrtb2-web"} 1.0' in text
-    assert 'hbserver_auction_requests_total{request_status="badinput",request_type="openrtb2-app"} 1.0' in text
-    assert 'hbserver_adapter_requests_total{adapter="alpha",outcome="gotbids"} 1.0' in text
+    assert 'hbserver_requests{request_status="ok",request_type="openrtb2-web"} 1.0' in text
+    assert 'hbserver_requests{request_status="badinput",request_type="openrtb2-app"} 1.0' in text
+    assert 'hbserver_adapter_requests{adapter="alpha",cookie="no",has_bids="true"} 1.0' in text
     assert 'hbserver_adapter_request_time_seconds_count{adapter="alpha"} 1.0' in text
 
 
@@ -644,7 +644,7 @@ async def test_device_fields_from_http_and_analytics_record(make_client, bidders
     await client.close()  # flushes analytics
     records = [json.loads(line) for line in log_file.read_text().splitlines()]
     auction = [r for r in records if r["event"] == "auction"]
-    assert auction and auction[0]["account"] == "1001" and auction[0]["bids"] == 1 and auction[0]["status"] == 200
+    assert auction and auction[0]["account"] == "1001" and auction[0]["bid_count"] == 1 and auction[0]["status"] == 200
 
 
 async def test_bidder_cookies_are_never_kept_between_auctions(make_client, bidders):
@@ -695,7 +695,7 @@ async def test_refused_bodies_are_counted_and_recorded(make_client, bidders, tmp
     response = await post(client, body)
     assert response.status == status and (await response.text()).startswith(text)
     metrics = await (await client.get("/metrics")).text()
-    assert 'hbserver_auction_requests_total{request_status="badinput",request_type="openrtb2-web"} 1.0' in metrics
+    assert 'hbserver_requests{request_status="badinput",request_type="openrtb2-web"} 1.0' in metrics
     await client.close()  # flushes analytics
     records = [json.loads(line) for line in log_file.read_text().splitlines()]
     assert [(r["event"], r["status"]) for r in records] == [("auction", status)]

@@ -83,7 +83,7 @@ def test_image_layout_serves_an_auction_as_its_user_with_a_read_only_root(image,
         time.sleep(1.5)  # each worker applies its counts to the shared files every second
         status, metrics = get(f"{server.base}/metrics")
         assert status == 200
-        assert re.search(rb'hbserver_adapter_bids_total\{adapter="appnexus"\} 4\.0', metrics), metrics[:2000]
+        assert re.search(rb'hbserver_adapter_bids\{adapter="appnexus",delivery="adm"\} 4\.0', metrics), metrics[:2000]
         assert server.terminate() == 0, server.output()
         assert "Traceback" not in server.output() and "Permission denied" not in server.output()
     finally:

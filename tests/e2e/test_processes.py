@@ -151,7 +151,7 @@ def counts_by_pid(metrics_dir: Path) -> dict[int, float]:
         pid = int(path.stem.split("_")[1])
         for key, value, *_ in MmapedDict.read_all_values_from_file(str(path)):
             _name, sample, labels, *_ = json.loads(key)
-            if sample == "hbserver_requests_total" and labels == {"endpoint": "/event", "status": "200"}:
+            if sample == "hbserver_http_requests_total" and labels == {"endpoint": "/event", "status": "200"}:
                 out[pid] = out.get(pid, 0) + value
     return out
 
@@ -183,8 +183,8 @@ def test_two_workers_share_the_port_and_metrics_are_summed(servers, tmp_path):
         status, body = get(server.base + "/metrics")
         text = body.decode()
         assert status == 200
-        assert metric_value(text, 'hbserver_requests_total{endpoint="/event",status="200"}') == total
-        assert metric_value(text, 'hbserver_event_notifications_total{type="win"}') == total
+        assert metric_value(text, 'hbserver_http_requests{endpoint="/event",status="200"}') == total
+        assert metric_value(text, 'hbserver_event_notifications{type="win"}') == total
         assert metric_value(text, "hbserver_workers") == 2
     server.signal(signal.SIGTERM)
     assert server.wait(20) == 0
@@ -202,7 +202,7 @@ def test_workers_sum_metrics_with_the_supervisors_own_metrics_directory(servers,
     time.sleep(FLUSH_INTERVAL_SECONDS + 0.5)
     for _ in range(6):
         text = get(server.base + "/metrics")[1].decode()
-        assert metric_value(text, 'hbserver_event_notifications_total{type="imp"}') == total
+        assert metric_value(text, 'hbserver_event_notifications{type="imp"}') == total
         assert metric_value(text, "hbserver_workers") == 2
     server.signal(signal.SIGTERM)
     assert server.wait(20) == 0
@@ -258,7 +258,7 @@ def test_one_worker_with_an_operator_metrics_dir_that_does_not_exist_yet(servers
     time.sleep(FLUSH_INTERVAL_SECONDS + 0.5)
     status, body = get(f"{server.base}/metrics")
     assert status == 200
-    assert 'hbserver_requests_total{endpoint="/event",status="200"} 1.0' in body.decode()
+    assert 'hbserver_http_requests{endpoint="/event",status="200"} 1.0' in body.decode()
     assert list(metrics_dir.glob("*.db"))
 
 

@@ -97,8 +97,8 @@ def metric_value(text: str, name: str) -> float:
 
 
 def server_errors(text: str) -> list[str]:
-    """The requests_total lines of 5xx answers."""
-    return [line for line in text.splitlines() if line.startswith("hbserver_requests_total") and 'status="5' in line]
+    """The http_requests lines of 5xx answers."""
+    return [line for line in text.splitlines() if line.startswith("hbserver_http_requests") and 'status="5' in line]
 
 
 def test_an_idle_keep_alive_connection_is_closed_after_idle_seconds(server):
@@ -195,7 +195,7 @@ def test_a_partial_body_gets_408_and_a_close_after_body_seconds(server, path):
     assert b"Connection: close" in head
     assert b"Request Timeout" in text
     after = metrics(server)
-    key = f'hbserver_requests_total{{endpoint="{path}",status="408"}}'
+    key = f'hbserver_http_requests{{endpoint="{path}",status="408"}}'
     assert metric_value(after, key) == metric_value(before, key) + 1
     assert not server_errors(after)
     assert "Traceback" not in server.output()
@@ -261,7 +261,7 @@ def test_timely_clients_are_unaffected_by_a_slow_one(server):
 
 
 def disconnects(text: str, path: str) -> float:
-    return metric_value(text, f'hbserver_client_disconnects_total{{endpoint="{path}"}}')
+    return metric_value(text, f'hbserver_client_disconnects{{endpoint="{path}"}}')
 
 
 def wait_for_disconnect_count(server: Server, path: str, expected: float) -> str:
@@ -282,7 +282,7 @@ def test_a_client_that_leaves_mid_body_is_a_disconnect_not_a_500(server, path):
     after = wait_for_disconnect_count(server, path, disconnects(before, path) + 1)
     assert disconnects(after, path) == disconnects(before, path) + 1
     assert not server_errors(after)
-    assert metric_value(after, f'hbserver_internal_errors_total{{endpoint="{path}"}}') == 0
+    assert metric_value(after, f'hbserver_internal_errors{{endpoint="{path}"}}') == 0
     assert "Traceback" not in server.output()
     assert "unhandled error" not in server.output()
 
@@ -295,7 +295,7 @@ def test_a_client_that_leaves_before_the_answer_is_a_disconnect(server):
         time.sleep(0.1)
     after = wait_for_disconnect_count(server, path, disconnects(before, path) + 1)
     assert disconnects(after, path) == disconnects(before, path) + 1
-    assert f'hbserver_requests_total{{endpoint="{path}",status="200"}}' not in after
+    assert f'hbserver_http_requests{{endpoint="{path}",status="200"}}' not in after
     assert "Traceback" not in server.output()
 
 

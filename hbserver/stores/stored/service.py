@@ -29,6 +29,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from prometheus_client import Counter
+
 from hbserver.config import Config
 from hbserver.logsetup import LogLimiter
 from hbserver.metrics import Metrics
@@ -58,6 +60,10 @@ _Key = tuple[Kind, str]
 _Outcome = bytes | Failure | None  # None: stored nowhere
 _CACHED_KINDS: tuple[Kind, ...] = ("requests", "imps", "responses")
 _CACHE_LABELS = {"requests": "request", "imps": "imp", "responses": "response"}
+# PBS-Go's stored data type (stored_<type>_fetch_time_seconds, stored_<type>_errors) of each kind.
+_PBS_TYPES = {"requests": "request", "imps": "request", "responses": "response", "accounts": "account"}
+# Failure labels that mean the backend could not be reached (PBS-Go's "network"); others are "undefined".
+_NETWORK_FAILURES = frozenset({"timeout", "unavailable"})
 
 
 class _New:
@@ -124,8 +130,9 @@ class StoredData:
         for kind in _CACHED_KINDS:
             for amp in (False, True) if kind != "responses" else (False,):
                 label = ("amp_" if amp else "") + _CACHE_LABELS[kind]
-                self._hit[kind, amp] = metrics.counter(metrics.stored_data_cache, label, "hit").inc
-                self._miss[kind, amp] = metrics.counter(metrics.stored_data_cache, label, "miss").inc
+                pbs = {"requests": metrics.stored_request_cache, "imps": metrics.stored_imp_cache}.get(kind)
+                self._hit[kind, amp] = _both(metrics, metrics.stored_data_cache, label, pbs, "hit")
+                self._miss[kind, amp] = _both(metrics, metrics.stored_data_cache, label, pbs, "miss")
                 if cache_size is not None:
                     self._caches[kind, amp] = KindCache(cache_size, cache_ttl_seconds, clock)
         self._metrics = metrics
@@ -283,7 +290,7 @@ class StoredData:
     async def _run_flight(self, flight: _Flight, wanted: dict[Kind, list[str]], limit: float) -> dict[_Key, _Outcome]:
         amp = flight.amp
         try:
-            outcomes = await self._ask_backends(self._chains[amp], wanted, limit)
+            outcomes = await self._ask_backends(self._chains[amp], wanted, limit, amp)
             for (kind, item_id), outcome in outcomes.items():
                 cache = self._caches.get((kind, amp))
                 if cache is not None and not isinstance(outcome, Failure) and (kind, item_id) not in flight.stale:
@@ -295,7 +302,7 @@ class StoredData:
                     del self._inflight[amp, kind, item_id]
 
     async def _ask_backends(
-        self, chain: Sequence[Backend], wanted: dict[Kind, list[str]], limit: float
+        self, chain: Sequence[Backend], wanted: dict[Kind, list[str]], limit: float, amp: bool = False
     ) -> dict[_Key, _Outcome]:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + limit
@@ -318,17 +325,25 @@ class StoredData:
             except Exception:  # a bug in a backend must not fail the request's other ids
                 log.exception("stored data: %s backend failed", backend.name)
                 answer = _fail_all(remaining, Failure(f"{backend.name}: internal error", "internal"))
-            self._fetch_time[backend.name].observe(loop.time() - started)
+            took = loop.time() - started
+            self._fetch_time[backend.name].observe(took)
+            for pbs_type in {_pbs_type(kind, amp) for kind in remaining}:
+                self._metrics.histogram(self._metrics.stored_fetch_time[pbs_type], "all").observe(took)
             problems: dict[str, str] = {}
+            failed_types: set[str] = set()
             for kind, items in answer.items():
                 for item_id, outcome in items.items():
                     if isinstance(outcome, Failure):
+                        failed_types.add(_pbs_type(kind, amp))
                         failures.setdefault((kind, item_id), []).append(outcome.reason)
                         problems.setdefault(outcome.label, outcome.detail or outcome.reason)
                     else:
                         found[kind, item_id] = outcome
             for label, reason in problems.items():
                 self._metrics.counter(self._metrics.stored_data_fetch_errors, backend.name, label).inc()
+                error = "network" if label in _NETWORK_FAILURES else "undefined"
+                for pbs_type in failed_types:
+                    self._metrics.counter(self._metrics.stored_errors[pbs_type], error).inc()
                 self._log.warning(f"{backend.name}:{label}", "stored data: %s: %s", backend.name, reason)
         outcomes: dict[_Key, _Outcome] = {}
         for kind, ids in wanted.items():
@@ -356,15 +371,22 @@ class StoredData:
         """Ask the database what changed and invalidate it; False (counted, logged) when the poll failed."""
         if self.database is None:
             return True
+        started = time.monotonic()
         try:
             async with asyncio.timeout(min(POLL_TIMEOUT_SECONDS, max(self.refresh_rate, 1.0))):
                 changes = await self.database.poll()
         except (BackendError, TimeoutError) as exc:
             self._poll_errors.inc()
+            error = "undefined" if isinstance(exc, BackendError) and exc.reason not in _NETWORK_FAILURES else "network"
+            for pbs_type in ("request", "account", "response"):
+                self._metrics.counter(self._metrics.stored_errors[pbs_type], error).inc()
             reason = exc.message if isinstance(exc, BackendError) else "timed out"
             log.warning("stored data: database poll failed: %s", reason)
             self._poll_failing = True
             return False
+        took = time.monotonic() - started
+        for pbs_type in ("request", "account", "response"):  # one poll asks for every kind's changes
+            self._metrics.histogram(self._metrics.stored_fetch_time[pbs_type], "delta").observe(took)
         if self._poll_failing:
             log.info("stored data: database poll works again")
             self._poll_failing = False
@@ -420,3 +442,23 @@ def build_stored_data(config: Config, metrics: Metrics, http: SharedSession) -> 
         cache_ttl_seconds=cache.ttl_seconds,
         refresh_rate_seconds=stored.database.poll_for_updates.refresh_rate_seconds,
     )
+
+
+def _pbs_type(kind: str, amp: bool) -> str:
+    """PBS-Go's data type of a fetch: AMP's stored requests are ``amp``."""
+    pbs_type = _PBS_TYPES.get(kind, "request")
+    return "amp" if amp and pbs_type == "request" else pbs_type
+
+
+def _both(metrics: Metrics, ours: Counter, label: str, pbs: Counter | None, result: str) -> Callable[[], None]:
+    """One call counting a cache lookup in hbserver's family and, for requests and imps, PBS-Go's."""
+    first = metrics.counter(ours, label, result)
+    if pbs is None:
+        return first.inc
+    second = metrics.counter(pbs, result)
+
+    def inc() -> None:
+        first.inc()
+        second.inc()
+
+    return inc

@@ -1,0 +1,330 @@
+"""The Prometheus metrics: every metric name is defined here and nowhere else.
+
+The families Prebid Server has keep PBS-Go's names, labels, label values and buckets
+(``metrics/prometheus/prometheus.go``), under ``metrics.prometheus.namespace`` and ``subsystem``
+as PBS-Go prefixes them, and counters are written without the ``_total`` suffix as PBS-Go's
+client writes them (:mod:`hbserver.metrics.exposition`): a host's PBS dashboards and alerts work
+unchanged. hbserver's own families (HTTP by endpoint, cache store, analytics, workers, runtime)
+are listed in :data:`HBSERVER_FAMILIES` and documented in the README, whose metrics table
+``tests/test_metrics.py`` compares with :func:`Metrics.describe`.
+
+With several workers, the supervisor sets ``PROMETHEUS_MULTIPROC_DIR`` before this module is
+imported (see :mod:`hbserver.multiproc`); every worker then writes its values to memory-mapped
+files in that directory and ``/metrics``, whichever worker answers it, sums them.
+
+Hot paths do not touch prometheus-client: they add to plain numbers (:mod:`hbserver.metrics.pending`)
+which :meth:`Metrics.flush` applies every :data:`FLUSH_INTERVAL_SECONDS`, before each ``/metrics``
+answer and at shutdown, always on the event loop's thread; the exposition itself only reads, so
+it may run in a worker thread. Another worker's figures are at most that interval old.
+"""
+
+from __future__ import annotations
+
+import os
+
+import prometheus_client
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from hbserver.metrics.exposition import CONTENT_TYPE, render_families
+from hbserver.metrics.pending import PendingCounter, PendingHistogram
+from hbserver.multiproc import MULTIPROC_ENV
+
+prometheus_client.disable_created_metrics()
+
+__all__ = ["FLUSH_INTERVAL_SECONDS", "HBSERVER_FAMILIES", "UNMATCHED_ENDPOINT", "Metrics", "PendingCounter",
+           "PendingHistogram", "metric_prefix"]
+
+# PBS-Go's buckets.
+STANDARD_TIME_BUCKETS = (0.05, 0.1, 0.15, 0.20, 0.25, 0.3, 0.4, 0.5, 0.75, 1)
+CACHE_WRITE_TIME_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 1)
+PRICE_BUCKETS = (250, 500, 750, 1000, 1500, 2000, 2500, 3000, 3500, 4000)
+REQUEST_SIZE_BUCKETS = (100, 500, 750, 1000, 2000, 4000, 7000, 10000, 15000, 20000, 50000, 75000)
+# hbserver's: /event and /status answer in well under a millisecond; auctions end near their
+# timeout (hundreds of milliseconds), where the buckets are dense.
+HTTP_TIME_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5,
+                     0.75, 1, 1.5, 2, 3, 5)
+COOKIE_SIZE_BUCKETS = (0, 500, 1000, 2000, 3000, 4000, 5000, 6000, 8000)
+LOOP_LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1)
+
+UNMATCHED_ENDPOINT = "other"
+FLUSH_INTERVAL_SECONDS = 1.0
+# At most this many accounts get series of their own in the account_* families (a bound on
+# cardinality when any publisher id may arrive); later ones are not counted there.
+MAX_ACCOUNT_LABELS = 1000
+
+# Families PBS-Go does not have (documented as hbserver's own in the README).
+HBSERVER_FAMILIES = frozenset({
+    "http_requests", "http_request_time_seconds", "internal_errors", "client_disconnects", "in_flight_requests",
+    "event_notifications", "vtrack_requests", "account_fetch_errors", "stored_data_cache_performance",
+    "stored_data_fetch_errors", "stored_data_fetch_time_seconds", "cache_puts", "cache_gets", "analytics_events",
+    "analytics_dropped_events", "uids_cookie_size_bytes", "currency_rates_age_seconds", "currency_fetch_errors",
+    "workers", "worker_restarts", "process_resident_memory_bytes", "process_cpu_seconds", "process_open_fds",
+    "gc_collections", "event_loop_lag_seconds",
+})
+
+
+def metric_prefix(namespace: str, subsystem: str) -> str:
+    """``<namespace>_<subsystem>_`` with each part only when set, as PBS-Go builds it."""
+    return "".join(f"{part}_" for part in (namespace, subsystem) if part)
+
+
+class Metrics:
+    """The application's metrics. Hot paths keep the pending handles they use."""
+
+    def __init__(self, namespace: str = "hbserver", subsystem: str = "") -> None:
+        self.multiprocess = bool(os.environ.get(MULTIPROC_ENV))
+        self.prefix = metric_prefix(namespace, subsystem)
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.in_flight = 0  # requests being answered by this worker (web/endpoint.wrap)
+        self._counters: dict[tuple[int, tuple[str, ...]], PendingCounter] = {}
+        self._histograms: dict[tuple[int, tuple[str, ...]], PendingHistogram] = {}
+        self._accounts: set[str] = set()
+        self._ns, self._sub = namespace, subsystem
+
+        c, h, g = self._counter, self._histogram, self._gauge
+        # --- Prebid Server's families -----------------------------------------------------------
+        self.requests = c("requests", "Count of total requests to Prebid Server labeled by type and status.",
+                          "request_type", "request_status")
+        self.request_time = h("request_time_seconds",
+                              "Seconds to resolve successful Prebid Server requests labeled by type.",
+                              STANDARD_TIME_BUCKETS, "request_type")
+        self.request_size = h("request_size_bytes",
+                              "Count that keeps track of incoming request size in bytes labeled by endpoint.",
+                              REQUEST_SIZE_BUCKETS, "request_size")
+        self.requests_without_cookie = c("requests_without_cookie",
+                                         "Count of total requests to Prebid Server without a cookie labeled by type.",
+                                         "request_type")
+        self.account_requests = c("account_requests", "Count of total requests to Prebid Server labeled by account.",
+                                  "account")
+        self.debug_requests = c("debug_requests",
+                                "Count of total requests to Prebid Server that have debug enabled")
+        self.account_debug_requests = c("account_debug_requests",
+                                        "Count of total requests to Prebid Server that have debug enabled labled by "
+                                        "account", "account")
+        self.impressions = c("impressions_requests",
+                             "Count of requested impressions to Prebid Server labeled by type.",
+                             "banner", "video", "audio", "native")
+        self.tmax_timeout = c("tmax_timeout", "Count of requests rejected due to Tmax timeout exceed.")
+        self.adapter_requests = c("adapter_requests",
+                                  "Count of requests labeled by adapter, if has a cookie, and if it resulted in bids.",
+                                  "adapter", "cookie", "has_bids")
+        self.adapter_errors = c("adapter_errors", "Count of errors labeled by adapter and error type.",
+                                "adapter", "adapter_error")
+        self.adapter_request_time = h("adapter_request_time_seconds",
+                                      "Seconds to resolve each successful request labeled by adapter.",
+                                      STANDARD_TIME_BUCKETS, "adapter")
+        self.adapter_bids = c("adapter_bids",
+                              "Count of bids labeled by adapter and markup delivery type (adm or nurl).",
+                              "adapter", "delivery")
+        self.adapter_prices = h("adapter_prices", "Monetary value of the bids labeled by adapter.",
+                                PRICE_BUCKETS, "adapter")
+        self.adapter_panics = c("adapter_panics", "Count of panics labeled by adapter.", "adapter")
+        self.adapter_connection_created = c(
+            "adapter_connection_created",
+            "Count that keeps track of new connections when contacting adapter bidder endpoints.", "adapter")
+        self.adapter_connection_reused = c(
+            "adapter_connection_reused",
+            "Count that keeps track of reused connections when contacting adapter bidder endpoints.", "adapter")
+        self.adapter_connection_wait = h(
+            "adapter_connection_wait",
+            "Seconds from when the connection was requested until it is either created or reused",
+            STANDARD_TIME_BUCKETS, "adapter")
+        self.adapter_buyeruids_scrubbed = c(
+            "adapter_buyeruids_scrubbed",
+            "Count of total bidder requests with a scrubbed buyeruid due to a privacy policy", "adapter")
+        self.adapter_gdpr_requests_blocked = c(
+            "adapter_gdpr_requests_blocked",
+            "Count of total bidder requests blocked due to unsatisfied GDPR purpose 2 legal basis", "adapter")
+        self.privacy_ccpa = c("privacy_ccpa", "Count of total requests to Prebid Server where CCPA was provided by "
+                              "source and opt-out .", "source", "opt_out")
+        self.privacy_coppa = c("privacy_coppa", "Count of total requests to Prebid Server where the COPPA flag was "
+                               "set by source", "source")
+        self.privacy_lmt = c("privacy_lmt", "Count of total requests to Prebid Server where the LMT flag was set by "
+                             "source", "source")
+        self.privacy_tcf = c("privacy_tcf", "Count of TCF versions for requests where GDPR was enforced by source "
+                             "and version.", "version", "source")
+        self.stored_request_cache = c("stored_request_cache_performance",
+                                      "Count of stored request cache requests attempts by hits or miss.",
+                                      "cache_result")
+        self.stored_imp_cache = c("stored_impressions_cache_performance",
+                                  "Count of stored impression cache requests attempts by hits or miss.",
+                                  "cache_result")
+        self.account_cache = c("account_cache_performance", "Count of account cache lookups by hits or miss.",
+                               "cache_result")
+        # stored_<kind>_fetch_time_seconds / stored_<kind>_errors, by PBS-Go's data type.
+        self.stored_fetch_time: dict[str, Histogram] = {}
+        self.stored_errors: dict[str, Counter] = {}
+        for kind, what in (("request", "requests"), ("amp", "AMP requests"), ("account", "accounts"),
+                           ("response", "responses")):
+            self.stored_fetch_time[kind] = h(f"stored_{kind}_fetch_time_seconds",
+                                             f"Seconds to fetch stored {what} labeled by fetch type",
+                                             STANDARD_TIME_BUCKETS, "stored_data_fetch_type")
+            self.stored_errors[kind] = c(f"stored_{kind}_errors", f"Count of stored {what} errors by error type",
+                                         "stored_data_error")
+        self.stored_responses = c("stored_responses",
+                                  "Count of total requests to Prebid Server that have stored responses")
+        self.account_stored_responses = c("account_stored_responses",
+                                          "Count of total requests to Prebid Server that have stored responses "
+                                          "labled by account", "account")
+        self.prebidcache_write_time = h("prebidcache_write_time_seconds",
+                                        "Seconds to write to Prebid Cache labeled by success or failure. Failure "
+                                        "timing is limited by Prebid Server enforced timeouts.",
+                                        CACHE_WRITE_TIME_BUCKETS, "success")
+        self.connections_opened = c("connections_opened", "Count of successful connections opened to Prebid Server.")
+        self.connections_closed = c("connections_closed", "Count of successful connections closed to Prebid Server.")
+        self.connections_error = c("connections_error", "Count of errors for connection open and close attempts to "
+                                   "Prebid Server labeled by type.", "connection_error")
+        self.cookie_sync_requests = c("cookie_sync_requests", "Count of cookie sync requests to Prebid Server.",
+                                      "status")
+        self.syncer_requests = c("syncer_requests", "Count of cookie sync requests where a syncer is a candidate to "
+                                 "be synced labeled by syncer key and status.", "syncer", "status")
+        self.setuid_requests = c("setuid_requests", "Count of set uid requests to Prebid Server.", "status")
+        self.syncer_sets = c("syncer_sets", "Count of setuid set requests for a syncer labeled by syncer key and "
+                             "status.", "syncer", "status")
+
+        # --- hbserver's own families --------------------------------------------------------------
+        self.http_requests = c("http_requests", "HTTP requests answered, by endpoint (route) and response status.",
+                               "endpoint", "status")
+        self.http_request_time = h("http_request_time_seconds", "Seconds to answer a request, by endpoint (route).",
+                                   HTTP_TIME_BUCKETS, "endpoint")
+        self.internal_errors = c("internal_errors", "Unexpected exceptions answered with HTTP 500, by endpoint.",
+                                 "endpoint")
+        self.client_disconnects = c("client_disconnects", "Requests whose client closed the connection before the "
+                                    "answer was sent (not counted in http_requests), by endpoint.", "endpoint")
+        self.in_flight_requests = g("in_flight_requests", "Requests being answered, all workers.")
+        self.event_notifications = c("event_notifications", "Accepted /event notifications by event type.", "type")
+        self.vtrack_requests = c("vtrack_requests", "/vtrack requests by HTTP status.", "status")
+        self.account_fetch_errors = c("account_fetch_errors", "Account lookups that failed, by reason.", "reason")
+        self.stored_data_cache = c("stored_data_cache_performance", "Stored request/imp/response lookups answered "
+                                   "from the in-memory cache (hit) or not (miss), by kind.", "kind", "cache_result")
+        self.stored_data_fetch_errors = c("stored_data_fetch_errors", "Stored data fetches and database polls that "
+                                          "failed, by backend and reason.", "backend", "reason")
+        self.stored_data_fetch_time = h("stored_data_fetch_time_seconds", "Seconds a stored data backend took to "
+                                        "answer one batch, by backend.", HTTP_TIME_BUCKETS, "backend")
+        self.cache_puts = c("cache_puts", "Items written to the cache store, by store and outcome (ok, exists, "
+                            "error, timeout).", "store", "outcome")
+        self.cache_gets = c("cache_gets", "Cache store lookups, by store and outcome (hit, miss, error, timeout).",
+                            "store", "outcome")
+        self.analytics_events = c("analytics_events", "Analytics records accepted for delivery, by module and event.",
+                                  "module", "event")
+        self.analytics_dropped = c("analytics_dropped_events", "Analytics records dropped (buffer full, delivery "
+                                   "failure), by module.", "module")
+        self.uids_cookie_size = h("uids_cookie_size_bytes", "Size of the uids cookie on requests that carry one.",
+                                  COOKIE_SIZE_BUCKETS)
+        self.currency_rates_age = g("currency_rates_age_seconds", "Age of the server's currency rates (0 "
+                                    "without currency.fetch_url).", mode="livemax")
+        self.currency_fetch_errors = c("currency_fetch_errors", "Currency rate fetches that failed.")
+        self.workers = g("workers", "Worker processes serving requests.")
+        self.worker_restarts = c("worker_restarts", "Workers the supervisor restarted after an unexpected exit.")
+        self.process_rss = g("process_resident_memory_bytes", "Resident memory, all workers.")
+        self.process_cpu = c("process_cpu_seconds", "CPU time (user and system), all workers.")
+        self.process_open_fds = g("process_open_fds", "Open file descriptors, all workers.")
+        self.gc_collections = c("gc_collections", "Garbage collections, by generation, all workers.", "generation")
+        self.event_loop_lag = h("event_loop_lag_seconds", "How late the event loop ran a timer (sampled per worker).",
+                                LOOP_LAG_BUCKETS)
+        self._preload()
+
+    # --- definitions ------------------------------------------------------------------------------
+
+    def _counter(self, name: str, doc: str, *labels: str) -> Counter:
+        return Counter(name, doc, labels, namespace=self._ns, subsystem=self._sub, registry=self.registry)
+
+    def _histogram(self, name: str, doc: str, buckets: tuple[float, ...], *labels: str) -> Histogram:
+        return Histogram(name, doc, labels, namespace=self._ns, subsystem=self._sub, registry=self.registry,
+                         buckets=buckets)
+
+    def _gauge(self, name: str, doc: str, mode: str = "livesum") -> Gauge:
+        return Gauge(name, doc, namespace=self._ns, subsystem=self._sub, registry=self.registry,
+                     multiprocess_mode=mode)
+
+    def _preload(self) -> None:
+        """Series that exist from the start with 0, as PBS-Go preloads them, so rates and ratios
+        have data before the first event."""
+        for request_type in ("openrtb2-web", "openrtb2-app", "openrtb2-dooh", "amp"):
+            for status in ("ok", "badinput", "err", "networkerr", "blockedapp", "acctconfigerr"):
+                self.requests.labels(request_type, status)
+        for result in ("hit", "miss"):
+            for family in (self.stored_request_cache, self.stored_imp_cache, self.account_cache):
+                family.labels(result)
+        for success in ("true", "false"):
+            self.prebidcache_write_time.labels(success)
+        for kind in ("accept", "close"):
+            self.connections_error.labels(kind)
+        for generation in ("0", "1", "2"):
+            self.gc_collections.labels(generation)
+
+    def describe(self) -> list[tuple[str, str, tuple[str, ...]]]:
+        """(exposed name, type, label names) of every family, sorted: the README's table."""
+        rows = []
+        for metric in self.registry._collector_to_names:  # every registered family
+            if not isinstance(metric, (Counter, Histogram, Gauge)):
+                continue
+            kind = {Counter: "counter", Histogram: "histogram", Gauge: "gauge"}[type(metric)]
+            labels = tuple(label for label in metric._labelnames)
+            rows.append((metric._name, kind, labels))
+        return sorted(rows)
+
+    # --- hot-path handles -------------------------------------------------------------------------
+
+    def counter(self, metric: Counter, *labels: str) -> PendingCounter:
+        """A hot-path handle on ``metric.labels(*labels)``: ``inc()`` is a plain addition, applied on flush."""
+        key = (id(metric), labels)
+        pending = self._counters.get(key)
+        if pending is None:
+            pending = self._counters[key] = PendingCounter(metric.labels(*labels) if labels else metric)
+        return pending
+
+    def histogram(self, metric: Histogram, *labels: str) -> PendingHistogram:
+        """A hot-path handle on ``metric.labels(*labels)``: ``observe()`` counts in place, applied on flush."""
+        key = (id(metric), labels)
+        pending = self._histograms.get(key)
+        if pending is None:
+            pending = self._histograms[key] = PendingHistogram(metric.labels(*labels) if labels else metric)
+        return pending
+
+    def observe_request(self, endpoint: str, status: int, seconds: float) -> None:
+        """One HTTP answer (every endpoint, from web/endpoint.wrap)."""
+        self.counter(self.http_requests, endpoint, str(status)).inc()
+        self.histogram(self.http_request_time, endpoint).observe(seconds)
+
+    def account_label(self, account: str) -> str | None:
+        """``account`` when it may have series of its own (known, within :data:`MAX_ACCOUNT_LABELS`), else None."""
+        if not account or account == "unknown":
+            return None
+        accounts = self._accounts
+        if account in accounts:
+            return account
+        if len(accounts) >= MAX_ACCOUNT_LABELS:
+            return None
+        accounts.add(account)
+        return account
+
+    # --- applying and exposing --------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Apply what the hot paths counted to the Prometheus values (the workers' shared files).
+
+        Call it on the event loop's thread only: it reads and resets what the loop writes.
+        """
+        for counter in self._counters.values():
+            counter.flush()
+        for histogram in self._histograms.values():
+            histogram.flush()
+        self.in_flight_requests.set(self.in_flight)
+
+    def expose(self) -> bytes:
+        """The exposition text, summed over all workers in multiprocess mode. Reads only: safe in
+        a worker thread while the loop goes on counting (what it has not flushed shows next time)."""
+        if self.multiprocess:
+            registry = CollectorRegistry()
+            MultiProcessCollector(registry)
+            return render_families(registry.collect())
+        return render_families(self.registry.collect())
+
+    def render(self) -> tuple[bytes, str]:
+        """Flush, then the exposition and its content type (on the loop's thread)."""
+        self.flush()
+        return self.expose(), CONTENT_TYPE
+
+    content_type = CONTENT_TYPE
