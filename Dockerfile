@@ -21,7 +21,10 @@ RUN /opt/hbserver/bin/pip wheel --no-deps --wheel-dir /tmp/dist . \
 
 # --- run ------------------------------------------------------------------------------------
 FROM python:3.11.14-slim-bookworm
-ENV PYTHONDONTWRITEBYTECODE=1 \
+# /version's revision: docker build --build-arg HBSERVER_BUILD_REVISION=$(git rev-parse HEAD) .
+ARG HBSERVER_BUILD_REVISION=not-set
+ENV HBSERVER_BUILD_REVISION=$HBSERVER_BUILD_REVISION \
+    PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PATH=/opt/hbserver/bin:$PATH \
     PROMETHEUS_MULTIPROC_DIR=/tmp/hbserver-metrics

@@ -8,7 +8,7 @@ TOOLS := .cache/tools
 TOOLS_STAMP := $(TOOLS)/.installed-$(shell cat requirements/tools.txt | sha1sum | cut -c1-12)
 COMPILE := $(VENV)/bin/uv pip compile --quiet --universal --generate-hashes --python-version 3.11
 
-.PHONY: run test bench fuzz lint lock tools services browser-deps clean
+.PHONY: run test bench fuzz lint lock tools services browser-deps prometheus dashboard-preview clean
 
 $(STAMP):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,7 +33,7 @@ run: $(STAMP)
 	$(VENV)/bin/hbserver
 
 # The whole suite; under CI=true missing services are started and nothing is skipped silently.
-test: $(STAMP) services browser-deps tools
+test: $(STAMP) services browser-deps tools prometheus
 	$(PY) -m ruff check hbserver tests bench
 	$(PY) -m pytest
 
@@ -62,6 +62,14 @@ services:
 # Chromium (Debian), prebid-universal-creative@1.17.2 and a Prebid.js 11.36.0 PBS-only bundle (npm pack into .cache/npm/) for tests/e2e/browser.
 browser-deps:
 	@bash scripts/browser-deps.sh
+
+# Debian's prometheus package (prometheus, promtool) for tests/observability; its service is not started.
+prometheus:
+	@bash scripts/prometheus.sh
+
+# The Grafana dashboard rendered from a real Prometheus scraping hbserver under load: bench/results/dashboard.png.
+dashboard-preview: $(STAMP) prometheus
+	$(PY) -m bench.dashboard_preview
 
 clean:
 	rm -rf $(VENV) $(TOOLS) build *.egg-info .pytest_cache .ruff_cache

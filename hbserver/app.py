@@ -143,8 +143,11 @@ def create_app(
     routes = Routes(app)
     routes.add("GET", "/status", status.handle_live)
     routes.add("GET", "/status/ready", status.handle_ready)
-    routes.add("GET", "/event", EventEndpoint(accounts, analytics, metrics).handle)
-    routes.add("POST", "/cookie_sync", CookieSyncEndpoint(sync, accounts, analytics, metrics).handle)
+    access_log = config.logging.access.sample_rate > 0
+    routes.add("GET", "/event", EventEndpoint(accounts, analytics, metrics, note_account=access_log).handle)
+    routes.add("POST", "/cookie_sync", CookieSyncEndpoint(
+        sync, accounts, analytics, metrics, note_account=access_log
+    ).handle)
     routes.add("GET", "/setuid", SetUIDEndpoint(sync, accounts, analytics, metrics).handle)
     routes.add("GET", "/getuids", GetUIDsEndpoint(sync).handle)
     info = InfoEndpoints(sync.registry)

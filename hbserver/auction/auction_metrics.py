@@ -72,6 +72,9 @@ class _AdapterHandles:
         self.connection_created = metrics.counter(metrics.adapter_connection_created, label)
         self.connection_reused = metrics.counter(metrics.adapter_connection_reused, label)
         self.connection_wait = metrics.histogram(metrics.adapter_connection_wait, label)
+        # Made at 0 so a ratio has data before the first one (hbserver blocks no bidder on
+        # GDPR purpose 2 yet: the family stays 0 until it does).
+        metrics.counter(metrics.adapter_gdpr_requests_blocked, label)
 
     def request(self, cookie: str, has_bids: bool) -> PendingCounter:
         key = (cookie, has_bids)

@@ -34,6 +34,8 @@ from hbserver.auction.currency import RateTable, validate_request_rates
 from hbserver.config import Currency
 from hbserver.logsetup import LogLimiter
 from hbserver.metrics import Metrics
+from hbserver.web.client import BodyTooLarge
+from hbserver.web.client import read_bounded as read_limited
 
 log = logging.getLogger("hbserver.currency")
 
@@ -85,16 +87,10 @@ def parse_rates_file(body: bytes) -> tuple[RateTable, str | None]:
 
 async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
     """The body, refused (not buffered) past ``limit`` bytes, announced or not, compressed or not."""
-    if (response.content_length or 0) > limit:
-        raise FetchError(f"the currency file is larger than {limit} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.content.iter_any():
-        size += len(chunk)
-        if size > limit:
-            raise FetchError(f"the currency file is larger than {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+    try:
+        return await read_limited(response, limit)
+    except BodyTooLarge:
+        raise FetchError(f"the currency file is larger than {limit} bytes") from None
 
 
 class ServerRates:

@@ -210,6 +210,7 @@ class CookieSyncEndpoint:
         metrics: Metrics,
         shuffle: Shuffle = random.shuffle,
         clock: Callable[[], datetime] = utcnow,
+        note_account: bool = True,
     ) -> None:
         self.service = service
         self.accounts = accounts
@@ -217,6 +218,7 @@ class CookieSyncEndpoint:
         self.metrics = metrics
         self.shuffle = shuffle
         self.clock = clock
+        self.note_account = note_account  # hand the account to the access log (off when it samples nothing)
         self._outcomes = {s: metrics.counter(metrics.cookie_sync_requests, s) for s in COOKIE_SYNC_STATUSES}
         self._entries: dict[tuple[Any, ...], tuple[dict[str, Any], bytes]] = {}
 
@@ -238,7 +240,8 @@ class CookieSyncEndpoint:
         except BadRequest as exc:
             return self._fail(400, str(exc), "bad_request")
         account_id = sync_request.account or UNKNOWN_ACCOUNT
-        request[ACCOUNT] = sync_request.account  # for the access log
+        if self.note_account:
+            request[ACCOUNT] = sync_request.account  # for the access log
         try:
             account = self.accounts.cached(account_id) or await self.accounts.load(account_id)
         except AccountError as exc:

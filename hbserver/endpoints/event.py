@@ -16,7 +16,11 @@ from hbserver.web.requestlog import ACCOUNT
 class EventEndpoint:
     """Holds what the handler needs, so the hot path does no application-state lookups."""
 
-    def __init__(self, accounts: AccountStore, analytics: Analytics, metrics: Metrics) -> None:
+    def __init__(
+        self, accounts: AccountStore, analytics: Analytics, metrics: Metrics, note_account: bool = True
+    ) -> None:
+        """``note_account``: hand the account to the access log (off when it samples nothing)."""
+        self.note_account = note_account
         self.accounts = accounts
         self.analytics = analytics
         self.accepted = {t: metrics.counter(metrics.event_notifications, t) for t in EVENT_TYPES}
@@ -27,7 +31,8 @@ class EventEndpoint:
         except EventRequestError as exc:
             return text_response(exc.status, exc.message)
         accounts = self.accounts
-        request[ACCOUNT] = event.account  # for the access log
+        if self.note_account:
+            request[ACCOUNT] = event.account  # for the access log
         try:
             account = accounts.cached(event.account) or await accounts.load(event.account)
         except AccountError as exc:

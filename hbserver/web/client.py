@@ -34,3 +34,22 @@ class SharedSession:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+class BodyTooLarge(Exception):
+    """An answer's body went past the reader's limit (announced or as it arrived)."""
+
+
+async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The body (decompressed), refused, not buffered, past ``limit`` bytes: an announced length
+    over it fails at once, and an unannounced, chunked or compressed one as soon as it passes."""
+    if (response.content_length or 0) > limit:
+        raise BodyTooLarge(limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -37,6 +37,7 @@ from hbserver.web.requestlog import (
     INTERACTION_KINDS,
     AccessLog,
     HttpInteractionLog,
+    id_source,
     new_request_id,
     sane_request_id,
 )
@@ -48,7 +49,6 @@ X_REQUEST_ID = istr("X-Request-Id")  # an istr: header look-ups skip case-foldin
 _perf_counter = time.perf_counter
 _random = random.random
 _set_request_id = REQUEST_ID.set
-_reset_request_id = REQUEST_ID.reset
 
 
 def request_id(request: web.Request) -> str:
@@ -71,13 +71,17 @@ def wrap(
     sample_all = sample_rate >= 1.0
     write_access = access.write if access is not None else None
     kind = INTERACTION_KINDS.get(endpoint, "")
+    id_prefix, id_counter = id_source()  # new_request_id() inlined
+    flight = metrics.flight
 
     async def endpoint_handler(request: web.Request) -> web.StreamResponse:
         start = _perf_counter()
         given = request.headers.get(X_REQUEST_ID)
-        rid = given if given is not None and sane_request_id(given) else new_request_id()
-        token = _set_request_id(rid)
-        metrics.in_flight += 1
+        rid = given if given is not None and sane_request_id(given) else id_prefix + hex(next(id_counter))[3:]
+        # Set, never reset: the next request on the connection (the same task) sets its own, and
+        # a reset costs as much again on every request.
+        _set_request_id(rid)
+        flight.n += 1
         try:
             try:
                 response = await handler(request)
@@ -111,8 +115,7 @@ def wrap(
                 interactions.maybe_log(kind, request, response)
             return response
         finally:
-            metrics.in_flight -= 1
-            _reset_request_id(token)
+            flight.n -= 1
 
     endpoint_handler.__name__ = getattr(handler, "__name__", "endpoint_handler")
     return endpoint_handler
@@ -160,6 +163,7 @@ class Routes:
     def add(self, method: str, path: str, handler: Handler) -> None:
         interactions = self.interactions if path in INTERACTION_KINDS else None
         wrapped = wrap(handler, path, self.metrics, self.access, interactions)
+        self.metrics.declare_endpoint(path)
         methods = self.allowed.setdefault(path, set())
         methods.add(method)
         if method == "GET":
@@ -186,4 +190,5 @@ class Routes:
                 return preflight_response(request, origin)
             raise web.HTTPMethodNotAllowed(request.method, sorted(methods))
 
+        self.metrics.declare_endpoint(UNMATCHED_ENDPOINT)
         self.app.router.add_route("*", "/{tail:.*}", wrap(fallback, UNMATCHED_ENDPOINT, self.metrics, self.access))

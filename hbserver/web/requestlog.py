@@ -15,6 +15,7 @@ import itertools
 import logging
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -32,22 +33,31 @@ access_log = logging.getLogger("hbserver.access")
 interaction_log = logging.getLogger("hbserver.httpinteraction")
 
 _prefix = ""
-_counter = itertools.count()
+# The counter runs from 2**64: its hex() is "0x1" and then exactly 16 digits (for 2**64 ids),
+# which slicing gives in a third of the time of a 016x format (this runs for every request).
+_COUNTER_BASE = 1 << 64
+_counter = itertools.count(_COUNTER_BASE + 1)
 
 
 def _reseed() -> None:
     global _prefix, _counter
     _prefix = os.urandom(8).hex()
-    _counter = itertools.count(1)
+    _counter = itertools.count(_COUNTER_BASE + 1)
 
 
 _reseed()
 os.register_at_fork(after_in_child=_reseed)
 
 
+def id_source() -> tuple[str, Iterator[int]]:
+    """This process's prefix and counter: :func:`~hbserver.web.endpoint.wrap` (made in the worker,
+    after the fork) builds ids from them inline, as :func:`new_request_id` does, on every request."""
+    return _prefix, _counter
+
+
 def new_request_id() -> str:
     """A fresh id, unique across this server's processes: 16 hex of prefix, 16 hex of counter."""
-    return f"{_prefix}{next(_counter):016x}"
+    return _prefix + hex(next(_counter))[3:]
 
 
 def request_id_from(given: str | None) -> str:

@@ -72,20 +72,24 @@ def _expand(value: str, env: dict[str, str]) -> str:
     return value
 
 
-def _env_pairs(args: str, env: dict[str, str]) -> None:
+def _env_pairs(args: str, env: dict[str, str], build_args: dict[str, str] | None = None) -> None:
     for token in shlex.split(args):
         name, _, value = token.partition("=")
-        env[name] = _expand(value, {"PATH": DEFAULT_PATH, **env})
+        env[name] = _expand(value, {"PATH": DEFAULT_PATH, **(build_args or {}), **env})
 
 
 def run_stage(dockerfile: Path = DOCKERFILE) -> Stage:
     """The last stage of ``dockerfile``."""
     stage = Stage()
+    build_args: dict[str, str] = {}  # ARG defaults (no --build-arg here), visible to later ENVs
     for word, args in instructions(dockerfile.read_text()):
         if word == "FROM":
             stage = Stage()
+            build_args = {}
+        elif word == "ARG":
+            _env_pairs(args, build_args)
         elif word == "ENV":
-            _env_pairs(args, stage.env)
+            _env_pairs(args, stage.env, build_args)
         elif word == "USER":
             stage.user = args
         elif word == "WORKDIR":

@@ -15,20 +15,17 @@ import aiohttp
 import orjson
 
 from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError
+from hbserver.web.client import BodyTooLarge, read_bounded
 
 MAX_ERROR_BODY = 200  # characters of an unreadable answer quoted in the log
 MAX_ANSWER_BYTES = 8 * 1024 * 1024  # an answer longer than this is refused, not buffered
 
 
 async def _read_bounded(response: aiohttp.ClientResponse) -> bytes:
-    chunks = []
-    size = 0
-    async for chunk in response.content.iter_any():
-        size += len(chunk)
-        if size > MAX_ANSWER_BYTES:
-            raise CacheStoreError(f"answer larger than {MAX_ANSWER_BYTES} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+    try:
+        return await read_bounded(response, MAX_ANSWER_BYTES)
+    except BodyTooLarge:
+        raise CacheStoreError(f"answer larger than {MAX_ANSWER_BYTES} bytes") from None
 
 
 def _client_error(method: str, url: str, exc: aiohttp.ClientError) -> CacheStoreError:

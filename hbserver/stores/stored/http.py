@@ -18,6 +18,7 @@ import orjson
 from yarl import URL
 
 from hbserver.stores.stored.base import Answer, BackendError, Failure, Kind, Wanted
+from hbserver.web.client import BodyTooLarge, read_bounded
 
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
 
@@ -108,15 +109,9 @@ def _parse(body: bytes, members: list[tuple[Kind, str, str]], wanted: Wanted) ->
 
 async def _read_bounded(response: aiohttp.ClientResponse, what: str) -> bytes:
     """The body, refused (not buffered) past MAX_ANSWER_BYTES, announced or not, decompressed or not."""
-    chunks = []
-    size = response.content_length or 0
-    if size <= MAX_ANSWER_BYTES:
-        size = 0
-        async for chunk in response.content.iter_any():
-            size += len(chunk)
-            if size > MAX_ANSWER_BYTES:
-                break
-            chunks.append(chunk)
-    if size > MAX_ANSWER_BYTES:
-        raise BackendError(f"Error fetching {what} via HTTP: answer larger than {MAX_ANSWER_BYTES} bytes", "too_large")
-    return b"".join(chunks)
+    try:
+        return await read_bounded(response, MAX_ANSWER_BYTES)
+    except BodyTooLarge:
+        raise BackendError(
+            f"Error fetching {what} via HTTP: answer larger than {MAX_ANSWER_BYTES} bytes", "too_large"
+        ) from None
