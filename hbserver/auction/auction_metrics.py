@@ -161,7 +161,8 @@ class AuctionMetrics:
         """One adapter request: PBS-Go's RecordAdapterRequest, Time, BidReceived, Price, Connections."""
         request = outcome.bidder
         handles = self._adapter(request.resolved.bidder.code)
-        handles.request(cookie_flag(request.request, app), bool(bids)).inc()
+        cookie = cookie_flag(request.request, app)
+        handles.request(cookie, bool(bids)).inc()
         if errors:
             labels = {error_label(error) for error in errors}
             if outcome.tmax_timeout:
@@ -175,7 +176,7 @@ class AuctionMetrics:
             self.tmax_timeout.inc()
         if outcome.panicked:
             handles.panics.inc()
-        if request.scrubbed and cookie_flag(request.request, app) != "unknown":
+        if request.scrubbed:  # privacy took the user's ids out of this bidder's request
             handles.scrubbed.inc()
         for bid in bids:
             (handles.bids_adm if bid.bid.get("adm") else handles.bids_nurl).inc()
