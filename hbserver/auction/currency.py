@@ -96,7 +96,7 @@ class RateTable(Converter):
 
 @dataclass(frozen=True, slots=True)
 class ConstantRates(Converter):
-    """No server rates (hbserver fetches no currency file): only same-currency "conversions".
+    """No server rates (no `currency.fetch_url`, or no good file yet): only same-currency "conversions".
 
     The error is the usual "rate not found" text rather than PBS-Go's "Constant rates doesn't
     proceed to any conversions", which tells a publisher less."""
@@ -145,7 +145,8 @@ def build_rates(
 
     ``request_rates`` is ``ext.prebid.currency.rates``, ``use_pbs_rates`` its ``usepbsrates``
     (None = unset = true), ``server_rates`` the fetched currency file's conversions (None = not
-    loaded or stale, so only identity conversions work). With ``usepbsrates: false`` only the
+    configured or no good file yet, so only identity conversions work; stale rates are still
+    passed). With ``usepbsrates: false`` only the
     request rates are used; otherwise request rates win and server rates fill the gaps.
     """
     server = _as_converter(server_rates)
