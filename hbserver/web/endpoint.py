@@ -38,7 +38,6 @@ from hbserver.web.requestlog import (
     AccessLog,
     HttpInteractionLog,
     id_source,
-    new_request_id,
     sane_request_id,
 )
 
@@ -49,12 +48,6 @@ X_REQUEST_ID = istr("X-Request-Id")  # an istr: header look-ups skip case-foldin
 _perf_counter = time.perf_counter
 _random = random.random
 _set_request_id = REQUEST_ID.set
-
-
-def request_id(request: web.Request) -> str:
-    """The caller's ``X-Request-Id`` when it is sane, else a fresh one."""
-    given = request.headers.get(X_REQUEST_ID)
-    return given if given is not None and sane_request_id(given) else new_request_id()
 
 
 def wrap(
@@ -71,7 +64,7 @@ def wrap(
     sample_all = sample_rate >= 1.0
     write_access = access.write if access is not None else None
     kind = INTERACTION_KINDS.get(endpoint, "")
-    id_prefix, id_counter = id_source()  # new_request_id() inlined
+    id_prefix, id_counter = id_source()  # requestlog.request_id_from() inlined: every request runs it
     flight = metrics.flight
 
     async def endpoint_handler(request: web.Request) -> web.StreamResponse:
@@ -132,10 +125,8 @@ def client_disconnected(
     return response
 
 
-def internal_error(request: web.Request, endpoint: str, metrics: Metrics, rid: str | None = None) -> web.Response:
+def internal_error(request: web.Request, endpoint: str, metrics: Metrics, rid: str) -> web.Response:
     """Log the exception in flight with the request id, count it, answer a bare 500 naming the id."""
-    if rid is None:
-        rid = request_id(request)
     log.exception(
         "unhandled error answering %s %s",
         request.method,
