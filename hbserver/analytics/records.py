@@ -7,14 +7,12 @@ only when analytics is on.
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hbserver.adapters.base import BidderError, ConversionError, ErrorCode
-from hbserver.auction.bids import MEDIA_TYPES, AuctionBid, _problem, adjustment_factor
+from hbserver.adapters.base import BidderError, ErrorCode
+from hbserver.auction.bids import AuctionBid, RejectedBid
 from hbserver.auction.exchange import BidderOutcome
 from hbserver.auction.targeting import ImpResult
 from hbserver.events import EventRequest
@@ -132,35 +130,18 @@ def amp_record(
     return record
 
 
-Convert = Callable[[float, str, str], float]
-
-
 @dataclass(slots=True)
 class AuctionDetails:
     """What an auction tells its analytics record; the exchange fills it only when analytics is on."""
 
-    # per bidder asked: its outcome, the bids that entered the auction, all its errors
-    bidders: list[tuple[BidderOutcome, list[AuctionBid], list[BidderError]]] = field(default_factory=list)
+    # per bidder asked: its outcome, the bids that entered the auction, all its errors, and every
+    # bid it returned in order, accepted or rejected (accept_bids' ``seen``)
+    bidders: list[tuple[BidderOutcome, list[AuctionBid], list[BidderError], list[AuctionBid | RejectedBid]]] = (
+        field(default_factory=list)
+    )
     stored_bids: list[AuctionBid] = field(default_factory=list)  # from stored auction responses
     currency: str = "USD"
-    imp_ids: set[str] = field(default_factory=set)
-    convert: Convert | None = None
-    factors: Mapping[str, Any] = field(default_factory=dict)
     results: dict[str, ImpResult] = field(default_factory=dict)  # per imp: the winner
-
-    def set_auction(
-        self,
-        currency: str,
-        imp_ids: set[str],
-        convert: Convert,
-        factors: Mapping[str, Any],
-        results: dict[str, ImpResult],
-    ) -> None:
-        self.currency = currency
-        self.imp_ids = imp_ids
-        self.convert = convert
-        self.factors = factors
-        self.results = results
 
 
 def bid_entries(details: AuctionDetails) -> list[dict[str, Any]]:
@@ -169,12 +150,10 @@ def bid_entries(details: AuctionDetails) -> list[dict[str, Any]]:
     winners = {id(r.winner) for r in details.results.values() if r.winner is not None}
     currency = details.currency
     entries: list[dict[str, Any]] = []
-    for outcome, accepted, _ in details.bidders:
-        returned = sum(len(response.bids) for response in outcome.responses)
-        if returned == len(accepted):  # the usual: every bid entered the auction
-            entries.extend(_accepted(bid, currency, winners) for bid in accepted)
-        else:
-            entries.extend(_with_rejected(details, outcome, accepted, winners))
+    for *_, seen in details.bidders:
+        entries.extend(
+            _accepted(bid, currency, winners) if isinstance(bid, AuctionBid) else _rejected(bid) for bid in seen
+        )
     entries.extend(_accepted(bid, currency, winners) for bid in details.stored_bids)
     return entries
 
@@ -194,66 +173,26 @@ def _accepted(bid: AuctionBid, currency: str, winners: set[int]) -> dict[str, An
     }
 
 
-def _with_rejected(
-    details: AuctionDetails, outcome: BidderOutcome, accepted: list[AuctionBid], winners: set[int]
-) -> list[dict[str, Any]]:
-    """Every bid of a bidder some of whose bids were dropped, in the order it returned them.
-
-    Reads each bid as :func:`hbserver.auction.bids.accept_bids` did (the same checks and texts, in
-    debug form so that the price rules name themselves too); the accepted ones follow in order.
-    """
-    name = outcome.bidder.name
-    currency = details.currency
-    factor = adjustment_factor(details.factors, name, outcome.bidder.resolved.bidder.adapter)
-    remaining = iter(accepted)
-    entries: list[dict[str, Any]] = []
-    for response in outcome.responses:
-        from_currency = (response.currency or "USD").upper()
-        rate: float | None = 1.0
-        conversion_error = None
-        if from_currency != currency and details.convert is not None:
-            try:
-                rate = details.convert(1.0, from_currency, currency)
-            except ConversionError as exc:
-                rate, conversion_error = None, str(exc)
-        for typed in response.bids:
-            bid = typed.bid
-            reason = conversion_error
-            if reason is None:
-                reason = _problem(bid, details.imp_ids, True)
-                if reason is None and typed.bid_type not in MEDIA_TYPES:
-                    reason = f'Bid "{bid["id"]}" has no media type the auction knows: {typed.bid_type!r}'
-            if reason is None:
-                kept = next(remaining, None)
-                if kept is not None:
-                    entries.append(_accepted(kept, currency, winners))
-                    continue
-                reason = "rejected"  # not reached while this reads bids as accept_bids does
-            own = bid if isinstance(bid, dict) else {}
-            price = own.get("price")
-            if not isinstance(price, (int, float)) or isinstance(price, bool) or not math.isfinite(price):
-                price = None
-            elif rate is not None:
-                price = price * factor * rate
-            entries.append({
-                "bidder": name,
-                "imp_id": own.get("impid"),
-                "bidid": own.get("id"),
-                "price": price,
-                "currency": currency if rate is not None else from_currency,
-                "deal": own.get("dealid") or None,
-                "media_type": typed.bid_type or None,
-                "won": False,
-                "rejected_reason": reason,
-            })
-    return entries
+def _rejected(rejected: RejectedBid) -> dict[str, Any]:
+    own = rejected.typed.bid if isinstance(rejected.typed.bid, dict) else {}
+    return {
+        "bidder": rejected.bidder,
+        "imp_id": own.get("impid"),
+        "bidid": own.get("id"),
+        "price": rejected.price,
+        "currency": rejected.currency,
+        "deal": own.get("dealid") or None,
+        "media_type": rejected.typed.bid_type or None,
+        "won": False,
+        "rejected_reason": rejected.reason,
+    }
 
 
 def adapter_entries(details: AuctionDetails) -> list[dict[str, Any]]:
     """One entry per bidder asked: ``status`` ok (it has bids in the auction), nobid, error or
     timeout; its time; how many of its bids entered the auction; its first errors."""
     entries: list[dict[str, Any]] = []
-    for outcome, accepted, errors in details.bidders:
+    for outcome, accepted, errors, _seen in details.bidders:
         if accepted:
             status = "ok"
         elif any(error.code == ErrorCode.TIMEOUT for error in errors):

@@ -8,6 +8,7 @@ bid with ``price`` in the auction currency and ``ext.origbidcpm``/``ext.origbidc
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,7 @@ from hbserver.adapters.base import (
     BidderResponse,
     ConversionError,
     ErrorCode,
+    TypedBid,
     bad_server_response,
 )
 from hbserver.web.body import MAX_JSON_DEPTH, within_depth
@@ -48,6 +50,30 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+@dataclass(slots=True)
+class RejectedBid:
+    """A bid the auction dropped, for the analytics record: ``price`` in ``currency`` (the auction's,
+    adjusted, when its currency converts; else its own), None when the bid had no usable price."""
+
+    bidder: str
+    typed: TypedBid
+    reason: str
+    price: float | None
+    currency: str
+
+
+def _rejected(
+    bidder: str, typed: TypedBid, reason: str, scale: float | None, currency: str, from_currency: str
+) -> RejectedBid:
+    bid = typed.bid if isinstance(typed.bid, dict) else {}
+    price = bid.get("price")
+    if not _number(price) or not math.isfinite(price):
+        price = None
+    elif scale is not None:
+        price = price * scale
+    return RejectedBid(bidder, typed, reason, price, currency if scale is not None else from_currency)
+
+
 def accept_bids(
     bidder: str,
     adapter: str,
@@ -57,8 +83,13 @@ def accept_bids(
     convert: Convert,
     factor: float,
     debug: bool,
+    seen: list[AuctionBid | RejectedBid] | None = None,
 ) -> tuple[list[AuctionBid], list[BidderError]]:
-    """The bids of one bidder that may enter the auction, and what was wrong with the others."""
+    """The bids of one bidder that may enter the auction, and what was wrong with the others.
+
+    ``seen`` (analytics only) receives every bid in the order returned: the accepted one, or why it
+    was dropped (the price rules in their debug wording, so that they always name themselves).
+    """
     accepted: list[AuctionBid] = []
     errors: list[BidderError] = []
     for response in responses:
@@ -68,6 +99,8 @@ def accept_bids(
         except ConversionError as exc:
             if response.bids:
                 errors.append(BidderError(str(exc), ErrorCode.UNKNOWN))
+                if seen is not None:
+                    seen.extend(_rejected(bidder, t, str(exc), None, currency, from_currency) for t in response.bids)
             continue
         scale = factor * rate
         for typed in response.bids:
@@ -78,6 +111,9 @@ def accept_bids(
             if problem is not None:
                 if problem:
                     errors.append(bad_server_response(problem))
+                if seen is not None:
+                    reason = problem or _problem(bid, imp_ids, True) or ""
+                    seen.append(_rejected(bidder, typed, reason, scale, currency, from_currency))
                 continue
             original = float(bid["price"])
             own = dict(bid)
@@ -91,6 +127,8 @@ def accept_bids(
             accepted.append(
                 AuctionBid(bidder, adapter, own, typed.bid_type, price, bid["impid"], bool(bid.get("dealid")))
             )
+            if seen is not None:
+                seen.append(accepted[-1])
     return accepted, errors
 
 

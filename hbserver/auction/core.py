@@ -34,7 +34,7 @@ from hbserver.adapters.base import (
 )
 from hbserver.analytics.records import AuctionDetails
 from hbserver.auction.auction_metrics import AuctionMetrics
-from hbserver.auction.bids import AuctionBid, accept_bids, adjustment_factor, drop_deep_bids
+from hbserver.auction.bids import AuctionBid, RejectedBid, accept_bids, adjustment_factor, drop_deep_bids
 from hbserver.auction.currency import Converter, build_rates
 from hbserver.auction.eventurls import EventUrls
 from hbserver.auction.exchange import BidderOutcome, finish_bidders, start_bidder
@@ -330,6 +330,7 @@ class AuctionService:
                 name = outcome.bidder.name
                 adapter_code = outcome.bidder.resolved.bidder.adapter
                 response_times[name] = outcome.elapsed_ms
+                seen: list[AuctionBid | RejectedBid] | None = [] if details is not None else None
                 bids, bid_errors = accept_bids(
                     name,
                     adapter_code,
@@ -339,6 +340,7 @@ class AuctionService:
                     converter.convert,
                     adjustment_factor(factors, name, adapter_code),
                     debug,
+                    seen,
                 )
                 all_bids.extend(bids)
                 bidder_errors = outcome.errors + bid_errors
@@ -347,12 +349,12 @@ class AuctionService:
                     errors[name] = [e.as_json() for e in bidder_errors]
                 if debug and outcome.calls:
                     httpcalls[name] = [call.as_debug() for call in outcome.calls]
-                if details is not None:
-                    details.bidders.append((outcome, bids, bidder_errors))
+                if seen is not None and details is not None:
+                    details.bidders.append((outcome, bids, bidder_errors, seen))
 
         results = run_auction(all_bids, isinstance(targeting_conf, dict) and targeting_conf.get("preferdeals") is True)
         if details is not None:
-            details.set_auction(currency, imp_ids, converter.convert, factors, results)
+            details.currency, details.results = currency, results
         timestamp = _auction_timestamp(prebid)
         events = self._event_urls(account, prebid, timestamp)
         if events is not None and all_bids:
