@@ -159,14 +159,20 @@ class LogLimiter:
 
     Keyed by the caller (a backend and its failure, say); the key goes along as :data:`REPEAT_KEY`
     so the root :class:`RepeatFilter` (keyed by the template) does not merge two keys' lines. At most
-    ``max_keys`` keys are remembered (the expired ones are forgotten first, else all).
+    ``max_keys`` keys are remembered (the expired ones are forgotten first, else all). With
+    ``count_held`` the next line of a key says how many were held back since the last one.
     """
 
-    def __init__(self, logger: logging.Logger, interval: float = 10.0, max_keys: int = MAX_REPEAT_KEYS) -> None:
+    def __init__(
+        self, logger: logging.Logger, interval: float = 10.0, max_keys: int = MAX_REPEAT_KEYS,
+        count_held: bool = False,
+    ) -> None:
         self.logger = logger
         self.interval = interval
         self.max_keys = max_keys
+        self.count_held = count_held
         self._last: dict[str, float] = {}
+        self._held: dict[str, int] = {}
 
     def warning(self, key: str, message: str, *args: object) -> None:
         now = time.monotonic()
@@ -177,4 +183,10 @@ class LogLimiter:
                 if len(self._last) >= self.max_keys:
                     self._last.clear()
             self._last[key] = now
-            self.logger.warning(message, *args, extra={REPEAT_KEY: key})
+            held = self._held.pop(key, 0) if self.count_held else 0
+            if held:
+                self.logger.warning(message + " (%d more like it not logged)", *args, held, extra={REPEAT_KEY: key})
+            else:
+                self.logger.warning(message, *args, extra={REPEAT_KEY: key})
+        elif self.count_held:
+            self._held[key] = self._held.get(key, 0) + 1

@@ -16,8 +16,9 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from hbserver.analytics.http import HttpModule, RateLimitedLog, backoff_seconds
+from hbserver.analytics.http import LOG_EVERY_SECONDS, HttpModule, backoff_seconds, log
 from hbserver.app import build_analytics
+from hbserver.logsetup import LogLimiter
 from hbserver.metrics import Metrics
 from tests.auction.helpers import bid, bidder_config
 from tests.auction.test_auction_endpoint import auction_request, post
@@ -259,7 +260,7 @@ def test_backoff_doubles_up_to_its_cap_with_jitter(attempt, rand, seconds):
 
 
 def test_rate_limited_log(caplog):
-    limited = RateLimitedLog(every=60)
+    limited = LogLimiter(log, LOG_EVERY_SECONDS, count_held=True)
     with caplog.at_level("WARNING", "hbserver.analytics"):
         for _ in range(5):
             limited.warning("k", "collector answered %d", 400)

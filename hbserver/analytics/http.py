@@ -20,7 +20,6 @@ import enum
 import gzip
 import logging
 import random
-import time
 from typing import Any
 
 import aiohttp
@@ -28,6 +27,7 @@ import orjson
 
 from hbserver import SERVER_HEADER_VALUE
 from hbserver.analytics.buffered import BufferedModule
+from hbserver.logsetup import LogLimiter
 from hbserver.metrics import Metrics
 
 log = logging.getLogger("hbserver.analytics")
@@ -64,28 +64,6 @@ def backoff_seconds(attempt: int, first: float, cap: float, rand: float) -> floa
     return delay / 2 + delay / 2 * rand
 
 
-class RateLimitedLog:
-    """One warning per ``key`` every ``every`` seconds; the ones held back are counted in the next."""
-
-    def __init__(self, every: float = LOG_EVERY_SECONDS) -> None:
-        self.every = every
-        self._last: dict[str, float] = {}
-        self._held: dict[str, int] = {}
-
-    def warning(self, key: str, message: str, *args: Any) -> None:
-        now = time.monotonic()
-        last = self._last.get(key)
-        if last is not None and now - last < self.every:
-            self._held[key] = self._held.get(key, 0) + 1
-            return
-        self._last[key] = now
-        held = self._held.pop(key, 0)
-        if held:
-            log.warning(message + " (%d more like it not logged)", *args, held)
-        else:
-            log.warning(message, *args)
-
-
 class HttpModule(BufferedModule):
     name = "http"
 
@@ -118,7 +96,7 @@ class HttpModule(BufferedModule):
         self.backoff_max = backoff_max
         self._stop = asyncio.Event()
         self._session: aiohttp.ClientSession | None = None
-        self._warn = RateLimitedLog()
+        self._warn = LogLimiter(log, LOG_EVERY_SECONDS, count_held=True)
 
     async def open(self) -> None:
         self._open_session()
