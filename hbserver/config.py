@@ -158,17 +158,107 @@ class HostCookie:
     optout_cookie: OptoutCookie = field(default_factory=OptoutCookie)
 
 
+def _bits(limit: int) -> Check:
+    def check(value: int) -> str | None:
+        return None if 0 <= value <= limit else f"must be between 0 and {limit}, got {value}"
+
+    return check
+
+
+def _country_codes(value: list[str] | None) -> str | None:
+    for code in value or ():
+        if not re.fullmatch(r"[A-Za-z]{3}", code):
+            return f"country codes are ISO 3166-1 alpha-3 (three letters), got {code!r}"
+    return None
+
+
+def _hp(value: int) -> str | None:
+    return None if value in (0, 1) else f"must be 0 or 1, got {value}"
+
+
+# PBS-Go's gdpr.eea_countries default: where an absent gdpr signal is read as "GDPR applies".
+EEA_COUNTRIES = (
+    "ALA AUT BEL BGR HRV CYP CZE DNK EST FIN FRA GUF DEU GIB GRC GLP GGY HUN ISL IRL IMN ITA JEY LVA "
+    "LIE LTU LUX MLT MTQ MYT NLD NOR POL PRT REU ROU BLM MAF SPM SVK SVN ESP SWE GBR"
+).split()
+TCF_PURPOSES = range(1, 11)
+
+
+@dataclass(frozen=True)
+class TcfPurpose:
+    """Host enforcement of one TCF purpose (PBS-Go ``gdpr.tcf2.purposeN``)."""
+
+    enforce_purpose: bool = True
+    enforce_vendors: bool = True
+    enforce_algo: Literal["full", "basic"] = "full"
+    vendor_exceptions: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PurposeOneTreatment:
+    enabled: bool = True
+    access_allowed: bool = True
+
+
+@dataclass(frozen=True)
+class SpecialFeature:
+    enforce: bool = True
+    vendor_exceptions: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Tcf2:
+    """PBS-Go's ``gdpr.tcf2``: host-level TCF v2 enforcement, overridable per account."""
+
+    enabled: bool = True
+    purpose1: TcfPurpose = field(default_factory=TcfPurpose)
+    purpose2: TcfPurpose = field(default_factory=TcfPurpose)
+    purpose3: TcfPurpose = field(default_factory=TcfPurpose)
+    purpose4: TcfPurpose = field(default_factory=TcfPurpose)
+    purpose5: TcfPurpose = field(default_factory=TcfPurpose)
+    purpose6: TcfPurpose = field(default_factory=TcfPurpose)
+    purpose7: TcfPurpose = field(default_factory=TcfPurpose)
+    purpose8: TcfPurpose = field(default_factory=TcfPurpose)
+    purpose9: TcfPurpose = field(default_factory=TcfPurpose)
+    purpose10: TcfPurpose = field(default_factory=TcfPurpose)
+    purpose_one_treatment: PurposeOneTreatment = field(default_factory=PurposeOneTreatment)
+    special_feature1: SpecialFeature = field(default_factory=SpecialFeature)
+
+    def purpose(self, n: int) -> TcfPurpose:
+        return getattr(self, f"purpose{n}")
+
+
 @dataclass(frozen=True)
 class Gdpr:
     enabled: bool = True
     default_value: Literal["0", "1"] = "0"
-    host_vendor_id: int = _checked(0, _at_least(0))
+    host_vendor_id: int = _checked(0, _bits(0xFFFF))
     vendorlist_file: str = ""
+    non_standard_publishers: list[str] = field(default_factory=list)  # publisher ids never enforced
+    eea_countries: list[str] = _checked_factory(lambda: list(EEA_COUNTRIES), _country_codes)
+    tcf2: Tcf2 = field(default_factory=Tcf2)
 
 
 @dataclass(frozen=True)
 class Ccpa:
     enforce: bool = False
+
+
+@dataclass(frozen=True)
+class Lmt:
+    enforce: bool = True  # device.lmt=1 scrubs device ids, IP and user demographics (PBS-Go)
+
+
+@dataclass(frozen=True)
+class SChainNode:
+    """PBS-Go ``host_schain_node``: appended to every bidder's ``source.schain``; empty asi = off."""
+
+    asi: str = ""
+    sid: str = ""
+    rid: str = ""
+    name: str = ""
+    domain: str = ""
+    hp: int = _checked(1, _hp)
 
 
 @dataclass(frozen=True)
@@ -243,8 +333,88 @@ class AccountCookieSync:
 
 
 @dataclass(frozen=True)
+class AccountChannels:
+    """Per-channel switches (PBS-Go ``AccountChannel``); None = not set here."""
+
+    amp: bool | None = None
+    app: bool | None = None
+    video: bool | None = None
+    web: bool | None = None
+    dooh: bool | None = None
+
+
+@dataclass(frozen=True)
+class AccountTcfPurpose:
+    """An account's override of one purpose; None (or "") = the host's value."""
+
+    enforce_purpose: bool | None = None
+    enforce_vendors: bool | None = None
+    enforce_algo: Literal["", "full", "basic"] = ""
+    vendor_exceptions: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class AccountPurposeOneTreatment:
+    enabled: bool | None = None
+    access_allowed: bool | None = None
+
+
+@dataclass(frozen=True)
+class AccountSpecialFeature:
+    enforce: bool | None = None
+    vendor_exceptions: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class AccountGdpr:
+    """PBS-Go's account ``gdpr`` block: overrides of the host's ``gdpr.tcf2`` for one account."""
+
+    enabled: bool | None = None
+    integration_enabled: AccountChannels = field(default_factory=AccountChannels)
+    channel_enabled: AccountChannels = field(default_factory=AccountChannels)
+    basic_enforcement_vendors: list[str] = field(default_factory=list)
+    purpose1: AccountTcfPurpose = field(default_factory=AccountTcfPurpose)
+    purpose2: AccountTcfPurpose = field(default_factory=AccountTcfPurpose)
+    purpose3: AccountTcfPurpose = field(default_factory=AccountTcfPurpose)
+    purpose4: AccountTcfPurpose = field(default_factory=AccountTcfPurpose)
+    purpose5: AccountTcfPurpose = field(default_factory=AccountTcfPurpose)
+    purpose6: AccountTcfPurpose = field(default_factory=AccountTcfPurpose)
+    purpose7: AccountTcfPurpose = field(default_factory=AccountTcfPurpose)
+    purpose8: AccountTcfPurpose = field(default_factory=AccountTcfPurpose)
+    purpose9: AccountTcfPurpose = field(default_factory=AccountTcfPurpose)
+    purpose10: AccountTcfPurpose = field(default_factory=AccountTcfPurpose)
+    purpose_one_treatment: AccountPurposeOneTreatment = field(default_factory=AccountPurposeOneTreatment)
+    special_feature1: AccountSpecialFeature = field(default_factory=AccountSpecialFeature)
+    eea_countries: list[str] | None = _checked(None, _country_codes)
+
+    def purpose(self, n: int) -> AccountTcfPurpose:
+        return getattr(self, f"purpose{n}")
+
+
+@dataclass(frozen=True)
+class AccountCcpa:
+    enabled: bool | None = None
+    integration_enabled: AccountChannels = field(default_factory=AccountChannels)
+    channel_enabled: AccountChannels = field(default_factory=AccountChannels)
+
+
+@dataclass(frozen=True)
+class AnonIPv4:
+    anon_keep_bits: int = _checked(24, _bits(32))
+
+
+@dataclass(frozen=True)
+class AnonIPv6:
+    anon_keep_bits: int = _checked(56, _bits(128))
+
+
+@dataclass(frozen=True)
 class AccountPrivacy:
     allowactivities: dict[str, Any] = field(default_factory=dict)
+    ipv4: AnonIPv4 = field(default_factory=AnonIPv4)
+    ipv6: AnonIPv6 = field(default_factory=AnonIPv6)
+    # PBS-Java's privacy modules, e.g. [{"code": "iab.usgeneral", "enabled": true, "config": {...}}]
+    modules: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -256,6 +426,8 @@ class AccountSettings:
     debug_allow: bool = True
     cookie_sync: AccountCookieSync = field(default_factory=AccountCookieSync)
     privacy: AccountPrivacy = field(default_factory=AccountPrivacy)
+    gdpr: AccountGdpr = field(default_factory=AccountGdpr)
+    ccpa: AccountCcpa = field(default_factory=AccountCcpa)
 
 
 @dataclass(frozen=True)
@@ -395,6 +567,8 @@ class Config:
     host_cookie: HostCookie = field(default_factory=HostCookie)
     gdpr: Gdpr = field(default_factory=Gdpr)
     ccpa: Ccpa = field(default_factory=Ccpa)
+    lmt: Lmt = field(default_factory=Lmt)
+    host_schain_node: SChainNode = field(default_factory=SChainNode)
     user_sync: UserSync = field(default_factory=UserSync)
     stored_requests: StoredRequests = field(default_factory=StoredRequests)
     account_required: bool = False
