@@ -273,7 +273,7 @@ class CookieSyncEndpoint:
             return self._fail(401, "User has opted out", "opt_out")
         status_text = "ok" if cookie.has_live_uid(now) else "no_cookie"
         try:
-            host_allowed = service.gate.host_cookie_allowed(privacy)
+            host_allowed = service.gate.host_cookie_allowed(privacy, service.gate.policy(account.settings.gdpr))
         except ConsentError:
             host_allowed = False
         if not host_allowed:
@@ -305,11 +305,12 @@ class CookieSyncEndpoint:
         in_scope = gate.in_scope(privacy)
         if not (governed or in_scope or ccpa_blocks):
             return None
+        tcf = gate.permissions(privacy, gate.policy(account.settings.gdpr)) if in_scope else None
 
         def check(name: str, bidder: Bidder) -> Status:
             if governed and not activities.allowed("syncUser", "bidder", name):
                 return Status.BLOCKED_BY_PRIVACY
-            if in_scope and not gate.bidder_allowed(privacy, bidder.gvl_vendor_id):
+            if tcf is not None and not tcf.bidder_sync_allowed(name, bidder.gvl_vendor_id):
                 return Status.BLOCKED_BY_PRIVACY
             if ccpa_blocks:
                 return Status.BLOCKED_BY_CCPA

@@ -102,7 +102,7 @@ class SetUIDEndpoint:
         if not account.activities.allowed("syncUser", "bidder", bidder_param):
             return self._error(451, "", None, bidder_param, uid)
         try:
-            allowed = service.gate.host_cookie_allowed(privacy)
+            allowed = service.gate.host_cookie_allowed(privacy, service.gate.policy(account.settings.gdpr))
         except ConsentError as exc:
             message = f"gdpr_consent was invalid. malformed consent string {privacy.consent}: {exc}"
             return self._error(400, message, "bad_request", bidder_param, uid)

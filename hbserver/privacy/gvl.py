@@ -1,9 +1,10 @@
 """IAB Global Vendor List (GVL, v2 or v3 JSON), loaded once from a local file.
 
-Only what purpose-1 enforcement needs is kept per vendor. Vendors carrying ``deletedDate`` are
-kept, as PBS-Go (go-gdpr) keeps them; ``VendorInfo.deleted_date`` records it. The list is used
-whatever ``vendorListVersion`` the consent string names (PBS-Go fetches that exact version; a
-single local file is the offline equivalent).
+Only what TCF enforcement needs is kept per vendor (purposes, special purposes, special
+features). Vendors carrying ``deletedDate`` are kept, as PBS-Go (go-gdpr) keeps them;
+``VendorInfo.deleted_date`` records it. The list is used whatever ``vendorListVersion`` the
+consent string names (PBS-Go fetches that exact version; a single local file is the offline
+equivalent).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class VendorInfo:
     flexible_purposes: frozenset[int]
     special_purposes: frozenset[int]
     deleted_date: str | None = None
+    special_features: frozenset[int] = frozenset()  # "specialFeatures"; 1 = precise geolocation
 
 
 class GlobalVendorList:
@@ -96,6 +98,7 @@ def parse_gvl(document: object, source: str = "vendor list") -> GlobalVendorList
             flexible_purposes=_id_set(raw, "flexiblePurposes", where),
             special_purposes=_id_set(raw, "specialPurposes", where),
             deleted_date=deleted,
+            special_features=_id_set(raw, "specialFeatures", where),
         )
     return GlobalVendorList(version, vendors, spec)
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hbserver.config import Config
+from hbserver.config import AccountGdpr, Config
 from hbserver.privacy.ccpa import parse_us_privacy
 from hbserver.privacy.enforcement import allow_bidder_sync, host_cookie_allowed
 from hbserver.privacy.gpp import SECTION_TCF_EU_V2, SECTION_US_PRIVACY, GPPError, parse_gpp, parse_gpp_sid
 from hbserver.privacy.gvl import GlobalVendorList
+from hbserver.privacy.permissions import GdprPermissions
+from hbserver.privacy.tcf_policy import TcfPolicy, policy_for
 
 
 class PrivacyRequestError(ValueError):
@@ -119,6 +121,7 @@ class PrivacyGate:
 
     def __init__(self, config: Config, gvl: GlobalVendorList | None = None) -> None:
         self.enabled = config.gdpr.enabled
+        self.gdpr = config.gdpr
         self.default_value = config.gdpr.default_value
         self.host_vendor_id = config.gdpr.host_vendor_id
         self.enforce_ccpa = config.ccpa.enforce
@@ -132,16 +135,29 @@ class PrivacyGate:
             return self.default_value != "0"
         return privacy.gdpr_signal == 1
 
-    def host_cookie_allowed(self, privacy: SyncPrivacy) -> bool:
+    def policy(self, account: AccountGdpr) -> TcfPolicy:
+        """The host's ``gdpr.tcf2`` with this account's ``gdpr`` overrides (built once per account)."""
+        return policy_for(self.gdpr, account)
+
+    def permissions(self, privacy: SyncPrivacy, policy: TcfPolicy) -> GdprPermissions:
+        """Per-request TCF decisions (the consent decoded once); for a request in scope.
+
+        As in PBS-Go, syncs do not look at the account's channel switches (``channel_enabled``).
+        """
+        return GdprPermissions(policy, privacy.consent, gvl=self.gvl)
+
+    def host_cookie_allowed(self, privacy: SyncPrivacy, policy: TcfPolicy | None = None) -> bool:
         """May the host set its cookie at all? Raises ConsentError for a malformed consent string."""
         if not self.in_scope(privacy):
             return True
-        return host_cookie_allowed(1, privacy.consent, self.host_vendor_id, self.gvl)
+        return host_cookie_allowed(1, privacy.consent, self.host_vendor_id, self.gvl, policy=policy)
 
-    def bidder_allowed(self, privacy: SyncPrivacy, vendor_id: int) -> bool:
+    def bidder_allowed(
+        self, privacy: SyncPrivacy, vendor_id: int, bidder: str = "", policy: TcfPolicy | None = None
+    ) -> bool:
         if not self.in_scope(privacy):
             return True
-        return allow_bidder_sync(privacy.consent, vendor_id, self.gvl)
+        return allow_bidder_sync(privacy.consent, vendor_id, self.gvl, policy=policy, bidder=bidder)
 
     def ccpa_blocks(self, privacy: SyncPrivacy) -> bool:
         """With ``ccpa.enforce``, a US Privacy opt-out of sale blocks syncs (PBS-Java)."""
