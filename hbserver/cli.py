@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import os
 import sys
@@ -89,6 +90,78 @@ def startup_warnings(config: Config) -> list[str]:
     return warnings
 
 
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[tuple[bool, str]] = []  # (is a problem, text)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append((record.levelno >= logging.ERROR, record.getMessage()))
+
+
+class _Files:
+    """An AccountFetcher over account files already read."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self.files = files
+
+    async def fetch_account(self, account_id: str) -> bytes | None:
+        return self.files.get(account_id)
+
+
+def account_file_findings(config: Config) -> tuple[list[str], list[str]]:
+    """(problems, warnings) of every ``accounts/*.json`` of the filesystem store, one line each.
+
+    Each file goes through the account store as a request would load it, so the lines are the ones
+    the server logs: a malformed account is a problem, a key hbserver does not apply a warning.
+    """
+    filesystem = config.stored_requests.filesystem
+    folder = os.path.join(filesystem.directorypath, "accounts")
+    if not filesystem.enabled or not os.path.isdir(folder):
+        return [], []
+    from hbserver.metrics import Metrics
+    from hbserver.stores.accounts import AccountError, AccountStore
+    from hbserver.stores.filesystem import MAX_FILE_BYTES
+
+    problems: list[str] = []
+    files: dict[str, bytes] = {}
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if not name.endswith(".json") or not os.path.isfile(path):
+            continue
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            problems.append(f"{path}: cannot read: {exc.strerror or exc}")
+            continue
+        if len(data) > MAX_FILE_BYTES:
+            problems.append(f"{path}: larger than {MAX_FILE_BYTES} bytes")
+            continue
+        files[name.removesuffix(".json")] = data
+    store = AccountStore(config.account_defaults, _Files(files), Metrics())
+
+    async def load_all() -> None:
+        for account_id in files:
+            try:
+                await store.load(account_id)
+            except AccountError:
+                pass  # malformed: logged (collected below); disabled: a valid account
+
+    collect = _Collect()
+    logger = logging.getLogger("hbserver.accounts")
+    propagate = logger.propagate
+    logger.addHandler(collect)
+    logger.propagate = False
+    try:
+        asyncio.run(load_all())
+    finally:
+        logger.removeHandler(collect)
+        logger.propagate = propagate
+    problems.extend(text for is_problem, text in collect.lines if is_problem)
+    return problems, [text for is_problem, text in collect.lines if not is_problem]
+
+
 def _refuse(problems: list[str]) -> int:
     """Print one line per problem and give the exit status of a refused start (2)."""
     sys.stderr.write("".join(f"{line}\n" for line in problems))
@@ -110,6 +183,10 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         return _refuse(problems)
     if args.check_config:
+        problems, warnings = account_file_findings(config)
+        if problems:
+            return _refuse(problems + warnings)
+        sys.stderr.write("".join(f"{line}\n" for line in warnings))
         sys.stdout.write(dump_yaml(config))
         return 0
     setup_logging(level=logging.getLevelNamesMapping()[config.logging.level.upper()])

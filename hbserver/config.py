@@ -621,7 +621,7 @@ def build(cls: type, raw: Any, path: str, problems: list[str], strict: bool = Tr
     if strict:
         for key in raw:
             if key not in known:
-                problems.append(f"{_join(path, str(key))}: unknown key")
+                problems.append(f"{_join(path, str(key))}: {_unknown_key(path, str(key))}")
     values: dict[str, Any] = {}
     for name, fld in known.items():
         value = raw.get(name, _MISSING)
@@ -644,6 +644,15 @@ def build(cls: type, raw: Any, path: str, problems: list[str], strict: bool = Tr
     # value only where the host actually wrote one (see given_keys()).
     object.__setattr__(instance, _GIVEN, frozenset(k for k in raw if k in known))
     return instance
+
+
+def _unknown_key(path: str, key: str) -> str:
+    """Why ``key`` is refused: under ``account_defaults`` a Prebid Server setting is named as one."""
+    if path == "account_defaults" or path.startswith("account_defaults."):
+        from hbserver.stores.account_keys import account_defaults_problem
+
+        return account_defaults_problem(path.removeprefix("account_defaults").removeprefix("."), key)
+    return "unknown key"
 
 
 _GIVEN = "_given_keys"
@@ -857,9 +866,10 @@ def _cross_checks(config: Config) -> list[str]:
 
     problems = []
     try:
-        ActivityControl.from_config(config.account_defaults.privacy.allowactivities)
+        privacy = config.account_defaults.privacy
+        ActivityControl.from_config(privacy.allowactivities, privacy.modules)
     except ActivityConfigError as exc:
-        problems.append(f"account_defaults.privacy.allowactivities: {exc}")
+        problems.append(f"account_defaults.{exc.section}: {exc}")
     if config.auction_timeouts_ms.default > config.auction_timeouts_ms.max:
         problems.append(
             f"auction_timeouts_ms.default: must not exceed auction_timeouts_ms.max "

@@ -17,8 +17,10 @@ from typing import Any, Protocol
 import orjson
 
 from hbserver.config import AccountSettings, build, deep_merge, to_plain
+from hbserver.logsetup import REPEAT_KEY
 from hbserver.metrics import Metrics
 from hbserver.privacy.activity import ActivityConfigError, ActivityControl
+from hbserver.stores.account_keys import report_account_keys
 from hbserver.stores.lru import LRUCache
 
 log = logging.getLogger("hbserver.accounts")
@@ -95,7 +97,9 @@ class AccountStore:
     ) -> None:
         self.defaults = defaults
         self._defaults_plain = to_plain(defaults)
-        self._default_activities = ActivityControl.from_config(defaults.privacy.allowactivities)
+        self._default_activities = ActivityControl.from_config(
+            defaults.privacy.allowactivities, defaults.privacy.modules
+        )
         self.fetcher = fetcher
         self.required = required
         self.cache = cache
@@ -192,13 +196,17 @@ class AccountStore:
             log.error("account %r is not a JSON object", account_id)
             self._fetch_errors.labels("malformed").inc()
             return _malformed(account_id)
+        # Keys hbserver does not apply: said once per load (the account is cached), each line its own
+        # repeat key so the log's repeat filter does not fold different keys or accounts together.
+        for warning in report_account_keys(account_id, data):
+            log.warning("%s", warning, extra={REPEAT_KEY: warning})
         problems: list[str] = []
         settings = build(AccountSettings, deep_merge(self._defaults_plain, data), "", problems, strict=False)
         if not problems:
             try:
-                activities = ActivityControl.from_config(settings.privacy.allowactivities)
+                activities = ActivityControl.from_config(settings.privacy.allowactivities, settings.privacy.modules)
             except ActivityConfigError as exc:
-                problems.append(f"privacy.allowactivities: {exc}")
+                problems.append(f"{exc.section}: {exc}")
         if problems:
             log.error("account %r is malformed: %s", account_id, "; ".join(problems))
             self._fetch_errors.labels("malformed").inc()
