@@ -239,11 +239,22 @@ def mock_bidders(*options: str, seats: Sequence[str] = ()) -> SetupHook:
     return setup
 
 
-# Three aliases of the OpenRTB pass-through adapter, all paths of the one mock bidder process.
+# Three aliases of the OpenRTB pass-through adapter, all paths of the one mock bidder process, each
+# with a Global Vendor List id of its own (used only when a request is in GDPR scope).
 AUCTION_BIDDERS = ("alpha", "beta", "gamma")
+AUCTION_VENDOR_IDS: Mapping[str, int] = {"alpha": 32, "beta": 52, "gamma": 76}
 AUCTION_CONFIG: Mapping[str, Any] = {
-    "adapters": {code: {"alias_of": "generic", "endpoint": f"{{{code}_url}}"} for code in AUCTION_BIDDERS},
+    "adapters": {
+        code: {"alias_of": "generic", "endpoint": f"{{{code}_url}}", "gvl_vendor_id": AUCTION_VENDOR_IDS[code]}
+        for code in AUCTION_BIDDERS
+    },
 }
+# The TCF v2 consent string of payloads/auction_gdpr.json (user.ext.consent, with regs.ext.gdpr = 1):
+# consent to purposes 1-10, special features 1 and 2, and vendors 32, 52 and 76 (every bench bidder),
+# so TCF enforcement lets all three bidders be called with everything. Built once with the tests'
+# encoder: tests.privacy.tcf_encoder.CoreSegment(purposes=list(range(1, 11)), special_features=[1, 2],
+# vendors=[32, 52, 76]).encode() (bench does not import tests; tests/test_bench_report.py checks it).
+AUCTION_GDPR_CONSENT = "CPXegUAPXegUAAfKABENB-EsAP_AAAAAAAYgAmAAAAAEAABAAABAAAAA"
 TIMEOUT_TMAX_MS = 200  # the tmax of payloads/auction_timeout.json
 TIMEOUT_SLACK_MS = 20  # p99 may exceed tmax by this much
 
@@ -345,6 +356,18 @@ SCENARIOS: list[Scenario] = [
         target_ratio=0.08,
         description="POST /openrtb2/auction as Prebid.js sends it: 2 banner imps x 3 mock bidders, "
         "targeting, bids cached",
+    ),
+    Scenario(
+        name="auction_gdpr",
+        path="/openrtb2/auction",
+        method="POST",
+        body_file="payloads/auction_gdpr.json",
+        content_type="text/plain",
+        config=AUCTION_CONFIG,
+        setup=mock_bidders(seats=AUCTION_BIDDERS),
+        target_ratio=0.08,
+        description="the auction with regs.ext.gdpr = 1 and a TCF v2 consent string (all purposes, every "
+        "bidder's vendor): TCF enforced per bidder, all 3 bidders still called",
     ),
     Scenario(
         name="auction_timeout",

@@ -3,9 +3,12 @@
 #   - Debian's chromium (/usr/bin/chromium), driven by Playwright for Python with executable_path;
 #     `playwright install` is never run (it downloads a browser build);
 #   - prebid-universal-creative 1.17.2 from npm, unpacked under .cache/npm/ (its dist/load-cookie.html);
-#   - prebid.js 11.36.0 from npm, unpacked under .cache/npm/, and from it a bundle holding only
-#     prebidServerBidAdapter, .cache/npm/prebid-11.36.0-pbs.js, built offline by concatenating the
-#     package's prebuilt dist/chunks inside its bundle-template.txt (scripts/build_prebid_bundle.py).
+#   - prebid.js 11.36.0 from npm, unpacked under .cache/npm/, and from it two bundles built offline by
+#     concatenating the package's prebuilt dist/chunks inside its bundle-template.txt
+#     (scripts/build_prebid_bundle.py): .cache/npm/prebid-11.36.0-pbs.js holding only
+#     prebidServerBidAdapter, and .cache/npm/prebid-11.36.0-pbs-tcf.js adding consentManagementTcf
+#     (the TCF CMP client; without tcfControl, which would block bidders in the browser and hide what
+#     the server does).
 # Idempotent: does nothing when all are there. Outside CI it installs what it can and always exits 0
 # (the tests then skip with a reason); under CI=true anything missing that cannot be installed is an error.
 set -u
@@ -17,6 +20,8 @@ PBJS_VERSION=11.36.0
 PBJS_DIR=.cache/npm/prebid.js-$PBJS_VERSION
 PBJS_BUNDLE=.cache/npm/prebid-$PBJS_VERSION-pbs.js
 PBJS_MODULES=prebidServerBidAdapter
+PBJS_TCF_BUNDLE=.cache/npm/prebid-$PBJS_VERSION-pbs-tcf.js
+PBJS_TCF_MODULES="prebidServerBidAdapter consentManagementTcf"
 ci=false
 [ "${CI:-}" = "true" ] && ci=true
 fail=0
@@ -58,8 +63,8 @@ if [ ! -f "$PUC_DIR/package/dist/load-cookie.html" ]; then
     || { say "prebid-universal-creative is missing ($PUC_DIR/package/dist/load-cookie.html)"; fail=1; }
 fi
 
-# --- prebid.js (npm pack, unpacked) and the PBS-only bundle --------------------------------
-if [ ! -s "$PBJS_BUNDLE" ]; then
+# --- prebid.js (npm pack, unpacked) and its bundles ------------------------------------------
+if [ ! -s "$PBJS_BUNDLE" ] || [ ! -s "$PBJS_TCF_BUNDLE" ]; then
   if [ ! -f "$PBJS_DIR/package/dist/chunks/dependencies.json" ]; then
     mkdir -p .cache/npm
     tarball=.cache/npm/prebid.js-$PBJS_VERSION.tgz
@@ -79,14 +84,21 @@ if [ ! -s "$PBJS_BUNDLE" ]; then
         || { say "cannot unpack $tarball (removed; the next run fetches it again)"; rm -rf "$tarball" "$PBJS_DIR.tmp"; }
     fi
   fi
-  if [ -f "$PBJS_DIR/package/dist/chunks/dependencies.json" ]; then
-    python=python3
-    [ -x .venv/bin/python ] && python=.venv/bin/python
-    # Route A of shared/reference/real-clients-and-performance.md §1.2: what `gulp bundle` does, offline.
-    "$python" scripts/build_prebid_bundle.py --package "$PBJS_DIR/package" --out "$PBJS_BUNDLE" $PBJS_MODULES \
-      || say "building $PBJS_BUNDLE failed"
-  fi
-  [ -s "$PBJS_BUNDLE" ] || { say "the Prebid.js bundle is missing ($PBJS_BUNDLE)"; fail=1; }
+  # Route A of shared/reference/real-clients-and-performance.md §1.2: what `gulp bundle` does, offline.
+  build_bundle() {  # build_bundle OUT MODULE... (only when OUT is missing)
+    local out=$1
+    shift
+    [ -s "$out" ] && return 0
+    if [ -f "$PBJS_DIR/package/dist/chunks/dependencies.json" ]; then
+      local python=python3
+      [ -x .venv/bin/python ] && python=.venv/bin/python
+      "$python" scripts/build_prebid_bundle.py --package "$PBJS_DIR/package" --out "$out" "$@" \
+        || say "building $out failed"
+    fi
+    [ -s "$out" ] || { say "the Prebid.js bundle is missing ($out)"; fail=1; }
+  }
+  build_bundle "$PBJS_BUNDLE" $PBJS_MODULES
+  build_bundle "$PBJS_TCF_BUNDLE" $PBJS_TCF_MODULES
 fi
 
 if [ "$fail" = 1 ]; then

@@ -10,6 +10,8 @@ from bench.report import RunOutcome, build_report, combine_criteria, format_tabl
 from bench.run import server_argv
 from bench.scenarios import (
     AUCTION_BIDDERS,
+    AUCTION_GDPR_CONSENT,
+    AUCTION_VENDOR_IDS,
     BENCH_DIR,
     HELLO,
     SCENARIOS,
@@ -256,7 +258,7 @@ def load_payload(scenario: Scenario) -> dict:
     return json.loads((BENCH_DIR / scenario.body_file).read_text())
 
 
-@pytest.mark.parametrize("name", ["auction", "auction_timeout"])
+@pytest.mark.parametrize("name", ["auction", "auction_gdpr", "auction_timeout"])
 def test_auction_payload_is_prebid_shaped(name):
     scenario = by_name(name)
     payload = load_payload(scenario)
@@ -276,11 +278,34 @@ def test_auction_config_points_generic_aliases_at_the_mock():
     values = {f"{code}_url": f"http://127.0.0.{n}:9/{code}" for n, code in enumerate(AUCTION_BIDDERS, start=1)}
     config = substitute(dict(scenario.config or {}), values)
     assert config["adapters"] == {
-        "alpha": {"alias_of": "generic", "endpoint": "http://127.0.0.1:9/alpha"},
-        "beta": {"alias_of": "generic", "endpoint": "http://127.0.0.2:9/beta"},
-        "gamma": {"alias_of": "generic", "endpoint": "http://127.0.0.3:9/gamma"},
+        "alpha": {"alias_of": "generic", "endpoint": "http://127.0.0.1:9/alpha", "gvl_vendor_id": 32},
+        "beta": {"alias_of": "generic", "endpoint": "http://127.0.0.2:9/beta", "gvl_vendor_id": 52},
+        "gamma": {"alias_of": "generic", "endpoint": "http://127.0.0.3:9/gamma", "gvl_vendor_id": 76},
     }
     assert scenario.target_ratio == 0.08 and scenario.p99_max_ms is None
+
+
+def test_gdpr_auction_is_the_auction_with_a_consent_string_for_every_bidder():
+    from hbserver.privacy.tcf2 import parse_tcf2
+    from tests.privacy.tcf_encoder import CoreSegment
+
+    plain, gdpr = by_name("auction"), by_name("auction_gdpr")
+    for attribute in ("config", "target_ratio", "method", "path", "content_type"):
+        assert getattr(gdpr, attribute) == getattr(plain, attribute), attribute
+    payload, reference = load_payload(gdpr), load_payload(plain)
+    # Prebid.js's consentManagementTcf puts the signal and the string in the OpenRTB 2.5 ext places.
+    assert payload.pop("regs") == {"ext": {"gdpr": 1}}
+    assert payload.pop("user") == {"ext": {"consent": AUCTION_GDPR_CONSENT}}
+    assert payload.pop("id") != reference.pop("id")
+    assert payload == reference
+    # The literal is what its comment says it was built from, and consents to everything the bidders need.
+    built = CoreSegment(purposes=list(range(1, 11)), special_features=[1, 2], vendors=[32, 52, 76]).encode()
+    assert AUCTION_GDPR_CONSENT == built
+    consent = parse_tcf2(AUCTION_GDPR_CONSENT)
+    assert all(consent.purpose_consent(p) for p in range(1, 11))
+    assert consent.special_feature_optin(1)
+    assert sorted(AUCTION_VENDOR_IDS) == sorted(AUCTION_BIDDERS)
+    assert all(consent.vendor_consent(vendor) for vendor in AUCTION_VENDOR_IDS.values())
 
 
 def test_timeout_scenario_is_judged_on_tmax():
@@ -294,12 +319,13 @@ def test_timeout_scenario_is_judged_on_tmax():
 def test_auction_scenarios_write_a_valid_hbserver_config(tmp_path):
     from hbserver.config import load_config
 
-    for name in ("auction", "auction_timeout"):
+    for name in ("auction", "auction_gdpr", "auction_timeout"):
         values = {f"{code}_url": f"http://127.0.0.1:9/{code}" for code in AUCTION_BIDDERS}
         path = by_name(name).write_config(tmp_path, values)
         assert path is not None
         config = load_config(str(path), environ={})
         assert set(config.adapters) == set(AUCTION_BIDDERS)
+        assert {code: config.adapters[code].gvl_vendor_id for code in AUCTION_BIDDERS} == AUCTION_VENDOR_IDS
         assert server_argv(by_name(name), 1234, path)[-2:] == ["--config", str(path)]
 
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hbserver.adapters.base import BidderError, ErrorCode
 from hbserver.auction.bids import AuctionBid, RejectedBid
 from hbserver.auction.exchange import BidderOutcome
 from hbserver.auction.targeting import ImpResult
 from hbserver.events import EventRequest
+
+if TYPE_CHECKING:
+    from hbserver.auction.privacy import AuctionPrivacy, BidderPrivacy
 
 MAX_ADAPTER_ERRORS = 10  # per bidder entry; the rest are left out
 MAX_ERROR_MESSAGE = 300  # characters of one error's message
@@ -112,6 +115,7 @@ def auction_record(
         "bid_count": bid_count,
         "bids": bid_entries(details) if details is not None else [],
         "adapters": adapter_entries(details) if details is not None else [],
+        "privacy": privacy_entry(details) if details is not None else None,
         "errors": errors,
     }
 
@@ -142,6 +146,26 @@ class AuctionDetails:
     stored_bids: list[AuctionBid] = field(default_factory=list)  # from stored auction responses
     currency: str = "USD"
     results: dict[str, ImpResult] = field(default_factory=dict)  # per imp: the winner
+    privacy: AuctionPrivacy | None = None  # the request's privacy signals and what was enforced
+    privacy_blocked: dict[str, BidderPrivacy] = field(default_factory=dict)  # bidders privacy kept out
+
+
+def privacy_entry(details: AuctionDetails) -> dict[str, Any] | None:
+    """What privacy enforced in this auction: the signals, and why each bidder was kept out
+    (``blocked``); what it removed from each bidder asked is in that bidder's adapter entry."""
+    privacy = details.privacy
+    if privacy is None:
+        return None
+    gdpr = privacy.gdpr
+    return {
+        "gdpr": gdpr is not None,
+        "tcf": ("v2" if gdpr.consent_valid else "err") if gdpr is not None else None,
+        "ccpa": privacy.ccpa,
+        "coppa": privacy.coppa,
+        "lmt": privacy.lmt,
+        "gpp_sid": list(privacy.regs.gpp_sid),
+        "blocked": {name: done.blocked for name, done in details.privacy_blocked.items()},
+    }
 
 
 def bid_entries(details: AuctionDetails) -> list[dict[str, Any]]:
@@ -204,6 +228,7 @@ def adapter_entries(details: AuctionDetails) -> list[dict[str, Any]]:
             "status": status,
             "time_ms": outcome.elapsed_ms,
             "bids": len(accepted),
+            "scrubbed": list(outcome.bidder.privacy.scrubbed),
             "errors": [
                 {"code": int(error.code), "message": error.message[:MAX_ERROR_MESSAGE]}
                 for error in errors[:MAX_ADAPTER_ERRORS]

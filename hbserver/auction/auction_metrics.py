@@ -49,6 +49,7 @@ class _AdapterHandles:
         "connection_reused",
         "connection_wait",
         "errors",
+        "gdpr_blocked",
         "label",
         "metrics",
         "panics",
@@ -72,9 +73,8 @@ class _AdapterHandles:
         self.connection_created = metrics.counter(metrics.adapter_connection_created, label)
         self.connection_reused = metrics.counter(metrics.adapter_connection_reused, label)
         self.connection_wait = metrics.histogram(metrics.adapter_connection_wait, label)
-        # Made at 0 so a ratio has data before the first one (hbserver blocks no bidder on
-        # GDPR purpose 2 yet: the family stays 0 until it does).
-        metrics.counter(metrics.adapter_gdpr_requests_blocked, label)
+        # Made at 0 so a ratio has data before the first bidder kept out on TCF purpose 2.
+        self.gdpr_blocked = metrics.counter(metrics.adapter_gdpr_requests_blocked, label)
 
     def request(self, cookie: str, has_bids: bool) -> PendingCounter:
         key = (cookie, has_bids)
@@ -123,22 +123,22 @@ class AuctionMetrics:
                 counter = counters[key] = metrics.counter(metrics.impressions, *(_BOOL[flag] for flag in key))
             counter.inc()
 
-    def privacy(self, request: dict[str, Any], privacy: AuctionPrivacy) -> None:
+    def privacy(self, privacy: AuctionPrivacy) -> None:
         """PBS-Go's RecordRequestPrivacy: the signals the request carried and which were enforced."""
         metrics = self.metrics
-        regs = request.get("regs") or {}
-        usp = regs.get("us_privacy") if isinstance(regs, dict) else None
-        if isinstance(usp, str) and usp:
-            metrics.counter(metrics.privacy_ccpa, "request", _BOOL[privacy.ccpa_opt_out]).inc()
+        if privacy.ccpa_provided:
+            metrics.counter(metrics.privacy_ccpa, "request", _BOOL[privacy.ccpa_applies("")]).inc()
         if privacy.coppa:
             metrics.counter(metrics.privacy_coppa, "request").inc()
-        if privacy.gdpr_applies:
-            # A TCF v2 consent string starts with "C" (version 2 in its first six bits).
-            version = "v2" if privacy.consent.startswith("C") else "err"
+        if privacy.gdpr is not None:
+            version = "v2" if privacy.gdpr.consent_valid else "err"
             metrics.counter(metrics.privacy_tcf, version, "request").inc()
-        device = request.get("device")
-        if isinstance(device, dict) and device.get("lmt") == 1:
+        if privacy.lmt:
             metrics.counter(metrics.privacy_lmt, "request").inc()
+
+    def gdpr_blocked(self, code: str) -> None:
+        """A bidder kept out of the auction for want of TCF purpose 2 (PBS-Go RecordAdapterGDPRRequestBlocked)."""
+        self._adapter(code).gdpr_blocked.inc()
 
     def debug_request(self, account: str) -> None:
         self.debug.inc()
@@ -176,7 +176,7 @@ class AuctionMetrics:
             self.tmax_timeout.inc()
         if outcome.panicked:
             handles.panics.inc()
-        if request.scrubbed:  # privacy took the user's ids out of this bidder's request
+        if request.buyeruid_scrubbed:  # privacy took the buyeruid out of this bidder's request
             handles.scrubbed.inc()
         for bid in bids:
             (handles.bids_adm if bid.bid.get("adm") else handles.bids_nurl).inc()

@@ -38,9 +38,10 @@ from hbserver.auction.bids import AuctionBid, RejectedBid, accept_bids, adjustme
 from hbserver.auction.currency import Converter, build_rates
 from hbserver.auction.eventurls import EventUrls
 from hbserver.auction.exchange import BidderOutcome, finish_bidders, start_bidder
+from hbserver.auction.fpd import BidderData
 from hbserver.auction.messages import Message, WarningCode, messages_json
 from hbserver.auction.ortb import upconvert
-from hbserver.auction.privacy import read_privacy
+from hbserver.auction.privacy import BLOCKED_TCF, BidderPrivacy, read_privacy
 from hbserver.auction.split import BidderRequest, split_request
 from hbserver.auction.stored import (
     StoredDataUnavailable,
@@ -57,6 +58,7 @@ from hbserver.config import Config
 from hbserver.metrics import Metrics
 from hbserver.privacy.ccpa import parse_us_privacy
 from hbserver.privacy.gvl import GlobalVendorList
+from hbserver.privacy.regs import RegsError
 from hbserver.stores.accounts import Account, AccountError, AccountStore
 from hbserver.stores.cache.base import CacheItem, CacheStoreError
 from hbserver.stores.cache.service import CacheService
@@ -297,19 +299,34 @@ class AuctionService:
             if stored_errors:
                 errors["prebid"] = [e.as_json() for e in stored_errors]
         else:
-            privacy = read_privacy(
-                request, self.config.gdpr.enabled, self.config.gdpr.default_value, self.config.ccpa.enforce
-            )
-            counts.privacy(request, privacy)
-            blocked: list[str] = []
+            try:
+                privacy = read_privacy(request, self.config, account, request_type, self.gvl)
+            except RegsError as exc:
+                raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+            counts.privacy(privacy)
+            for code, text in privacy.regs.warnings:
+                warnings["general"].append(Message(code, text))
+            blocked: dict[str, BidderPrivacy] = {}
             notices: dict[str, list[str]] = {}
-            bidder_requests = split_request(
-                request, validated, http.uids, privacy, self.gvl, account.activities, blocked, notices
+            bidder_data = BidderData.from_request(
+                request, validated.aliases, self.config.host_schain_node, account.activities, registry=self.registry
             )
-            for name in blocked:
+            bidder_requests = split_request(
+                request, validated, http.uids, privacy, blocked, notices, bidder_data=bidder_data
+            )
+            for name, done in blocked.items():
+                if done.blocked == BLOCKED_TCF:
+                    counts.gdpr_blocked(validated.bidders[name].bidder.code)
+                # PBS-Go names the core bidder in this warning
                 warnings.setdefault(name, []).append(
-                    Message(WarningCode.BIDDER_BLOCKED_BY_PRIVACY, f'bidder "{name}" blocked by privacy settings')
+                    Message(
+                        WarningCode.BIDDER_BLOCKED_BY_PRIVACY,
+                        f'bidder "{validated.bidders[name].bidder.code}" blocked by privacy settings',
+                    )
                 )
+            if details is not None:
+                details.privacy = privacy
+                details.privacy_blocked = blocked
             for name, texts in notices.items():
                 warnings.setdefault(name, []).extend(Message(WarningCode.UNKNOWN, text) for text in texts)
             extra_headers = {"Sec-GPC": "1"} if http.gpc == "1" else {}

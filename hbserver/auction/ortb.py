@@ -80,18 +80,44 @@ def has_26_fields(request: dict[str, Any]) -> bool:
     return any(isinstance(imp, dict) and "rwdd" in imp for imp in request.get("imp") or ())
 
 
-def downconvert(request: dict[str, Any]) -> dict[str, Any]:
-    """2.6 places -> 2.5 places (for bidders that speak 2.5); ``request`` is the bidder's own copy."""
-    for obj_name, field26, field25 in _MOVES:
+# The same moves grouped by object, for downconvert.
+_MOVES_BY_OBJECT: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = tuple(
+    (name, tuple((f26, f25) for obj, f26, f25 in _MOVES if obj == name))
+    for name in dict.fromkeys(obj for obj, _, _ in _MOVES)
+)
+
+DownconvertMemo = dict[int, tuple[Any, dict[str, Any]]]
+
+
+def _down_object(obj: dict[str, Any], moves: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    if not any(field26 in obj for field26, _ in moves):
+        return obj
+    new_obj = dict(obj)
+    ext = dict(new_obj["ext"]) if isinstance(new_obj.get("ext"), dict) else {}
+    for field26, field25 in moves:
+        if field26 in new_obj:
+            ext[field25] = new_obj.pop(field26)
+    new_obj["ext"] = ext
+    return new_obj
+
+
+def downconvert(request: dict[str, Any], memo: DownconvertMemo | None = None) -> dict[str, Any]:
+    """2.6 places -> 2.5 places (for bidders that speak 2.5); ``request`` is the bidder's own copy.
+
+    ``memo`` (one per auction) shares the converted ``regs``/``user``/``source`` among the bidders
+    whose copy still holds the original object, so each is converted once per auction.
+    """
+    for obj_name, moves in _MOVES_BY_OBJECT:
         obj = request.get(obj_name)
-        if not isinstance(obj, dict) or field26 not in obj:
+        if not isinstance(obj, dict):
             continue
-        new_obj = dict(obj)
-        value = new_obj.pop(field26)
-        ext = dict(new_obj["ext"]) if isinstance(new_obj.get("ext"), dict) else {}
-        ext[field25] = value
-        new_obj["ext"] = ext
-        request[obj_name] = new_obj
+        if memo is None:
+            request[obj_name] = _down_object(obj, moves)
+            continue
+        seen = memo.get(id(obj))
+        if seen is None or seen[0] is not obj:  # the original is kept alive, so its id stays its own
+            seen = memo[id(obj)] = (obj, _down_object(obj, moves))
+        request[obj_name] = seen[1]
     imps = request.get("imp") or []
     for index, imp in enumerate(imps):
         if "rwdd" in imp:

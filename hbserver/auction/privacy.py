@@ -1,100 +1,309 @@
-"""Privacy per bidder in an auction: what a bidder may see of the user.
+"""Privacy per bidder in an auction: who is asked, and what each bidder may see of the user.
 
-- GDPR in scope (``regs.gdpr`` = 1, or absent with ``gdpr.default_value: "1"``) and no consent for
-  the bidder (purpose 1 and vendor consent for its ``gvl_vendor_id``, as for syncs; an empty or
-  malformed string is no consent): user ids, ``buyeruid``, EIDs and device ids are removed, the
-  IP is truncated (IPv4 /24, IPv6 /56) and geo rounded to two decimals (PBS-Go's scrubber).
-- US Privacy opt-out of sale with ``ccpa.enforce``: the same scrub.
-- COPPA (``regs.coppa`` = 1): the same, plus ``yob``/``gender`` and the whole precise geo.
+Follows PBS-Go's ``cleanOpenRTBRequests`` / ``isBidderBlockedByPrivacy`` / ``applyPrivacy``
+(``exchange/utils.go``) with the scrubbers of ``privacy/scrubber.go``:
 
-Account activity controls (``privacy.allowactivities``, component type ``bidder``, PBS-Go's
-``applyPrivacy``): ``fetchBids`` denied keeps the bidder out of the auction (the split's job);
-``transmitUfpd`` denied removes the user's first-party data and device ids; ``transmitEids``
-denied removes EIDs; ``transmitPreciseGeo`` denied truncates the IP and rounds geo as above;
-``transmitTid`` denied removes ``source.tid`` and ``imp[].ext.tid``.
+- **Who is asked.** The account's ``fetchBids`` activity, then TCF purpose 2 (basic ads) for the
+  bidder's GVL vendor id when GDPR is enforced for the request (:mod:`hbserver.privacy.permissions`).
+- **Ids.** ``transmitUfpd`` denied removes the user's first-party data and device ids; otherwise
+  ``transmitEids`` denied (PBS-Java's activity) removes EIDs; without TCF legal basis for ids
+  (purposes 2-10) device ids, ``user.id``/``buyeruid``/``yob``/``gender`` and EIDs go; a US
+  Privacy opt-out of sale (CCPA enforced, bidder not in ``ext.prebid.nosale``) removes the same,
+  masks the IP and rounds geo.
+- **Precise geo.** ``transmitPreciseGeo`` denied, or no special feature 1 opt-in under TCF: the IP is
+  masked (``privacy.ipv4/ipv6.anon_keep_bits``, 24 and 56 by default) and lat/lon rounded to two
+  decimals.
+- **LMT and COPPA.** ``device.lmt=1`` (with ``lmt.enforce``) and ``regs.coppa=1`` scrub device ids,
+  user ids and demographics, EIDs and the IP; COPPA empties ``geo`` altogether.
+- ``transmitTid`` denied removes ``source.tid`` and ``imp[].ext.tid``.
+
+Where PBS-Go removes only ``user.ext.eids`` (the 2.5 place), hbserver removes ``user.eids`` too: the
+request is held in 2.6 places here, and the point of the scrub is that no EID reaches the bidder.
+Each step is recorded as a reason (:class:`BidderPrivacy`) for warnings, metrics and analytics.
 """
 
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hbserver.privacy.activity import COMPONENT_BIDDER, ActivityControl
+from hbserver.config import Config
+from hbserver.privacy.activity import COMPONENT_BIDDER, ActivityControl, ActivityRequest
 from hbserver.privacy.ccpa import parse_us_privacy
-from hbserver.privacy.enforcement import allow_bidder_sync
 from hbserver.privacy.gvl import GlobalVendorList
+from hbserver.privacy.permissions import ALLOW_ALL, AuctionPermissions, GdprPermissions
+from hbserver.privacy.regs import EMPTY_REGS, Regs, read_regs
+from hbserver.privacy.tcf_policy import gdpr_default_applies, policy_for
+from hbserver.stores.accounts import Account
 
 DEVICE_IDS = ("ifa", "didsha1", "didmd5", "dpidsha1", "dpidmd5", "macsha1", "macmd5")
-USER_IDS = ("id", "buyeruid", "eids")
-USER_IDS_COPPA = (*USER_IDS, "yob", "gender")
+USER_DEMOGRAPHICS = ("id", "buyeruid", "yob", "gender")
 USER_FPD = ("id", "buyeruid", "yob", "gender", "keywords", "kwarray", "data", "eids")
 FETCH_BIDS = "fetchBids"
 TRANSMIT_UFPD = "transmitUfpd"
 TRANSMIT_EIDS = "transmitEids"
 TRANSMIT_PRECISE_GEO = "transmitPreciseGeo"
 TRANSMIT_TID = "transmitTid"
-IPV4_KEEP_BITS = 24
-IPV6_KEEP_BITS = 56
+
+# Reasons, as they appear in warnings and in the analytics record.
+BLOCKED_ACTIVITY = "activity fetchBids"
+BLOCKED_TCF = "tcf purpose 2"
+SCRUB_UFPD_ACTIVITY = "activity transmitUfpd"
+SCRUB_EIDS_ACTIVITY = "activity transmitEids"
+SCRUB_TCF_IDS = "tcf ids"
+SCRUB_CCPA = "ccpa"
+SCRUB_GEO_ACTIVITY = "activity transmitPreciseGeo"
+SCRUB_TCF_GEO = "tcf special feature 1"
+SCRUB_LMT = "lmt"
+SCRUB_COPPA = "coppa"
+SCRUB_TID_ACTIVITY = "activity transmitTid"
+
+# PBS ChannelType names by hbserver request type.
+_CHANNELS = {"amp": "amp", "openrtb2-app": "app", "openrtb2-dooh": "dooh", "openrtb2-web": "web"}
+
+
+@dataclass(frozen=True, slots=True)
+class BidderPrivacy:
+    """What privacy did to one bidder: why it was not asked, or what was removed from its request."""
+
+    blocked: str = ""
+    scrubbed: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.blocked:
+            out["blocked"] = self.blocked
+        if self.scrubbed:
+            out["scrubbed"] = list(self.scrubbed)
+        return out
+
+
+NOTHING_DONE = BidderPrivacy()
 
 
 @dataclass(frozen=True, slots=True)
 class AuctionPrivacy:
-    """The request's privacy signals, read once per auction."""
+    """The request's privacy signals and the account's rules, read once per auction."""
 
-    gdpr_applies: bool
-    consent: str
-    ccpa_opt_out: bool
+    regs: Regs
+    gdpr: GdprPermissions | None  # set when GDPR is enforced for this request
+    ccpa_provided: bool  # a valid US Privacy string was sent
+    ccpa: bool  # opt-out of sale, enforced on this channel
+    nosale: frozenset[str] | None  # ext.prebid.nosale (lower case); None = none; "*" = every bidder
+    lmt: bool
     coppa: bool
+    activities: ActivityControl | None  # None: the account has no activity controls
+    activity_request: ActivityRequest | None = None  # what gppSid/geo/gpc rules and privacy modules read
+    ipv4_bits: int = 24
+    ipv6_bits: int = 56
 
     @property
     def any(self) -> bool:
-        return self.gdpr_applies or self.ccpa_opt_out or self.coppa
+        return self.gdpr is not None or self.ccpa or self.lmt or self.coppa or self.activities is not None
+
+    @property
+    def gdpr_enforced(self) -> bool:
+        return self.gdpr is not None
+
+    def permissions(self, core: str, name: str, vendor_id: int) -> AuctionPermissions:
+        gdpr = self.gdpr
+        return ALLOW_ALL if gdpr is None else gdpr.auction(core, name, vendor_id)
+
+    def blocked(self, name: str, permissions: AuctionPermissions) -> str:
+        """Why ``name`` gets no request ("" = it is asked): PBS-Go's isBidderBlockedByPrivacy."""
+        if self._denied(FETCH_BIDS, name):
+            return BLOCKED_ACTIVITY
+        if not permissions.allow_bid_request:
+            return BLOCKED_TCF
+        return ""
+
+    def _denied(self, activity: str, name: str) -> bool:
+        controls = self.activities
+        return controls is not None and not controls.allowed(
+            activity, COMPONENT_BIDDER, name, request=self.activity_request
+        )
+
+    def ccpa_applies(self, name: str) -> bool:
+        if not self.ccpa:
+            return False
+        nosale = self.nosale
+        return nosale is None or ("*" not in nosale and name.lower() not in nosale)
+
+    def scrub(self, request: dict[str, Any], name: str, permissions: AuctionPermissions) -> tuple[str, ...]:
+        """Apply PBS-Go's applyPrivacy to one bidder's own copy; the reasons of what was removed."""
+        if (
+            permissions.pass_id
+            and permissions.pass_geo
+            and self.activities is None
+            and not (self.ccpa or self.lmt or self.coppa)
+        ):
+            return ()  # consent for everything: the usual GDPR request
+        reasons: list[str] = []
+        ccpa = self.ccpa_applies(name)
+        if self._denied(TRANSMIT_UFPD, name):
+            _scrub_user_fpd(request)
+            reasons.append(SCRUB_UFPD_ACTIVITY)
+        else:
+            if self._denied(TRANSMIT_EIDS, name):
+                _drop_user_fields(request, ("eids",), ("eids",))  # PBS-Java's transmitEids activity
+                reasons.append(SCRUB_EIDS_ACTIVITY)
+            if not permissions.pass_id:
+                _scrub_ids(request)
+                reasons.append(SCRUB_TCF_IDS)
+            if ccpa:
+                self._scrub_ids_ip_demographics(request, full_geo=False)
+                reasons.append(SCRUB_CCPA)
+        if self._denied(TRANSMIT_PRECISE_GEO, name):
+            self._mask_location(request)
+            reasons.append(SCRUB_GEO_ACTIVITY)
+        elif not permissions.pass_geo:
+            self._mask_location(request)
+            reasons.append(SCRUB_TCF_GEO)
+        if self.lmt or self.coppa:
+            self._scrub_ids_ip_demographics(request, full_geo=self.coppa)
+            reasons.append(SCRUB_COPPA if self.coppa else SCRUB_LMT)
+        if self._denied(TRANSMIT_TID, name):
+            _scrub_tids(request)
+            reasons.append(SCRUB_TID_ACTIVITY)
+        return tuple(reasons)
+
+    def _scrub_ids_ip_demographics(self, request: dict[str, Any], full_geo: bool) -> None:
+        """PBS-Go ScrubDeviceIDsIPsUserDemoExt(..., "eids", full_geo)."""
+        _drop_user_fields(request, (*USER_DEMOGRAPHICS, "eids"), ("eids",))
+        device = request.get("device")
+        if isinstance(device, dict):
+            device = {k: v for k, v in device.items() if k not in DEVICE_IDS}
+            self._mask_ips(device)
+            request["device"] = device
+        _scrub_geo(request, full_geo)
+
+    def _mask_location(self, request: dict[str, Any]) -> None:
+        """PBS-Go ScrubGeoAndDeviceIP: IPs masked, lat/lon rounded to two decimals."""
+        device = request.get("device")
+        if isinstance(device, dict):
+            device = dict(device)
+            self._mask_ips(device)
+            request["device"] = device
+        _scrub_geo(request, full=False)
+
+    def _mask_ips(self, device: dict[str, Any]) -> None:
+        if isinstance(device.get("ip"), str):
+            device["ip"] = mask_ip(device["ip"], self.ipv4_bits, self.ipv6_bits)
+        if isinstance(device.get("ipv6"), str):
+            device["ipv6"] = mask_ip(device["ipv6"], self.ipv4_bits, self.ipv6_bits)
 
 
-def read_privacy(request: dict[str, Any], gdpr_enabled: bool, gdpr_default: str, enforce_ccpa: bool) -> AuctionPrivacy:
-    """Signals from a request in 2.6 places (after :func:`hbserver.auction.ortb.upconvert`)."""
-    regs = request.get("regs") or {}
-    user = request.get("user") or {}
-    signal = regs.get("gdpr")
-    applies = gdpr_enabled and (signal == 1 or (signal is None and gdpr_default == "1"))
-    consent = user.get("consent") if isinstance(user.get("consent"), str) else ""
+def read_privacy(
+    request: dict[str, Any],
+    config: Config,
+    account: Account,
+    request_type: str,
+    gvl: GlobalVendorList | None,
+) -> AuctionPrivacy:
+    """The auction's privacy: signals of a request in 2.6 places and the host's and account's rules.
+
+    Raises :class:`hbserver.privacy.regs.RegsError` (a 400) for a privacy field of the wrong type."""
+    regs = read_regs(request) if ("regs" in request or "user" in request) else EMPTY_REGS
+    settings = account.settings
+    channel = _CHANNELS.get(request_type, "web")
+    gdpr = None
+    if config.gdpr.enabled:
+        policy = policy_for(config.gdpr, settings.gdpr)
+        signal = regs.gdpr_signal
+        applies = signal == 1 or (
+            signal == -1 and gdpr_default_applies(request, config.gdpr.default_value, policy.eea_countries)
+        )
+        if applies and policy.channel_enabled(channel):
+            gdpr = GdprPermissions(
+                policy,
+                regs.consent,
+                gvl=gvl,
+                alias_gvl_ids=_alias_gvl_ids(request),
+                publisher_id=_publisher_id(request),
+                non_standard_publishers=_non_standard(config),
+            )
+    ccpa_provided = False
     opt_out = False
-    usp = regs.get("us_privacy")
-    if enforce_ccpa and isinstance(usp, str) and usp:
+    if regs.us_privacy:
         try:
-            opt_out = parse_us_privacy(usp).opt_out_sale
+            opt_out = parse_us_privacy(regs.us_privacy).opt_out_sale
+            ccpa_provided = True
         except ValueError:
-            opt_out = False
-    return AuctionPrivacy(applies, consent or "", opt_out, regs.get("coppa") == 1)
+            pass
+    ccpa = opt_out and _ccpa_enabled(config, settings.ccpa, channel)
+    device = request.get("device")
+    lmt = config.lmt.enforce and isinstance(device, dict) and device.get("lmt") == 1
+    controls = account.activities if account.activities.any() else None
+    activity_request = (
+        ActivityRequest.from_request(request, regs) if controls is not None and controls.uses_request() else None
+    )
+    return AuctionPrivacy(
+        regs=regs,
+        gdpr=gdpr,
+        ccpa_provided=ccpa_provided,
+        ccpa=ccpa,
+        nosale=_nosale(request) if ccpa else None,
+        lmt=lmt,
+        coppa=regs.coppa,
+        activities=controls,
+        activity_request=activity_request,
+        ipv4_bits=settings.privacy.ipv4.anon_keep_bits,
+        ipv6_bits=settings.privacy.ipv6.anon_keep_bits,
+    )
 
 
-def must_scrub(privacy: AuctionPrivacy, vendor_id: int, gvl: GlobalVendorList | None) -> bool:
-    if privacy.coppa or privacy.ccpa_opt_out:
-        return True
-    if privacy.gdpr_applies:
-        return not allow_bidder_sync(privacy.consent, vendor_id, gvl)
-    return False
+_NON_STANDARD: dict[int, frozenset[str]] = {}
 
 
-def scrub(request: dict[str, Any], coppa: bool) -> None:
-    """Remove what identifies the user from a bidder's own copy of the request (copies nested objects)."""
-    _drop_user_fields(request, USER_IDS_COPPA if coppa else USER_IDS, ("eids",))
-    if isinstance(request.get("device"), dict):
-        request["device"] = _without(request["device"], DEVICE_IDS)
-    _mask_location(request, full=coppa)
+def _non_standard(config: Config) -> frozenset[str]:
+    key = id(config.gdpr)
+    found = _NON_STANDARD.get(key)
+    if found is None:
+        found = _NON_STANDARD[key] = frozenset(p for p in config.gdpr.non_standard_publishers if p)
+    return found
 
 
-def apply_activities(request: dict[str, Any], activities: ActivityControl, bidder: str) -> None:
-    """What the account's activity controls deny ``bidder`` to see, removed from its own copy."""
-    if not activities.allowed(TRANSMIT_UFPD, COMPONENT_BIDDER, bidder):
-        _scrub_user_fpd(request)
-    elif not activities.allowed(TRANSMIT_EIDS, COMPONENT_BIDDER, bidder):
-        _scrub_eids(request)
-    if not activities.allowed(TRANSMIT_PRECISE_GEO, COMPONENT_BIDDER, bidder):
-        _mask_location(request, full=False)
-    if not activities.allowed(TRANSMIT_TID, COMPONENT_BIDDER, bidder):
-        _scrub_tids(request)
+def _ccpa_enabled(config: Config, account_ccpa: Any, channel: str) -> bool:
+    """PBS-Go ccpaEnabled: the account's channel switch, else its ``enabled``, else ``ccpa.enforce``."""
+    by_channel = getattr(account_ccpa.channel_enabled, channel, None)
+    if by_channel is None:
+        by_channel = getattr(account_ccpa.integration_enabled, channel, None)
+    if by_channel is not None:
+        return bool(by_channel)
+    if account_ccpa.enabled is not None:
+        return bool(account_ccpa.enabled)
+    return config.ccpa.enforce
+
+
+def _prebid(request: dict[str, Any]) -> Mapping[str, Any]:
+    ext = request.get("ext")
+    prebid = ext.get("prebid") if isinstance(ext, dict) else None
+    return prebid if isinstance(prebid, dict) else {}
+
+
+def _alias_gvl_ids(request: dict[str, Any]) -> dict[str, int]:
+    ids = _prebid(request).get("aliasgvlids")
+    if not isinstance(ids, dict):
+        return {}
+    return {str(k): v for k, v in ids.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
+def _nosale(request: dict[str, Any]) -> frozenset[str] | None:
+    nosale = _prebid(request).get("nosale")
+    if not isinstance(nosale, list) or not nosale:
+        return None
+    return frozenset(str(b).lower() for b in nosale if isinstance(b, str))
+
+
+def _publisher_id(request: dict[str, Any]) -> str:
+    for channel in ("site", "app", "dooh"):
+        holder = request.get(channel)
+        publisher = holder.get("publisher") if isinstance(holder, dict) else None
+        if isinstance(publisher, dict) and isinstance(publisher.get("id"), str):
+            return publisher["id"]
+    return ""
 
 
 def _without(value: Any, keys: tuple[str, ...]) -> Any:
@@ -111,30 +320,38 @@ def _drop_user_fields(request: dict[str, Any], keys: tuple[str, ...], ext_keys: 
         request["user"] = user
 
 
-def _scrub_user_fpd(request: dict[str, Any]) -> None:
-    _drop_user_fields(request, USER_FPD, ("data", "eids"))
+def _drop_device_ids(request: dict[str, Any]) -> None:
     if isinstance(request.get("device"), dict):
         request["device"] = _without(request["device"], DEVICE_IDS)
 
 
-def _scrub_eids(request: dict[str, Any]) -> None:
-    _drop_user_fields(request, ("eids",), ("eids",))
+def _scrub_user_fpd(request: dict[str, Any]) -> None:
+    """PBS-Go ScrubUserFPD: device ids, user ids, demographics, keywords, data and EIDs."""
+    _drop_user_fields(request, USER_FPD, ("data", "eids"))
+    _drop_device_ids(request)
 
 
-def _mask_location(request: dict[str, Any], full: bool) -> None:
-    """IP addresses truncated; geo rounded to two decimals, or (``full``) without any precise field."""
-    device = request.get("device")
-    if isinstance(device, dict):
-        device = dict(device)
-        for key in ("ip", "ipv6"):
-            if isinstance(device.get(key), str):
-                device[key] = mask_ip(device[key])
-        if isinstance(device.get("geo"), dict):
-            device["geo"] = _geo(device["geo"], full)
-        request["device"] = device
-    user = request.get("user")
-    if isinstance(user, dict) and isinstance(user.get("geo"), dict):
-        request["user"] = {**user, "geo": _geo(user["geo"], full)}
+def _scrub_ids(request: dict[str, Any]) -> None:
+    """PBS-Go ScrubGdprID: device ids, user id/buyeruid/yob/gender and EIDs."""
+    _drop_user_fields(request, (*USER_DEMOGRAPHICS, "eids"), ("eids",))
+    _drop_device_ids(request)
+
+
+def _scrub_geo(request: dict[str, Any], full: bool) -> None:
+    for holder_key in ("device", "user"):
+        holder = request.get(holder_key)
+        if isinstance(holder, dict) and isinstance(holder.get("geo"), dict):
+            request[holder_key] = {**holder, "geo": {} if full else _rounded(holder["geo"])}
+
+
+def _rounded(geo: dict[str, Any]) -> dict[str, Any]:
+    """lat/lon rounded half up to two decimals, as PBS-Go's scrubGeoPrecision."""
+    geo = dict(geo)
+    for key in ("lat", "lon"):
+        value = geo.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            geo[key] = int(value * 100.0 + 0.5) / 100.0
+    return geo
 
 
 def _scrub_tids(request: dict[str, Any]) -> None:
@@ -149,25 +366,13 @@ def _scrub_tids(request: dict[str, Any]) -> None:
         ]
 
 
-def _geo(geo: dict[str, Any], full: bool) -> dict[str, Any]:
-    geo = dict(geo)
-    if full:
-        for key in ("lat", "lon", "metro", "city", "zip"):
-            geo.pop(key, None)
-        return geo
-    for key in ("lat", "lon"):
-        value = geo.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            geo[key] = round(value, 2)
-    return geo
-
-
-def mask_ip(value: str) -> str:
-    """``value`` with all but its first bits zeroed (IPv4 keeps 24, IPv6 56); not an address -> ""."""
+def mask_ip(value: str, ipv4_bits: int = 24, ipv6_bits: int = 56) -> str:
+    """``value`` with all but its first bits zeroed (IPv4 keeps ``ipv4_bits``, IPv6 ``ipv6_bits``);
+    not an address -> ""."""
     try:
         address = ipaddress.ip_address(value)
     except ValueError:
         return ""
-    keep = IPV4_KEEP_BITS if address.version == 4 else IPV6_KEEP_BITS
+    keep = ipv4_bits if address.version == 4 else ipv6_bits
     network = ipaddress.ip_network(f"{address}/{keep}", strict=False)
     return str(network.network_address)

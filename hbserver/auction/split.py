@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from hbserver.auction.capabilities import fit_imps, preferred_media_type, request_channel
+from hbserver.auction.fpd import BidderData
 from hbserver.auction.mergepatch import merge_patch
-from hbserver.auction.ortb import downconvert, has_26_fields
-from hbserver.auction.privacy import FETCH_BIDS, AuctionPrivacy, apply_activities, must_scrub, scrub
+from hbserver.auction.ortb import DownconvertMemo, downconvert, has_26_fields
+from hbserver.auction.privacy import NOTHING_DONE, AuctionPrivacy, BidderPrivacy
 from hbserver.auction.validate import ResolvedBidder, Validated
-from hbserver.privacy.activity import COMPONENT_BIDDER, ActivityControl
-from hbserver.privacy.gvl import GlobalVendorList
+from hbserver.privacy.regs import legacy_from_gpp
 
 IMP_PREBID_ALLOWED = ("is_rewarded_inventory", "options")
 # request.ext.prebid fields a bidder sees (the rest - targeting, cache, storedrequest... - is the exchange's)
@@ -31,7 +31,8 @@ class BidderRequest:
     name: str  # as spelled in the request
     resolved: ResolvedBidder
     request: dict[str, Any]
-    scrubbed: bool
+    privacy: BidderPrivacy  # what privacy removed from its request
+    buyeruid_scrubbed: bool = False  # it had a buyeruid that privacy removed (PBS-Go's metric)
 
 
 def split_request(
@@ -39,19 +40,19 @@ def split_request(
     validated: Validated,
     cookie_uids: Mapping[str, str],
     privacy: AuctionPrivacy,
-    gvl: GlobalVendorList | None,
-    activities: ActivityControl | None = None,
-    blocked: list[str] | None = None,
+    blocked: dict[str, BidderPrivacy] | None = None,
     notices: dict[str, list[str]] | None = None,
+    bidder_data: BidderData | None = None,
 ) -> list[BidderRequest]:
     """The per-bidder requests, in the order bidders first appear in the imps.
 
-    A bidder the account's ``fetchBids`` activity denies gets no request; its name is appended
-    to ``blocked``. The other activity controls act on each bidder's copy after the privacy scrub.
+    A bidder privacy keeps out of the auction (the account's ``fetchBids`` activity, TCF purpose 2)
+    gets no request; ``blocked[name]`` says why. The others get their own copy with what privacy
+    allows them to see (:meth:`AuctionPrivacy.scrub`).
     Each bidder's imps keep only the media types its capabilities allow on the request's channel
     (``capabilities.fit_imps``); what that removed goes to ``notices[name]`` as warnings.
     """
-    controls = activities if activities is not None and activities.any() else None
+    guarded = privacy.any
     imps: list[dict[str, Any]] = request["imp"]
     ext = request.get("ext") or {}
     prebid = ext.get("prebid") or {}
@@ -64,7 +65,9 @@ def split_request(
     shared_ext = _SharedExt(ext, prebid)
     # 2.5 bidders get 2.6 fields moved; most requests have none (a bidder's imp FPD might add rwdd)
     needs_downconvert = has_26_fields(request) or any(parts.fpd is not None for parts in shared)
+    needs_downconvert = needs_downconvert or bidder_data is not None  # schains, bidderconfig FPD
     channel = request_channel(request)
+    memo: DownconvertMemo = {}  # regs/user/source converted to 2.5 once, shared by the 2.5 bidders
     out = []
     for name, resolved in validated.bidders.items():
         bidder_imps = [
@@ -74,11 +77,14 @@ def split_request(
         ]
         if not bidder_imps:
             continue
-        if controls is not None and not controls.allowed(FETCH_BIDS, COMPONENT_BIDDER, name):
-            if blocked is not None:
-                blocked.append(name)
-            continue
         bidder = resolved.bidder
+        if guarded:
+            permissions = privacy.permissions(bidder.code, name, bidder.gvl_vendor_id)
+            reason = privacy.blocked(name, permissions)
+            if reason:
+                if blocked is not None:
+                    blocked[name] = BidderPrivacy(blocked=reason)
+                continue
         bidder_imps, dropped = fit_imps(
             bidder_imps, bidder.media_types, channel, bidder.multiformat_supported,
             "" if bidder.multiformat_supported else preferred_media_type(prebid, name),
@@ -99,14 +105,25 @@ def split_request(
         uid = _buyeruid(name, resolved, explicit_uids, cookie_uids)
         if uid and not (user_without_uids or {}).get("buyeruid"):
             own["user"] = {**(user_without_uids or {}), "buyeruid": uid}
-        scrubbed = privacy.any and must_scrub(privacy, resolved.bidder.gvl_vendor_id, gvl)
-        if scrubbed:
-            scrub(own, privacy.coppa)
-        if controls is not None:
-            apply_activities(own, controls, name)
-        if needs_downconvert and resolved.bidder.openrtb_version != "2.6":
-            downconvert(own)
-        out.append(BidderRequest(name, resolved, own, scrubbed))
+        if bidder_data is not None:  # schain, EID permissions, FPD per bidder (hbserver.auction.fpd)
+            bidder_data.apply(own, name)
+        done = NOTHING_DONE
+        uid_removed = False
+        if guarded:
+            had_uid = _has_buyeruid(own)
+            reasons = privacy.scrub(own, name, permissions)
+            if reasons:
+                done = BidderPrivacy(scrubbed=reasons)
+                uid_removed = had_uid and not _has_buyeruid(own)
+        convert = needs_downconvert
+        if privacy.regs.gpp is not None and not bidder.gpp_supported:
+            legacy = legacy_from_gpp(own, privacy.regs)
+            if legacy is not None:  # regs.gdpr, user.consent, regs.us_privacy filled in from GPP
+                own = legacy
+                convert = True
+        if convert and bidder.openrtb_version != "2.6":
+            downconvert(own, memo)
+        out.append(BidderRequest(name, resolved, own, done, uid_removed))
     return out
 
 
@@ -171,6 +188,11 @@ class _SharedExt:
         if new_prebid:
             new_ext["prebid"] = new_prebid
         return new_ext
+
+
+def _has_buyeruid(request: dict[str, Any]) -> bool:
+    user = request.get("user")
+    return isinstance(user, dict) and bool(user.get("buyeruid"))
 
 
 def _explicit_buyeruids(user: dict[str, Any] | None) -> dict[str, str] | None:

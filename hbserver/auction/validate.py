@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hbserver.auction.currency import validate_request_currency
+from hbserver.auction.fpd import validate_bidder_data
 from hbserver.auction.messages import Message, WarningCode
 from hbserver.auction.pricegranularity import GranularityError, parse_granularity, parse_media_type_granularity
 from hbserver.bidders.registry import Bidder, Registry
@@ -93,7 +94,11 @@ def validate_request(request: dict[str, Any], registry: Registry, check_params: 
     ext = _obj(request.get("ext"), "request.ext")
     prebid = _obj(ext.get("prebid"), "request.ext.prebid")
     aliases = _aliases(prebid, registry)
+    _check_alias_gvl_ids(prebid, aliases)
     _check_adjustment_factors(prebid, registry, aliases)
+    bidder_data_problems = validate_bidder_data(request, registry, aliases)  # schains, eidpermissions, bidderconfig
+    if bidder_data_problems:
+        raise RequestError(bidder_data_problems[0])
     _check_targeting(prebid)
     currency_problem = validate_request_currency(prebid.get("currency"))
     if currency_problem is not None:
@@ -152,6 +157,23 @@ def _aliases(prebid: dict[str, Any], registry: Registry) -> dict[str, str]:
             raise RequestError(f"request.ext.prebid.aliases.{alias} refers to disabled bidder: {core}")
         aliases[alias] = bidder.code
     return aliases
+
+
+def _check_alias_gvl_ids(prebid: dict[str, Any], aliases: dict[str, str]) -> None:
+    """PBS-Go validateAliasesGVLIDs: each ``aliasgvlids`` entry names a request alias and an id >= 1."""
+    raw = _obj(prebid.get("aliasgvlids"), "request.ext.prebid.aliasgvlids")
+    for alias, vendor_id in raw.items():
+        if not isinstance(vendor_id, int) or isinstance(vendor_id, bool) or not 0 <= vendor_id <= 0xFFFF:
+            raise RequestError(f"request.ext.prebid.aliasgvlids.{alias} must be an integer from 1 to 65535")
+        if alias not in aliases:
+            raise RequestError(
+                f"request.ext.prebid.aliasgvlids. vendorId {vendor_id} refers to unknown bidder alias: {alias}"
+            )
+        if vendor_id < 1:
+            raise RequestError(
+                f"request.ext.prebid.aliasgvlids. Invalid vendorId {vendor_id} for alias: {alias}. "
+                "Choose a different vendorId, or remove this entry."
+            )
 
 
 def _known(name: str, registry: Registry, aliases: dict[str, str]) -> bool:

@@ -166,6 +166,15 @@ async def test_silent_bidder_times_out_at_its_deadline(make_client, bidders):
         ),
         (lambda r: r.update(regs={"gdpr": 2}), "request.regs.gdpr must be either 0 or 1"),
         (
+            lambda r: r["ext"]["prebid"].update(aliasgvlids={"nope": 12}),
+            "request.ext.prebid.aliasgvlids. vendorId 12 refers to unknown bidder alias: nope",
+        ),
+        (
+            lambda r: r["ext"]["prebid"].update(aliases={"gamma": "alpha"}, aliasgvlids={"gamma": 0}),
+            "request.ext.prebid.aliasgvlids. Invalid vendorId 0 for alias: gamma. "
+            "Choose a different vendorId, or remove this entry.",
+        ),
+        (
             lambda r: r.update(site={"page": "p", "ext": {"amp": 2}}),
             "request.site.ext.amp must be either 1, 0, or undefined",
         ),
@@ -326,19 +335,19 @@ async def test_buyeruid_from_cookie_and_request_and_25_conversion(make_client, b
     assert bidders.headers["beta"][0]["X-Openrtb-Version"] == "2.6"
 
 
-async def test_gdpr_without_consent_scrubs_ids_and_ip(make_client, bidders):
+async def test_gdpr_without_consent_calls_no_bidder(make_client, bidders):
+    """PBS-Go: purpose 2 is enforced by default, and an empty consent gives it no legal basis
+    (the full rule table is tests/auction/test_auction_privacy.py)."""
     bidders.bids["alpha"] = []
     client = await make_client(bidder_config(bidders, "alpha", alpha={"gvl_vendor_id": 32}))
     body = auction_request()
     body["regs"] = {"gdpr": 1}
     body["user"] = {"id": "u1", "buyeruid": "b1", "eids": [{"source": "x", "uids": [{"id": "1"}]}]}
-    body["device"] = {"ip": "203.0.113.77", "ifa": "ifa-1", "geo": {"lat": 51.123456, "lon": -0.98765}}
     response = await post(client, body)
     assert response.status == 200
-    sent = bidders.received["alpha"][0]
-    assert "id" not in sent["user"] and "buyeruid" not in sent["user"] and "eids" not in sent["user"].get("ext", {})
-    assert sent["device"]["ip"] == "203.0.113.0" and "ifa" not in sent["device"]
-    assert sent["device"]["geo"] == {"lat": 51.12, "lon": -0.99}
+    assert "alpha" not in bidders.received
+    warnings = (await response.json())["ext"]["warnings"]["alpha"]
+    assert warnings == [{"code": 10017, "message": 'bidder "alpha" blocked by privacy settings'}]
 
 
 async def test_currency_adjustment_and_bid_validation(make_client, bidders):

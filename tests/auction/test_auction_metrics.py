@@ -34,8 +34,11 @@ async def scenario(make_client, bidders) -> str:
     bidders.bids["slow"] = [bid("imp-1", 9.0)]
     config = bidder_config(bidders, "alpha", "beta", "slow")
     config["adapters"]["gamma"] = {"alias_of": "generic", "endpoint": f"http://127.0.0.1:{free_port()}/x"}
+    config["adapters"]["blocked"] = {"alias_of": "generic", "endpoint": bidders.url("blocked")}
+    # the consent string has no vendor consent for them: these four are called by exception
+    config["gdpr"] = {"tcf2": {"purpose2": {"vendor_exceptions": ["alpha", "beta", "gamma", "slow"]}}}
     client = await make_client(config)
-    params: dict[str, Any] = {name: {"p": 1} for name in ("alpha", "beta", "gamma", "slow")}
+    params: dict[str, Any] = {name: {"p": 1} for name in ("alpha", "beta", "gamma", "slow", "blocked")}
     body = auction_request(banner_imp("imp-1", **params), {**banner_imp("imp-2", alpha={"p": 1}), "video": {
         "mimes": ["video/mp4"]}}, tmax=300)
     body["regs"] = {"gdpr": 1, "us_privacy": "1YYN", "coppa": 1}
@@ -79,6 +82,9 @@ ROWS = [
     ('hbserver_adapter_prices_bucket{adapter="alpha",le="2500.0"}', 4),
     ('hbserver_adapter_prices_sum{adapter="alpha"}', 8000),
     ('hbserver_adapter_buyeruids_scrubbed{adapter="alpha"}', 2),
+    ('hbserver_adapter_gdpr_requests_blocked{adapter="blocked"}', 2),  # no purpose 2 basis
+    ('hbserver_adapter_gdpr_requests_blocked{adapter="alpha"}', 0),
+    ('hbserver_adapter_requests{adapter="blocked",cookie="no",has_bids="false"}', None),
     ('hbserver_adapter_connection_created{adapter="alpha"}', 1),
     ('hbserver_adapter_connection_reused{adapter="alpha"}', 1),
     ('hbserver_adapter_connection_wait_count{adapter="alpha"}', 2),

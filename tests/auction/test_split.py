@@ -5,6 +5,7 @@ data, and a request with nothing to move reaches it unchanged."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from hbserver.auction.split import split_request
 from hbserver.auction.validate import validate_request
 from hbserver.bidders.registry import build_registry
 from hbserver.privacy.activity import ActivityControl
+from hbserver.privacy.regs import EMPTY_REGS
 from tests.conftest import make_config
 
 # alpha speaks OpenRTB 2.5 (generic's default), beta 2.6
@@ -26,7 +28,13 @@ REGISTRY = build_registry(
         }
     )
 )
-NO_PRIVACY = AuctionPrivacy(gdpr_applies=False, consent="", ccpa_opt_out=False, coppa=False)
+NO_PRIVACY = AuctionPrivacy(
+    regs=EMPTY_REGS, gdpr=None, ccpa_provided=False, ccpa=False, nosale=None, lmt=False, coppa=False, activities=None
+)
+
+
+def with_activities(activities: ActivityControl) -> AuctionPrivacy:
+    return dataclasses.replace(NO_PRIVACY, activities=activities if activities.any() else None)
 
 
 def imp(imp_id: str = "imp-1", **prebid: Any) -> dict[str, Any]:
@@ -43,7 +51,7 @@ def split(incoming: dict[str, Any]) -> dict[str, dict[str, Any]]:
     request = upconvert({"id": "req-1", "site": {"page": "https://news.example/a"}, **incoming})
     before = copy.deepcopy(request)
     validated = validate_request(request, REGISTRY, lambda _bidder, _params: None)
-    out = {b.name: b.request for b in split_request(request, validated, {}, NO_PRIVACY, None)}
+    out = {b.name: b.request for b in split_request(request, validated, {}, NO_PRIVACY)}
     assert request == before
     assert list(out) == ["alpha", "beta"]
     return out
@@ -181,7 +189,8 @@ FULL_DEVICE = {
     "ip": "203.0.113.77", "ipv6": "2001:db8:abcd:12ff::1", "ifa": "ifa-1", "dpidmd5": "d5", "ua": "UA",
     "geo": {"lat": 40.712776, "lon": -74.005974, "city": "NYC"},
 }  # fmt: skip
-ROUNDED_DEVICE_GEO = {"lat": 40.71, "lon": -74.01, "city": "NYC"}
+# PBS-Go's scrubGeoPrecision: int(x * 100 + 0.5) / 100, so negative values round towards zero
+ROUNDED_DEVICE_GEO = {"lat": 40.71, "lon": -74.0, "city": "NYC"}
 
 
 # both speak 2.6, so every field stays where the request has it
@@ -210,10 +219,10 @@ def split_with(activities: ActivityControl) -> tuple[dict[str, dict[str, Any]], 
     })  # fmt: skip
     before = copy.deepcopy(request)
     validated = validate_request(request, REGISTRY_26, lambda _bidder, _params: None)
-    blocked: list[str] = []
-    out = split_request(request, validated, {}, NO_PRIVACY, None, activities, blocked)
+    blocked: dict[str, Any] = {}
+    out = split_request(request, validated, {}, with_activities(activities), blocked)
     assert request == before  # the original (and so every other bidder's copy) untouched
-    return {b.name: b.request for b in out}, blocked
+    return {b.name: b.request for b in out}, list(blocked)
 
 
 # (denied activity for alpha, what alpha's request holds there)
@@ -226,7 +235,7 @@ ACTIVITY_CASES = [
         "user": {k: v for k, v in FULL_USER.items() if k != "eids"},
     }, id="transmitEids"),
     pytest.param("transmitPreciseGeo", {
-        "user": {**FULL_USER, "geo": {"lat": 51.12, "lon": -0.99, "country": "GBR"}},
+        "user": {**FULL_USER, "geo": {"lat": 51.12, "lon": -0.98, "country": "GBR"}},
         "device": {**FULL_DEVICE, "ip": "203.0.113.0", "ipv6": "2001:db8:abcd:1200::", "geo": ROUNDED_DEVICE_GEO},
     }, id="transmitPreciseGeo"),
     pytest.param("transmitTid", {

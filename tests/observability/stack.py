@@ -483,8 +483,14 @@ class _Load:
                     self.cookie = morsel.value
 
     async def disconnect(self, n: int) -> None:
-        """An auction whose client hangs up before the answer (it waits for the slow bidder)."""
-        body = json.dumps(auction_request(n, slow=True)).encode()
+        """An auction whose client hangs up before the answer (it waits for the slow bidder).
+
+        Without privacy signals: a GDPR request without vendor consent calls no bidder and would
+        be answered before the hang-up."""
+        request = auction_request(n, slow=True)
+        request.pop("regs", None)
+        request.pop("user", None)
+        body = json.dumps(request).encode()
         port = int(self.base.rsplit(":", 1)[1])
         _reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(b"POST /openrtb2/auction HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
