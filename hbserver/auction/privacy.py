@@ -221,8 +221,8 @@ def read_privacy(
                 regs.consent,
                 gvl=gvl,
                 alias_gvl_ids=_alias_gvl_ids(request),
-                publisher_id=_publisher_id(request),
-                non_standard_publishers=_non_standard(config),
+                publisher_id=account.id,  # PBS-Go's PubID: the account id
+                non_standard_publishers=policy.non_standard_publishers,
             )
     ccpa_provided = False
     opt_out = False
@@ -252,17 +252,6 @@ def read_privacy(
         ipv4_bits=settings.privacy.ipv4.anon_keep_bits,
         ipv6_bits=settings.privacy.ipv6.anon_keep_bits,
     )
-
-
-_NON_STANDARD: dict[int, frozenset[str]] = {}
-
-
-def _non_standard(config: Config) -> frozenset[str]:
-    key = id(config.gdpr)
-    found = _NON_STANDARD.get(key)
-    if found is None:
-        found = _NON_STANDARD[key] = frozenset(p for p in config.gdpr.non_standard_publishers if p)
-    return found
 
 
 def _ccpa_enabled(config: Config, account_ccpa: Any, channel: str) -> bool:
@@ -295,15 +284,6 @@ def _nosale(request: dict[str, Any]) -> frozenset[str] | None:
     if not isinstance(nosale, list) or not nosale:
         return None
     return frozenset(str(b).lower() for b in nosale if isinstance(b, str))
-
-
-def _publisher_id(request: dict[str, Any]) -> str:
-    for channel in ("site", "app", "dooh"):
-        holder = request.get(channel)
-        publisher = holder.get("publisher") if isinstance(holder, dict) else None
-        if isinstance(publisher, dict) and isinstance(publisher.get("id"), str):
-            return publisher["id"]
-    return ""
 
 
 def _without(value: Any, keys: tuple[str, ...]) -> Any:

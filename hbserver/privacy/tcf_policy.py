@@ -65,6 +65,7 @@ class TcfPolicy:
         "eea_countries",
         "engine_cache",
         "feature_one_vendor_exceptions",
+        "non_standard_publishers",
     )
 
     def __init__(
@@ -79,6 +80,7 @@ class TcfPolicy:
         channels: Mapping[str, bool],
         channel_default: bool,
         eea_countries: frozenset[str],
+        non_standard_publishers: frozenset[str] = frozenset(),
     ) -> None:
         if len(purposes) != len(TCF_PURPOSES):
             raise ValueError(f"a TcfPolicy needs {len(TCF_PURPOSES)} purposes, got {len(purposes)}")
@@ -91,6 +93,7 @@ class TcfPolicy:
         self._channels = dict(channels)
         self._channel_default = channel_default
         self.eea_countries = eea_countries
+        self.non_standard_publishers = non_standard_publishers  # host gdpr: never enforced
         # Filled by hbserver.privacy.permissions on first use: the purpose enforcers built from
         # this policy, so they are made once per account rather than once per request.
         self.engine_cache: Any = None
@@ -132,6 +135,7 @@ class TcfPolicy:
             channels={c: _channel(account, c, channel_default) for c in CHANNELS},
             channel_default=channel_default,
             eea_countries=frozenset(c.upper() for c in eea),
+            non_standard_publishers=frozenset(p for p in host.non_standard_publishers if p),
         )
 
     # PBS-Go TCF2ConfigReader. Purposes are 1..10.
