@@ -417,6 +417,58 @@ class AccountPrivacy:
     modules: list[dict[str, Any]] = field(default_factory=list)
 
 
+def _between(low: int, high: int, unit: str = "") -> Check:
+    def check(value: int) -> str | None:
+        return None if low <= value <= high else f"must be between {low} and {high}{unit}, got {value}"
+
+    return check
+
+
+@dataclass(frozen=True)
+class AccountFloorFetch:
+    """PBS-Go's account ``price_floors.fetch``: a floors provider polled for the account."""
+
+    enabled: bool = False
+    url: str = _checked("", OPTIONAL_URL)
+    timeout_ms: int = _checked(3000, _between(11, 9999, " ms"))
+    max_file_size_kb: int = _checked(100, _at_least(0))  # 0 = no limit beyond price_floors.fetcher
+    max_rules: int = _checked(1000, _at_least(0))  # 0 = no limit
+    max_age_sec: int = _checked(86400, _at_least(600))
+    period_sec: int = _checked(3600, _at_least(300))
+    max_schema_dims: int = _checked(0, _between(0, 19))
+
+
+@dataclass(frozen=True)
+class AccountPriceFloors:
+    """PBS-Go's account ``price_floors`` (its names and defaults, except ``enabled``: on, as PBS-Java's
+    default account, so a floor a publisher sends is enforced without a host setting)."""
+
+    enabled: bool = True
+    enforce_floors_rate: int = _checked(100, _between(0, 100))
+    adjust_for_bid_adjustment: bool = True
+    enforce_deal_floors: bool = False
+    use_dynamic_data: bool = False
+    max_rules: int = _checked(100, _at_least(0))
+    max_schema_dims: int = _checked(3, _between(0, 20))
+    fetch: AccountFloorFetch = field(default_factory=AccountFloorFetch)
+
+
+@dataclass(frozen=True)
+class AlternateBidder:
+    """One bidder's ``alternatebiddercodes`` entry: the seats it may bid under (``*`` = any)."""
+
+    enabled: bool = False
+    allowedbiddercodes: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class AccountAlternateBidderCodes:
+    """PBS-Go's account ``alternatebiddercodes``; a request's ``ext.prebid.alternatebiddercodes`` wins."""
+
+    enabled: bool = False
+    bidders: dict[str, AlternateBidder] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class AccountSettings:
     """An account's settings: ``account_defaults`` in the config, merged under each account file."""
@@ -428,6 +480,10 @@ class AccountSettings:
     privacy: AccountPrivacy = field(default_factory=AccountPrivacy)
     gdpr: AccountGdpr = field(default_factory=AccountGdpr)
     ccpa: AccountCcpa = field(default_factory=AccountCcpa)
+    price_floors: AccountPriceFloors = field(default_factory=AccountPriceFloors)
+    alternatebiddercodes: AccountAlternateBidderCodes | None = None  # None = not set (PBS-Go's nil)
+    bidadjustments: dict[str, Any] | None = None  # ext.prebid.bidadjustments' shape; the request's rules win
+    default_bid_limit: int = _checked(0, _at_least(0))  # multibid maxbids for bidders without an entry
 
 
 @dataclass(frozen=True)
@@ -473,6 +529,24 @@ class Currency:
     fetch_url: str = _checked("", OPTIONAL_URL)
     fetch_interval_seconds: int = _checked(1800, _at_least(1))
     stale_rates_seconds: int = _checked(86400, _at_least(1))
+
+
+@dataclass(frozen=True)
+class FloorsFetcher:
+    """PBS-Go's ``price_floors.fetcher``: bounds for the floors provider data of all accounts."""
+
+    cache_size_mb: int = _checked(64, _at_least(1))  # fetched floors data kept, all accounts together
+    worker: int = _checked(20, _at_least(1))  # fetches at the same time
+    capacity: int = _checked(20000, _at_least(1))  # provider URLs tracked (queue length)
+    max_retries: int = _checked(10, _at_least(0))  # failed fetches retried before waiting a period
+
+
+@dataclass(frozen=True)
+class PriceFloors:
+    """PBS-Go's host ``price_floors`` switch (on by default here; accounts can still turn it off)."""
+
+    enabled: bool = True
+    fetcher: FloorsFetcher = field(default_factory=FloorsFetcher)
 
 
 @dataclass(frozen=True)
@@ -576,6 +650,7 @@ class Config:
     cache: Cache = field(default_factory=Cache)
     auction_timeouts_ms: AuctionTimeouts = field(default_factory=AuctionTimeouts)
     currency: Currency = field(default_factory=Currency)
+    price_floors: PriceFloors = field(default_factory=PriceFloors)
     amp: Amp = field(default_factory=Amp)
     adapters: dict[str, AdapterConfig] = field(default_factory=dict)
     analytics: Analytics = field(default_factory=Analytics)
@@ -860,6 +935,26 @@ def load_config(
     return config
 
 
+def account_settings_problems(settings: AccountSettings) -> list[str]:
+    """What is wrong across the keys of an account's settings (each line names its key)."""
+    problems = []
+    fetch = settings.price_floors.fetch
+    if fetch.period_sec > fetch.max_age_sec:
+        problems.append(
+            f"price_floors.fetch.period_sec: must not exceed price_floors.fetch.max_age_sec "
+            f"({fetch.period_sec} > {fetch.max_age_sec})"
+        )
+    if fetch.enabled and not fetch.url:
+        problems.append("price_floors.fetch.url: required when price_floors.fetch.enabled is true")
+    if settings.bidadjustments is not None:
+        from hbserver.auction.bidadjust import validate_bid_adjustments
+
+        problem = validate_bid_adjustments(settings.bidadjustments)
+        if problem:
+            problems.append(f"bidadjustments: {problem}")
+    return problems
+
+
 def _cross_checks(config: Config) -> list[str]:
     from hbserver.bidders import BUILTIN_ADAPTERS, BUILTIN_ALIASES, BUILTIN_CODES
     from hbserver.privacy.activity import ActivityConfigError, ActivityControl
@@ -870,6 +965,7 @@ def _cross_checks(config: Config) -> list[str]:
         ActivityControl.from_config(privacy.allowactivities, privacy.modules)
     except ActivityConfigError as exc:
         problems.append(f"account_defaults.{exc.section}: {exc}")
+    problems.extend(f"account_defaults.{p}" for p in account_settings_problems(config.account_defaults))
     if config.auction_timeouts_ms.default > config.auction_timeouts_ms.max:
         problems.append(
             f"auction_timeouts_ms.default: must not exceed auction_timeouts_ms.max "

@@ -116,6 +116,11 @@ CONFIG_EXTENSIONS = (
     "account_defaults.privacy.ipv4.",
     "account_defaults.privacy.ipv6.",
     "account_defaults.privacy.modules",
+    "price_floors.",
+    "account_defaults.price_floors.",
+    "account_defaults.alternatebiddercodes",
+    "account_defaults.bidadjustments",
+    "account_defaults.default_bid_limit",
 )
 
 

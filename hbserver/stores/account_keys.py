@@ -388,6 +388,30 @@ MEANINGS: dict[str, str] = {
                                                          "`ccpa.enabled`",
     "ccpa.channel_enabled.{amp,app,video,web,dooh}": "US Privacy enforcement per channel; `null` = "
                                                      "`integration_enabled`, then `ccpa.enabled`",
+    "price_floors.enabled": "price floors (`imp.bidfloor`, `ext.prebid.floors`, fetched data) for the account; "
+                            "the host's `price_floors.enabled` must be on too",
+    "price_floors.enforce_floors_rate": "percent of auctions whose floors are enforced (bids below rejected)",
+    "price_floors.adjust_for_bid_adjustment": "compare the floor with the bid before bid adjustments "
+                                              "(the adjusted price is still what wins)",
+    "price_floors.enforce_deal_floors": "enforce floors on deal bids too (with the request's `floordeals`)",
+    "price_floors.use_dynamic_data": "use the floors fetched from `fetch.url` (over the request's)",
+    "price_floors.max_rules": "most rules a request's floors data may hold (0 = no limit)",
+    "price_floors.max_schema_dims": "most schema fields a request's floors data may use (0 = no limit)",
+    "price_floors.fetch.enabled": "fetch floors data for the account from `fetch.url`",
+    "price_floors.fetch.url": "the floors provider's URL (Prebid's floors-data format)",
+    "price_floors.fetch.timeout_ms": "time one fetch may take (10-10000 ms)",
+    "price_floors.fetch.max_file_size_kb": "largest provider answer (0 = the host's `price_floors.fetcher` bound)",
+    "price_floors.fetch.max_rules": "most rules a fetched file may hold (0 = no limit)",
+    "price_floors.fetch.max_age_sec": "fetched data older than this is dropped (>= 600)",
+    "price_floors.fetch.period_sec": "time between fetches (>= 300, at most `max_age_sec`)",
+    "price_floors.fetch.max_schema_dims": "most schema fields a fetched file may use (0 = no limit)",
+    "alternatebiddercodes.enabled": "bidders may answer under other seat codes (the request's "
+                                    "`ext.prebid.alternatebiddercodes` replaces this block)",
+    "alternatebiddercodes.bidders": "per bidder: `enabled` and `allowedbiddercodes` (`[\"*\"]` = any seat)",
+    "bidadjustments": "bid adjustment rules (`mediatype` -> bidder -> deal id -> `[{adjtype, value, currency}]`), "
+                      "used where the request has none for the same key",
+    "default_bid_limit": "multibid: bids kept per bidder and imp where `ext.prebid.multibid` names no "
+                         "`maxbids` (0 = one)",
 }
 
 _NUMBERED = re.compile(r"(\D+)(\d+)")
@@ -412,6 +436,8 @@ def _rows(cls: type, plain: Mapping[str, Any], prefix: str) -> list[tuple[str, s
     for fld in fields:
         tp = _unwrap_optional(hints[fld.name])
         name, value = fld.name, plain[fld.name]
+        if value is None and dataclasses.is_dataclass(tp):  # an optional block: its defaults once set
+            value = dataclasses.asdict(tp())
         match = _NUMBERED.fullmatch(name)
         group = (match[1], hints[name]) if match else None
         if group is not None and len(numbered[group]) > 1:

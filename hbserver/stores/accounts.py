@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from hbserver.config import AccountSettings, build, deep_merge, to_plain
+from hbserver.config import AccountSettings, account_settings_problems, build, deep_merge, to_plain
 from hbserver.logsetup import REPEAT_KEY
 from hbserver.metrics import Metrics
 from hbserver.privacy.activity import ActivityConfigError, ActivityControl
@@ -202,6 +202,8 @@ class AccountStore:
             log.warning("%s", warning, extra={REPEAT_KEY: warning})
         problems: list[str] = []
         settings = build(AccountSettings, deep_merge(self._defaults_plain, data), "", problems, strict=False)
+        if not problems:
+            problems.extend(account_settings_problems(settings))
         if not problems:
             try:
                 activities = ActivityControl.from_config(settings.privacy.allowactivities, settings.privacy.modules)

@@ -53,14 +53,16 @@ REPORTS = [
     ("null-id", {"id": None}, []),
     ("id-naming-another-account", {"id": "1002"},
      ['account "1001": id is "1002", not the id the account is stored under; ignored']),
-    ("pbs-go-leaf-under-unapplied-block", {"price_floors": {"enabled": True}}, [pbs("price_floors.enabled")]),
+    ("pbs-go-leaf-under-unapplied-block", {"validations": {"secure_markup": "skip"}},
+     [pbs("validations.secure_markup")]),
     ("pbs-go-nested-blocks-report-each-leaf",
-     {"price_floors": {"enforce_floors_rate": 50, "fetch": {"url": "https://f.example", "period_sec": 600}}},
-     [pbs("price_floors.enforce_floors_rate"), pbs("price_floors.fetch.url"), pbs("price_floors.fetch.period_sec")]),
+     {"privacy": {"privacysandbox": {"topicsdomain": "x", "cookiedeprecation": {"enabled": True, "ttl_sec": 5}}}},
+     [pbs("privacy.privacysandbox.topicsdomain"), pbs("privacy.privacysandbox.cookiedeprecation.enabled"),
+      pbs("privacy.privacysandbox.cookiedeprecation.ttl_sec")]),
     ("pbs-go-top-level-scalars",
-     {"default_bid_limit": 3, "truncate_target_attr": 20, "targeting_prefix": "pb", "bid_rounding": "up"},
-     [pbs("default_bid_limit"), pbs("truncate_target_attr"), pbs("targeting_prefix"), pbs("bid_rounding")]),
-    ("pbs-go-empty-block-is-named", {"price_floors": {}}, [pbs("price_floors")]),
+     {"truncate_target_attr": 20, "targeting_prefix": "pb", "bid_rounding": "up"},
+     [pbs("truncate_target_attr"), pbs("targeting_prefix"), pbs("bid_rounding")]),
+    ("pbs-go-empty-block-is-named", {"validations": {}}, [pbs("validations")]),
     ("pbs-go-block-given-a-scalar", {"cache_ttl": 300}, [pbs("cache_ttl")]),
     ("pbs-go-key-beside-applied-keys",
      {"events": {"enabled": True, "default_url": "https://e.example"},
@@ -73,9 +75,8 @@ REPORTS = [
      {"hooks": {"execution_plan": {"endpoints": {"/openrtb2/auction": {}}}, "modules": {"v": {"m": {}}}},
       "preferredmediatype": {"appnexus": "video"}},
      [pbs("hooks.execution_plan"), pbs("hooks.modules"), pbs("preferredmediatype")]),
-    ("pbs-go-map-of-shaped-values",
-     {"alternatebiddercodes": {"enabled": True, "bidders": {"pubmatic": {"allowedbiddercodes": ["*"]}}}},
-     [pbs("alternatebiddercodes.enabled"), pbs("alternatebiddercodes.bidders.pubmatic.allowedbiddercodes")]),
+    ("applied-map-of-shaped-values",
+     {"alternatebiddercodes": {"enabled": True, "bidders": {"pubmatic": {"allowedbiddercodes": ["*"]}}}}, []),
     ("pbs-go-json-name-of-access-allowed", {"gdpr": {"purpose_one_treatment": {"accessallowed": True}}},
      [pbs("gdpr.purpose_one_treatment.accessallowed", "gdpr.purpose_one_treatment.access_allowed")]),
     ("pbs-java-status", {"status": "inactive"}, [pbs("status", "disabled")]),
@@ -83,7 +84,7 @@ REPORTS = [
      {"auction": {"events": {"enabled": True}, "debug-allow": True, "price-granularity": "low",
                   "price_floors": {"enabled": False}}},
      [pbs("auction.events.enabled", "events.enabled"), pbs("auction.debug-allow", "debug_allow"),
-      pbs("auction.price-granularity"), pbs("auction.price_floors.enabled")]),
+      pbs("auction.price-granularity"), pbs("auction.price_floors.enabled", "price_floors.enabled")]),
     ("pbs-java-privacy-gdpr",
      {"privacy": {"gdpr": {"enabled": True, "channel_enabled": {"pbjs": False},
                            "purposes": {"p2": {"enforce-vendors": False, "eid": {"exceptions": []}}},
@@ -135,15 +136,15 @@ class _Floors:
 
 @dataclass(frozen=True)
 class _MoreSettings(AccountSettings):
-    price_floors: _Floors = field(default_factory=_Floors)
+    validations: _Floors = field(default_factory=_Floors)
     bidders: dict[str, _Floors] = field(default_factory=dict)
 
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        ({"price_floors": {"enabled": True}}, []),
-        ({"price_floors": {"enabled": True, "enforce_floors_rate": 5}}, [pbs("price_floors.enforce_floors_rate")]),
+        ({"validations": {"enabled": True}}, []),
+        ({"validations": {"enabled": True, "secure_markup": "skip"}}, [pbs("validations.secure_markup")]),
         ({"bidders": {"ix": {"enabled": True, "enabeld": 1}}}, [unknown("bidders.ix.enabeld", "bidders.ix.enabled")]),
     ],
     ids=["new-field-is-applied", "pbs-key-beside-new-field", "map-of-dataclasses-is-walked"],
@@ -157,8 +158,8 @@ def test_applied_keys_come_from_the_dataclasses(raw, expected):
 @pytest.mark.parametrize(
     ("keys", "problem"),
     [
-        ({"account_defaults": {"price_floors": {"enabled": True}}},
-         "account_defaults.price_floors: a Prebid Server setting hbserver does not apply; remove it"),
+        ({"account_defaults": {"validations": {"secure_markup": "skip"}}},
+         "account_defaults.validations: a Prebid Server setting hbserver does not apply; remove it"),
         ({"account_defaults": {"events": {"default_url": "https://e.example"}}},
          "account_defaults.events.default_url: a Prebid Server setting hbserver does not apply; remove it"),
         ({"account_defaults": {"privacy": {"gdpr": {}}}},
@@ -194,8 +195,8 @@ class CountingFetcher:
 @pytest.mark.parametrize(
     ("account", "applied", "refused"),
     [
-        ({"price_floors": {"enabled": True}, "events": {"enabled": False}, "gdrp": {}}, True, False),
-        ({"price_floors": {"enabled": True}, "events": {"enabled": "no"}, "gdrp": {}}, False, True),
+        ({"validations": {"secure_markup": "skip"}, "events": {"enabled": False}, "gdrp": {}}, True, False),
+        ({"validations": {"secure_markup": "skip"}, "events": {"enabled": "no"}, "gdrp": {}}, False, True),
     ],
     ids=["loaded-account", "malformed-account"],
 )
@@ -216,7 +217,7 @@ def test_store_warns_once_per_load(caplog, account, applied, refused):
         outcomes = asyncio.run(twice())
     assert fetcher.calls == 1
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warnings == [pbs("price_floors.enabled"), unknown("gdrp", "gdpr")]
+    assert warnings == [pbs("validations.secure_markup"), unknown("gdrp", "gdpr")]
     if refused:
         assert outcomes == ["malformed", "malformed"]
         assert any("events.enabled" in r.getMessage() for r in caplog.records if r.levelno == logging.ERROR)
@@ -240,11 +241,11 @@ def run_check(directory: Path, *, enabled: bool = True) -> subprocess.CompletedP
     ("files", "enabled", "status", "stderr"),
     [
         ({"1001": {"events": {"enabled": False}}}, True, 0, []),
-        ({"1001": {"price_floors": {"enabled": True}}, "1002": {"gdrp": {}}}, True, 0,
-         [pbs("price_floors.enabled"), 'account "1002": gdrp is an unknown key; ignored (did you mean gdpr?)']),
-        ({"1001": {"price_floors": {"enabled": True}}, "bad": {"events": {"enabled": "no"}}}, True, 2,
+        ({"1001": {"validations": {"secure_markup": "skip"}}, "1002": {"gdrp": {}}}, True, 0,
+         [pbs("validations.secure_markup"), 'account "1002": gdrp is an unknown key; ignored (did you mean gdpr?)']),
+        ({"1001": {"validations": {"secure_markup": "skip"}}, "bad": {"events": {"enabled": "no"}}}, True, 2,
          ["account 'bad' is malformed: events.enabled: must be a boolean (true/false), got str 'no'",
-          pbs("price_floors.enabled")]),
+          pbs("validations.secure_markup")]),
         ({"broken": "{not json"}, True, 2, ["account 'broken' is not valid JSON: "]),
         ({"bad": {"events": {"enabled": "no"}}}, False, 0, []),
     ],
