@@ -646,6 +646,7 @@ class Config:
     user_sync: UserSync = field(default_factory=UserSync)
     stored_requests: StoredRequests = field(default_factory=StoredRequests)
     account_required: bool = False
+    auto_gen_source_tid: bool = True  # PBS-Go: fill a missing source.tid and imp[].ext.tid with UUIDs
     account_defaults: AccountSettings = field(default_factory=AccountSettings)
     cache: Cache = field(default_factory=Cache)
     auction_timeouts_ms: AuctionTimeouts = field(default_factory=AuctionTimeouts)

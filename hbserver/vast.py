@@ -14,7 +14,7 @@ import re
 
 from hbserver.web.urls import url_value
 
-__all__ = ["DOCTYPE", "NOT_VAST", "insert_impression", "tracking_url", "vast_root_refusal"]
+__all__ = ["DOCTYPE", "NOT_VAST", "carries_impression", "insert_impression", "tracking_url", "vast_root_refusal"]
 
 # Java's default ``\s`` (no UNICODE_CHARACTER_CLASS flag).
 _WS = " \t\n\x0b\f\r"
@@ -36,6 +36,7 @@ _INLINE_CLOSE = _name("inline", True)
 _WRAPPER_OPEN = _name("wrapper", False)
 _WRAPPER_CLOSE = _name("wrapper", True)
 _IMPRESSION_CLOSE = _name("impression", True)
+_IMPRESSION_TAG = re.compile(f"<{_WS_CLASS}*(/{_WS_CLASS}*)?impression(?=[ \\t\\n\\x0b\\f\\r>/])", _FLAGS)
 
 # vast_root_refusal's answers.
 NOT_VAST = "not vast"
@@ -153,6 +154,28 @@ def insert_impression(xml: str, url: str) -> str | None:
     return result
 
 
+def carries_impression(xml: str, url_prefix: str) -> bool:
+    """Does an ``<Impression>`` element of ``xml`` hold a URL starting with ``url_prefix``?
+
+    ``url_prefix`` is this server's ``{external_url}/event?t=imp`` (no ``&``, so it reads the same
+    escaped or in CDATA). Used by /vtrack so that a VAST the auction already tracked (Prebid.js's
+    ``cache.vasttrack`` posts it back) is not counted twice. The URL must sit inside an Impression
+    element (the last Impression tag before it opens one), not in a Tracking or ClickThrough element.
+    One pass over the Impression tags and the URL's occurrences, both in increasing order.
+    """
+    start = xml.find(url_prefix)
+    if start < 0:
+        return False
+    inside = False
+    for tag in _IMPRESSION_TAG.finditer(xml):
+        while tag.start() > start:  # every occurrence before this tag
+            if inside:
+                return True
+            start = xml.find(url_prefix, start + 1)
+            if start < 0:
+                return False
+        inside = tag.group(1) is None
+    return inside
 
 
 def tracking_url(

@@ -117,6 +117,7 @@ CONFIG_EXTENSIONS = (
     "account_defaults.privacy.ipv6.",
     "account_defaults.privacy.modules",
     "price_floors.",
+    "auto_gen_source_tid",
     "account_defaults.price_floors.",
     "account_defaults.alternatebiddercodes",
     "account_defaults.bidadjustments",

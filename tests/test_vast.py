@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from hbserver.vast import insert_impression, tracking_url
+from hbserver.vast import carries_impression, insert_impression, tracking_url
 
 U = "http://x/event?t=imp&b=b&a=a&bidder=b&f=b"
 TAG = "<Impression><![CDATA[" + U + "]]></Impression>"
@@ -262,3 +262,40 @@ def test_external_entity_not_resolved() -> None:
     assert out == head + "<VAST><Ad><InLine><Impression>&xxe;</Impression>" + TAG + "</InLine></Ad></VAST>"
     assert "&xxe;" in out
     assert "root:" not in out
+
+
+OWN = "http://pbs.example/event?t=imp"
+OWN_TAG = "<Impression><![CDATA[" + OWN + "&b=v1&a=1001&ts=1000&bidder=alpha&f=b]]></Impression>"
+
+
+@pytest.mark.parametrize(
+    ("xml", "expected"),
+    [
+        pytest.param("<VAST><Ad><InLine>" + OWN_TAG + "</InLine></Ad></VAST>", True, id="own-tracker"),
+        pytest.param("<VAST><Ad><InLine><Impression>a</Impression>" + OWN_TAG + "</InLine></Ad></VAST>", True,
+                     id="own-tracker-after-another"),
+        pytest.param("<VAST><Ad><InLine>< impression id='x'>" + OWN + "&amp;b=1</ IMPRESSION></InLine></Ad></VAST>",
+                     True, id="escaped-text-spaces-attributes-case"),
+        pytest.param("<VAST><Ad><InLine><Impression>a</Impression></InLine></Ad></VAST>", False, id="none"),
+        pytest.param("<VAST><Ad><InLine><Impression><![CDATA[http://other.example/event?t=imp&b=1]]></Impression>"
+                     "</InLine></Ad></VAST>", False, id="another-servers-tracker"),
+        pytest.param("<VAST><Ad><InLine><Impression>a</Impression><Tracking>" + OWN + "</Tracking></InLine>"
+                     "</Ad></VAST>", False, id="in-a-tracking-element"),
+        pytest.param("<VAST><Ad><InLine><Impressions>" + OWN + "</Impressions></InLine></Ad></VAST>", False,
+                     id="longer-tag-name"),
+        pytest.param("<VAST><Ad><InLine><Error>" + OWN + "</Error>" + OWN_TAG + "</InLine></Ad></VAST>", True,
+                     id="second-occurrence-counts"),
+        pytest.param("<VAST><Ad><InLine><Impression>" + OWN, True, id="unclosed-impression"),
+        pytest.param("<VAST><Ad><InLine><Impression>http://pbs.example/event?t=win&b=1</Impression></InLine>"
+                     "</Ad></VAST>", False, id="win-url-is-not-an-impression"),
+    ],
+)
+def test_carries_impression(xml: str, expected: bool) -> None:
+    assert carries_impression(xml, OWN) is expected
+
+
+def test_carries_impression_is_linear() -> None:
+    xml = ("<Impression></Impression>" + OWN) * 20000
+    started = time.perf_counter()
+    assert carries_impression(xml, OWN) is False
+    assert time.perf_counter() - started < 2

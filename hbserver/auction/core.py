@@ -35,6 +35,7 @@ from hbserver.adapters.base import (
 from hbserver.analytics.records import AuctionDetails
 from hbserver.auction.auction_metrics import AuctionMetrics
 from hbserver.auction.bids import AuctionBid, RejectedBid, accept_bids, adjustment_factor, drop_deep_bids
+from hbserver.auction.cache_options import CacheOptions
 from hbserver.auction.currency import Converter, build_rates
 from hbserver.auction.eventurls import EventUrls
 from hbserver.auction.exchange import BidderOutcome, finish_bidders, start_bidder
@@ -52,6 +53,7 @@ from hbserver.auction.stored import (
     refers_to_stored_responses,
 )
 from hbserver.auction.targeting import TargetingOptions, apply_targeting, bids_to_cache, run_auction
+from hbserver.auction.tids import fill_tids
 from hbserver.auction.validate import RequestError, Validated, validate_request
 from hbserver.bidders.registry import Bidder, Registry
 from hbserver.config import Config
@@ -221,6 +223,8 @@ class AuctionService:
             if warnings:
                 validated.warnings[:0] = warnings
             request = _checked_us_privacy(request, validated.warnings)
+            if self.config.auto_gen_source_tid:
+                fill_tids(request)
             tmax = amp_budget_ms if amp_budget_ms is not None else self.tmax_ms(request.get("tmax"))
             request["tmax"] = tmax  # the top level is our own copy (_with_http_fields)
             if refers_to_stored_responses(request):
@@ -262,8 +266,8 @@ class AuctionService:
     ) -> dict[str, Any]:
         prebid = (request.get("ext") or {}).get("prebid") or {}
         targeting_conf = prebid.get("targeting")
-        cache_conf = prebid.get("cache") or {}
-        caching = isinstance(targeting_conf, dict) and bool(cache_conf)
+        cache_options = CacheOptions.from_request(prebid.get("cache") or {})
+        caching = isinstance(targeting_conf, dict) and cache_options.any
         bidder_deadline = deadline - (self.config.cache.expected_millis / 1000 if caching else 0)
         debug_requested = request.get("test") == 1 or prebid.get("debug") is True
         debug = debug_requested and account.settings.debug_allow
@@ -382,9 +386,12 @@ class AuctionService:
             else:
                 options = TargetingOptions.from_request(targeting_conf, "mobile-app" if "app" in request else "")
             if caching and all_bids:
-                to_cache = bids_to_cache(results, options, all_bids)
+                if cache_options.winning_only:
+                    to_cache = [result.winner for result in results.values() if result.winner is not None]
+                else:
+                    to_cache = bids_to_cache(results, options, all_bids)
                 cache_started = asyncio.get_running_loop().time()
-                cache_error = await self._cache_bids(to_cache, request, cache_conf, deadline, events)
+                cache_error = await self._cache_bids(to_cache, request, cache_options, deadline, events)
                 counts.cache_write(asyncio.get_running_loop().time() - cache_started, not cache_error)
                 if cache_error:
                     errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": cache_error})
@@ -402,6 +409,7 @@ class AuctionService:
             tmax,
             debug,
             httpcalls,
+            return_creative=cache_options.return_creative,
         )
 
     def _start_bidder(
@@ -463,7 +471,7 @@ class AuctionService:
         self,
         bids: list[AuctionBid],
         request: dict[str, Any],
-        cache_conf: dict[str, Any],
+        options: CacheOptions,
         deadline: float,
         events: EventUrls | None = None,
     ) -> str:
@@ -471,16 +479,19 @@ class AuctionService:
         imp_exp = {imp["id"]: imp["exp"] for imp in request["imp"] if "exp" in imp}
         items: list[CacheItem] = []
         slots: list[tuple[AuctionBid, str]] = []
-        cache_json = "bids" in cache_conf
-        cache_vast = "vastxml" in cache_conf
+        cache_json = options.bids
+        cache_vast = options.vast
         default_ttl = self._default_cache_ttl
+        json_default = self.cache.ttl(options.bids_ttl) if options.bids_ttl else default_ttl
+        xml_default = self.cache.ttl(options.vast_ttl) if options.vast_ttl else default_ttl
         dumps = orjson.dumps
         for bid in bids:
             own = bid.bid
-            if not imp_exp and "exp" not in own:  # the usual bid
-                ttl = default_ttl
-            else:
-                ttl = self._cache_ttl(imp_exp.get(bid.imp_id), own.get("exp"))
+            exp_ttl = None
+            if imp_exp or "exp" in own:  # the usual bid has neither
+                exp_ttl = self._exp_ttl(imp_exp.get(bid.imp_id), own.get("exp"))
+            ttl = json_default if exp_ttl is None else exp_ttl
+            xml_ttl = xml_default if exp_ttl is None else exp_ttl
             if cache_json:
                 if events is not None and bid.bid_type != "video":  # PBS merges the win URL in
                     own["wurl"] = _bid_events(bid, events)["win"]  # our copy; only for the dump
@@ -492,7 +503,7 @@ class AuctionService:
                 slots.append((bid, "json"))
             if cache_vast and bid.bid_type == "video":
                 vast = _bid_vast(own) or VAST_WRAPPER.format(own.get("nurl") or "")
-                items.append(CacheItem("xml", vast.encode(), ttl))
+                items.append(CacheItem("xml", vast.encode(), xml_ttl))
                 slots.append((bid, "xml"))
         if not items:
             return ""
@@ -508,13 +519,11 @@ class AuctionService:
                 bid.vast_cache_id = key
         return ""
 
-    def _cache_ttl(self, imp_exp: Any, bid_exp: Any) -> int:
-        """PBS: the smaller positive of imp.exp and bid.exp, else the default; plus a minute; capped."""
-        if imp_exp is None and bid_exp is None:  # the usual bid
-            return self._default_cache_ttl
+    def _exp_ttl(self, imp_exp: Any, bid_exp: Any) -> int | None:
+        """PBS: the smaller positive of imp.exp and bid.exp, plus a minute, capped; None without one (then
+        the request's ``ttlseconds`` for the kind, PBS-Java, else the default plus a minute)."""
         values = [v for v in (imp_exp, bid_exp) if isinstance(v, int) and not isinstance(v, bool) and v > 0]
-        ttl = min(values) if values else self.config.cache.default_ttl_seconds
-        return self.cache.ttl(ttl + CACHE_TTL_BONUS_S)
+        return self.cache.ttl(min(values) + CACHE_TTL_BONUS_S) if values else None
 
     def _response(
         self,
@@ -529,8 +538,12 @@ class AuctionService:
         tmax: int,
         debug: bool,
         httpcalls: dict[str, list[dict[str, Any]]],
+        *,
+        return_creative: bool = True,
     ) -> dict[str, Any]:
         cache_url = self.cache.public_url + "?uuid="
+        prebid = request.get("ext", {}).get("prebid") if isinstance(request.get("ext"), dict) else None
+        imp_passthrough = _imp_passthrough(request["imp"])
         seats: dict[str, list[dict[str, Any]]] = {}
         for bid in bids:
             own = bid.bid  # the auction's own copy (accept_bids); its cached JSON is already written
@@ -562,7 +575,11 @@ class AuctionService:
             else:
                 meta = {"adaptercode": bid.adapter}
             ext_prebid["meta"] = meta
+            if imp_passthrough is not None and bid.imp_id in imp_passthrough:
+                ext_prebid["passthrough"] = imp_passthrough[bid.imp_id]
             ext["prebid"] = ext_prebid
+            if not return_creative:
+                own.pop("adm", None)
             seat = seats.get(bid.bidder)
             if seat is None:
                 seats[bid.bidder] = [own]
@@ -583,8 +600,23 @@ class AuctionService:
         ext["responsetimemillis"] = response_times
         ext["tmaxrequest"] = tmax
         ext["prebid"] = {"auctiontimestamp": timestamp}
+        if isinstance(prebid, dict) and prebid.get("passthrough") is not None:
+            ext["prebid"]["passthrough"] = prebid["passthrough"]  # PBS-Go echoes it as sent
         response["ext"] = ext
         return response
+
+
+def _imp_passthrough(imps: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """``imp.ext.prebid.passthrough`` by imp id (PBS-Go copies it into each bid's ``ext.prebid``)."""
+    found: dict[str, Any] | None = None
+    for imp in imps:
+        ext = imp.get("ext")
+        prebid = ext.get("prebid") if isinstance(ext, dict) else None
+        if isinstance(prebid, dict) and prebid.get("passthrough") is not None:
+            if found is None:
+                found = {}
+            found[imp["id"]] = prebid["passthrough"]
+    return found
 
 
 def _bid_events(bid: AuctionBid, events: EventUrls) -> dict[str, str]:

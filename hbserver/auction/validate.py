@@ -109,6 +109,7 @@ def validate_request(request: dict[str, Any], registry: Registry, check_params: 
             raise RequestError(
                 'request.ext is invalid: request.ext.prebid.cache requires one of the "bids" or "vastxml" properties'
             )
+        _check_cache_options(cache)
     channel = prebid.get("channel")
     if isinstance(channel, dict) and not channel.get("name"):
         raise RequestError("ext.prebid.channel.name can't be empty")
@@ -157,6 +158,24 @@ def _aliases(prebid: dict[str, Any], registry: Registry) -> dict[str, str]:
             raise RequestError(f"request.ext.prebid.aliases.{alias} refers to disabled bidder: {core}")
         aliases[alias] = bidder.code
     return aliases
+
+
+def _check_cache_options(cache: dict[str, Any]) -> None:
+    """Types of ``ext.prebid.cache``: ``bids``/``vastxml`` objects with ``returnCreative`` (boolean) and
+    ``ttlseconds`` (a non-negative integer), ``winningonly`` a boolean (PBS-Java)."""
+    for kind in ("bids", "vastxml"):
+        options = cache.get(kind)
+        if options is None:
+            continue
+        if not isinstance(options, dict):
+            raise RequestError(f"request.ext.prebid.cache.{kind} must be an object")
+        if "returnCreative" in options and not isinstance(options["returnCreative"], bool):
+            raise RequestError(f"request.ext.prebid.cache.{kind}.returnCreative must be a boolean")
+        ttl = options.get("ttlseconds")
+        if ttl is not None and (not isinstance(ttl, int) or isinstance(ttl, bool) or ttl < 0):
+            raise RequestError(f"request.ext.prebid.cache.{kind}.ttlseconds must be a non-negative integer")
+    if "winningonly" in cache and not isinstance(cache["winningonly"], bool):
+        raise RequestError("request.ext.prebid.cache.winningonly must be a boolean")
 
 
 def _check_alias_gvl_ids(prebid: dict[str, Any], aliases: dict[str, str]) -> None:

@@ -26,7 +26,7 @@ from hbserver.metrics import Metrics
 from hbserver.stores.accounts import AccountError, AccountStore
 from hbserver.stores.cache.base import CacheItem, CacheStoreError
 from hbserver.stores.cache.service import CacheService
-from hbserver.vast import DOCTYPE, insert_impression, tracking_url, vast_root_refusal
+from hbserver.vast import DOCTYPE, carries_impression, insert_impression, tracking_url, vast_root_refusal
 from hbserver.web.body import loads_json, read_body
 from hbserver.web.errors import HttpError, text_response
 
@@ -124,6 +124,7 @@ class VtrackEndpoint:
         self.accounts = accounts
         self.registry = registry
         self.external_url = external_url.rstrip("/")
+        self._own_tracker = self.external_url + "/event?t=imp"  # what the auction inserts (carries_impression)
         self.analytics = analytics
         self.metrics = metrics
         self._outcomes = {s: metrics.counter(metrics.vtrack_requests, str(s)) for s in VTRACK_STATUSES}
@@ -175,7 +176,11 @@ class VtrackEndpoint:
         items = []
         for index, put in enumerate(puts):
             value = put.value
-            if events_enabled and self.registry.vast_modifiable(put.bidder):
+            if (
+                events_enabled
+                and self.registry.vast_modifiable(put.bidder)
+                and not carries_impression(value, self._own_tracker)  # the auction's tracker: not twice
+            ):
                 url = tracking_url(
                     self.external_url, put.bidid, account_id, put.bidder, put.aid, put.timestamp, integration
                 )

@@ -12,9 +12,11 @@ import base64
 import gzip
 import json
 import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 
@@ -78,7 +80,10 @@ async def test_two_bidders_winner_targeting_cache_and_events(make_client, bidder
     assert "errors" not in ext and "debug" not in ext
     # each bidder got its own imp ext and the request ext without the exchange's parts
     sent = bidders.received["alpha"][0]
+    tid = sent["imp"][0]["ext"].pop("tid")  # auto_gen_source_tid (PBS-Go's default): a UUID per imp and source
     assert sent["imp"][0]["ext"] == {"bidder": {"p": 1}}
+    assert str(uuid.UUID(tid)) == tid and str(uuid.UUID(sent["source"]["tid"])) != tid
+    assert bidders.received["beta"][0]["imp"][0]["ext"]["tid"] == tid  # one auction, one tid per imp
     assert "targeting" not in sent.get("ext", {}).get("prebid", {}) and 0 < sent["tmax"] <= 490
     assert bidders.headers["alpha"][0]["X-Openrtb-Version"] == "2.5"
     assert response.headers["Content-Type"].startswith("application/json")
@@ -493,7 +498,7 @@ async def test_legacy_imp_ext_bidder_and_request_alias(make_client, bidders):
     data = await (await post(client, body)).json()
     seat = seat_bids(data)["myalias"][0]
     assert seat["ext"]["prebid"]["targeting"]["hb_bidder"] == "myalias"
-    assert bidders.received["alpha"][0]["imp"][0]["ext"] == {"bidder": {"x": 1}, "gpid": "/slot"}
+    assert bidders.received["alpha"][0]["imp"][0]["ext"] == {"bidder": {"x": 1}, "gpid": "/slot", "tid": ANY}
 
 
 async def test_cors_and_metrics(make_client, bidders):
@@ -611,6 +616,34 @@ async def test_video_vast_is_tracked_and_cached_with_hb_uuid(
         assert video["adm"] == expected  # the response carries the same VAST
     cached = await (await client.get("/cache", params={"uuid": targeting["hb_cache_id"]})).json()
     assert "wurl" not in cached
+
+
+async def test_prebidjs_vasttrack_replay_counts_the_impression_once(make_client, bidders):
+    """Prebid.js ``cache.vasttrack`` after a server-side auction: it posts the bid's VAST (which the auction
+    already tracked) to /vtrack; stored unchanged, one tracker. Another VAST still gets exactly one."""
+    bidders.bids["alpha"] = [bid("vid", 2.5, "v1", mtype=2, w=640, h=480, adm=VAST_INLINE)]
+    client = await make_client(bidder_config(bidders, "alpha"))
+    imp = {"id": "vid", "video": {"mimes": ["video/mp4"], "w": 640, "h": 480},
+           "ext": {"prebid": {"bidder": {"alpha": {}}}}}
+    body = auction_request(imp)
+    body["ext"]["prebid"]["auctiontimestamp"] = 1000
+    body["ext"]["prebid"]["events"] = {}
+    video = seat_bids(await (await post(client, body)).json())["alpha"][0]
+    assert video["adm"].count("/event?t=imp") == 1
+    # what Prebid.js's videoCache.store sends for cache.vasttrack (toStorageRequest + vasttrack fields)
+    puts = [
+        {"type": "xml", "value": video["adm"], "ttlseconds": 300, "bidid": "prebidjs-bid-1", "bidder": "alpha",
+         "aid": "auction-1", "timestamp": 1000},
+        {"type": "xml", "value": VAST_INLINE, "ttlseconds": 300, "bidid": "client-bid-2", "bidder": "alpha",
+         "aid": "auction-1", "timestamp": 1000},
+    ]
+    answer = await client.post("/vtrack?a=1001", data=json.dumps({"puts": puts}))
+    assert answer.status == 200
+    first, second = (await answer.json())["responses"]
+    stored_first = await (await client.get("/cache", params={"uuid": first["uuid"]})).text()
+    stored_second = await (await client.get("/cache", params={"uuid": second["uuid"]})).text()
+    assert stored_first == video["adm"]
+    assert stored_second.count("/event?t=imp") == 1 and "b=client-bid-2" in stored_second
 
 
 @pytest.mark.parametrize("events", [True, False], ids=["events-on", "events-off"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 
@@ -907,7 +908,8 @@ async def test_auction_sends_each_bidder_its_own_fpd_eids_and_schain(make_client
     assert alpha["site"]["content"] == {"title": "t", "data": [{"id": "segtax"}]}
     assert alpha["user"]["data"] == [{"id": "userseg"}]
     assert alpha["user"]["ext"] == {"data": {"k": "v"}, "eids": [shared_eid, alpha_eid]}
-    assert alpha["source"] == {"ext": {"schain": {**alpha_chain, "nodes": [*alpha_chain["nodes"], host_node]}}}
+    alpha_schain = {**alpha_chain, "nodes": [*alpha_chain["nodes"], host_node]}
+    assert alpha["source"] == {"tid": ANY, "ext": {"schain": alpha_schain}}
     # beta (2.6): not listed, so no global FPD and not even its own bidderconfig (PBS-Go); the shared
     # EID only; the "*" schain + host node, 2.6 place
     assert beta["site"] == {
@@ -917,7 +919,7 @@ async def test_auction_sends_each_bidder_its_own_fpd_eids_and_schain(make_client
         "content": {"title": "t"},
     }
     assert beta["user"] == {"id": "u1", "eids": [shared_eid]}
-    assert beta["source"] == {"schain": {**any_chain, "nodes": [*any_chain["nodes"], host_node]}}
+    assert beta["source"] == {"tid": ANY, "schain": {**any_chain, "nodes": [*any_chain["nodes"], host_node]}}
     sent_prebid = beta.get("ext", {}).get("prebid", {})
     assert "data" not in sent_prebid and "bidderconfig" not in sent_prebid and "schains" not in sent_prebid
 
