@@ -53,7 +53,7 @@ from hbserver.auction.stored import (
     refers_to_stored_responses,
 )
 from hbserver.auction.targeting import TargetingOptions, apply_targeting, bids_to_cache, run_auction
-from hbserver.auction.tids import fill_tids
+from hbserver.auction.tids import apply_tids
 from hbserver.auction.validate import RequestError, Validated, validate_request
 from hbserver.bidders.registry import Bidder, Registry
 from hbserver.config import Config
@@ -223,8 +223,7 @@ class AuctionService:
             if warnings:
                 validated.warnings[:0] = warnings
             request = _checked_us_privacy(request, validated.warnings)
-            if self.config.auto_gen_source_tid:
-                fill_tids(request)
+            apply_tids(request, self.config.auto_gen_source_tid)
             tmax = amp_budget_ms if amp_budget_ms is not None else self.tmax_ms(request.get("tmax"))
             request["tmax"] = tmax  # the top level is our own copy (_with_http_fields)
             if refers_to_stored_responses(request):

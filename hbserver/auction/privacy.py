@@ -59,7 +59,6 @@ SCRUB_TCF_GEO = "tcf special feature 1"
 SCRUB_LMT = "lmt"
 SCRUB_COPPA = "coppa"
 SCRUB_TID_ACTIVITY = "activity transmitTid"
-SCRUB_TID_REQUEST = "ext.prebid.createtids false"
 
 # PBS ChannelType names by hbserver request type.
 _CHANNELS = {"amp": "amp", "openrtb2-app": "app", "openrtb2-dooh": "dooh", "openrtb2-web": "web"}
@@ -99,14 +98,13 @@ class AuctionPrivacy:
     activity_request: ActivityRequest | None = None  # what gppSid/geo/gpc rules and privacy modules read
     ipv4_bits: int = 24
     ipv6_bits: int = 56
-    create_tids: bool | None = None  # ext.prebid.createtids (PBS-Java): decides over the transmitTid activity
+    # ext.prebid.createtids (PBS-Java) decides over the transmitTid activity; false: the auction already
+    # dropped every tid (hbserver.auction.tids), true: no bidder's are removed
+    create_tids: bool | None = None
 
     @property
     def any(self) -> bool:
-        return (
-            self.gdpr is not None or self.ccpa or self.lmt or self.coppa or self.activities is not None
-            or self.create_tids is False
-        )
+        return self.gdpr is not None or self.ccpa or self.lmt or self.coppa or self.activities is not None
 
     @property
     def gdpr_enforced(self) -> bool:
@@ -142,7 +140,7 @@ class AuctionPrivacy:
             permissions.pass_id
             and permissions.pass_geo
             and self.activities is None
-            and not (self.ccpa or self.lmt or self.coppa or self.create_tids is False)
+            and not (self.ccpa or self.lmt or self.coppa)
         ):
             return ()  # consent for everything: the usual GDPR request
         reasons: list[str] = []
@@ -169,9 +167,9 @@ class AuctionPrivacy:
         if self.lmt or self.coppa:
             self._scrub_ids_ip_demographics(request, full_geo=self.coppa)
             reasons.append(SCRUB_COPPA if self.coppa else SCRUB_LMT)
-        if self.create_tids is False or (self.create_tids is None and self._denied(TRANSMIT_TID, name)):
+        if self.create_tids is None and self._denied(TRANSMIT_TID, name):
             _scrub_tids(request)
-            reasons.append(SCRUB_TID_ACTIVITY if self.create_tids is None else SCRUB_TID_REQUEST)
+            reasons.append(SCRUB_TID_ACTIVITY)
         return tuple(reasons)
 
     def _scrub_ids_ip_demographics(self, request: dict[str, Any], full_geo: bool) -> None:

@@ -54,12 +54,14 @@ def test_fill_tids(source, imp_ext, expected_source, expected_imp_tid):
     ("config", "createtids", "deny_activity", "sent"),
     [
         ({}, None, False, True),
-        ({"auto_gen_source_tid": False}, None, False, False),
+        ({"auto_gen_source_tid": False}, None, False, True),
         ({}, False, False, False),
         ({}, None, True, False),
         ({}, True, True, True),
+        ({"auto_gen_source_tid": False}, False, False, False),
     ],
-    ids=["filled-and-sent", "host-off", "createtids-false", "activity-denies", "createtids-true-beats-activity"],
+    ids=["filled-and-sent", "host-off", "createtids-false", "activity-denies", "createtids-true-beats-activity",
+         "createtids-false-drops-given-tids"],
 )
 async def test_bidders_receive_tids(make_client, bidders, data_dir, config, createtids, deny_activity, sent):
     if deny_activity:
@@ -67,9 +69,19 @@ async def test_bidders_receive_tids(make_client, bidders, data_dir, config, crea
     bidders.bids["alpha"] = [bid("imp-1", 1.0)]
     client = await make_client({**bidder_config(bidders, "alpha"), **config})
     body = auction_request(banner_imp())
+    body["source"] = {"tid": "given"}
+    body["imp"][0]["ext"]["tid"] = "given-imp"
     if createtids is not None:
         body["ext"]["prebid"]["createtids"] = createtids
     assert (await post(client, body)).status == 200
     received = bidders.received["alpha"][0]
     assert ("tid" in received.get("source", {})) is sent
     assert ("tid" in received["imp"][0]["ext"]) is sent
+
+
+async def test_host_off_generates_nothing(make_client, bidders):
+    bidders.bids["alpha"] = [bid("imp-1", 1.0)]
+    client = await make_client({**bidder_config(bidders, "alpha"), "auto_gen_source_tid": False})
+    assert (await post(client, auction_request(banner_imp()))).status == 200
+    received = bidders.received["alpha"][0]
+    assert "tid" not in received.get("source", {}) and "tid" not in received["imp"][0]["ext"]
