@@ -116,6 +116,7 @@ def auction_record(
         "bids": bid_entries(details) if details is not None else [],
         "adapters": adapter_entries(details) if details is not None else [],
         "privacy": privacy_entry(details) if details is not None else None,
+        "seatnonbid": details.seatnonbid if details is not None else [],
         "errors": errors,
     }
 
@@ -148,6 +149,8 @@ class AuctionDetails:
     results: dict[str, ImpResult] = field(default_factory=dict)  # per imp: the winner
     privacy: AuctionPrivacy | None = None  # the request's privacy signals and what was enforced
     privacy_blocked: dict[str, BidderPrivacy] = field(default_factory=dict)  # bidders privacy kept out
+    seatnonbid: list[dict[str, Any]] = field(default_factory=list)  # ext.prebid.seatnonbid's entries
+    late_rejections: dict[int, str] = field(default_factory=dict)  # id(bid) -> why (floors) after accept_bids
 
 
 def privacy_entry(details: AuctionDetails) -> dict[str, Any] | None:

@@ -1,5 +1,5 @@
-"""From adapters' typed bids to auction bids: validation, currency, bid adjustment factors
-(reference §3.5, §3.6).
+"""From adapters' typed bids to auction bids: validation, currency, bid adjustments (factors and
+rules, :mod:`hbserver.auction.bidadjust`; reference §3.5, §3.6).
 
 A rejected bid never enters the auction; its reason goes to the bidder's errors (code 3) except
 the price rules, which PBS-Go reports only in debug. Each accepted bid is a copy of the bidder's
@@ -9,7 +9,7 @@ bid with ``price`` in the auction currency and ``ext.origbidcpm``/``ext.origbidc
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,9 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_server_response,
 )
+from hbserver.auction.altcodes import NOT_CONFIGURED, AlternateBidderCodes
+from hbserver.auction.bidadjust import BidAdjustments
+from hbserver.auction.messages import Message, WarningCode
 from hbserver.web.body import MAX_JSON_DEPTH, within_depth
 
 Convert = Callable[[float, str, str], float]
@@ -81,11 +84,16 @@ def accept_bids(
     imp_ids: set[str],
     currency: str,
     convert: Convert,
-    factor: float,
+    adjustments: BidAdjustments | None,
     debug: bool,
     seen: list[AuctionBid | RejectedBid] | None = None,
+    alt_codes: AlternateBidderCodes = NOT_CONFIGURED,
+    warnings: dict[str, list[Message]] | None = None,
 ) -> tuple[list[AuctionBid], list[BidderError]]:
     """The bids of one bidder that may enter the auction, and what was wrong with the others.
+
+    A bid with a ``seat`` other than the bidder's own enters under that seat when ``alt_codes``
+    allows it; else it is dropped with PBS-Go's warning 10005 under ``warnings[bidder]``.
 
     ``seen`` (analytics only) receives every bid in the order returned: the accepted one, or why it
     was dropped (the price rules in their debug wording, so that they always name themselves).
@@ -102,9 +110,19 @@ def accept_bids(
                 if seen is not None:
                     seen.extend(_rejected(bidder, t, str(exc), None, currency, from_currency) for t in response.bids)
             continue
-        scale = factor * rate
         for typed in response.bids:
             bid = typed.bid
+            seat = bidder
+            if typed.seat and typed.seat != bidder:
+                allowed, refusal = alt_codes.allowed(bidder, typed.seat)
+                if not allowed:
+                    if warnings is not None and refusal:
+                        warnings.setdefault(bidder, []).append(Message(WarningCode.ALTERNATE_BIDDER_CODE, refusal))
+                    if seen is not None:
+                        reason = refusal or "seat not allowed"
+                        seen.append(_rejected(bidder, typed, reason, None, currency, from_currency))
+                    continue
+                seat = typed.seat
             problem = _problem(bid, imp_ids, debug)
             if problem is None and typed.bid_type not in MEDIA_TYPES:
                 problem = f'Bid "{bid["id"]}" has no media type the auction knows: {typed.bid_type!r}'
@@ -113,11 +131,26 @@ def accept_bids(
                     errors.append(bad_server_response(problem))
                 if seen is not None:
                     reason = problem or _problem(bid, imp_ids, True) or ""
+                    scale = rate if adjustments is None else rate * adjustments.factor(bidder, typed.seat)
                     seen.append(_rejected(bidder, typed, reason, scale, currency, from_currency))
                 continue
             original = float(bid["price"])
             own = dict(bid)
-            price = original * scale
+            if adjustments is None:
+                price = original * rate
+            else:
+                price, adjusted_currency = adjustments.adjust(
+                    original, rate, currency, bidder, typed.seat, typed.bid_type, bid["impid"], bid.get("dealid"),
+                    convert,
+                )  # fmt: skip
+                if adjusted_currency != currency:  # a static adjustment in its own currency
+                    try:
+                        price = convert(price, adjusted_currency, currency)
+                    except ConversionError as exc:
+                        errors.append(BidderError(str(exc), ErrorCode.UNKNOWN))
+                        if seen is not None:
+                            seen.append(_rejected(bidder, typed, str(exc), None, currency, from_currency))
+                        continue
             own["price"] = price
             ext = own.get("ext")
             ext = dict(ext) if isinstance(ext, dict) else {}
@@ -125,7 +158,7 @@ def accept_bids(
             ext["origbidcur"] = from_currency
             own["ext"] = ext
             accepted.append(
-                AuctionBid(bidder, adapter, own, typed.bid_type, price, bid["impid"], bool(bid.get("dealid")))
+                AuctionBid(seat, adapter, own, typed.bid_type, price, bid["impid"], bool(bid.get("dealid")))
             )
             if seen is not None:
                 seen.append(accepted[-1])
@@ -189,15 +222,3 @@ def _problem(bid: Any, imp_ids: set[str], debug: bool) -> str | None:
     if not isinstance(crid, str) or not crid:
         return f'Bid "{bid_id}" missing creative ID'
     return None
-
-
-def adjustment_factor(factors: Mapping[str, Any], bidder: str, adapter: str) -> float:
-    """``ext.prebid.bidadjustmentfactors`` by lower-cased seat name, then core bidder; default 1."""
-    if not factors:
-        return 1.0
-    lowered = {str(k).lower(): v for k, v in factors.items()}
-    for key in (bidder.lower(), adapter.lower()):
-        value = lowered.get(key)
-        if _number(value) and value > 0:
-            return float(value)
-    return 1.0

@@ -33,14 +33,19 @@ from hbserver.adapters.base import (
     TypedBid,
 )
 from hbserver.analytics.records import AuctionDetails
+from hbserver.auction.adservertargeting import apply_ad_server_targeting, wants_ad_server_targeting
+from hbserver.auction.altcodes import AlternateBidderCodes
 from hbserver.auction.auction_metrics import AuctionMetrics
-from hbserver.auction.bids import AuctionBid, RejectedBid, accept_bids, adjustment_factor, drop_deep_bids
+from hbserver.auction.bidadjust import BidAdjustments
+from hbserver.auction.bids import AuctionBid, RejectedBid, accept_bids, drop_deep_bids
 from hbserver.auction.cache_options import CacheOptions
 from hbserver.auction.currency import Converter, build_rates
 from hbserver.auction.eventurls import EventUrls
 from hbserver.auction.exchange import BidderOutcome, finish_bidders, start_bidder
 from hbserver.auction.fpd import BidderData
 from hbserver.auction.messages import Message, WarningCode, messages_json
+from hbserver.auction.multibid import MultiBid, parse_multibid
+from hbserver.auction.nonbid import NonBidReason, SeatNonBids
 from hbserver.auction.ortb import upconvert
 from hbserver.auction.privacy import BLOCKED_TCF, BidderPrivacy, read_privacy
 from hbserver.auction.split import BidderRequest, split_request
@@ -208,6 +213,7 @@ class AuctionService:
         amp_budget_ms: int | None = None,
         warnings: list[Message] | None = None,
         details: bool = False,
+        query: Mapping[str, str] | None = None,
     ) -> AuctionResult:
         """The auction of a resolved request (stored request already merged).
 
@@ -246,7 +252,7 @@ class AuctionService:
         request_type = "amp" if amp else _request_type(request)
         collected = AuctionDetails() if details else None
         response = await self._auction(
-            request, validated, stored_responses, account, http, deadline, tmax, request_type, collected
+            request, validated, stored_responses, account, http, deadline, tmax, request_type, collected, query
         )
         bids = sum(len(s["bid"]) for s in response.get("seatbid", ()))
         return AuctionResult(response, account.id, request_type, list(validated.bidders), bids, collected)
@@ -262,8 +268,18 @@ class AuctionService:
         tmax: int,
         request_type: str,
         details: AuctionDetails | None = None,
+        query: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         prebid = (request.get("ext") or {}).get("prebid") or {}
+        settings = account.settings
+        try:
+            multibid, multibid_warnings = parse_multibid(prebid, self.registry.bidders, settings.default_bid_limit)
+            alt_codes = AlternateBidderCodes.from_sources(prebid, settings.alternatebiddercodes)
+        except RequestError as exc:
+            raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+        # seat-non-bid: in the response with returnallbidstatus, in the analytics record when it is on
+        return_all = prebid.get("returnallbidstatus") is True
+        nonbids = SeatNonBids() if return_all or details is not None else None
         targeting_conf = prebid.get("targeting")
         cache_options = CacheOptions.from_request(prebid.get("cache") or {})
         caching = isinstance(targeting_conf, dict) and cache_options.any
@@ -280,6 +296,7 @@ class AuctionService:
             warnings.setdefault(name, []).extend(items)
         if debug_requested and not debug:
             warnings["general"].append(Message(WarningCode.ACCOUNT_DEBUG_DISABLED, "debug turned off for account"))
+        warnings["general"].extend(Message(WarningCode.MULTIBID, text) for text in multibid_warnings)
         errors: dict[str, list[dict[str, Any]]] = {}
 
         request_cur = request.get("cur") or ["USD"]
@@ -287,7 +304,11 @@ class AuctionService:
         currency_conf = prebid.get("currency") if isinstance(prebid.get("currency"), dict) else {}
         server_rates = self.server_rates() if self.server_rates is not None else None
         converter = build_rates(currency_conf.get("rates"), currency_conf.get("usepbsrates"), server_rates)
-        factors = prebid.get("bidadjustmentfactors") or {}
+        adjustments, adjustment_warnings = BidAdjustments.from_request(
+            prebid, account.settings.bidadjustments, request["imp"]
+        )
+        for key, message in adjustment_warnings:
+            warnings.setdefault(key, []).append(message)
         imp_ids = {imp["id"] for imp in request["imp"]}
 
         all_bids: list[AuctionBid] = []
@@ -315,8 +336,9 @@ class AuctionService:
                 request, validated.aliases, self.config.host_schain_node, account.activities, registry=self.registry
             )
             bidder_requests = split_request(
-                request, validated, http.uids, privacy, blocked, notices, bidder_data=bidder_data
-            )
+                request, validated, http.uids, privacy, blocked, notices, bidder_data=bidder_data,
+                bidder_prebid=_bidder_prebid(alt_codes, multibid),
+            )  # fmt: skip
             for name, done in blocked.items():
                 if done.blocked == BLOCKED_TCF:
                     counts.gdpr_blocked(validated.bidders[name].bidder.code)
@@ -327,6 +349,9 @@ class AuctionService:
                         f'bidder "{validated.bidders[name].bidder.code}" blocked by privacy settings',
                     )
                 )
+            if nonbids is not None and blocked:
+                for name in blocked:
+                    nonbids.add_imps(name, _imp_ids_of(request, validated, name), NonBidReason.REQUEST_BLOCKED_PRIVACY)
             if details is not None:
                 details.privacy = privacy
                 details.privacy_blocked = blocked
@@ -358,11 +383,15 @@ class AuctionService:
                     imp_ids,
                     currency,
                     converter.convert,
-                    adjustment_factor(factors, name, adapter_code),
+                    adjustments,
                     debug,
                     seen,
+                    alt_codes,
+                    warnings,
                 )
                 all_bids.extend(bids)
+                if nonbids is not None:
+                    nonbids.add_outcome(outcome, bids)
                 bidder_errors = outcome.errors + bid_errors
                 counts.bidder(outcome, bids, bidder_errors, is_app)  # by registry code: aliases could be anything
                 if bidder_errors:
@@ -372,7 +401,11 @@ class AuctionService:
                 if seen is not None and details is not None:
                     details.bidders.append((outcome, bids, bidder_errors, seen))
 
-        results = run_auction(all_bids, isinstance(targeting_conf, dict) and targeting_conf.get("preferdeals") is True)
+        if isinstance(targeting_conf, dict):  # PBS-Go: multibid and the bid limit only with targeting
+            results = run_auction(all_bids, targeting_conf.get("preferdeals") is True, multibid)
+            all_bids = results.kept(all_bids)
+        else:
+            results = run_auction(all_bids, False)
         if details is not None:
             details.currency, details.results = currency, results
         timestamp = _auction_timestamp(prebid)
@@ -396,7 +429,7 @@ class AuctionService:
                     errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": cache_error})
             apply_targeting(results, options, self.cache_host, self.cache_path)
 
-        return self._response(
+        response = self._response(
             request,
             all_bids,
             currency,
@@ -410,6 +443,14 @@ class AuctionService:
             httpcalls,
             return_creative=cache_options.return_creative,
         )
+        if nonbids:
+            if return_all:
+                response["ext"]["prebid"]["seatnonbid"] = nonbids.as_json()
+            if details is not None:
+                details.seatnonbid = nonbids.as_json()
+        if wants_ad_server_targeting(prebid):
+            apply_ad_server_targeting(request, response, query)
+        return response
 
     def _start_bidder(
         self,
@@ -603,6 +644,32 @@ class AuctionService:
             ext["prebid"]["passthrough"] = prebid["passthrough"]  # PBS-Go echoes it as sent
         response["ext"] = ext
         return response
+
+
+def _bidder_prebid(
+    alt_codes: AlternateBidderCodes, multibid: MultiBid
+) -> Callable[[str], dict[str, Any] | None] | None:
+    """A bidder's own ``ext.prebid`` keys (PBS-Go buildRequestExtForBidder): its alternatebiddercodes and
+    multibid entries; None when the auction has neither (the usual request)."""
+    if not alt_codes.configured and not multibid.entries:
+        return None
+
+    def own(name: str) -> dict[str, Any] | None:
+        out: dict[str, Any] = {}
+        codes = alt_codes.for_bidder(name)
+        if codes is not None:
+            out["alternatebiddercodes"] = codes
+        entries = multibid.for_bidder(name, codes)
+        if entries:
+            out["multibid"] = entries
+        return out or None
+
+    return own
+
+
+def _imp_ids_of(request: dict[str, Any], validated: Validated, name: str) -> list[str]:
+    """The ids of the imps ``name`` was named in."""
+    return [imp["id"] for imp, bidders in zip(request["imp"], validated.imp_bidders, strict=True) if name in bidders]
 
 
 def _imp_passthrough(imps: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ so a bidder's request shares untouched objects with the original: adapters must 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,8 @@ from hbserver.privacy.regs import legacy_from_gpp
 
 IMP_PREBID_ALLOWED = ("is_rewarded_inventory", "options")
 # request.ext.prebid fields a bidder sees (the rest - targeting, cache, storedrequest... - is the exchange's)
-REQUEST_PREBID_KEPT = ("channel", "currency", "debug", "integration", "sdk", "server", "alternatebiddercodes")
+# alternatebiddercodes and multibid are each bidder's own part (split_request's bidder_prebid)
+REQUEST_PREBID_KEPT = ("channel", "currency", "debug", "integration", "sdk", "server")
 
 
 @dataclass(slots=True)
@@ -43,6 +44,7 @@ def split_request(
     blocked: dict[str, BidderPrivacy] | None = None,
     notices: dict[str, list[str]] | None = None,
     bidder_data: BidderData | None = None,
+    bidder_prebid: Callable[[str], dict[str, Any] | None] | None = None,
 ) -> list[BidderRequest]:
     """The per-bidder requests, in the order bidders first appear in the imps.
 
@@ -51,6 +53,7 @@ def split_request(
     allows them to see (:meth:`AuctionPrivacy.scrub`).
     Each bidder's imps keep only the media types its capabilities allow on the request's channel
     (``capabilities.fit_imps``); what that removed goes to ``notices[name]`` as warnings.
+    ``bidder_prebid(name)``: keys of that bidder's own ``ext.prebid`` (its alternatebiddercodes, multibid).
     """
     guarded = privacy.any
     imps: list[dict[str, Any]] = request["imp"]
@@ -95,7 +98,7 @@ def split_request(
             continue
         own = dict(request)
         own["imp"] = bidder_imps
-        own_ext = shared_ext.for_bidder(name, validated.aliases)
+        own_ext = shared_ext.for_bidder(name, validated.aliases, bidder_prebid(name) if bidder_prebid else None)
         if own_ext:
             own["ext"] = own_ext
         else:
@@ -175,8 +178,10 @@ class _SharedExt:
         )
         self.rest = [(key, value) for key, value in ext.items() if key != "prebid"]
 
-    def for_bidder(self, name: str, aliases: dict[str, str]) -> dict[str, Any]:
+    def for_bidder(self, name: str, aliases: dict[str, str], own: dict[str, Any] | None = None) -> dict[str, Any]:
         new_prebid = dict(self.kept)
+        if own:
+            new_prebid.update(own)
         params = self.bidderparams.get(name)
         if params is not None:
             new_prebid["bidderparams"] = {name: params}

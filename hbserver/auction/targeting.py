@@ -5,6 +5,14 @@ Per imp the winner is the highest price (strict ``>``, first seen wins a tie; wi
 keys (``hb_pb_<bidder>``...); the imp winner also gets the plain keys. Every key is cut to 20
 characters. Keys that depend on the cache (``hb_cache_id``, ``hb_uuid``, host and path) are
 added once bids are cached.
+
+Multibid (:mod:`hbserver.auction.multibid`) follows PBS-Go's ``exchange/auction.go``
+(``validateAndUpdateMultiBid``: each bidder's bids per imp ranked as the winner is chosen, those
+past the account's ``default_bid_limit`` dropped from the response) and ``exchange/targeting.go``
+(``setTargeting``: a bidder's bids after the first get targeting only up to its ``maxbids`` and
+only with a ``targetbiddercodeprefix``, under the code ``<prefix><n>`` (n = 2, 3...) in both key
+and ``hb_bidder`` value; with ``maxbids`` above 1 each bid given targeting also carries
+``ext.prebid.targetbiddercode``: the bidder's name for the first, the code for the others).
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -23,6 +31,9 @@ from hbserver.auction.pricegranularity import (
     parse_media_type_granularity,
     price_bucket,
 )
+
+if TYPE_CHECKING:
+    from hbserver.auction.multibid import MultiBid
 
 MAX_KEY_LENGTH = 20
 DEFAULT_PREFIX = "hb"
@@ -93,11 +104,38 @@ def _better(a: AuctionBid, b: AuctionBid, prefer_deals: bool) -> bool:
 class ImpResult:
     winner: AuctionBid | None = None
     top_by_bidder: dict[str, AuctionBid] = field(default_factory=dict)
+    ranked: dict[str, list[AuctionBid]] | None = None  # multibid only: each bidder's bids, best first
 
 
-def run_auction(bids: list[AuctionBid], prefer_deals: bool) -> dict[str, ImpResult]:
-    """Per imp id: the winner and each bidder's top bid."""
-    results: dict[str, ImpResult] = {}
+class AuctionResults(dict[str, ImpResult]):
+    """Per imp id: its :class:`ImpResult`. ``dropped``: the bids over the account's per-bidder limit,
+    which leave the response (PBS-Go); ``multibid``: what :func:`apply_targeting` follows."""
+
+    __slots__ = ("dropped", "multibid")
+
+    def __init__(self, multibid: MultiBid | None = None) -> None:
+        super().__init__()
+        self.dropped: list[AuctionBid] = []
+        self.multibid = multibid
+
+    def kept(self, bids: list[AuctionBid]) -> list[AuctionBid]:
+        """``bids`` without the dropped ones (the same list when none were)."""
+        if not self.dropped:
+            return bids
+        dropped = {id(bid) for bid in self.dropped}
+        return [bid for bid in bids if id(bid) not in dropped]
+
+
+def run_auction(bids: list[AuctionBid], prefer_deals: bool, multibid: MultiBid | None = None) -> AuctionResults:
+    """Per imp id: the winner and each bidder's top bid.
+
+    With an active ``multibid`` (PBS-Go gives it only to auctions with targeting) each bidder's
+    bids per imp are also ranked (a stable sort: equal bids keep their order) and those past
+    ``multibid.bid_limit`` are dropped: ``results.dropped``, for the caller to take out of the response.
+    """
+    if multibid is not None and multibid.active:
+        return _ranked_auction(bids, prefer_deals, multibid)
+    results = AuctionResults()
     for bid in bids:
         result = results.get(bid.imp_id)
         if result is None:
@@ -110,12 +148,52 @@ def run_auction(bids: list[AuctionBid], prefer_deals: bool) -> dict[str, ImpResu
     return results
 
 
+def _ranked_auction(bids: list[AuctionBid], prefer_deals: bool, multibid: MultiBid) -> AuctionResults:
+    results = AuctionResults(multibid)
+    by_imp: dict[str, dict[str, list[AuctionBid]]] = {}
+    for bid in bids:
+        result = results.get(bid.imp_id)
+        if result is None:
+            ranked: dict[str, list[AuctionBid]] = {}
+            result = results[bid.imp_id] = ImpResult(ranked=ranked)
+            by_imp[bid.imp_id] = ranked
+        else:
+            ranked = by_imp[bid.imp_id]
+        own = ranked.get(bid.bidder)
+        if own is None:
+            ranked[bid.bidder] = [bid]
+        else:
+            own.append(bid)
+        if result.winner is None or _better(bid, result.winner, prefer_deals):
+            result.winner = bid
+    limit = multibid.bid_limit
+    key = _deal_then_price if prefer_deals else _price
+    for imp_id, ranked in by_imp.items():
+        top = results[imp_id].top_by_bidder
+        for bidder, own in ranked.items():
+            if len(own) > 1:
+                own.sort(key=key, reverse=True)  # stable, also reversed: the first seen of equals first
+                if limit and len(own) > limit:
+                    results.dropped.extend(own[limit:])
+                    del own[limit:]
+            top[bidder] = own[0]
+    return results
+
+
+def _price(bid: AuctionBid) -> float:
+    return bid.price
+
+
+def _deal_then_price(bid: AuctionBid) -> tuple[bool, float]:
+    return bid.deal, bid.price
+
+
 def bids_to_cache(
     results: dict[str, ImpResult], options: TargetingOptions, all_bids: list[AuctionBid]
 ) -> list[AuctionBid]:
-    """With bidder keys every bid is cached (PBS), else only the winners."""
+    """With bidder keys every bid is cached (PBS), else only the winners; never a dropped bid."""
     if options.include_bidder_keys:
-        return all_bids
+        return results.kept(all_bids) if isinstance(results, AuctionResults) else all_bids
     return [r.winner for r in results.values() if r.winner is not None]
 
 
@@ -141,33 +219,87 @@ def apply_targeting(
     rounding: str = "down",
     rand: Callable[[], float] | None = None,
 ) -> None:
-    """Write ``targeting`` on each imp winner and each bidder's top bid (after caching)."""
-    prefix = options.prefix
-    include_winners = options.include_winners
+    """Write ``targeting`` on each imp winner and each bidder's top bid (after caching); with the
+    multibid ``run_auction`` was given, also on the extra bids it allows (see the module text)."""
+    multibid = results.multibid if isinstance(results, AuctionResults) else None
     for result in results.values():
         winner = result.winner
+        if result.ranked is not None and multibid is not None:
+            _multibid_targeting(result.ranked, winner, multibid, options, cache_host, cache_path, rounding, rand)
+            continue
         for bidder, bid in result.top_by_bidder.items():
-            bidder_keys = options.include_bidder_keys or (options.always_include_deals and bid.deal)
-            winner_keys = include_winners and bid is winner
-            if not bidder_keys and not winner_keys:
-                continue
-            values = _values(bid, options, cache_host, cache_path, rounding, rand)
-            table = _key_table(prefix, bidder)
-            targeting: dict[str, str] = {}
-            if winner_keys and bidder_keys:  # the imp winner: both forms of every key
-                for name, value in values.items():
-                    pair = table.get(name) or _key_pair(prefix, name, bidder)
-                    targeting[pair[0]] = value
-                    targeting[pair[1]] = value
-            else:
-                form = 0 if winner_keys else 1
-                for name, value in values.items():
-                    targeting[(table.get(name) or _key_pair(prefix, name, bidder))[form]] = value
-            bid.targeting = targeting
+            _target(bid, bidder, bid is winner, options, cache_host, cache_path, rounding, rand)
+
+
+def _multibid_targeting(
+    ranked: dict[str, list[AuctionBid]],
+    winner: AuctionBid | None,
+    multibid: MultiBid,
+    options: TargetingOptions,
+    cache_host: str,
+    cache_path: str,
+    rounding: str,
+    rand: Callable[[], float] | None,
+) -> None:
+    """PBS-Go's ``setTargeting`` loop over a bidder's ranked bids."""
+    if not (options.include_winners or options.include_bidder_keys or options.include_format):
+        return  # PBS-Go does not call setTargeting at all
+    for bidder, bids in ranked.items():
+        max_bids = multibid.max_bids(bidder)
+        code_prefix = multibid.prefix(bidder)
+        for index, bid in enumerate(bids):
+            if index == max_bids or (index == 1 and not code_prefix):
+                break
+            code = bidder if index == 0 else f"{code_prefix}{index + 1}"
+            if max_bids > 1:
+                _set_target_bidder_code(bid, code)
+            _target(bid, code, bid is winner, options, cache_host, cache_path, rounding, rand)
+
+
+def _set_target_bidder_code(bid: AuctionBid, code: str) -> None:
+    """``ext.prebid.targetbiddercode`` in the bid's own copy (the response keeps the bid's ext.prebid)."""
+    own = bid.bid
+    ext = own.get("ext")
+    ext = dict(ext) if isinstance(ext, dict) else {}
+    prebid = ext.get("prebid")
+    ext["prebid"] = {**prebid, "targetbiddercode": code} if isinstance(prebid, dict) else {"targetbiddercode": code}
+    own["ext"] = ext
+
+
+def _target(
+    bid: AuctionBid,
+    code: str,
+    is_winner: bool,
+    options: TargetingOptions,
+    cache_host: str,
+    cache_path: str,
+    rounding: str,
+    rand: Callable[[], float] | None,
+) -> None:
+    """One bid's keys: bidder keys under ``code``, and the plain keys for the imp winner."""
+    bidder_keys = options.include_bidder_keys or (options.always_include_deals and bid.deal)
+    winner_keys = options.include_winners and is_winner
+    if not bidder_keys and not winner_keys:
+        return
+    prefix = options.prefix
+    values = _values(bid, code, options, cache_host, cache_path, rounding, rand)
+    table = _key_table(prefix, code)
+    targeting: dict[str, str] = {}
+    if winner_keys and bidder_keys:  # the imp winner: both forms of every key
+        for name, value in values.items():
+            pair = table.get(name) or _key_pair(prefix, name, code)
+            targeting[pair[0]] = value
+            targeting[pair[1]] = value
+    else:
+        form = 0 if winner_keys else 1
+        for name, value in values.items():
+            targeting[(table.get(name) or _key_pair(prefix, name, code))[form]] = value
+    bid.targeting = targeting
 
 
 def _values(
     bid: AuctionBid,
+    code: str,
     options: TargetingOptions,
     cache_host: str,
     cache_path: str,
@@ -179,7 +311,7 @@ def _values(
     bucket = price_bucket(bid.price, granularity, rounding) if rand is None else price_bucket(
         bid.price, granularity, rounding, rand
     )
-    values = {"pb": bucket, "bidder": bid.bidder}
+    values = {"pb": bucket, "bidder": code}
     own = bid.bid
     w, h = own.get("w"), own.get("h")
     if w and h:

@@ -8,11 +8,11 @@ with which params (legacy ``imp.ext.<bidder>`` promoted) and how each name resol
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hbserver.auction.bidadjust import validate_adjustment_factors
 from hbserver.auction.currency import validate_request_currency
 from hbserver.auction.fpd import validate_bidder_data
 from hbserver.auction.messages import Message, WarningCode
@@ -200,19 +200,10 @@ def _known(name: str, registry: Registry, aliases: dict[str, str]) -> bool:
 
 
 def _check_adjustment_factors(prebid: dict[str, Any], registry: Registry, aliases: dict[str, str]) -> None:
-    factors = _obj(prebid.get("bidadjustmentfactors"), "request.ext.prebid.bidadjustmentfactors")
-    lowered: set[str] = set()
-    for name, factor in factors.items():
-        if name == "mediatypes":
-            continue
-        if not _number(factor) or factor <= 0 or not math.isfinite(factor):
-            shown = f"{factor:f}" if _number(factor) else repr(factor)
-            raise RequestError(f"request.ext.prebid.bidadjustmentfactors.{name} must be a positive number. Got {shown}")
-        if not _known(name, registry, aliases):
-            raise RequestError(f"request.ext.prebid.bidadjustmentfactors.{name} is not a known bidder or alias")
-        if name.lower() in lowered:
-            raise RequestError("cannot have multiple bidders that differ only in case style")
-        lowered.add(name.lower())
+    """PBS-Go's validateBidAdjustmentFactors, plus PBS-Java's ``mediatypes`` factors."""
+    problem = validate_adjustment_factors(prebid.get("bidadjustmentfactors"), registry.lookup, aliases)
+    if problem is not None:
+        raise RequestError(problem)
 
 
 def _check_targeting(prebid: dict[str, Any]) -> None:

@@ -11,7 +11,8 @@ import pytest
 
 from hbserver.adapters.base import BidderResponse, ErrorCode, TypedBid
 from hbserver.auction import targeting as targeting_module
-from hbserver.auction.bids import AuctionBid, _problem, accept_bids, adjustment_factor
+from hbserver.auction.bidadjust import BidAdjustments
+from hbserver.auction.bids import AuctionBid, _problem, accept_bids
 from hbserver.auction.mergepatch import merge_patch
 from hbserver.auction.ortb import downconvert, has_26_fields, upconvert
 from hbserver.auction.privacy import mask_ip
@@ -174,16 +175,20 @@ def test_prefer_deals(prefer_deals, winner):
 
 
 @pytest.mark.parametrize(
-    ("factors", "bidder", "adapter", "factor"),
+    ("factors", "bidder", "factor"),
     [
-        ({}, "alpha", "generic", 1.0),
-        ({"alpha": 0.5}, "ALPHA", "generic", 0.5),
-        ({"generic": 2}, "alpha", "generic", 2.0),
-        ({"alpha": 0.5, "generic": 2}, "alpha", "generic", 0.5),
+        ({"alpha": 0.5}, "ALPHA", 0.5),
+        ({"generic": 2}, "alpha", 1.0),  # PBS-Go: the seat, then the bidder as named; never the core adapter
+        ({"alpha": 0.5, "generic": 2}, "alpha", 0.5),
     ],
 )
-def test_adjustment_factor(factors, bidder, adapter, factor):
-    assert adjustment_factor(factors, bidder, adapter) == factor
+def test_adjustment_factor(factors, bidder, factor):
+    adjustments, _ = BidAdjustments.from_request({"bidadjustmentfactors": factors}, None)
+    assert adjustments is not None and adjustments.factor(bidder) == factor
+
+
+def test_no_adjustments_cost_nothing():
+    assert BidAdjustments.from_request({}, None) == (None, [])
 
 
 # -- which requests have 2.6 fields for downconvert to move (split_request skips it otherwise) ----
@@ -473,7 +478,8 @@ def test_bid_validation(bid, problem, debug_only, debug):
     before = copy.deepcopy(bid)
     assert _problem(bid, IMP_IDS, debug) == expected
     response = BidderResponse([TypedBid(bid, "banner")], "EUR")
-    accepted, errors = accept_bids("alpha", "generic", [response], IMP_IDS, "USD", lambda p, f, t: 3.0 * p, 0.5, debug)
+    half, _ = BidAdjustments.from_request({"bidadjustmentfactors": {"alpha": 0.5}}, None)
+    accepted, errors = accept_bids("alpha", "generic", [response], IMP_IDS, "USD", lambda p, f, t: 3.0 * p, half, debug)
     assert bid == before  # the bidder's bid is never changed
     if expected is None:
         assert errors == []
@@ -493,7 +499,7 @@ def test_bid_validation(bid, problem, debug_only, debug):
 def test_bids_without_a_known_media_type_are_dropped(bid_type):
     """Some PBS adapters return an untyped bid (type "") next to an error; it never enters the auction."""
     response = BidderResponse([TypedBid(good_bid(), bid_type), TypedBid(good_bid(id="b2"), "video")], "USD")
-    accepted, errors = accept_bids("alpha", "generic", [response], IMP_IDS, "USD", lambda p, f, t: p, 1.0, False)
+    accepted, errors = accept_bids("alpha", "generic", [response], IMP_IDS, "USD", lambda p, f, t: p, None, False)
     assert [bid.bid["id"] for bid in accepted] == ["b2"]
     assert [(e.code, e.message) for e in errors] == [
         (ErrorCode.BAD_SERVER_RESPONSE, f'Bid "{good_bid()["id"]}" has no media type the auction knows: {bid_type!r}')
