@@ -370,6 +370,18 @@ SCENARIOS: list[Scenario] = [
         "bidder's vendor): TCF enforced per bidder, all 3 bidders still called",
     ),
     Scenario(
+        name="auction_floors",
+        path="/openrtb2/auction",
+        method="POST",
+        body_file="payloads/auction_floors.json",
+        content_type="text/plain",
+        config=AUCTION_CONFIG,
+        setup=mock_bidders(seats=AUCTION_BIDDERS),
+        target_ratio=0.08,
+        description="the auction in EUR with the request's rates and ext.prebid.floors (schema mediaType|size, "
+        "floorMin, enforcement): floors resolved per imp, USD bids converted, gamma's rejected below its floor",
+    ),
+    Scenario(
         name="auction_timeout",
         path="/openrtb2/auction",
         method="POST",

@@ -26,6 +26,7 @@ from hbserver.appkeys import (
     CACHE,
     CONFIG,
     CURRENCY,
+    FLOORS_FETCHER,
     HEALTH,
     HTTP,
     MAX_REQUEST_SIZE,
@@ -54,6 +55,8 @@ from hbserver.endpoints.static import add_static_routes
 from hbserver.endpoints.status import Health, StatusEndpoint
 from hbserver.endpoints.version import build_revision, handle_version
 from hbserver.endpoints.vtrack import VtrackEndpoint
+from hbserver.floors.fetcher import FloorsFetcher
+from hbserver.floors.validate import validate_fetched_floors
 from hbserver.installation import installation_problems
 from hbserver.metrics import FLUSH_INTERVAL_SECONDS, Metrics
 from hbserver.metrics.runtime import RuntimeSampler
@@ -130,6 +133,8 @@ def create_app(
     app.cleanup_ctx.append(_outgoing_lifetime)
     app[CURRENCY] = ServerRates(config.currency, app[HTTP], metrics)
     app.cleanup_ctx.append(_currency_lifetime)  # after _outgoing_lifetime: stops before the session closes
+    app[FLOORS_FETCHER] = FloorsFetcher(config.price_floors, app[HTTP], metrics, validate_fetched_floors)
+    app.cleanup_ctx.append(_floors_fetcher_lifetime)  # likewise
     app.cleanup_ctx.append(_worker_gauge)
 
     sync = build_sync_service(config)
@@ -165,6 +170,7 @@ def create_app(
     auction = AuctionService(
         config, sync.registry, accounts, cache, app[BIDDER_HTTP], validate_params, metrics,
         stored=app[STORED], gvl=sync.gate.gvl, server_rates=app[CURRENCY].converter,
+        floors_fetcher=app[FLOORS_FETCHER].get,
     )
     routes.add("POST", "/openrtb2/auction", AuctionEndpoint(auction, sync, analytics, metrics).handle)
     routes.add("GET", "/openrtb2/amp", AmpEndpoint(auction, app[STORED], sync, config, analytics, metrics).handle)
@@ -228,10 +234,17 @@ async def _outgoing_lifetime(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _currency_lifetime(app: web.Application) -> AsyncIterator[None]:
-    """The currency rates' refresh loop; start-up waits briefly for the first fetch."""
+    """The currency rates' refresh loop (start-up reads a shared rates file at most; never the network)."""
     await app[CURRENCY].start()
     yield
     await app[CURRENCY].close()
+
+
+async def _floors_fetcher_lifetime(app: web.Application) -> AsyncIterator[None]:
+    """The floors providers' fetch workers."""
+    await app[FLOORS_FETCHER].start()
+    yield
+    await app[FLOORS_FETCHER].close()
 
 
 async def _metrics_flusher(app: web.Application) -> AsyncIterator[None]:

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from hbserver.auction.currency_fetch import ServerRates
     from hbserver.config import Config
     from hbserver.endpoints.status import Health
+    from hbserver.floors.fetcher import FloorsFetcher
     from hbserver.metrics import Metrics
     from hbserver.stores.accounts import AccountStore
     from hbserver.stores.cache.service import CacheService
@@ -32,6 +33,7 @@ STORED: web.AppKey[StoredData] = web.AppKey("stored")
 BIDDER_HTTP: web.AppKey[BidderClient] = web.AppKey("bidder_http")
 HEALTH: web.AppKey[Health] = web.AppKey("health")
 CURRENCY: web.AppKey[ServerRates] = web.AppKey("currency")  # the server currency rates and their fetcher
+FLOORS_FETCHER: web.AppKey[FloorsFetcher] = web.AppKey("floors_fetcher")  # floors providers' data
 # Admin endpoints (method, path, handler): on admin.port when set, else on the main port.
 AdminRoute = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
 ADMIN_ROUTES: web.AppKey[list[AdminRoute]] = web.AppKey("admin_routes")

@@ -4,6 +4,10 @@ passes the signal on and waits for every worker to finish its in-flight requests
 first drains for ``shutdown_drain_seconds`` (readiness 503, still serving), then closes its listener.
 From the signal on every response says ``Connection: close``; after the drain each connection is
 closed once the request on it is answered (see :mod:`hbserver.web.connection`).
+
+The supervisor also makes a run directory for the workers' shared files (``HBSERVER_RUN_DIR``:
+the currency rates one worker fetched for all, see :mod:`hbserver.auction.currency_fetch`),
+removed at exit like its metrics directory.
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ from hbserver.multiproc import MULTIPROC_ENV
 from hbserver.web.connection import ConnectionLimits, ConnectionRunner, ConnectionServer
 
 log = logging.getLogger("hbserver.server")
+
+# The directory the supervisor shares with its workers (files any worker may read or replace).
+RUN_DIR_ENV = "HBSERVER_RUN_DIR"
 
 LISTEN_BACKLOG = 2048
 # A worker that dies sooner than this after starting counts towards a crash loop.
@@ -227,6 +234,7 @@ class Supervisor:
         self.children: dict[int, float] = {}  # pid -> start time
         self.stopping = False
         self._own_metrics_dir: str | None = None
+        self._run_dir: str | None = None
         self._restarts: Any = None  # prometheus_client Counter, made on the first restart
 
     def run(self) -> int:
@@ -236,6 +244,7 @@ class Supervisor:
                 log.error("cannot listen on %s:%d: %s", self.config.host, port, problem)
                 return 1
         self._prepare_metrics_dir()
+        self._prepare_run_dir()
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self._on_signal)
         try:
@@ -243,8 +252,20 @@ class Supervisor:
                 self._spawn()
             return self._wait()
         finally:
-            if self._own_metrics_dir:
-                shutil.rmtree(self._own_metrics_dir, ignore_errors=True)
+            self._remove_dirs()
+
+    def _remove_dirs(self) -> None:
+        for directory in (self._own_metrics_dir, self._run_dir):
+            if directory:
+                shutil.rmtree(directory, ignore_errors=True)
+        if self._run_dir and os.environ.get(RUN_DIR_ENV) == self._run_dir:
+            del os.environ[RUN_DIR_ENV]
+        self._run_dir = None
+
+    def _prepare_run_dir(self) -> None:
+        """A fresh private directory for the workers' shared files, named in ``HBSERVER_RUN_DIR``."""
+        directory = self._run_dir = tempfile.mkdtemp(prefix="hbserver-run-")
+        os.environ[RUN_DIR_ENV] = directory
 
     def _prepare_metrics_dir(self) -> None:
         if not prepare_operator_metrics_dir():

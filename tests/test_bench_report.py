@@ -258,7 +258,7 @@ def load_payload(scenario: Scenario) -> dict:
     return json.loads((BENCH_DIR / scenario.body_file).read_text())
 
 
-@pytest.mark.parametrize("name", ["auction", "auction_gdpr", "auction_timeout"])
+@pytest.mark.parametrize("name", ["auction", "auction_gdpr", "auction_timeout", "auction_floors"])
 def test_auction_payload_is_prebid_shaped(name):
     scenario = by_name(name)
     payload = load_payload(scenario)
@@ -308,6 +308,27 @@ def test_gdpr_auction_is_the_auction_with_a_consent_string_for_every_bidder():
     assert all(consent.vendor_consent(vendor) for vendor in AUCTION_VENDOR_IDS.values())
 
 
+def test_floors_auction_is_the_auction_in_eur_with_floors_that_reject_gamma():
+    """auction_floors: the auction with cur EUR, the request's rates and ext.prebid.floors; the mock's
+    seat prices (bench/mocks/bidder.py) put gamma below every floor and alpha and beta above."""
+    from bench.mocks.bidder import seat_price
+    from hbserver.floors.data import parse_floor_rules
+
+    plain, floors = by_name("auction"), by_name("auction_floors")
+    for attribute in ("config", "target_ratio", "method", "path", "content_type"):
+        assert getattr(floors, attribute) == getattr(plain, attribute), attribute
+    payload, reference = load_payload(floors), load_payload(plain)
+    prebid = payload["ext"]["prebid"]
+    rate = prebid.pop("currency")["rates"]["USD"]["EUR"]
+    rules = parse_floor_rules(prebid.pop("floors"))
+    assert payload.pop("cur") == ["EUR"] and payload.pop("id") != reference.pop("id")
+    assert payload == reference
+    [group] = rules.data.model_groups
+    floor_values = list(dict(group.values).values())  # every rule (two formats per imp: size "*")
+    assert seat_price("gamma") * rate + 0.05 < min(floor_values)
+    assert min(seat_price("alpha"), seat_price("beta")) * rate > max(floor_values)
+
+
 def test_timeout_scenario_is_judged_on_tmax():
     scenario = by_name("auction_timeout")
     assert load_payload(scenario)["tmax"] == TIMEOUT_TMAX_MS
@@ -319,7 +340,7 @@ def test_timeout_scenario_is_judged_on_tmax():
 def test_auction_scenarios_write_a_valid_hbserver_config(tmp_path):
     from hbserver.config import load_config
 
-    for name in ("auction", "auction_gdpr", "auction_timeout"):
+    for name in ("auction", "auction_gdpr", "auction_timeout", "auction_floors"):
         values = {f"{code}_url": f"http://127.0.0.1:9/{code}" for code in AUCTION_BIDDERS}
         path = by_name(name).write_config(tmp_path, values)
         assert path is not None

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import calendar
+import fcntl
 import gzip
 import logging
+import os
 import socket
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -19,10 +22,15 @@ from aiohttp.test_utils import TestServer
 
 from hbserver.app import create_admin_app
 from hbserver.appkeys import CURRENCY
+from hbserver.auction import currency_fetch
 from hbserver.auction.currency import RateTable
 from hbserver.auction.currency_fetch import (
+    JITTER,
+    LOCK_FILE,
     MAX_FILE_BYTES,
+    SHARED_FILE,
     FetchError,
+    Loaded,
     ServerRates,
     go_time,
     parse_rates_file,
@@ -30,8 +38,10 @@ from hbserver.auction.currency_fetch import (
 )
 from hbserver.config import Currency
 from hbserver.metrics import Metrics
+from hbserver.server import RUN_DIR_ENV, Supervisor
 from hbserver.web.client import SharedSession
 from tests.auction.helpers import banner_imp, bid, bidder_config
+from tests.conftest import make_config
 
 RATES = {"USD": {"EUR": 0.8, "GBP": 0.75}}
 FILE = {"dataAsOf": "2024-05-01T00:00:00.000Z", "conversions": RATES}
@@ -102,6 +112,7 @@ async def make_rates() -> AsyncIterator[MakeRates]:
 
     def factory(url: str, metrics: Metrics | None = None, stale: int = 86400, **options: Any) -> ServerRates:
         config = Currency(fetch_url=url, stale_rates_seconds=stale)
+        options.setdefault("shared_dir", "")  # the supervisor's directory only when a test gives one
         rates = ServerRates(config, session, metrics or Metrics(), **options)
         made.append(rates)
         return rates
@@ -182,6 +193,7 @@ async def test_start_fetches_and_age_counts_from_the_update(currency_server, mak
     rates = make_rates(currency_server.url())
     assert rates.converter() is None
     await rates.start()
+    assert await rates.wait_first_refresh(5)
     assert currency_server.hits == 1
     assert rates.converter() == RateTable.of(RATES)
     assert rates.last_error is None
@@ -202,6 +214,7 @@ async def test_without_url_nothing_is_fetched(make_rates):
 async def test_rates_are_refreshed_every_interval(currency_server, make_rates):
     rates = make_rates(currency_server.url(), interval=0.05)
     await rates.start()
+    assert await rates.wait_first_refresh(5)
     assert rates.converter() == RateTable.of(RATES)
     currency_server.serve({"conversions": {"USD": {"EUR": 0.5}}})
     deadline = time.monotonic() + 5
@@ -211,13 +224,17 @@ async def test_rates_are_refreshed_every_interval(currency_server, make_rates):
     assert currency_server.hits >= 2
 
 
-async def test_start_does_not_wait_long_for_a_slow_source(currency_server, make_rates):
+async def test_start_does_not_wait_for_the_network(currency_server, make_rates, caplog):
     currency_server.delay = 0.5
-    rates = make_rates(currency_server.url(), start_wait=0.05)
+    rates = make_rates(currency_server.url())
     started = time.monotonic()
-    await rates.start()
-    assert time.monotonic() - started < 0.4
+    with caplog.at_level(logging.INFO, logger="hbserver.currency"):
+        await rates.start()
+    assert time.monotonic() - started < 0.1
     assert rates.converter() is None  # the fetch goes on in the background
+    assert not await rates.wait_first_refresh(0.05)
+    [record] = [r for r in caplog.records if r.name == "hbserver.currency"]
+    assert "fetching" in record.getMessage() and "only the rates requests carry" in record.getMessage()
     deadline = time.monotonic() + 5
     while rates.converter() is None and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
@@ -287,6 +304,7 @@ async def test_connection_refused_is_counted(make_rates):
     metrics = Metrics()
     rates = make_rates(refused_url(), metrics)
     await rates.start()
+    assert await rates.wait_first_refresh(5)
     assert rates.converter() is None
     assert rates.last_error == "the currency rates request failed: ClientConnectorError"
     assert fetch_errors(metrics) == 1
@@ -325,10 +343,209 @@ async def test_repeated_errors_are_logged_once_but_all_counted(make_rates, caplo
 async def test_close_stops_the_refresh_loop(currency_server, make_rates):
     rates = make_rates(currency_server.url(), interval=0.02)
     await rates.start()
+    assert await rates.wait_first_refresh(5)
     await rates.close()
     hits = currency_server.hits
     await asyncio.sleep(0.1)
     assert currency_server.hits == hits
+
+
+# --- jitter and the workers' shared file ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("random_value", "factor"),
+    [("lowest", 0.9), ("middle", 1.0), ("highest", 1.1)],
+    ids=["lowest", "middle", "highest"],
+)
+def test_each_refresh_waits_the_interval_give_or_take_ten_percent(random_value: str, factor: float):
+    value = {"lowest": 0.0, "middle": 0.5, "highest": 1.0 - 1e-12}[random_value]
+    rates = ServerRates(Currency(fetch_url="http://127.0.0.1:1/rates", fetch_interval_seconds=1000), SharedSession(),
+                        Metrics(), rand=lambda: value)
+    assert JITTER == 0.1
+    assert rates.jittered_interval() == pytest.approx(1000 * factor)
+    assert rates.next_delay() == pytest.approx(1000 * factor)  # nothing loaded: a full interval
+
+
+def test_jitter_stays_within_its_bounds_with_the_real_random():
+    rates = ServerRates(Currency(fetch_url="http://127.0.0.1:1/rates", fetch_interval_seconds=100), SharedSession(),
+                        Metrics())
+    delays = [rates.jittered_interval() for _ in range(2000)]
+    assert 90 <= min(delays) < 92 and 108 < max(delays) <= 110
+
+
+@pytest.mark.parametrize(
+    ("fetched_ago", "delay"),
+    [("just now", 100.0), ("60 s ago", 40.0), ("99 s ago", 10.0)],
+    ids=["own fetch", "another worker's", "nearly due: at least a tenth"],
+)
+def test_rates_from_another_worker_are_due_an_interval_after_their_fetch(fetched_ago: str, delay: float):
+    ago = {"just now": 0.0, "60 s ago": 60.0, "99 s ago": 99.0}[fetched_ago]
+    rates = ServerRates(Currency(fetch_url="http://127.0.0.1:1/rates", fetch_interval_seconds=100), SharedSession(),
+                        Metrics(), rand=lambda: 0.5)
+    rates._loaded = Loaded(RateTable.of(RATES), None, time.time_ns(), time.monotonic() - ago)
+    assert rates.next_delay() == pytest.approx(delay, abs=0.1)
+    rates.last_error = "failed since"  # after a failed refresh: a full interval again
+    assert rates.next_delay() == pytest.approx(100.0)
+
+
+def write_shared(directory: Path, body: bytes, age: float = 0.0) -> int:
+    """The shared file, as if fetched ``age`` seconds ago; its fetch time (ns)."""
+    path = directory / SHARED_FILE
+    path.write_bytes(body)
+    fetched_ns = time.time_ns() - int(age * 1e9)
+    os.utime(path, ns=(fetched_ns, fetched_ns))
+    return fetched_ns
+
+
+async def test_one_fetch_serves_every_worker_sharing_the_directory(currency_server, make_rates, tmp_path):
+    first = make_rates(currency_server.url(), shared_dir=str(tmp_path))
+    second = make_rates(currency_server.url(), shared_dir=str(tmp_path))
+    assert await first.refresh() is True
+    assert currency_server.hits == 1
+    assert (tmp_path / SHARED_FILE).read_bytes() == orjson.dumps(FILE)
+    assert await second.refresh() is True
+    assert currency_server.hits == 1  # the second worker read the file
+    assert second.converter() == RateTable.of(RATES)
+    one, two = first.loaded, second.loaded
+    assert one is not None and two is not None
+    assert two.updated_ns == one.updated_ns == (tmp_path / SHARED_FILE).stat().st_mtime_ns
+    assert rates_info(second)["lastUpdated"] == rates_info(first)["lastUpdated"]  # the fetch from the source
+    assert rates_info(second)["additionalInfo"] == {"dataAsOf": FILE["dataAsOf"]}
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+async def test_workers_refreshing_together_fetch_once(currency_server, make_rates, tmp_path):
+    currency_server.delay = 0.2
+    workers = [make_rates(currency_server.url(), shared_dir=str(tmp_path)) for _ in range(4)]
+    assert await asyncio.gather(*(w.refresh() for w in workers)) == [True] * 4
+    assert currency_server.hits == 1
+    assert all(w.converter() == RateTable.of(RATES) for w in workers)
+
+
+async def test_started_workers_fetch_once(currency_server, make_rates, tmp_path):
+    currency_server.delay = 0.1
+    workers = [make_rates(currency_server.url(), shared_dir=str(tmp_path)) for _ in range(3)]
+    for worker in workers:
+        await worker.start()
+    assert all([await w.wait_first_refresh(5) for w in workers])
+    assert currency_server.hits == 1
+    assert all(w.converter() == RateTable.of(RATES) for w in workers)
+
+
+SHARED_FILE_CASES: list[tuple[str, bytes, float]] = [
+    ("stale", orjson.dumps({"conversions": {"USD": {"EUR": 0.5}}}), 61.0),
+    ("not JSON", b"{not json", 0.0),
+    ("empty", b"", 0.0),
+    ("no conversions", b'{"conversions": {}}', 0.0),
+    ("bad rate", b'{"conversions": {"USD": {"EUR": -1}}}', 0.0),
+    ("larger than the limit", orjson.dumps(FILE) + b" " * 2000, 0.0),
+    ("dated far in the future", orjson.dumps({"conversions": {"USD": {"EUR": 0.5}}}), -30.0),
+]
+
+
+@pytest.mark.parametrize(("case", "body", "age"), SHARED_FILE_CASES, ids=[c[0] for c in SHARED_FILE_CASES])
+async def test_a_stale_or_corrupted_shared_file_is_fetched_anew(
+    currency_server, make_rates, tmp_path, case: str, body: bytes, age: float
+):
+    write_shared(tmp_path, body, age)
+    rates = make_rates(currency_server.url(), shared_dir=str(tmp_path), interval=60, max_bytes=1000)
+    assert await rates.refresh() is True
+    assert currency_server.hits == 1
+    assert rates.converter() == RateTable.of(RATES)
+    assert (tmp_path / SHARED_FILE).read_bytes() == orjson.dumps(FILE)  # replaced by the fetched file
+
+
+async def test_a_failed_fetch_leaves_the_shared_file_alone(currency_server, make_rates, tmp_path):
+    fetched_ns = write_shared(tmp_path, orjson.dumps(FILE), age=120)
+    rates = make_rates(currency_server.url(), shared_dir=str(tmp_path), interval=60)
+    currency_server.status = 500
+    assert await rates.refresh() is False
+    assert rates.converter() is None and currency_server.hits == 1
+    assert (tmp_path / SHARED_FILE).stat().st_mtime_ns == fetched_ns
+
+
+async def test_start_takes_a_fresh_shared_file_at_once(currency_server, make_rates, tmp_path):
+    fetched_ns = write_shared(tmp_path, orjson.dumps(FILE), age=10)
+    rates = make_rates(currency_server.url(), shared_dir=str(tmp_path), interval=60)
+    await rates.start()
+    assert rates.converter() == RateTable.of(RATES)
+    loaded = rates.loaded
+    assert loaded is not None and loaded.updated_ns == fetched_ns
+    age = rates.age_seconds()
+    assert age is not None and 10 <= age < 11  # the age of the fetch from the source
+    assert await rates.wait_first_refresh(0)
+    await asyncio.sleep(0.05)
+    assert currency_server.hits == 0  # the next refresh is due about 50 s later
+
+
+def _hold_lock(directory: Path) -> int:
+    fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
+async def test_waiting_for_the_lock_does_not_block_the_event_loop(currency_server, make_rates, tmp_path):
+    rates = make_rates(currency_server.url(), shared_dir=str(tmp_path))
+    held = _hold_lock(tmp_path)  # another worker, fetching
+    try:
+        refresh = asyncio.create_task(rates.refresh())
+        ticks = 0
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert ticks == 20 and not refresh.done()
+        write_shared(tmp_path, orjson.dumps(FILE))  # the other worker's file
+    finally:
+        os.close(held)
+    assert await asyncio.wait_for(refresh, 5) is True
+    assert currency_server.hits == 0 and rates.converter() == RateTable.of(RATES)
+
+
+async def test_a_lock_held_too_long_is_given_up(currency_server, make_rates, tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(currency_fetch, "LOCK_MARGIN_SECONDS", 0.0)
+    rates = make_rates(currency_server.url(), shared_dir=str(tmp_path), timeout=0.1)
+    held = _hold_lock(tmp_path)
+    try:
+        with caplog.at_level(logging.WARNING, logger="hbserver.currency"):
+            assert await asyncio.wait_for(rates.refresh(), 5) is True
+    finally:
+        os.close(held)
+    assert currency_server.hits == 1
+    assert any("held too long" in r.getMessage() for r in caplog.records)
+
+
+async def test_closing_while_waiting_for_the_lock_releases_it(currency_server, make_rates, tmp_path):
+    rates = make_rates(currency_server.url(), shared_dir=str(tmp_path), interval=60)
+    held = _hold_lock(tmp_path)
+    try:
+        await rates.start()
+        await asyncio.sleep(0.1)
+        opened = len(os.listdir("/proc/self/fd"))
+        await rates.close()
+        assert len(os.listdir("/proc/self/fd")) == opened - 1  # the waiting worker's lock descriptor
+    finally:
+        os.close(held)
+    assert currency_server.hits == 0
+
+
+def test_the_shared_directory_comes_from_the_supervisor(monkeypatch, tmp_path):
+    config = Currency(fetch_url="http://127.0.0.1:1/rates")
+    monkeypatch.delenv(RUN_DIR_ENV, raising=False)
+    assert ServerRates(config, SharedSession(), Metrics()).shared_dir is None
+    monkeypatch.setenv(RUN_DIR_ENV, str(tmp_path))
+    assert ServerRates(config, SharedSession(), Metrics()).shared_dir == str(tmp_path)
+
+
+def test_the_supervisor_makes_and_removes_the_run_directory(monkeypatch):
+    monkeypatch.delenv(RUN_DIR_ENV, raising=False)
+    supervisor = Supervisor(make_config(), 2)
+    supervisor._prepare_run_dir()
+    directory = os.environ[RUN_DIR_ENV]
+    assert os.path.isdir(directory) and os.stat(directory).st_mode & 0o777 == 0o700
+    Path(directory, SHARED_FILE).write_bytes(b"{}")
+    supervisor._remove_dirs()
+    assert not os.path.exists(directory) and RUN_DIR_ENV not in os.environ
 
 
 # --- the application ----------------------------------------------------------------------------
@@ -345,7 +562,8 @@ async def test_currency_rates_endpoint_without_url(make_client):
 async def test_currency_rates_endpoint_with_rates(make_client, currency_server):
     before = time.time()
     client = await make_client(currency={"fetch_url": currency_server.url(), "fetch_interval_seconds": 60})
-    assert currency_server.hits == 1  # fetched during start-up
+    assert await client.app[CURRENCY].wait_first_refresh(5)
+    assert currency_server.hits == 1  # fetched once, in the background
     data = await (await client.get("/currency/rates")).json()
     assert set(data) == {"active", "source", "fetchingIntervalNs", "lastUpdated", "rates", "additionalInfo"}
     assert data["active"] is True and data["source"] == currency_server.url()
@@ -360,12 +578,14 @@ async def test_currency_rates_endpoint_with_rates(make_client, currency_server):
 async def test_currency_rates_endpoint_before_the_first_good_file(make_client):
     url = refused_url()
     client = await make_client(currency={"fetch_url": url})
+    assert await client.app[CURRENCY].wait_first_refresh(5)
     data = await (await client.get("/currency/rates")).json()
     assert data == {"active": True, "source": url, "fetchingIntervalNs": 1_800_000_000_000, "lastUpdated": ZERO_TIME}
 
 
 async def test_currency_rates_is_on_the_admin_port_when_set(make_client, aiohttp_client, currency_server):
     client = await make_client(admin={"port": 1}, currency={"fetch_url": currency_server.url()})
+    assert await client.app[CURRENCY].wait_first_refresh(5)
     assert (await client.get("/currency/rates")).status == 404
     admin = await aiohttp_client(create_admin_app(client.app))
     data = await (await admin.get("/currency/rates")).json()
@@ -409,6 +629,8 @@ async def test_auctions_convert_with_the_server_rates(
     if with_server:
         raw["currency"] = {"fetch_url": currency_server.url()}
     client = await make_client(raw)
+    if with_server:
+        assert await client.app[CURRENCY].wait_first_refresh(5)
     response = await client.post("/openrtb2/auction", data=orjson.dumps(_auction(currency)))
     assert response.status == 200
     data = await response.json()

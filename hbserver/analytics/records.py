@@ -177,15 +177,17 @@ def bid_entries(details: AuctionDetails) -> list[dict[str, Any]]:
     winners = {id(r.winner) for r in details.results.values() if r.winner is not None}
     currency = details.currency
     entries: list[dict[str, Any]] = []
+    late = details.late_rejections
     for *_, seen in details.bidders:
         entries.extend(
-            _accepted(bid, currency, winners) if isinstance(bid, AuctionBid) else _rejected(bid) for bid in seen
+            _accepted(bid, currency, winners, late.get(id(bid))) if isinstance(bid, AuctionBid) else _rejected(bid)
+            for bid in seen
         )
     entries.extend(_accepted(bid, currency, winners) for bid in details.stored_bids)
     return entries
 
 
-def _accepted(bid: AuctionBid, currency: str, winners: set[int]) -> dict[str, Any]:
+def _accepted(bid: AuctionBid, currency: str, winners: set[int], rejected: str | None = None) -> dict[str, Any]:
     own = bid.bid
     return {
         "bidder": bid.bidder,
@@ -196,7 +198,7 @@ def _accepted(bid: AuctionBid, currency: str, winners: set[int]) -> dict[str, An
         "deal": own.get("dealid") or None,
         "media_type": bid.bid_type,
         "won": id(bid) in winners,
-        "rejected_reason": None,
+        "rejected_reason": rejected,  # set when the auction dropped it after accepting it (below its floor)
     }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -61,7 +62,10 @@ from hbserver.auction.targeting import TargetingOptions, apply_targeting, bids_t
 from hbserver.auction.tids import apply_tids
 from hbserver.auction.validate import RequestError, Validated, validate_request
 from hbserver.bidders.registry import Bidder, Registry
-from hbserver.config import Config
+from hbserver.config import AccountFloorFetch, AccountPriceFloors, Config
+from hbserver.floors.data import Fetched
+from hbserver.floors.enforce import EnforceResult, enforce_floors
+from hbserver.floors.resolve import FLOOR_ERROR_CODE, FLOORS_DISABLED, resolve_floors
 from hbserver.metrics import Metrics
 from hbserver.privacy.ccpa import parse_us_privacy
 from hbserver.privacy.gvl import GlobalVendorList
@@ -134,6 +138,8 @@ class AuctionService:
         stored: StoredSource | None = None,
         gvl: GlobalVendorList | None = None,
         server_rates: Callable[[], Converter | None] | None = None,
+        floors_fetcher: Callable[[str, AccountFloorFetch], tuple[Any, str]] | None = None,
+        rand: Callable[[int], int] = random.randrange,
     ) -> None:
         self.config = config
         self.registry = registry
@@ -145,6 +151,8 @@ class AuctionService:
         self.stored = stored
         self.gvl = gvl
         self.server_rates = server_rates  # the fetched currency file's rates (None = identity only)
+        self.floors_fetcher = floors_fetcher  # (account id, fetch settings) -> (floors data, status)
+        self.rand = rand  # Go's rand.Intn for the floors' skip, model-weight and enforce rates
         self.external_url = config.external_url.rstrip("/")
         parts = urllib.parse.urlsplit(cache.public_url)
         self.cache_host = parts.netloc
@@ -310,6 +318,10 @@ class AuctionService:
         for key, message in adjustment_warnings:
             warnings.setdefault(key, []).append(message)
         imp_ids = {imp["id"] for imp in request["imp"]}
+        floor_settings = settings.price_floors
+        floors_on = self.config.price_floors.enabled and (floor_settings.enabled or _has_floors(request))
+        if floors_on:
+            request = self._resolve_floors(request, account, floor_settings, converter, errors)
 
         all_bids: list[AuctionBid] = []
         response_times: dict[str, int] = {}
@@ -335,9 +347,14 @@ class AuctionService:
             bidder_data = BidderData.from_request(
                 request, validated.aliases, self.config.host_schain_node, account.activities, registry=self.registry
             )
+            floor_factor = (
+                adjustments.floor_factor
+                if floors_on and adjustments is not None and floor_settings.adjust_for_bid_adjustment
+                else None
+            )
             bidder_requests = split_request(
                 request, validated, http.uids, privacy, blocked, notices, bidder_data=bidder_data,
-                bidder_prebid=_bidder_prebid(alt_codes, multibid),
+                bidder_prebid=_bidder_prebid(alt_codes, multibid), floor_factor=floor_factor,
             )  # fmt: skip
             for name, done in blocked.items():
                 if done.blocked == BLOCKED_TCF:
@@ -401,6 +418,19 @@ class AuctionService:
                 if seen is not None and details is not None:
                     details.bidders.append((outcome, bids, bidder_errors, seen))
 
+        bid_floors: EnforceResult | None = None
+        if floors_on and all_bids:
+            bid_floors = enforce_floors(request, all_bids, floor_settings, converter.convert, self.rand)
+            all_bids = bid_floors.kept
+            for rejection in bid_floors.rejected:
+                warning = rejection.warning()
+                warnings.setdefault("prebid", []).append(Message(WarningCode.FLOOR_BID_REJECTED, warning))
+                if nonbids is not None:
+                    nonbids.add_bid(rejection.bid, rejection.non_bid_code)
+                if details is not None:
+                    details.late_rejections[id(rejection.bid)] = warning
+            for text in bid_floors.errors:
+                errors.setdefault("prebid", []).append({"code": FLOOR_ERROR_CODE, "message": text})
         if isinstance(targeting_conf, dict):  # PBS-Go: multibid and the bid limit only with targeting
             results = run_auction(all_bids, targeting_conf.get("preferdeals") is True, multibid)
             all_bids = results.kept(all_bids)
@@ -442,6 +472,7 @@ class AuctionService:
             debug,
             httpcalls,
             return_creative=cache_options.return_creative,
+            bid_floors=bid_floors if bid_floors is not None and bid_floors.bid_floors else None,
         )
         if nonbids:
             if return_all:
@@ -451,6 +482,33 @@ class AuctionService:
         if wants_ad_server_targeting(prebid):
             apply_ad_server_targeting(request, response, query)
         return response
+
+    def _resolve_floors(
+        self,
+        request: dict[str, Any],
+        account: Account,
+        floor_settings: AccountPriceFloors,
+        converter: Any,
+        errors: dict[str, list[dict[str, Any]]],
+    ) -> dict[str, Any]:
+        """PBS-Go's EnrichWithPriceFloors: each imp's floor resolved (bidfloor/bidfloorcur, imp and request
+        ``ext.prebid.floors``); its error texts go to ``ext.errors.prebid`` as PBS-Go's (the "disabled"
+        one only when the request itself carries floors)."""
+        fetcher = self.floors_fetcher
+        fetched = None
+        if fetcher is not None and floor_settings.use_dynamic_data and floor_settings.fetch.enabled:
+            account_id = account.id
+
+            def fetched(fetch: AccountFloorFetch) -> Fetched:
+                data, status = fetcher(account_id, fetch)
+                return Fetched(data, status)
+
+        resolution = resolve_floors(request, floor_settings, converter.convert, fetched, self.rand)
+        for text in resolution.errors:
+            if text == FLOORS_DISABLED and not _has_floors(request):
+                continue
+            errors.setdefault("prebid", []).append({"code": FLOOR_ERROR_CODE, "message": text})
+        return resolution.request
 
     def _start_bidder(
         self,
@@ -580,6 +638,7 @@ class AuctionService:
         httpcalls: dict[str, list[dict[str, Any]]],
         *,
         return_creative: bool = True,
+        bid_floors: EnforceResult | None = None,
     ) -> dict[str, Any]:
         cache_url = self.cache.public_url + "?uuid="
         prebid = request.get("ext", {}).get("prebid") if isinstance(request.get("ext"), dict) else None
@@ -615,6 +674,10 @@ class AuctionService:
             else:
                 meta = {"adaptercode": bid.adapter}
             ext_prebid["meta"] = meta
+            if bid_floors is not None:
+                floors = bid_floors.floors_for(bid)
+                if floors:
+                    ext_prebid["floors"] = floors
             if imp_passthrough is not None and bid.imp_id in imp_passthrough:
                 ext_prebid["passthrough"] = imp_passthrough[bid.imp_id]
             ext["prebid"] = ext_prebid
@@ -644,6 +707,15 @@ class AuctionService:
             ext["prebid"]["passthrough"] = prebid["passthrough"]  # PBS-Go echoes it as sent
         response["ext"] = ext
         return response
+
+
+def _has_floors(request: dict[str, Any]) -> bool:
+    """Does the request carry floors (``ext.prebid.floors`` or an ``imp.bidfloor``)?"""
+    ext = request.get("ext")
+    prebid = ext.get("prebid") if isinstance(ext, dict) else None
+    if isinstance(prebid, dict) and prebid.get("floors") is not None:
+        return True
+    return any(imp.get("bidfloor") for imp in request["imp"])
 
 
 def _bidder_prebid(

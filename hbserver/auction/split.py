@@ -19,6 +19,7 @@ from hbserver.auction.mergepatch import merge_patch
 from hbserver.auction.ortb import DownconvertMemo, downconvert, has_26_fields
 from hbserver.auction.privacy import NOTHING_DONE, AuctionPrivacy, BidderPrivacy
 from hbserver.auction.validate import ResolvedBidder, Validated
+from hbserver.floors.enforce import adjust_floors_for_bidder
 from hbserver.privacy.regs import legacy_from_gpp
 
 IMP_PREBID_ALLOWED = ("is_rewarded_inventory", "options")
@@ -45,6 +46,7 @@ def split_request(
     notices: dict[str, list[str]] | None = None,
     bidder_data: BidderData | None = None,
     bidder_prebid: Callable[[str], dict[str, Any] | None] | None = None,
+    floor_factor: Callable[[str], float] | None = None,
 ) -> list[BidderRequest]:
     """The per-bidder requests, in the order bidders first appear in the imps.
 
@@ -54,6 +56,8 @@ def split_request(
     Each bidder's imps keep only the media types its capabilities allow on the request's channel
     (``capabilities.fit_imps``); what that removed goes to ``notices[name]`` as warnings.
     ``bidder_prebid(name)``: keys of that bidder's own ``ext.prebid`` (its alternatebiddercodes, multibid).
+    ``floor_factor(name)``: its bid adjustment factor, which its imps' floors are divided by (PBS-Go's
+    applyBidAdjustmentToFloor, with the account's ``price_floors.adjust_for_bid_adjustment``).
     """
     guarded = privacy.any
     imps: list[dict[str, Any]] = request["imp"]
@@ -96,6 +100,8 @@ def split_request(
             notices.setdefault(name, []).extend(dropped)
         if not bidder_imps:
             continue
+        if floor_factor is not None:
+            bidder_imps = adjust_floors_for_bidder(bidder_imps, floor_factor(name))
         own = dict(request)
         own["imp"] = bidder_imps
         own_ext = shared_ext.for_bidder(name, validated.aliases, bidder_prebid(name) if bidder_prebid else None)

@@ -18,6 +18,7 @@ from hbserver.auction.fpd import validate_bidder_data
 from hbserver.auction.messages import Message, WarningCode
 from hbserver.auction.pricegranularity import GranularityError, parse_granularity, parse_media_type_granularity
 from hbserver.bidders.registry import Bidder, Registry
+from hbserver.floors.validate import validate_request_floors
 
 # imp.ext keys that are never bidders (PBS-Go, case-sensitive)
 RESERVED_IMP_EXT_KEYS = frozenset({"prebid", "data", "context", "gpid", "tid", "skadn", "ae", "igs"})
@@ -103,6 +104,11 @@ def validate_request(request: dict[str, Any], registry: Registry, check_params: 
     currency_problem = validate_request_currency(prebid.get("currency"))
     if currency_problem is not None:
         raise RequestError(currency_problem)
+    floors = prebid.get("floors")
+    if floors is not None:
+        floors_problem = validate_request_floors(floors, "request.ext.prebid.floors")
+        if floors_problem is not None:
+            raise RequestError(floors_problem)
     cache = prebid.get("cache")
     if cache is not None:
         if not isinstance(cache, dict) or ("bids" not in cache and "vastxml" not in cache):

@@ -116,6 +116,7 @@ class AmpEndpoint:
         result = await self.service.execute(
             auction_request, http_context(request, self.sync), start,
             amp_budget_ms=budget, warnings=warnings + consent_warnings, details=self.analytics.enabled,
+            query=request.query,  # adservertargeting's query-parameter lookups (AMP only, as PBS-Go)
         )
         self.counts.answered("amp", "ok", asyncio.get_running_loop().time() - start,
                              has_cookie=COOKIE_NAME in request.cookies, account=result.account)

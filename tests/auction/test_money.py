@@ -163,3 +163,167 @@ async def test_adservertargeting(make_client, bidders):
     assert targeting["hb_crid_alpha"] == "cr-a1"
     assert targeting["hb_pb"] == "2.00"  # the auction's own keys stay
     assert any(w["code"] == 10007 for w in data["ext"]["warnings"]["general"])
+
+
+# --- currency from a loopback rates server, price floors -----------------------------------------
+
+RATES_FILE = {"dataAsOf": "2026-11-23", "conversions": {"USD": {"EUR": 0.9, "GBP": 0.8}, "EUR": {"USD": 1.1111}}}
+
+
+@pytest.fixture
+async def rates_server(aiohttp_server):
+    from aiohttp import web
+
+    async def latest(_request):
+        return web.json_response(RATES_FILE)
+
+    app = web.Application()
+    app.router.add_get("/latest.json", latest)
+    return await aiohttp_server(app)
+
+
+async def eur_client(make_client, bidders, rates_server, **config: Any):
+    from hbserver.appkeys import CURRENCY
+
+    client = await make_client({
+        **bidder_config(bidders, "alpha", "beta"),
+        "currency": {"fetch_url": str(rates_server.make_url("/latest.json"))},
+        **config,
+    })
+    assert await client.app[CURRENCY].wait_first_refresh(5)
+    return client
+
+
+async def test_black_box_eur_auction_with_fetched_rates_and_a_floor(make_client, bidders, rates_server):
+    """Issue 19's black-box case: a EUR request, rates from a loopback currency server, a 1.50 EUR floor
+    that rejects one bidder's bid (1.50 USD = 1.35 EUR) while the other's (2.00 USD = 1.80 EUR) wins."""
+    bidders.bids["alpha"] = [bid("imp-1", 2.0, "a1")]
+    bidders.bids["beta"] = [bid("imp-1", 1.5, "b1")]
+    client = await eur_client(make_client, bidders, rates_server)
+    imp = banner_imp("imp-1", alpha={}, beta={})
+    imp.update(bidfloor=1.5, bidfloorcur="EUR")
+    body = auction_request(imp)
+    body["cur"] = ["EUR"]
+    body["ext"]["prebid"]["returnallbidstatus"] = True
+    data = await (await post(client, body)).json()
+    assert data["cur"] == "EUR"
+    seats = seat_bids(data)
+    assert list(seats) == ["alpha"]
+    alpha = seats["alpha"][0]
+    assert alpha["price"] == pytest.approx(1.8)
+    assert alpha["ext"]["prebid"]["targeting"]["hb_pb"] == "1.80"
+    assert alpha["ext"]["prebid"]["floors"] == {"floorValue": 1.5, "floorCurrency": "EUR"}
+    [warning] = data["ext"]["warnings"]["prebid"]
+    assert warning == {
+        "code": 10009,
+        "message": "beta bid id b1 rejected - bid price 1.3500 EUR is less than bid floor 1.5000 EUR for imp imp-1",
+    }
+    nonbids = {entry["seat"]: entry["nonbid"] for entry in data["ext"]["prebid"]["seatnonbid"]}
+    assert [(n["impid"], n["statuscode"]) for n in nonbids["beta"]] == [("imp-1", 301)]
+    assert nonbids["beta"][0]["ext"]["prebid"]["bid"]["price"] == pytest.approx(1.35)
+    # each bidder was told the floor
+    sent = bidders.received["beta"][0]["imp"][0]
+    assert (sent["bidfloor"], sent["bidfloorcur"]) == (1.5, "EUR")
+
+
+@pytest.mark.parametrize(
+    ("floors", "usepbsrates", "seats"),
+    [
+        ({"currency": "USD", "data": {"modelgroups": [{"schema": {"fields": ["mediaType"]},
+                                                        "values": {"banner": 1.8}}]}}, None, ["alpha"]),
+        ({"currency": "USD", "data": {"modelgroups": [{"schema": {"fields": ["mediaType"]},
+                                                        "values": {"video": 5.0}, "default": 0.5}]}},
+         None, ["alpha", "beta"]),
+        ({"floormin": 1.9, "floormincur": "USD", "currency": "USD",
+          "data": {"modelgroups": [{"schema": {"fields": ["mediaType"]}, "values": {"banner": 0.2}}]}},
+         None, ["alpha"]),
+        ({"enforcement": {"enforcepbs": False}, "currency": "USD",
+          "data": {"modelgroups": [{"schema": {"fields": ["mediaType"]}, "values": {"banner": 5.0}}]}},
+         None, ["alpha", "beta"]),
+        ({"enabled": False, "currency": "USD",
+          "data": {"modelgroups": [{"schema": {"fields": ["mediaType"]}, "values": {"banner": 5.0}}]}},
+         None, ["alpha", "beta"]),
+    ],
+    ids=["rule-rejects-beta", "default-floor", "floormin", "enforcepbs-false-signals-only", "floors-disabled"],
+)
+async def test_floors_rules_from_the_request(make_client, bidders, rates_server, floors, usepbsrates, seats):
+    bidders.bids["alpha"] = [bid("imp-1", 2.0, "a1")]
+    bidders.bids["beta"] = [bid("imp-1", 1.5, "b1")]
+    client = await eur_client(make_client, bidders, rates_server)
+    body = auction_request(banner_imp("imp-1", alpha={}, beta={}))
+    body["ext"]["prebid"]["floors"] = floors
+    data = await (await post(client, body)).json()
+    assert sorted(seat_bids(data)) == seats
+
+
+async def test_account_floors_off_only_signals(make_client, bidders, rates_server, data_dir):
+    write_account(data_dir, "1001", {"price_floors": {"enabled": False}})
+    bidders.bids["alpha"] = [bid("imp-1", 0.5, "a1")]
+    client = await eur_client(make_client, bidders, rates_server)
+    imp = banner_imp("imp-1", alpha={})
+    imp["bidfloor"] = 1.8
+    data = await (await post(client, auction_request(imp))).json()
+    assert [b["id"] for b in seat_bids(data)["alpha"]] == ["a1"]
+
+
+async def test_usepbsrates_false_loses_a_bid_in_another_currency(make_client, bidders, rates_server):
+    bidders.bids["alpha"] = [bid("imp-1", 2.0, "a1")]
+    bidders.currency["alpha"] = "USD"
+    client = await eur_client(make_client, bidders, rates_server)
+    body = auction_request(banner_imp("imp-1", alpha={}))
+    body["cur"] = ["EUR"]
+    body["ext"]["prebid"]["currency"] = {"rates": {"GBP": {"EUR": 1.2}}, "usepbsrates": False}
+    data = await (await post(client, body)).json()
+    assert "seatbid" not in data
+    body["ext"]["prebid"]["currency"]["usepbsrates"] = True
+    data = await (await post(client, body)).json()
+    assert seat_bids(data)["alpha"][0]["price"] == pytest.approx(1.8)
+
+
+async def test_floors_fetched_from_a_provider(make_client, bidders, rates_server, aiohttp_server, data_dir):
+    """The account's provider (a loopback server): the first auction queues the fetch (PBS-Go's
+    "inprogress": no floors yet), later auctions enforce the fetched data."""
+    import asyncio
+
+    from aiohttp import web
+
+    served = []
+
+    async def floors_file(_request):
+        served.append(1)
+        return web.json_response({"currency": "USD", "modelgroups": [
+            {"schema": {"fields": ["mediaType"]}, "values": {"banner": 1.8}}]})
+
+    app = web.Application()
+    app.router.add_get("/floors.json", floors_file)
+    provider = await aiohttp_server(app)
+    write_account(data_dir, "1001", {"price_floors": {"use_dynamic_data": True, "fetch": {
+        "enabled": True, "url": str(provider.make_url("/floors.json"))}}})
+    bidders.bids["alpha"] = [bid("imp-1", 2.0, "a1")]
+    bidders.bids["beta"] = [bid("imp-1", 1.5, "b1")]
+    client = await eur_client(make_client, bidders, rates_server)
+    body = auction_request(banner_imp("imp-1", alpha={}, beta={}))
+    first = await (await post(client, body)).json()
+    assert sorted(seat_bids(first)) == ["alpha", "beta"]
+    for _ in range(100):
+        if served:
+            break
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.05)
+    later = await (await post(client, body)).json()
+    assert sorted(seat_bids(later)) == ["alpha"]
+    assert len(served) == 1
+
+
+async def test_issue_finding_a_050_bid_no_longer_beats_a_180_floor(make_client, bidders):
+    """imp.bidfloor without bidfloorcur (OpenRTB's default USD), no ext.prebid.floors, no account setting."""
+    bidders.bids["alpha"] = [bid("imp-1", 0.5, "a1")]
+    bidders.bids["beta"] = [bid("imp-1", 1.9, "b1")]
+    client = await make_client(bidder_config(bidders, "alpha", "beta"))
+    imp = banner_imp("imp-1", alpha={}, beta={})
+    imp["bidfloor"] = 1.8
+    data = await (await post(client, auction_request(imp))).json()
+    assert list(seat_bids(data)) == ["beta"]
+    assert data["ext"]["warnings"]["prebid"][0]["message"] == (
+        "alpha bid id a1 rejected - bid price 0.5000 USD is less than bid floor 1.8000 USD for imp imp-1"
+    )
