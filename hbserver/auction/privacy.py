@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hbserver.auction.tids import drop_tids
 from hbserver.config import Config
 from hbserver.privacy.activity import COMPONENT_BIDDER, ActivityControl, ActivityRequest
 from hbserver.privacy.ccpa import parse_us_privacy
@@ -168,7 +169,7 @@ class AuctionPrivacy:
             self._scrub_ids_ip_demographics(request, full_geo=self.coppa)
             reasons.append(SCRUB_COPPA if self.coppa else SCRUB_LMT)
         if self.create_tids is None and self._denied(TRANSMIT_TID, name):
-            _scrub_tids(request)
+            drop_tids(request)
             reasons.append(SCRUB_TID_ACTIVITY)
         return tuple(reasons)
 
@@ -343,18 +344,6 @@ def _rounded(geo: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             geo[key] = int(value * 100.0 + 0.5) / 100.0
     return geo
-
-
-def _scrub_tids(request: dict[str, Any]) -> None:
-    source = request.get("source")
-    if isinstance(source, dict) and "tid" in source:
-        request["source"] = _without(source, ("tid",))
-    imps = request.get("imp")
-    if isinstance(imps, list) and any(isinstance(imp.get("ext"), dict) and "tid" in imp["ext"] for imp in imps):
-        request["imp"] = [
-            {**imp, "ext": _without(imp["ext"], ("tid",))} if isinstance(imp.get("ext"), dict) else imp
-            for imp in imps
-        ]
 
 
 def mask_ip(value: str, ipv4_bits: int = 24, ipv6_bits: int = 56) -> str:
