@@ -65,7 +65,7 @@ from hbserver.bidders.registry import Bidder, Registry
 from hbserver.config import AccountFloorFetch, AccountPriceFloors, Config
 from hbserver.floors.data import Fetched
 from hbserver.floors.enforce import EnforceResult, enforce_floors
-from hbserver.floors.resolve import FLOOR_ERROR_CODE, FLOORS_DISABLED, resolve_floors
+from hbserver.floors.resolve import FLOOR_ERROR_CODE, FLOORS_DISABLED, request_has_floors, resolve_floors
 from hbserver.metrics import Metrics
 from hbserver.privacy.ccpa import parse_us_privacy
 from hbserver.privacy.gvl import GlobalVendorList
@@ -319,7 +319,7 @@ class AuctionService:
             warnings.setdefault(key, []).append(message)
         imp_ids = {imp["id"] for imp in request["imp"]}
         floor_settings = settings.price_floors
-        floors_on = self.config.price_floors.enabled and (floor_settings.enabled or _has_floors(request))
+        floors_on = self.config.price_floors.enabled and (floor_settings.enabled or request_has_floors(request))
         if floors_on:
             request = self._resolve_floors(request, account, floor_settings, converter, errors)
 
@@ -505,7 +505,7 @@ class AuctionService:
 
         resolution = resolve_floors(request, floor_settings, converter.convert, fetched, self.rand)
         for text in resolution.errors:
-            if text == FLOORS_DISABLED and not _has_floors(request):
+            if text == FLOORS_DISABLED and not request_has_floors(request):
                 continue
             errors.setdefault("prebid", []).append({"code": FLOOR_ERROR_CODE, "message": text})
         return resolution.request
@@ -707,15 +707,6 @@ class AuctionService:
             ext["prebid"]["passthrough"] = prebid["passthrough"]  # PBS-Go echoes it as sent
         response["ext"] = ext
         return response
-
-
-def _has_floors(request: dict[str, Any]) -> bool:
-    """Does the request carry floors (``ext.prebid.floors`` or an ``imp.bidfloor``)?"""
-    ext = request.get("ext")
-    prebid = ext.get("prebid") if isinstance(ext, dict) else None
-    if isinstance(prebid, dict) and prebid.get("floors") is not None:
-        return True
-    return any(imp.get("bidfloor") for imp in request["imp"])
 
 
 def _bidder_prebid(

@@ -108,6 +108,11 @@ def _has_bidfloor(imps: Any) -> bool:
     return False
 
 
+def request_has_floors(request: Mapping[str, Any]) -> bool:
+    """Does the request carry floors of its own (``ext.prebid.floors`` or a numeric ``imp.bidfloor``)?"""
+    return _ext_floors(request) is not None or _has_bidfloor(request.get("imp"))
+
+
 def fetch_config(settings: AccountPriceFloors, request_floors: FloorRules | None) -> AccountFloorFetch:
     """The account's fetch settings. PBS-Go lets a request's ``floorendpoint.url`` replace the URL;
     here the server fetches only what its operator configured (a request naming any URL would make
