@@ -254,6 +254,7 @@ def http_down() -> dict[str, Any]:
 
 
 LEAKS = ("127.0.0.1", "/stored", "http://", "postgresql://")
+TYPED_EXT = "Invalid request: req.ext is invalid: cannot unmarshal openrtb_ext."  # PBS-Go typed unmarshal
 INVALID_BODY = "Invalid request: request body is nested more than 64 levels deep"
 SITE_DEPTH_64 = auction(_set("site.ext.data", nest(61)))
 SITE_DEPTH_65 = auction(_set("site.ext.data", nest(62)))
@@ -455,25 +456,25 @@ ROWS = [
     Row(
         **post("/openrtb2/auction", auction(_set("ext.prebid.currency", {"rates": 1}))),
         status=400,
-        text="Invalid request: request.ext.prebid.currency.rates must be an object",
+        text=TYPED_EXT + "ExtRequestCurrency.ConversionRates: expect { or n, but found 1",
         id="rates-number",
     ),
     Row(
         **post("/openrtb2/auction", auction(_set("ext.prebid.currency", {"rates": {"EUR": {"USD": ""}}}))),
         status=400,
-        text="Invalid request: request.ext.prebid.currency.rates.EUR.USD must be a positive number",
+        text=TYPED_EXT + "ExtRequestCurrency.ConversionRates: invalid number",
         id="rates-empty-string",
     ),
     Row(
         **post("/openrtb2/auction", auction(_set("ext.prebid.currency", {"rates": {"EUR": 5}}))),
         status=400,
-        text="Invalid request: request.ext.prebid.currency.rates.EUR must be an object",
+        text=TYPED_EXT + "ExtRequestCurrency.ConversionRates: expect { or n, but found 5",
         id="rates-row",
     ),
     Row(
         **post("/openrtb2/auction", auction(_set("ext.prebid.currency", "USD"))),
         status=400,
-        text="Invalid request: request.ext.prebid.currency must be an object",
+        text=TYPED_EXT + "ExtRequestPrebid.CurrencyConversions: expect { or n, but found \"",
         id="currency-string",
     ),
     Row(

@@ -44,11 +44,14 @@ from hbserver.auction.currency import Converter, build_rates
 from hbserver.auction.eventurls import EventUrls
 from hbserver.auction.exchange import BidderOutcome, finish_bidders, start_bidder
 from hbserver.auction.fpd import BidderData
+from hbserver.auction.interstitial import InterstitialError, apply_interstitials
 from hbserver.auction.messages import Message, WarningCode, messages_json
 from hbserver.auction.multibid import MultiBid, parse_multibid
 from hbserver.auction.nonbid import NonBidReason, SeatNonBids
 from hbserver.auction.ortb import upconvert
+from hbserver.auction.ortb_types import body_syntax_error, device_ext_error, imp_ext_prebid_error, request_type_error
 from hbserver.auction.privacy import BLOCKED_TCF, BidderPrivacy, read_privacy
+from hbserver.auction.request_error import refusal_text
 from hbserver.auction.split import BidderRequest, split_request
 from hbserver.auction.stored import (
     StoredDataUnavailable,
@@ -202,12 +205,18 @@ class AuctionService:
         """One /openrtb2/auction auction; raises AuctionRefused. ``started`` is ``loop.time()`` at arrival;
         ``details``: collect what the analytics record tells (bids, bidder outcomes)."""
         start = asyncio.get_running_loop().time() if started is None else started
+        if body is None:  # PBS-Go decodes null as an empty request
+            body = {}
         if not isinstance(body, dict):
-            raise AuctionRefused(400, "Invalid request: request body must be a JSON object", "badinput")
+            text = body_syntax_error(orjson.dumps(body)) or "request body must be a JSON object"
+            raise AuctionRefused(400, f"Invalid request: {text}\n", "badinput")
         try:
+            problem = imp_ext_prebid_error(body)  # PBS-Go's parseImpInfo: before stored data
+            if problem is not None:
+                raise RequestError(problem)
             request = await merge_stored(body, self.stored, STORED_FETCH_TIMEOUT_S)
         except RequestError as exc:
-            raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+            raise AuctionRefused(400, refusal_text(exc), "badinput") from None
         except StoredDataUnavailable as exc:
             raise AuctionRefused(503, str(exc), "err") from None
         return await self.execute(request, http, start, details=details)
@@ -231,9 +240,15 @@ class AuctionService:
         """
         amp = amp_budget_ms is not None
         try:
+            type_problem = request_type_error(request)  # PBS-Go's typed unmarshal comes first
+            if type_problem is not None:
+                raise RequestError(type_problem)
             request = upconvert(request)
             request = _with_http_fields(request, http)
+            if not amp:  # PBS-Go's AMP endpoint does not size interstitials
+                _size_interstitials(request)
             validated = validate_request(request, self.registry, self.check_params)
+            request = validated.request
             if warnings:
                 validated.warnings[:0] = warnings
             request = _checked_us_privacy(request, validated.warnings)
@@ -247,7 +262,7 @@ class AuctionService:
             else:
                 stored_responses = StoredResponses()
         except RequestError as exc:
-            raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+            raise AuctionRefused(400, refusal_text(exc), "badinput") from None
         except StoredDataUnavailable as exc:
             raise AuctionRefused(503, str(exc), "err") from None
         deadline = start + tmax / 1000
@@ -284,7 +299,7 @@ class AuctionService:
             multibid, multibid_warnings = parse_multibid(prebid, self.registry.bidders, settings.default_bid_limit)
             alt_codes = AlternateBidderCodes.from_sources(prebid, settings.alternatebiddercodes)
         except RequestError as exc:
-            raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+            raise AuctionRefused(400, refusal_text(exc), "badinput") from None
         # seat-non-bid: in the response with returnallbidstatus, in the analytics record when it is on
         return_all = prebid.get("returnallbidstatus") is True
         nonbids = SeatNonBids() if return_all or details is not None else None
@@ -338,7 +353,7 @@ class AuctionService:
             try:
                 privacy = read_privacy(request, self.config, account, request_type, self.gvl)
             except RegsError as exc:
-                raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+                raise AuctionRefused(400, refusal_text(RequestError(str(exc))), "badinput") from None
             counts.privacy(privacy)
             for code, text in privacy.regs.warnings:
                 warnings["general"].append(Message(code, text))
@@ -798,6 +813,23 @@ def _account_id(request: dict[str, Any]) -> str:
         if isinstance(publisher.get("id"), str) and publisher["id"]:
             return publisher["id"]
     return UNKNOWN_ACCOUNT
+
+
+def _size_interstitials(request: dict[str, Any]) -> None:
+    """PBS-Go ``processInterstitials``: reading ``device.ext`` (its type errors) only when an imp is
+    an interstitial, then the format lists (``request`` is our own top-level copy)."""
+    imps = request.get("imp")
+    if not isinstance(imps, list) or not any(isinstance(imp, dict) and imp.get("instl") == 1 for imp in imps):
+        return
+    device = request.get("device")
+    if isinstance(device, dict) and device.get("ext") is not None:
+        problem = device_ext_error(request)
+        if problem is not None:
+            raise RequestError(problem)
+    try:
+        apply_interstitials(request)
+    except InterstitialError as exc:
+        raise RequestError(str(exc)) from None
 
 
 def _checked_us_privacy(request: dict[str, Any], warnings: list[Message]) -> dict[str, Any]:

@@ -392,28 +392,46 @@ def validate_bidder_data(
 
     ``registry`` (with the request's ``aliases``) names the known bidders: without it
     ``eidpermissions`` bidders are not checked and names are compared as :meth:`BidderData.from_request` does."""
+    found = (request_data_problem(request, registry, aliases), validate_bidder_config(request, registry, aliases))
+    return [problem for problem in found if problem is not None]
+
+
+def _prebid_of(request: dict[str, Any]) -> dict[str, Any] | None:
     ext = request.get("ext")
     prebid = ext.get("prebid") if isinstance(ext, dict) else None
-    if not isinstance(prebid, dict):
-        return []
-    schains, data, configs = prebid.get("schains"), prebid.get("data"), prebid.get("bidderconfig")
-    if schains is None and data is None and configs is None:
-        return []
+    return prebid if isinstance(prebid, dict) else None
+
+
+def request_data_problem(
+    request: dict[str, Any], registry: Registry | None = None, aliases: Mapping[str, str] | None = None
+) -> str | None:
+    """The first problem with ``ext.prebid.schains`` or ``ext.prebid.data`` (PBS-Go's ``validateRequest``
+    checks them early: ``validateSChains``, ``validateEidPermissions``)."""
+    prebid = _prebid_of(request)
+    if prebid is None:
+        return None
+    schains, data = prebid.get("schains"), prebid.get("data")
+    if schains is None and data is None:
+        return None
+    return _schains_problem(schains) or _data_problem(data, registry, aliases if aliases is not None else _EMPTY)
+
+
+def validate_bidder_config(
+    request: dict[str, Any], registry: Registry | None = None, aliases: Mapping[str, str] | None = None
+) -> str | None:
+    """The problem with ``ext.prebid.bidderconfig``, else the FPD conflicts of all bidders joined by ``,``
+    (PBS-Go finds these later than validation, when the exchange extracts each bidder's FPD)."""
+    prebid = _prebid_of(request)
+    configs = prebid.get("bidderconfig") if prebid is not None else None
+    if configs is None:
+        return None
     aliases = aliases if aliases is not None else _EMPTY
     normalize = _normalizer(registry, aliases)
-    problems: list[str] = []
-    for problem in (
-        _schains_problem(schains),
-        _data_problem(data, registry, aliases),
-        _bidderconfig_problem(configs, normalize),
-    ):
-        if problem is not None:
-            problems.append(problem)
-    if not problems and configs:
-        conflicts = _fpd_conflicts(request, data, configs, normalize)
-        if conflicts:
-            problems.append(",".join(conflicts))
-    return problems
+    problem = _bidderconfig_problem(configs, normalize)
+    if problem is not None or not configs:
+        return problem
+    conflicts = _fpd_conflicts(request, prebid.get("data"), configs, normalize)
+    return ",".join(conflicts) if conflicts else None
 
 
 def _schains_problem(schains: Any) -> str | None:

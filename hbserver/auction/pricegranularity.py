@@ -1,7 +1,17 @@
 """Price granularity: parsing ``ext.prebid.targeting.pricegranularity`` and bucketing a CPM (PBS-Go).
 
-Bucketing is PBS-Go's ``GetPriceBucket`` in IEEE-754 doubles, float quirks included (2.13 with
-``high`` gives ``"2.12"``), so the reference vectors hold bit for bit. Do not switch to Decimal.
+Bucketing is decimal-exact, as Prebid.js and PBS-Java compute it (DECISIONS.md "Price buckets"): a
+price that is an exact multiple of the increment lands in its own bucket (1.20 with ``medium`` gives
+``"1.20"``, 2.13 with ``high`` ``"2.13"``), where PBS-Go's float64 arithmetic gives ``"1.10"`` and
+``"2.12"``, so line items keyed on the publisher's price would never match. Every number (CPM, range
+``min``, ``increment``) stands for the decimal its shortest ``repr`` spells. The bucket number is
+taken from the float quotient only when that is provably too far from a bucket edge for float
+error to matter; otherwise it is computed on scaled integers from those decimals. The bucket value
+is then exact on scaled integers too. (No Decimal: this runs per bid and Decimal is slow.)
+PBS-Go's range choice (last matching range; above the top, the top ``max``), rounding modes and
+formatting stay: the exact bucket is formatted like Go's ``FormatFloat`` of the nearest double.
+PBS-Java floors instead, which differs only when the bucket has more decimals than the precision:
+1.85 at precision 0 is ``"2"`` here and in PBS-Go, ``"1"`` in PBS-Java.
 Parsing follows PBS-Go's unmarshal + ``SetDefaults`` + ``validatePriceGranularity``: a legacy name,
 or a custom object whose precision defaults to 2, whose ``min`` values are always rewritten to the
 previous range's ``max``, and which falls back to ``medium`` when it has no ranges.
@@ -53,6 +63,82 @@ def format_float(value: float, precision: int) -> str:
     return text
 
 
+_POW10 = tuple(10**k for k in range(32))
+
+
+def _pow10(k: int) -> int:
+    return _POW10[k] if k < 32 else 10**k
+
+
+def _digits(value: float) -> tuple[int, int]:
+    """``value``'s shortest decimal (``repr``) as ``(n, k)`` meaning ``n * 10**-k`` with ``k >= 0``."""
+    text = repr(value)
+    if "e" in text:  # 1e-05, 1.5e+16
+        mantissa, _, exponent = text.partition("e")
+        whole, _, frac = mantissa.partition(".")
+        places = len(frac) - int(exponent)
+        n = int(whole + frac)
+        return (n * _pow10(-places), 0) if places < 0 else (n, places)
+    whole, _, frac = text.partition(".")
+    if frac == "0":
+        return int(whole), 0
+    return int(whole + frac), len(frac)
+
+
+# A range made ready for ``price_bucket``: (min, max, increment, eps, min and increment as integers in
+# units of 10**-scale, scale, 10**scale, 10.0**scale, whether the decimal-places path is sound).
+_Scan = tuple[float, float, float, float, int, int, int, int, float, bool]
+
+_FAST_PLACES = 6  # CPMs with up to this many decimals skip repr (when the range allows it)
+_INF = math.inf
+
+
+def _scan_entry(r: PriceRange) -> _Scan:
+    """A range's bounds and the constants ``price_bucket`` needs for it."""
+    if not r.increment > 0:  # also NaN: no bucket
+        return (r.min, r.max, r.increment, 0.0, 0, 0, 0, 1, 1.0, False)
+    m, m_places = _digits(r.min)
+    i, i_places = _digits(r.increment)
+    bound = max(abs(r.min), abs(r.max))
+    # The float quotient (cpm - min) / increment is within (bound / increment) * 2**-50 of the exact
+    # one; eps gives that a 1024-fold margin. A quotient no nearer than eps to a whole (or, for
+    # "true", a half) number gives the exact bucket number; otherwise it is computed exactly.
+    eps = (bound / r.increment + 1.0) * 2.0**-40
+    if not eps < 0.25:
+        eps = math.inf
+    # The decimal-places path reads a CPM as a decimal of `scale` places. That decimal is the CPM's
+    # repr when it rounds back to the CPM and no other such decimal does: when the CPM's ulp (at
+    # most the bound's) is below 10**-scale.
+    scale = max(m_places, i_places)
+    fast = False
+    if math.isfinite(bound):
+        for places in range(max(scale, _FAST_PLACES), scale - 1, -1):
+            if places <= 22 and math.ulp(bound) * 10.0**places < 0.5:
+                scale, fast = places, True
+                break
+    return (
+        r.min,
+        r.max,
+        r.increment,
+        eps,
+        m * _pow10(scale - m_places),
+        i * _pow10(scale - i_places),
+        scale,
+        _pow10(scale),
+        10.0 ** min(scale, 22),
+        fast,
+    )
+
+
+def _exact_units(cpm: float, m: int, inc: int, scale: int, div: int) -> tuple[int, int, int, int]:
+    """``cpm - min``, ``min``, ``increment`` and ``10**scale`` on a decimal scale that holds all three."""
+    p, places = _digits(cpm)
+    if places > scale:
+        factor = _pow10(places - scale)
+        return p - m * factor, m * factor, inc * factor, div * factor
+    return p * _pow10(scale - places) - m, m, inc, div
+
+
 class GranularityError(ValueError):
     """An invalid price granularity; ``str(err)`` is the PBS-Go text."""
 
@@ -70,8 +156,8 @@ class PriceGranularity:
 
     precision: int
     ranges: tuple[PriceRange, ...]
-    # (min, max, increment) in reverse order: the first hit is PBS-Go's "last matching range".
-    _scan: tuple[tuple[float, float, float], ...] = field(init=False, repr=False, compare=False)
+    # Reverse order: the first hit is PBS-Go's "last matching range".
+    _scan: tuple[_Scan, ...] = field(init=False, repr=False, compare=False)
     _bucket_max: float = field(init=False, repr=False, compare=False)
     _bucket_max_str: str = field(init=False, repr=False, compare=False)
     _spec: str | None = field(init=False, repr=False, compare=False)  # format() spec; None = shortest
@@ -81,7 +167,7 @@ class PriceGranularity:
         for r in self.ranges:
             if r.max > bucket_max:
                 bucket_max = r.max
-        object.__setattr__(self, "_scan", tuple((r.min, r.max, r.increment) for r in reversed(self.ranges)))
+        object.__setattr__(self, "_scan", tuple(_scan_entry(r) for r in reversed(self.ranges)))
         object.__setattr__(self, "_bucket_max", bucket_max)
         object.__setattr__(self, "_bucket_max_str", format_float(bucket_max, self.precision))
         object.__setattr__(self, "_spec", f".{self.precision}f" if self.precision >= 0 else None)
@@ -116,48 +202,64 @@ NAMED_GRANULARITIES: Mapping[str, PriceGranularity] = {
 }
 
 
-def _go_round(n: float) -> float:
-    """Go's ``math.Round``: half away from zero, exact for every double (unlike ``floor(n + 0.5)``)."""
-    t = math.trunc(n)
-    if abs(n - t) >= 0.5:
-        t += math.copysign(1.0, n)
-    return float(t)
-
-
 def price_bucket(
     cpm: float,
     granularity: PriceGranularity,
     rounding: str = ROUNDING_DOWN,
     rand: Callable[[], float] = random.random,
 ) -> str:
-    """The ``hb_pb`` string for ``cpm`` (PBS-Go ``GetPriceBucket``); ``""`` when no range holds it.
+    """The ``hb_pb`` string for ``cpm`` (PBS-Go ``GetPriceBucket``, decimal-exact); ``""`` when no range holds it.
 
     ``rounding`` is the account's ``bid_rounding``: ``down`` (default; also any unknown value),
     ``up``, ``true`` (half away from zero) or ``timesplit`` (``rand() < 0.5`` rounds down, else up).
     """
     if cpm > granularity._bucket_max:
         return granularity._bucket_max_str
-    for lo, hi, increment in granularity._scan:
+    for lo, hi, increment, eps, m, inc, scale, div, unit, fast in granularity._scan:
+        # Comparing the doubles compares their reprs' decimals too: repr preserves order.
         if lo <= cpm <= hi:
-            if increment <= 0:
+            if not inc:
                 return ""
-            x = (cpm - lo) / increment
-            n = math.floor(x) if rounding == ROUNDING_DOWN else _round(x, rounding, rand)
+            x = (cpm - lo) / increment  # >= 0
+            if not x < _INF:  # an infinite CPM or bound (not from JSON): Go's float result
+                return format_float(cpm - lo + lo, granularity.precision)
+            n = int(x)
+            f = x - n
+            if eps < f < 1.0 - eps and (rounding != ROUNDING_TRUE or not -eps < f - 0.5 < eps):
+                # The float quotient is safely inside a bucket: its whole part is the exact one.
+                if rounding == ROUNDING_DOWN:
+                    pass
+                elif rounding == ROUNDING_UP:
+                    n += 1
+                elif rounding == ROUNDING_TRUE:
+                    if f > 0.5:
+                        n += 1
+                elif rounding == ROUNDING_TIMESPLIT and rand() >= 0.5:
+                    n += 1
+            else:
+                p = int(cpm * unit + 0.5) if fast else 0
+                if fast and p / div == cpm:  # cpm is the decimal p * 10**-scale (see _scan_entry)
+                    d = p - m
+                else:
+                    d, m, inc, div = _exact_units(cpm, m, inc, scale, div)
+                if rounding == ROUNDING_DOWN:
+                    n = d // inc
+                elif rounding == ROUNDING_UP:
+                    n = -(-d // inc)
+                elif rounding == ROUNDING_TRUE:
+                    n, rest = divmod(d, inc)
+                    if 2 * rest >= inc:
+                        n += 1
+                elif rounding == ROUNDING_TIMESPLIT:
+                    n = d // inc if rand() < 0.5 else -(-d // inc)
+                else:
+                    n = d // inc
+            value = (n * inc + m) / div  # int / int is the correctly rounded double
             spec = granularity._spec
             if spec is None:
-                return format_float(n * increment + lo, granularity.precision)
-            return format(n * increment + lo, spec)
+                return format_float(value, granularity.precision)
+            return format(value, spec)
     return ""
-
-
-def _round(n: float, rounding: str, rand: Callable[[], float]) -> float:
-    if rounding == ROUNDING_UP:
-        return math.ceil(n)
-    if rounding == ROUNDING_TRUE:
-        return _go_round(n)
-    if rounding == ROUNDING_TIMESPLIT:
-        return math.floor(n) if rand() < 0.5 else math.ceil(n)
-    return math.floor(n)
 
 
 def select_granularity(

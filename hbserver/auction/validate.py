@@ -1,9 +1,11 @@
-"""Request validation (PBS-Go's ``validateRequest`` and ``ValidateImp``, reference §3.1).
+"""Request validation in PBS-Go's order (``validateRequest`` and ``ValidateImp``, reference §3.1).
 
-The checks run in PBS-Go's order and stop at the first fatal problem, whose text is PBS-Go's;
-warnings are collected. Every field is type-checked before use, so a body of the wrong shape
-gets a 400 naming the field, never a 500. The outcome also says, per imp, which bidders bid
-with which params (legacy ``imp.ext.<bidder>`` promoted) and how each name resolves.
+The checks stop at the first fatal problem, whose text is PBS-Go's; warnings are collected. What
+PBS-Go's typed unmarshal refuses (a field of the wrong JSON type) was refused before this runs
+(:mod:`hbserver.auction.ortb_types`); the checks here still never fail on a wrong type. The outcome
+says, per imp, which bidders bid with which params (legacy ``imp.ext.<bidder>`` promoted) and how
+each name resolves, and carries the request as validation left it (EIDs filtered, native requests
+normalised: copies, never the caller's objects).
 """
 
 from __future__ import annotations
@@ -14,11 +16,24 @@ from typing import Any
 
 from hbserver.auction.bidadjust import validate_adjustment_factors
 from hbserver.auction.currency import validate_request_currency
-from hbserver.auction.fpd import validate_bidder_data
+from hbserver.auction.fpd import request_data_problem, validate_bidder_config
+from hbserver.auction.iso4217 import is_iso4217
 from hbserver.auction.messages import Message, WarningCode
 from hbserver.auction.pricegranularity import GranularityError, parse_granularity, parse_media_type_granularity
+from hbserver.auction.request_error import RequestError
+from hbserver.auction.validate_context import (
+    check_app,
+    check_device,
+    check_dooh,
+    check_regs,
+    check_site,
+    check_user,
+)
+from hbserver.auction.validate_imp import validate_imp_media
 from hbserver.bidders.registry import Bidder, Registry
 from hbserver.floors.validate import validate_request_floors
+
+__all__ = ["RequestError", "ResolvedBidder", "Validated", "validate_request"]
 
 # imp.ext keys that are never bidders (PBS-Go, case-sensitive)
 RESERVED_IMP_EXT_KEYS = frozenset({"prebid", "data", "context", "gpid", "tid", "skadn", "ae", "igs"})
@@ -26,10 +41,6 @@ MAX_IMPS = 100  # a request with more imps than any page has is refused
 MAX_BIDDERS_PER_IMP = 50
 
 ParamsCheck = Callable[[str, object], "str | None"]
-
-
-class RequestError(ValueError):
-    """A fatal problem with the request: HTTP 400 ``Invalid request: <message>``."""
 
 
 @dataclass(slots=True)
@@ -45,6 +56,7 @@ class Validated:
     aliases: dict[str, str]  # request aliases: name -> core bidder code
     warnings: list[Message] = field(default_factory=list)
     bidder_warnings: dict[str, list[Message]] = field(default_factory=dict)
+    request: dict[str, Any] = field(default_factory=dict)  # the request as validation left it
 
 
 def _obj(value: Any, path: str) -> dict[str, Any]:
@@ -59,12 +71,14 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def validate_request(request: dict[str, Any], registry: Registry, check_params: ParamsCheck) -> Validated:
-    """Validate ``request`` (resolved stored data included); raises RequestError."""
+    """Validate ``request`` (stored data merged, upconverted); raises RequestError.
+
+    The order is PBS-Go's ``validateRequest``: id, tmax, imps, currencies; the ``ext.prebid`` parts
+    (aliases, their GVL ids, adjustment factors, schains, EID permissions, custom rates); channel;
+    exactly one of site/app/dooh; the rest of ``ext.prebid``; site, app, dooh, user, regs, device;
+    then each imp. The bidder config checks PBS-Go makes later (in the exchange) come last.
+    """
     if not isinstance(request.get("id"), str) or not request["id"]:
         raise RequestError('request missing required field: "id"')
     tmax = request.get("tmax", 0)
@@ -97,18 +111,87 @@ def validate_request(request: dict[str, Any], registry: Registry, check_params: 
     aliases = _aliases(prebid, registry)
     _check_alias_gvl_ids(prebid, aliases)
     _check_adjustment_factors(prebid, registry, aliases)
-    bidder_data_problems = validate_bidder_data(request, registry, aliases)  # schains, eidpermissions, bidderconfig
-    if bidder_data_problems:
-        raise RequestError(bidder_data_problems[0])
-    _check_targeting(prebid)
-    currency_problem = validate_request_currency(prebid.get("currency"))
-    if currency_problem is not None:
-        raise RequestError(currency_problem)
-    floors = prebid.get("floors")
-    if floors is not None:
-        floors_problem = validate_request_floors(floors, "request.ext.prebid.floors")
-        if floors_problem is not None:
-            raise RequestError(floors_problem)
+    bidder_data_problem = request_data_problem(request, registry, aliases)  # schains, eidpermissions
+    if bidder_data_problem is not None:
+        raise RequestError(bidder_data_problem)
+    _check_custom_rates(prebid)
+    channel = prebid.get("channel")
+    if isinstance(channel, dict) and not channel.get("name"):
+        raise RequestError("ext.prebid.channel.name can't be empty")
+    _check_inventory_type(request)
+
+    # from here on PBS-Go reports the warnings it collected together with a fatal problem
+    def fail(message: str) -> RequestError:
+        return RequestError(message, [w.message for w in warnings])
+
+    try:
+        _check_request_ext(prebid)
+        check_site(request)
+        check_app(request)
+        check_dooh(request)
+        request = check_user(request, lambda name: _known(name, registry, aliases), warnings)
+        check_regs(request)
+        check_device(request)
+    except RequestError as exc:
+        raise fail(str(exc)) from None
+
+    validated = Validated([], {}, aliases, warnings)
+    imps = request["imp"]
+    checked_imps: list[Any] | None = None
+    seen_ids: dict[str, int] = {}
+    duplicates: list[str] = []  # PBS-Go collects these and goes on checking the imps
+    for index, imp in enumerate(imps):
+        if not isinstance(imp, dict):
+            raise fail(f"request.imp[{index}] must be an object")
+        imp_id = imp.get("id")
+        if isinstance(imp_id, str) and imp_id in seen_ids:
+            duplicates.append(
+                f'request.imp[{seen_ids[imp_id]}].id and request.imp[{index}].id are both "{imp_id}". '
+                "Imp IDs must be unique."
+            )
+        seen_ids[imp_id] = index
+        try:
+            checked = validate_imp_media(imp, index)
+            validated.imp_bidders.append(_imp_bidders(checked, index, registry, aliases, check_params, validated))
+        except RequestError as exc:
+            raise RequestError(str(exc), [*(w.message for w in warnings), *duplicates]) from None
+        if checked is not imp:
+            if checked_imps is None:
+                checked_imps = list(imps)
+            checked_imps[index] = checked
+    if duplicates:
+        raise RequestError(duplicates[-1], [*(w.message for w in warnings), *duplicates[:-1]])
+    if not any(validated.imp_bidders):
+        # every bidder named was unknown or disabled: nothing can bid (PBS-Go's text, alone)
+        raise RequestError("request.imp[0].ext.prebid.bidder must contain at least one bidder")
+    if checked_imps is not None:
+        request = {**request, "imp": checked_imps}
+    config_problem = validate_bidder_config(request, registry, aliases)  # PBS-Go: the exchange's FPD step
+    if config_problem is not None:
+        raise fail(config_problem)
+    validated.request = request
+    return validated
+
+
+def _check_custom_rates(prebid: dict[str, Any]) -> None:
+    """PBS-Go ``currency.ValidateCustomRates``: every code in ``currency.rates`` is ISO 4217."""
+    problem = validate_request_currency(prebid.get("currency"))
+    if problem is not None:
+        raise RequestError(problem)
+    currency = prebid.get("currency")
+    rates = currency.get("rates") if isinstance(currency, dict) else None
+    if not isinstance(rates, dict):
+        return
+    for source, targets in rates.items():
+        if not is_iso4217(source):
+            raise RequestError(f"currency code {source} is not recognized or malformed")
+        for target in targets if isinstance(targets, dict) else ():
+            if not is_iso4217(target):
+                raise RequestError(f"currency code {target} is not recognized or malformed")
+
+
+def _check_request_ext(prebid: dict[str, Any]) -> None:
+    """PBS-Go ``validateRequestExt`` (cache, targeting), then the request's floors."""
     cache = prebid.get("cache")
     if cache is not None:
         if not isinstance(cache, dict) or ("bids" not in cache and "vastxml" not in cache):
@@ -116,52 +199,31 @@ def validate_request(request: dict[str, Any], registry: Registry, check_params: 
                 'request.ext is invalid: request.ext.prebid.cache requires one of the "bids" or "vastxml" properties'
             )
         _check_cache_options(cache)
-    channel = prebid.get("channel")
-    if isinstance(channel, dict) and not channel.get("name"):
-        raise RequestError("ext.prebid.channel.name can't be empty")
-
-    _check_distribution_channel(request)
-    _check_regs(request)
-    _check_device(request)
-
-    validated = Validated([], {}, aliases, warnings)
-    seen_ids: dict[str, int] = {}
-    for index, imp in enumerate(imps):
-        if not isinstance(imp, dict):
-            raise RequestError(f"request.imp[{index}] must be an object")
-        imp_id = imp.get("id")
-        if not isinstance(imp_id, str) or not imp_id:
-            raise RequestError(f'request.imp[{index}] missing required field: "id"')
-        if imp_id in seen_ids:
-            raise RequestError(
-                f'request.imp[{seen_ids[imp_id]}].id and request.imp[{index}].id are both "{imp_id}". '
-                "Imp IDs must be unique."
-            )
-        seen_ids[imp_id] = index
-        _check_imp_media(imp, index)
-        validated.imp_bidders.append(_imp_bidders(imp, index, registry, aliases, check_params, validated))
-    if not any(validated.imp_bidders):
-        # every bidder named was unknown or disabled: nothing can bid (PBS-Go's text)
-        raise RequestError("request.imp[0].ext.prebid.bidder must contain at least one bidder")
-    return validated
+    _check_targeting(prebid)
+    floors = prebid.get("floors")
+    if floors is not None:
+        floors_problem = validate_request_floors(floors, "request.ext.prebid.floors")
+        if floors_problem is not None:
+            raise RequestError(floors_problem)
 
 
 def _aliases(prebid: dict[str, Any], registry: Registry) -> dict[str, str]:
+    """PBS-Go ``validateAliases``: the core bidder must be enabled, then known, then differ from the alias."""
     raw = _obj(prebid.get("aliases"), "request.ext.prebid.aliases")
     aliases: dict[str, str] = {}
     for alias, core in raw.items():
         if not isinstance(core, str):
             raise RequestError(f"request.ext.prebid.aliases.{alias} must be a string")
-        if alias == core:
+        bidder = registry.lookup(core)
+        if bidder is not None and bidder.disabled:
+            raise RequestError(f"request.ext.prebid.aliases.{alias} refers to disabled bidder: {core}")
+        if bidder is None:
+            raise RequestError(f"request.ext.prebid.aliases.{alias} refers to unknown bidder: {core}")
+        if alias == bidder.code:
             raise RequestError(
                 f"request.ext.prebid.aliases.{alias} defines a no-op alias. "
                 "Choose a different alias, or remove this entry."
             )
-        bidder = registry.lookup(core)
-        if bidder is None:
-            raise RequestError(f"request.ext.prebid.aliases.{alias} refers to unknown bidder: {core}")
-        if bidder.disabled:
-            raise RequestError(f"request.ext.prebid.aliases.{alias} refers to disabled bidder: {core}")
         aliases[alias] = bidder.code
     return aliases
 
@@ -230,7 +292,8 @@ def _check_targeting(prebid: dict[str, Any]) -> None:
             raise RequestError(f"request.ext.prebid.targeting.{flag} must be a boolean")
 
 
-def _check_distribution_channel(request: dict[str, Any]) -> None:
+def _check_inventory_type(request: dict[str, Any]) -> None:
+    """PBS-Go ``validateExactlyOneInventoryType``."""
     present = [name for name in ("site", "app", "dooh") if request.get(name) is not None]
     if not present:
         raise RequestError("One of request.site or request.app or request.dooh must be defined")
@@ -238,109 +301,10 @@ def _check_distribution_channel(request: dict[str, Any]) -> None:
         raise RequestError("No more than one of request.site or request.app or request.dooh can be defined")
     name = present[0]
     channel = _obj(request[name], f"request.{name}")
-    if name == "site":
-        if not channel.get("id") and not channel.get("page"):
-            raise RequestError("request.site should include at least one of request.site.id or request.site.page.")
-        amp = _obj(channel.get("ext"), "request.site.ext").get("amp")
-        if amp is not None and amp not in (0, 1):
-            raise RequestError("request.site.ext.amp must be either 1, 0, or undefined")
     for key in ("publisher", "content"):
         value = channel.get(key)
         if value is not None and not isinstance(value, dict):
             raise RequestError(f"request.{name}.{key} must be an object")
-
-
-def _check_regs(request: dict[str, Any]) -> None:
-    regs = _obj(request.get("regs"), "request.regs")
-    gdpr = regs.get("gdpr")
-    if gdpr is not None and gdpr not in (0, 1):
-        raise RequestError("request.regs.gdpr must be either 0 or 1")
-    gdpr = _obj(regs.get("ext"), "request.regs.ext").get("gdpr")
-    if gdpr is not None and gdpr not in (0, 1):
-        raise RequestError("request.regs.ext.gdpr must be either 0 or 1")
-    _obj(request.get("user"), "request.user")
-    _obj(request.get("source"), "request.source")
-
-
-def _check_device(request: dict[str, Any]) -> None:
-    device = _obj(request.get("device"), "request.device")
-    for key in ("w", "h", "ppi"):
-        value = device.get(key)
-        if value is not None and (not _number(value) or value < 0):
-            raise RequestError(f"request.device.{key} must be a positive number")
-    geo = _obj(device.get("geo"), "request.device.geo")
-    accuracy = geo.get("accuracy")
-    if accuracy is not None and (not _number(accuracy) or accuracy < 0):
-        raise RequestError("request.device.geo.accuracy must be a positive number")
-
-
-def _check_imp_media(imp: dict[str, Any], index: int) -> None:
-    if imp.get("metric") is not None:
-        raise RequestError(
-            f"request.imp[{index}].metric is not yet supported by prebid-server. Support may be added in the future"
-        )
-    banner, video, audio, native = imp.get("banner"), imp.get("video"), imp.get("audio"), imp.get("native")
-    if banner is None and video is None and audio is None and native is None:
-        raise RequestError(f'request.imp[{index}] must contain at least one of "banner", "video", "audio", or "native"')
-    for kind, value in (("banner", banner), ("video", video), ("audio", audio), ("native", native)):
-        if value is not None and not isinstance(value, dict):
-            raise RequestError(f"request.imp[{index}].{kind} must be an object")
-    if banner is not None:
-        _check_banner(banner, index)
-    if video is not None:
-        mimes = video.get("mimes")
-        if not isinstance(mimes, list) or not mimes:
-            raise RequestError(f"request.imp[{index}].video.mimes must contain at least one supported MIME type")
-    if native is not None and not isinstance(native.get("request"), str):
-        raise RequestError(
-            f"request.imp[{index}].native.request must be a JSON encoded string "
-            "conforming to the openrtb 1.2 Native spec"
-        )
-
-
-_FLEX_BANNER_KEYS = ("wmin", "wmax", "hmin", "hmax")
-
-
-def _check_banner(banner: dict[str, Any], index: int) -> None:
-    w, h = banner.get("w"), banner.get("h")
-    for key, value in (("w", w), ("h", h)):
-        if value is not None and (not _is_int(value) or value < 0):
-            raise RequestError(f"request.imp[{index}].banner.{key} must be a positive number")
-    for key in _FLEX_BANNER_KEYS:
-        if banner.get(key) is not None:
-            raise RequestError(
-                f'request.imp[{index}].banner uses unsupported property: "{key}". Use the "format" array instead.'
-            )
-    formats = banner.get("format")
-    if formats is not None and not isinstance(formats, list):
-        raise RequestError(f"request.imp[{index}].banner.format must be an array")
-    ext = banner.get("ext")
-    if not (w and h) and not formats and not (isinstance(ext, dict) and ext.get("interstitial")):
-        raise RequestError(
-            f'request.imp[{index}].banner has no sizes. Define "w" and "h", or include "format" elements.'
-        )
-    for fmt_index, fmt in enumerate(formats or ()):
-        if type(fmt) is dict:
-            fw, fh = fmt.get("w", 0), fmt.get("h", 0)
-            if type(fw) is int and type(fh) is int and fw > 0 and fh > 0:
-                continue  # the usual {w, h}
-        _check_format(fmt, index, fmt_index)
-
-
-def _check_format(fmt: Any, index: int, fmt_index: int) -> None:
-    if not isinstance(fmt, dict):
-        raise RequestError(f"request.imp[{index}].banner.format[{fmt_index}] must be an object")
-    w, h = fmt.get("w", 0), fmt.get("h", 0)
-    if w or h:
-        if not (_is_int(w) and _is_int(h) and w > 0 and h > 0):
-            raise RequestError(
-                f'Request imp[{index}].banner.format[{fmt_index}] must define non-zero "h" and "w" properties.'
-            )
-    elif not (fmt.get("wmin") and fmt.get("wratio") and fmt.get("hratio")):
-        raise RequestError(
-            f"Request imp[{index}].banner.format[{fmt_index}] should define *either* {{w, h}} (for static size) "
-            "OR {wmin, wratio, hratio} (for flexible sizes) to be non-zero."
-        )
 
 
 def _imp_bidders(

@@ -35,8 +35,12 @@ def test_return_creative_rule(cache, expected):
 @pytest.mark.parametrize(
     ("cache", "status", "text"),
     [
-        ({"bids": []}, 400, "request.ext.prebid.cache.bids must be an object"),
-        ({"bids": {"returnCreative": "no"}}, 400, "request.ext.prebid.cache.bids.returnCreative must be a boolean"),
+        # PBS-Go's typed unmarshal refuses wrong types first (json-iterator's texts)
+        ({"bids": []}, 400,
+         "req.ext is invalid: cannot unmarshal openrtb_ext.ExtRequestPrebidCache.Bids: expect { or n, but found ["),
+        ({"bids": {"returnCreative": "no"}}, 400,
+         "req.ext is invalid: cannot unmarshal openrtb_ext.ExtRequestPrebidCacheBids.ReturnCreative: "
+         'expect t or f, but found "'),
         ({"vastxml": {"ttlseconds": -1}}, 400,
          "request.ext.prebid.cache.vastxml.ttlseconds must be a non-negative integer"),
         ({"bids": {"ttlseconds": "60"}}, 400,
@@ -49,7 +53,7 @@ async def test_cache_option_types(make_client, bidders, cache, status, text):
     body = auction_request(banner_imp())
     body["ext"]["prebid"]["cache"] = cache
     response = await post(client, body)
-    assert (response.status, await response.text()) == (status, f"Invalid request: {text}")
+    assert (response.status, await response.text()) == (status, f"Invalid request: {text}\n")
 
 
 async def _auction(make_client, bidders, cache: dict[str, Any], **prebid: Any) -> tuple[Any, dict[str, Any]]:

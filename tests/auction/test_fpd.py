@@ -936,6 +936,6 @@ async def test_auction_refuses_conflicting_bidderconfig_with_400(make_client, bi
     assert response.status == 400
     assert await response.text() == (
         "Invalid request: incorrect First Party Data for bidder alpha: "
-        "App object is not defined in request, but defined in FPD config"
+        "App object is not defined in request, but defined in FPD config\n"
     )
     assert "alpha" not in bidders.received

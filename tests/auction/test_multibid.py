@@ -309,7 +309,7 @@ WINNING = {"hb_bidder": "pubmatic", "hb_bidder_pubmatic": "pubmatic", "hb_pb": "
            "hb_size": "200x250", "hb_size_pubmatic": "200x250"}
 OTHER = {"hb_bidder": "pubmatic", "hb_bidder_pubmatic": "pubmatic", "hb_pb": "0.60", "hb_pb_pubmatic": "0.60",
          "hb_size": "300x500", "hb_size_pubmatic": "300x500"}
-APN = {"hb_bidder_appnexus": "appnexus", "hb_pb_appnexus": "0.20", "hb_size_appnexus": "200x500"}
+APN = {"hb_bidder_appnexus": "appnexus", "hb_pb_appnexus": "0.30", "hb_size_appnexus": "200x500"}
 MULTI_BIDS_EXPECTED = {
     "winning-bid": (WINNING, "pubmatic"),
     "losing-bid": ({}, None),
@@ -401,7 +401,7 @@ def test_full_basic_targeting_with_multibid():
     apply_targeting(results, options, "", "")
     got = {b.bid["id"]: (b.targeting, b.bid["ext"].get("prebid", {}).get("targetbiddercode")) for b in bids}
     assert got == {
-        "a1": ({"hb_bidder_appnexus": "appnexus", "hb_pb_appnexus": "1.10", "hb_format_appnexus": "banner"},
+        "a1": ({"hb_bidder_appnexus": "appnexus", "hb_pb_appnexus": "1.20", "hb_format_appnexus": "banner"},
                "appnexus"),
         "a2": ({}, None),
         "a3": ({}, None),

@@ -1,11 +1,20 @@
-"""Price granularity: every §6 D price-bucket vector, parsing (PBS-Go SetDefaults) and the error texts."""
+"""Price granularity: every §6 D price-bucket vector, parsing (PBS-Go SetDefaults) and the error texts.
+
+Bucketing is decimal-exact (DECISIONS.md "Price buckets"); the property tests compare it with an exact
+``Fraction`` computation written here, independent of the module's scaled integers.
+"""
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
+from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hbserver.auction.pricegranularity import (
     DEFAULT_GRANULARITY,
@@ -33,6 +42,9 @@ CUSTOM1 = parse_granularity({"precision": 2, "ranges": [{"max": 5, "increment": 
 CUSTOM2 = parse_granularity(
     {"precision": 2, "ranges": [{"min": 0, "max": 1.5, "increment": 1.0}, {"min": 1.5, "max": 10, "increment": 1.2}]}
 )
+
+
+HUGE = PriceGranularity(3, (PriceRange(0.0, 1e12, 0.001),))
 
 
 def one_range(precision: int, increment: float) -> PriceGranularity:
@@ -96,11 +108,36 @@ BUCKETS = [
     ("0.71-medium", 0.71, MEDIUM, "down", None, "0.70"),
     ("0.61-medium", 0.61, MEDIUM, "down", None, "0.60"),
     ("0.51-medium", 0.51, MEDIUM, "down", None, "0.50"),
-    ("2.13-high-float-quirk", 2.13, HIGH, "down", None, "2.12"),
-    ("2.09-high-float-quirk", 2.09, HIGH, "down", None, "2.08"),
+    # Decimal-exact where PBS-Go's float64 arithmetic is not (PBS-Go's value in the comment).
+    ("2.13-high-exact-multiple", 2.13, HIGH, "down", None, "2.13"),  # PBS-Go 2.12
+    ("2.09-high-exact-multiple", 2.09, HIGH, "down", None, "2.09"),  # PBS-Go 2.08
     ("2.17-high", 2.17, HIGH, "down", None, "2.17"),
-    ("0.30-medium-float-quirk", 0.30, MEDIUM, "down", None, "0.20"),
-    ("0.70-medium-float-quirk", 0.70, MEDIUM, "down", None, "0.60"),
+    ("0.30-medium-exact-multiple", 0.30, MEDIUM, "down", None, "0.30"),  # PBS-Go 0.20
+    ("0.70-medium-exact-multiple", 0.70, MEDIUM, "down", None, "0.70"),  # PBS-Go 0.60
+    ("1.20-medium-exact-multiple", 1.20, MEDIUM, "down", None, "1.20"),  # PBS-Go 1.10
+    ("4.35-auto-exact-multiple", 4.35, AUTO, "down", None, "4.35"),  # PBS-Go 4.30
+    ("3.15-dense-exact-multiple-above-min", 3.15, DENSE, "down", None, "3.15"),  # PBS-Go 3.10
+    ("0.07-high-up-exact-multiple", 0.07, HIGH, "up", None, "0.07"),  # PBS-Go 0.08
+    ("0.15-medium-true-exact-half", 0.15, MEDIUM, "true", None, "0.20"),  # PBS-Go 0.10
+    ("1.875-auto-true-half-away", 1.875, AUTO, "true", None, "1.90"),
+    ("0.30-precision-minus-1", 0.30, one_range(-1, 0.1), "down", None, "0.3"),  # PBS-Go 0.2
+    ("1.20-precision-15", 1.20, one_range(15, 0.1), "down", None, "1.200000000000000"),
+    # CPMs that take the repr path: many decimals, the doubles either side of 1.2, e-notation.
+    ("converted-cpm-medium", 1.8734567891234, MEDIUM, "down", None, "1.80"),
+    ("double-above-1.2-medium", 1.2000000000000002, MEDIUM, "down", None, "1.20"),
+    ("double-below-1.2-medium", 1.1999999999999997, MEDIUM, "down", None, "1.10"),
+    ("e-notation-cpm-and-increment", 3e-05, one_range(5, 1e-05), "down", None, "0.00003"),
+    ("negative-zero", -0.0, MEDIUM, "down", None, "0.00"),
+    # A CPM whose double is coarser than 10**-6: the fast path must not read it with 6 decimals.
+    ("huge-range-exact-multiple", 229944532028.507, HUGE, "down", None, "229944532028.507"),
+    (
+        "infinite-cpm-infinite-max",
+        math.inf,
+        PriceGranularity(2, (PriceRange(0.0, math.inf, 0.1),)),
+        "down",
+        None,
+        "+Inf",
+    ),
     ("above-max-medium", 21.0, MEDIUM, "down", None, "20.00"),
     ("exactly-max-medium", 20.0, MEDIUM, "down", None, "20.00"),
     ("nan", float("nan"), MEDIUM, "down", None, ""),
@@ -119,6 +156,130 @@ def test_price_bucket(
         assert price_bucket(cpm, granularity, rounding) == expected
     else:
         assert price_bucket(cpm, granularity, rounding, rand) == expected
+
+
+PROPERTY_NAMES = ("low", "med", "medium", "high", "auto", "dense")
+DETERMINISTIC_MODES = ("down", "up", "true")
+CENTS = [c / 100 for c in range(1, 5001)]  # int / int: the double nearest to each x.yy
+
+
+def go_format(value: Fraction, precision: int) -> str:
+    """Go's ``FormatFloat`` of the double nearest to ``value``: the exact binary value, rounded half-even."""
+    double = float(value)
+    if precision < 0:
+        return format_float(double, precision)
+    with localcontext() as ctx:
+        ctx.prec = 1000
+        return format(Decimal(double).quantize(Decimal(1).scaleb(-precision), rounding=ROUND_HALF_EVEN), "f")
+
+
+def reference_bucket(cpm: float, granularity: PriceGranularity, rounding: str) -> str:
+    """PBS-Go's GetPriceBucket on the decimals the doubles' reprs spell, in exact rational arithmetic."""
+    price = Fraction(repr(cpm))
+    top = max((r.max for r in granularity.ranges), default=0.0)
+    if price > Fraction(repr(top)):
+        return go_format(Fraction(repr(top)), granularity.precision)
+    chosen = None
+    for r in granularity.ranges:  # the last range holding the price wins
+        if Fraction(repr(r.min)) <= price <= Fraction(repr(r.max)):
+            chosen = r
+    if chosen is None or chosen.increment <= 0:
+        return ""
+    low, increment = Fraction(repr(chosen.min)), Fraction(repr(chosen.increment))
+    quotient = (price - low) / increment
+    if rounding == "up":
+        n = math.ceil(quotient)
+    elif rounding == "true":
+        n = math.floor(quotient + Fraction(1, 2))
+    else:
+        n = math.floor(quotient)
+    return go_format(n * increment + low, granularity.precision)
+
+
+def custom(precision: int, *ranges: tuple[float, float]) -> PriceGranularity:
+    return parse_granularity({"precision": precision, "ranges": [{"max": a, "increment": b} for a, b in ranges]})
+
+
+# Precision 0..3, odd increments, and range mins (the previous max) off the increment grid.
+CUSTOMS = {
+    "p0-0.75-2.5": custom(0, (10, 0.75), (50, 2.5)),
+    "p1-0.15-0.35": custom(1, (3, 0.15), (20, 0.35)),
+    "p2-0.125-0.333": custom(2, (2.5, 0.125), (12.5, 0.333)),
+    "p3-0.007-0.123-1.1": custom(3, (1, 0.007), (7.77, 0.123), (40, 1.1)),
+    "p2-custom1": CUSTOM1,
+    "p2-custom2": CUSTOM2,
+}
+
+
+@pytest.mark.parametrize("name", PROPERTY_NAMES)
+def test_every_cent_matches_exact_arithmetic_named(name: str) -> None:
+    granularity = parse_granularity(name)
+    for rounding in DETERMINISTIC_MODES:
+        wrong = [
+            (cpm, got, want)
+            for cpm in CENTS
+            if (got := price_bucket(cpm, granularity, rounding))
+            != (want := reference_bucket(cpm, granularity, rounding))
+        ]
+        assert wrong[:5] == [], rounding
+
+
+@pytest.mark.parametrize("name", list(CUSTOMS))
+def test_every_cent_matches_exact_arithmetic_custom(name: str) -> None:
+    granularity = CUSTOMS[name]
+    for rounding in DETERMINISTIC_MODES:
+        wrong = [
+            (cpm, got, want)
+            for cpm in CENTS
+            if (got := price_bucket(cpm, granularity, rounding))
+            != (want := reference_bucket(cpm, granularity, rounding))
+        ]
+        assert wrong[:5] == [], rounding
+
+
+def test_every_exact_multiple_is_its_own_bucket() -> None:
+    # The decision's rule, stated directly: k increments above min give exactly that price, in every mode.
+    for granularity in (LOW, MEDIUM, HIGH, AUTO, DENSE):
+        for r in granularity.ranges:
+            low, increment = Fraction(repr(r.min)), Fraction(repr(r.increment))
+            k = 0
+            while (price := low + k * increment) <= Fraction(repr(r.max)):
+                for rounding in ("down", "up", "true", "timesplit"):
+                    assert price_bucket(float(price), granularity, rounding) == f"{float(price):.2f}"
+                k += 1
+
+
+@pytest.mark.parametrize("name", ["medium", "auto", "dense"])
+def test_timesplit_is_down_or_up_by_rand(name: str) -> None:
+    granularity = parse_granularity(name)
+    for cpm in [*CENTS[::7], 1.8734567891234, 1.2000000000000002]:
+        assert price_bucket(cpm, granularity, "timesplit", DOWN_RAND) == price_bucket(cpm, granularity, "down")
+        assert price_bucket(cpm, granularity, "timesplit", UP_RAND) == price_bucket(cpm, granularity, "up")
+
+
+def decimal_floats(max_places: int) -> st.SearchStrategy[float]:
+    """Doubles read from JSON decimals of up to ``max_places`` places, 0..60."""
+    return st.integers(0, max_places).flatmap(
+        lambda places: st.integers(0, 60 * 10**places).map(lambda n: n / 10**places)
+    )
+
+
+@st.composite
+def granularities(draw: st.DrawFn) -> PriceGranularity:
+    precision = draw(st.integers(0, 4))
+    maxes = sorted(set(draw(st.lists(decimal_floats(3).filter(lambda v: v > 0), min_size=1, max_size=4))))
+    increments = [draw(decimal_floats(4).filter(lambda v: v > 0)) for _ in maxes]
+    return custom(precision, *zip(maxes, increments, strict=True))
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, database=None)
+@given(
+    cpm=st.one_of(decimal_floats(8), st.floats(0, 70, allow_nan=False)),
+    granularity=st.one_of(st.sampled_from([LOW, MEDIUM, HIGH, AUTO, DENSE]), granularities()),
+    rounding=st.sampled_from(DETERMINISTIC_MODES),
+)
+def test_any_price_matches_exact_arithmetic(cpm: float, granularity: PriceGranularity, rounding: str) -> None:
+    assert price_bucket(cpm, granularity, rounding) == reference_bucket(cpm, granularity, rounding)
 
 
 def test_timesplit_uses_rand_for_each_bid() -> None:
