@@ -80,7 +80,7 @@ class AmpEndpoint:
         except AuctionRefused as exc:
             self.counts.answered("amp", exc.metric, asyncio.get_running_loop().time() - start,
                                  has_cookie=COOKIE_NAME in request.cookies)
-            self._record(exc.status, "", [], 0, [exc.message])
+            self._record(exc.status, "", [], 0, [exc.message.rstrip("\n")])
             response = text_response(exc.status, exc.message)
         response.headers[SOURCE_ORIGIN_HEADER] = source_origin
         response.headers["Access-Control-Expose-Headers"] = SOURCE_ORIGIN_HEADER

@@ -152,4 +152,4 @@ class AuctionEndpoint:
     ) -> None:
         self.counts.answered(request_type, metric, seconds, size, has_cookie)
         if self.analytics.enabled:
-            self.analytics.log(auction_record(status, "", [], 0, [message]))
+            self.analytics.log(auction_record(status, "", [], 0, [message.rstrip("\n")]))
