@@ -1172,3 +1172,32 @@ def test_cancel_retrieves_a_failed_answer(run: Run, warm: bool, cancel: bool) ->
             assert len(never) == 1 and isinstance(never[0].get("exception"), BidderClientError), reports
 
     run(body)
+
+
+HEADER_CASES = [
+    # (reply, the X- headers the caller gets)
+    (ok(b"{}", "X-Smt-Adtype: Img", "X-Smt-Expires: 1624615200000", "Content-Type: application/json"),
+     {"x-smt-adtype": "Img", "x-smt-expires": "1624615200000"}),
+    (ok(b"", "x-nbr: 2"), {"x-nbr": "2"}),
+    (ok(b"", "X-A: 1", "X-A: 2"), {"x-a": "1, 2"}),  # repeated: joined as one value
+    (ok(b"ok"), {}),
+    (Reply(b"HTTP/1.1 103 Early Hints\r\nX-Hint: 1\r\n\r\nHTTP/1.1 204 No Content\r\nX-Final: 1\r\n\r\n"),
+     {"x-final": "1"}),  # a 1xx answer's headers are not the final answer's
+]
+
+
+@pytest.mark.parametrize(("reply", "expected"), HEADER_CASES, ids=["smaato", "amx", "repeated", "none", "after-1xx"])
+def test_x_headers_reach_the_caller(run: Run, reply: Reply, expected: dict[str, str]) -> None:
+    """Adapters read bidder-specific answer headers (PBS-Go passes them all): the X- ones are kept, on the
+    pending request, for both a started and a finished request, on a new and a reused connection."""
+
+    async def body() -> None:
+        async with Server(lambda request: reply) as server:
+            client = BidderClient()
+            for _ in range(2):
+                pending = client.start("POST", server.url("/bid"), b"{}", {}, deadline())
+                await client.finish(pending)
+                assert dict(pending.response_headers) == expected
+            await client.close()
+
+    run(body)

@@ -8,11 +8,12 @@ import pytest
 
 from hbserver.adapters.params import SCHEMAS
 from hbserver.bidders import BUILTIN_ADAPTERS, BUILTIN_ALIASES, BUILTIN_CODES
+from hbserver.bidders.registry import read_definitions
 
 HOST = {"adapters": {"mybidder": {"alias_of": "generic", "endpoint": "https://bids.example/ortb"},
                      "appnexus": {"disabled": True}}}
-# disabled by default (PBS's bidder-info) or by HOST
-DISABLED = frozenset({"appnexus", "ix", "rubicon", "magnite"})
+# disabled by default (PBS's bidder-info: ix, rubicon, magnite, appStockSSP, selectmedia) or by HOST
+DISABLED = frozenset({code for code, d in read_definitions().items() if d.get("disabled")} | {"appnexus"})
 
 
 def go_sorted(codes) -> list[str]:

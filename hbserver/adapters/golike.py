@@ -143,7 +143,7 @@ def go_value(value: Any, kind: GoKind, where: str) -> Any:
     if kind is GoKind.FLOAT:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return value
-        raise JsonShapeError(f"cannot unmarshal {where}: empty number")
+        raise JsonShapeError(f"cannot unmarshal {where}: invalid number")
     if kind is GoKind.BOOL:
         if isinstance(value, bool):
             return value

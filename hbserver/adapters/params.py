@@ -7,7 +7,7 @@ Every schema is compiled once, at import, into two sets of nested closures:
   so a valid params object costs a few µs per imp;
 * an *explainer*, run only when the test fails, that walks the value the way gojsonschema does and
   collects **every** error. For each JSON value: a wrong ``type`` is the only error for it. Otherwise
-  the schema-level keywords come first (anyOf, oneOf, allOf, not, dependencies), then the checks
+  the schema-level keywords come first (anyOf, oneOf, allOf, not, dependencies, if/then/else), then the checks
   for the value's kind: numbers maximum, exclusiveMaximum, minimum, exclusiveMinimum, format, then
   const, enum; strings const, enum, then minLength, maxLength, pattern, format; arrays items,
   minItems, maxItems, uniqueItems, then const, enum; objects minProperties, maxProperties,
@@ -29,7 +29,8 @@ produces (for a schema with more than 8 properties, Go's order is a hash order w
 Formats behave as in v1.2.0: ``uuid`` accepts lower case only, and a number fails any format it is
 given. Patterns use Go's meaning of ``$`` (end of text only) and ASCII-only ``\\d``, ``\\w``, ``\\s``.
 Our schema files have no ``$schema``, so gojsonschema would read them under its "hybrid" draft:
-``const``, a numeric ``exclusiveMinimum``/``exclusiveMaximum`` and boolean schemas are allowed.
+``const``, a numeric ``exclusiveMinimum``/``exclusiveMaximum``, ``if``/``then``/``else`` and boolean
+schemas are allowed.
 A schema that uses any keyword not in ``_KEYWORDS`` is refused at start-up, so nothing goes
 silently unchecked. ``type: integer`` accepts ``1.0``, as it does in gojsonschema.
 """
@@ -59,7 +60,7 @@ Check = Callable[[Any], Failure | None]
 # The assertion keywords enforced; any other keyword except the annotations is refused at start-up.
 _KEYWORDS = frozenset({
     "type", "enum", "const",
-    "anyOf", "oneOf", "allOf", "not", "dependencies",
+    "anyOf", "oneOf", "allOf", "not", "dependencies", "if", "then", "else",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
     "minLength", "maxLength", "pattern", "format",
     "items", "minItems", "maxItems", "uniqueItems",
@@ -537,6 +538,30 @@ def _not(schema: Any, where: str) -> tuple[Test, Explain]:
     return test, explain
 
 
+def _condition(schema: Mapping[str, Any], where: str) -> tuple[Test, Explain]:
+    """``if``/``then``/``else`` (draft 7, which gojsonschema v1.2.0 reads in a schema of no known draft):
+    ``then`` must hold when ``if`` does, ``else`` when it does not; without ``if`` both are ignored."""
+    condition = _compile(schema["if"], f"{where}.if")
+    then = _compile(schema["then"], f"{where}.then") if "then" in schema else None
+    otherwise = _compile(schema["else"], f"{where}.else") if "else" in schema else None
+
+    def test(value: Any) -> bool:
+        branch = then if condition.test(value) else otherwise
+        return branch is None or branch.test(value)
+
+    def explain(value: Any, ctx: str, result: _Result) -> None:
+        holds = not _sub_result(condition, value, ctx).errors
+        branch, message = (then, 'Must validate "then" as "if" was valid') if holds else (
+            otherwise, 'Must validate "else" as "if" was not valid')
+        if branch is not None:
+            tried = _sub_result(branch, value, ctx)
+            if tried.errors:
+                result.add(ctx, message)
+                result.merge(tried)
+
+    return test, explain
+
+
 def _items(schema: Any, where: str) -> tuple[Test, Explain]:
     if schema is not True and schema is not False and not isinstance(schema, dict):
         raise SchemaError(f"{where}: items must be a schema (the array form is not supported)")
@@ -721,6 +746,8 @@ def _compile(schema: Any, where: str) -> _Node:
         steps.add(steps.schema, _not(schema["not"], where))
     if "dependencies" in schema:
         steps.add(steps.schema, _dependencies(schema["dependencies"], where))
+    if "if" in schema:
+        steps.add(steps.schema, _condition(schema, where))
     _numbers(schema, where, steps)
     _strings(schema, where, steps)
     if "format" in schema:  # last of the number checks and of the string checks

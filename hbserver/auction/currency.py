@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 # One exception class for "no rate" everywhere: adapters and the bid pipeline catch this one.
 from hbserver.adapters.base import ConversionError
+from hbserver.auction.iso4217 import iso4217_problem
 
 __all__ = [
     "DEFAULT_CURRENCY",
@@ -35,6 +36,14 @@ __all__ = [
 DEFAULT_CURRENCY = "USD"
 
 Rates = Mapping[str, Mapping[str, float]]
+
+
+def _check_codes(from_cur: str, to_cur: str) -> None:
+    """PBS-Go's converters parse both codes first (x/text ``currency.ParseISO``), so an unknown code
+    fails with that library's text even when both codes are the same."""
+    problem = iso4217_problem(from_cur) or iso4217_problem(to_cur)
+    if problem is not None:
+        raise ConversionError(problem)
 
 
 def _not_found(from_cur: str, to_cur: str) -> ConversionError:
@@ -76,6 +85,9 @@ class RateTable(Converter):
     def get_rate(self, from_cur: str, to_cur: str) -> float:
         f = from_cur.upper()
         t = to_cur.upper()
+        if f == t == DEFAULT_CURRENCY:
+            return 1.0
+        _check_codes(from_cur, to_cur)
         if f == t:
             return 1.0
         conversions = self.conversions
@@ -104,6 +116,9 @@ class ConstantRates(Converter):
     def get_rate(self, from_cur: str, to_cur: str) -> float:
         f = from_cur.upper()
         t = to_cur.upper()
+        if f == t == DEFAULT_CURRENCY:
+            return 1.0
+        _check_codes(from_cur, to_cur)
         if f == t:
             return 1.0
         raise _not_found(f, t)

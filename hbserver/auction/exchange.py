@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,7 @@ class HttpCall:
     done_at: float = 0.0  # loop time the answer (or its failure) was in
     reused: bool | None = None  # a kept-alive connection carried it (None: it never had one)
     wait: float = 0.0  # seconds waiting for that connection
+    headers: Mapping[str, str] = field(default_factory=dict)  # the answer's X- headers (bidclient)
 
     def as_debug(self) -> dict[str, Any]:
         entry: dict[str, Any] = {
@@ -152,7 +154,7 @@ def _read_bids(outcome: BidderOutcome) -> None:
             continue
         try:
             response, bid_errors = adapter.make_bids(
-                bidder.request, exchange.call, ResponseData(exchange.status, exchange.body)
+                bidder.request, exchange.call, ResponseData(exchange.status, exchange.body, exchange.headers)
             )
         except Exception:
             log.exception("adapter %s failed in make_bids", bidder.name)
@@ -208,6 +210,7 @@ async def _finish(client: BidderClient, exchange: HttpCall, pending: PendingRequ
         exchange.done_at = asyncio.get_running_loop().time()
         return
     exchange.reused, exchange.wait = pending.reused, pending.wait
+    exchange.headers = pending.response_headers
     exchange.pending = None
     exchange.status = status
     if status < 200 or status >= 400:

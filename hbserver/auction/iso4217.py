@@ -51,3 +51,15 @@ def is_iso4217(code: str) -> bool:
     (long s, U+017F, upper-cases to ``S``), which Go's byte-wise case fix does not.
     """
     return len(code) == 3 and code.isascii() and code.upper() in ISO4217_CODES
+
+
+NOT_WELL_FORMED = "currency: tag is not well-formed"
+NOT_RECOGNIZED = "currency: tag is not a recognized currency"
+
+
+def iso4217_problem(code: str) -> str | None:
+    """``ParseISO``'s error text for ``code``, None when it parses: anything but three ASCII letters is
+    not well-formed, three letters outside the table are not recognized."""
+    if len(code) != 3 or not code.isascii() or not code.isalpha():
+        return NOT_WELL_FORMED
+    return None if code.upper() in ISO4217_CODES else NOT_RECOGNIZED

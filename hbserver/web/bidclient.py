@@ -5,7 +5,9 @@ fraction of that by doing only what the fan-out needs: asyncio protocols on the 
 transports (uvloop in production), llhttp through httptools (aiohttp's own llhttp parser builds a
 StreamReader, a CIMultiDict and a message tuple per answer: about three times the cost), request
 heads encoded once per (method, URL, headers) seen lately, one future per request and one timer for
-all the deadlines, no cookies, no redirects, no response headers for the caller.
+all the deadlines, no cookies, no redirects. Of the response headers only the ``X-`` ones reach the
+caller (``PendingRequest.response_headers``): the bidder-specific ones adapters read, such as
+``X-Smt-Adtype`` (smaato) or ``X-NBR`` (amx); framing and coding headers are the client's own.
 
 Every request has a deadline (``loop.time()`` seconds): waiting for a pooled connection,
 connecting, the TLS handshake and the answer all end there with :class:`TimeoutError`, and the
@@ -24,6 +26,7 @@ import re
 import ssl
 import zlib
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Final, cast
 from urllib.parse import quote, unquote, urlsplit
 
@@ -33,6 +36,7 @@ from hbserver import SERVER_HEADER_VALUE
 
 __all__ = ["BidderClient", "BidderClientError", "PendingRequest", "ResponseTooLarge"]
 
+_X_PREFIXES: Final = frozenset({b"x-", b"X-"})
 MAX_HEAD_BYTES: Final = 64 * 1024  # status line and headers of one response
 MAX_HEADERS: Final = 128  # header fields of one response
 MAX_INFORMATIONAL: Final = 8  # 1xx answers tolerated before the final one
@@ -104,7 +108,9 @@ class _Pool:
 class PendingRequest:
     """A request :meth:`BidderClient.start` sent (or is sending in a task): what finishing it needs."""
 
-    __slots__ = ("answer", "body", "connection", "deadline", "headers", "method", "reused", "url", "wait")
+    __slots__ = (
+        "answer", "body", "connection", "deadline", "headers", "method", "response_headers", "reused", "url", "wait",
+    )
 
     def __init__(
         self,
@@ -127,9 +133,13 @@ class PendingRequest:
         # (None until it has one) and the seconds spent waiting for that connection.
         self.reused: bool | None = None
         self.wait = 0.0
+        # The answer's X- headers (names in lower case, repeated ones joined by ", "), once finished.
+        self.response_headers: Mapping[str, str] = _NO_HEADERS
 
 
-_Answer = tuple[int, bytes, bytes | None, float]  # status, raw body, content coding, loop time when complete
+# status, raw body, content coding, loop time when complete, X- headers
+_Answer = tuple[int, bytes, bytes | None, float, Mapping[str, str]]
+_NO_HEADERS: Mapping[str, str] = MappingProxyType({})
 
 
 class _Connection(asyncio.Protocol):
@@ -140,9 +150,9 @@ class _Connection(asyncio.Protocol):
     """
 
     __slots__ = (
-        "body", "chunked", "client", "coding", "connected", "done", "error", "head", "headers", "idle_since",
-        "interim", "keep_alive", "length", "loop", "lost", "parser", "pool", "raw", "served", "size", "state",
-        "status", "transport", "waiter",
+        "body", "chunked", "client", "coding", "connected", "done", "error", "extra", "head", "headers",
+        "idle_since", "interim", "keep_alive", "length", "loop", "lost", "parser", "pool", "raw", "served", "size",
+        "state", "status", "transport", "waiter",
     )  # fmt: skip
 
     def __init__(self, client: BidderClient, pool: _Pool, loop: asyncio.AbstractEventLoop) -> None:
@@ -169,6 +179,7 @@ class _Connection(asyncio.Protocol):
         self.length = -1  # Content-Length, -1 without one
         self.chunked = False
         self.coding: bytes | None = None
+        self.extra: dict[str, str] | None = None  # the X- headers of the current head
         self.interim = 0  # 1xx answers so far
         self.keep_alive = False
         self.done = False
@@ -189,6 +200,16 @@ class _Connection(asyncio.Protocol):
                 self.coding = value.strip().lower() or None
         elif size == 17 and name.lower() == b"transfer-encoding":
             self.chunked = True
+        if name[:2] in _X_PREFIXES:
+            self._keep(name, value)
+
+    def _keep(self, name: bytes, value: bytes) -> None:
+        """An ``X-`` header for the adapter (bounded by the head limits checked after parsing)."""
+        if self.extra is None:
+            self.extra = {}
+        key = name.decode("latin-1").lower()
+        text = value.decode("latin-1")
+        self.extra[key] = f"{self.extra[key]}, {text}" if key in self.extra else text
 
     def on_headers_complete(self) -> None:
         """Take the status of a final answer; a 1xx one is skipped."""
@@ -215,6 +236,7 @@ class _Connection(asyncio.Protocol):
             self.length = -1
             self.chunked = False
             self.coding = None
+            self.extra = None
 
     # --- asyncio.Protocol -------------------------------------------------------------------
 
@@ -315,7 +337,11 @@ class _Connection(asyncio.Protocol):
 
     def _complete(self) -> None:
         body = self.body
-        answer = (self.status, body[0] if len(body) == 1 else b"".join(body), self.coding, self.loop.time())
+        extra = self.extra
+        answer = (
+            self.status, body[0] if len(body) == 1 else b"".join(body), self.coding, self.loop.time(),
+            _NO_HEADERS if extra is None else extra,
+        )
         keep_alive = self.keep_alive and self.connected
         self._reset()
         waiter = self.waiter
@@ -436,7 +462,9 @@ class BidderClient:
         if pending.answer is None:
             raise BidderClientError("the request was never sent")
         try:
-            status, raw, coding, done_at = await cast("asyncio.Future[_Answer]", pending.answer)
+            status, raw, coding, done_at, pending.response_headers = await cast(
+                "asyncio.Future[_Answer]", pending.answer
+            )
         except _NoAnswer:
             status, raw = await self._request(
                 pending.method, pending.url, pending.body, pending.headers, pending.deadline, fresh=True,
@@ -496,7 +524,7 @@ class BidderClient:
             answer = connection.send(data, loop)
             self._track(deadline, connection, answer, loop)
             try:
-                status, raw, coding, _ = await answer
+                status, raw, coding, _, extra = await answer
             except _NoAnswer:
                 if reused and not retried:  # a keep-alive connection the server had closed: once more, on a new one
                     fresh = retried = True
@@ -507,6 +535,8 @@ class BidderClient:
                 raise
             if coding is not None:
                 raw = self._decode(raw, coding)
+            if pending is not None:
+                pending.response_headers = extra
             return status, raw
 
     def _track(

@@ -125,7 +125,7 @@ def test_go_int(value, want):
         ("x", GoKind.STRING, "x"),
         (5, GoKind.STRING, Fails('cannot unmarshal f: expects " or n, but found 5')),
         (1.5, GoKind.FLOAT, 1.5),
-        ("1", GoKind.FLOAT, Fails("cannot unmarshal f: empty number")),
+        ("1", GoKind.FLOAT, Fails("cannot unmarshal f: invalid number")),
         (2.5, GoKind.INT, Fails("cannot unmarshal f: can not decode float as int")),
         (True, GoKind.BOOL, True),
         (1, GoKind.BOOL, Fails("cannot unmarshal f: expect t or f, but found 1")),
@@ -218,7 +218,7 @@ def test_imp_bidder_params(imp, null_is_absent, want):
         ),
         ({"id": 5}, Fails('cannot unmarshal openrtb2.Bid.ID: expects " or n, but found 5')),
         ({"w": 1.5}, Fails("cannot unmarshal openrtb2.Bid.W: can not decode float as int")),
-        ({"price": "1"}, Fails("cannot unmarshal openrtb2.Bid.Price: empty number")),
+        ({"price": "1"}, Fails("cannot unmarshal openrtb2.Bid.Price: invalid number")),
         (
             {"adomain": "a.com"},
             Fails('cannot unmarshal openrtb2.Bid.ADomain: decode slice: expect [ or n, but found "'),

@@ -121,6 +121,16 @@ def test_validate_params(code, params, want):
                  "(root): Has a dependency on b(root): Has a dependency on c", id="dependencies-array"),
     pytest.param({"dependencies": {"a": {"required": ["b"]}}}, {"a": 1}, "(root): b is required",
                  id="dependencies-schema"),
+    # if/then/else (checked against gojsonschema v1.2.0: a schema of no known draft reads draft 7 keywords)
+    pytest.param({"if": {"properties": {"a": {"const": 1}}}, "then": {"required": ["b"]}, "else": {"required": ["c"]}},
+                 {"a": 1}, '(root): Must validate "then" as "if" was valid(root): b is required', id="if-then"),
+    pytest.param({"if": {"properties": {"a": {"const": 1}}}, "then": {"required": ["b"]}, "else": {"required": ["c"]}},
+                 {"a": 2}, '(root): Must validate "else" as "if" was not valid(root): c is required', id="if-else"),
+    pytest.param({"if": {"required": ["a"]}, "then": {"required": ["b"]}}, {}, None, id="if-without-else"),
+    pytest.param({"then": {"required": ["b"]}}, {}, None, id="then-without-if"),
+    pytest.param({"allOf": [{"if": {"required": ["k"]}, "then": {"required": ["u"]}}]}, {"k": "a"},
+                 '(root): Must validate "then" as "if" was valid(root): u is required'
+                 "(root): Must validate all the schemas (allOf)", id="if-in-allOf"),
     pytest.param({"minProperties": 1}, {}, "(root): Must have at least 1 properties", id="minProperties"),
     pytest.param({"maxProperties": 1}, {"a": 1, "b": 2}, "(root): Must have at most 1 properties", id="maxProperties"),
     pytest.param({"items": {"type": "string"}}, ["a", 1], "1: Invalid type. Expected: string, given: integer",
@@ -315,6 +325,6 @@ def test_every_schema_file_loads(tmp_path: Path):
     codes = set(load_validators())
     assert {"appnexus", "openx", "triplelift"} <= codes
     assert codes == {path.stem for path in SCHEMAS.glob("*.json")}
-    (tmp_path / "bad.json").write_text(json.dumps({"type": "object", "if": {}}))
+    (tmp_path / "bad.json").write_text(json.dumps({"type": "object", "patternProperties": {}}))
     with pytest.raises(SchemaError, match=r"bad\.json: unsupported keyword"):
         load_validators(tmp_path)

@@ -6,7 +6,9 @@ import string
 
 import pytest
 
-from hbserver.auction.iso4217 import ISO4217_CODES, is_iso4217
+from hbserver.adapters.base import ConversionError
+from hbserver.auction.currency import ConstantRates, RateTable
+from hbserver.auction.iso4217 import ISO4217_CODES, is_iso4217, iso4217_problem
 
 # (id, code, ParseISO succeeds)
 CODES = [
@@ -104,3 +106,45 @@ def test_only_table_codes_are_accepted() -> None:
     letters = string.ascii_uppercase
     accepted = {a + b + c for a in letters for b in letters for c in letters if is_iso4217(a + b + c)}
     assert accepted == ISO4217_CODES
+
+
+@pytest.mark.parametrize(
+    ("code", "problem"),
+    [
+        ("USD", None),
+        ("eur", None),
+        ("XXX", None),
+        ("XYZ", "currency: tag is not a recognized currency"),
+        ("FOO", "currency: tag is not a recognized currency"),
+        ("US", "currency: tag is not well-formed"),
+        ("USDD", "currency: tag is not well-formed"),
+        ("U$D", "currency: tag is not well-formed"),
+        ("u\u017fd", "currency: tag is not well-formed"),
+        ("", "currency: tag is not well-formed"),
+    ],
+)
+def test_parse_iso_error_texts(code: str, problem: str | None) -> None:
+    assert iso4217_problem(code) == problem
+
+
+@pytest.mark.parametrize(
+    ("converter", "source", "target", "outcome"),
+    [
+        (RateTable.of({"EUR": {"USD": 1.1}}), "EUR", "USD", 1.1),
+        (RateTable.of({"EUR": {"USD": 1.1}}), "XYZ", "USD", "currency: tag is not a recognized currency"),
+        (RateTable.of({"EUR": {"USD": 1.1}}), "EUR", "US", "currency: tag is not well-formed"),
+        (RateTable.of({}), "XYZ", "XYZ", "currency: tag is not a recognized currency"),  # parsed before compared
+        (ConstantRates(), "USD", "USD", 1.0),
+        (ConstantRates(), "EUR", "EUR", 1.0),
+        (ConstantRates(), "XYZ", "USD", "currency: tag is not a recognized currency"),
+        (ConstantRates(), "EUR", "USD", "Currency conversion rate not found: 'EUR' => 'USD'"),
+    ],
+)
+def test_converters_parse_codes_first_as_pbs_go(converter, source: str, target: str, outcome) -> None:
+    """PBS-Go's Rates and ConstantRates call ParseISO on both codes before any lookup."""
+    if isinstance(outcome, float):
+        assert converter.get_rate(source, target) == outcome
+        return
+    with pytest.raises(ConversionError) as caught:
+        converter.get_rate(source, target)
+    assert str(caught.value) == outcome

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from hbserver.adapters.base import (
     RequestInfo,
     ResponseData,
 )
+from hbserver.auction.iso4217 import iso4217_problem
 from hbserver.bidders import DEFINITIONS
 from tests.conformance.compare import compare_bid_responses, compare_errors, compare_requests
 from tests.conformance.loader import Fixture
@@ -50,6 +52,11 @@ def _constant_random(adapter: Adapter) -> None:
     adapter.random_int = lambda: 10  # type: ignore[attr-defined]
 
 
+def _smaato_clock(adapter: Adapter) -> None:
+    """The smaato Go test fixes the adapter's clock at 2021-06-25 10:00:00 UTC."""
+    adapter.now = lambda: datetime(2021, 6, 25, 10, 0, 0, tzinfo=UTC)  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True)
 class GoTestFacts:
     """What a Go test sets beyond its go-test-setup.yaml."""
@@ -61,6 +68,7 @@ class GoTestFacts:
 GO_TEST_FACTS: dict[str, GoTestFacts] = {
     "appnexus": GoTestFacts(prepare=_constant_random),
     "rubicon": GoTestFacts({"xapi": {"username": "xuser", "password": "xpass", "tracker": "pbs-test-tracker"}}),
+    "smaato": GoTestFacts(prepare=_smaato_clock),
 }
 
 
@@ -140,6 +148,9 @@ def rates_converter(request: Mapping[str, Any]) -> Callable[[float, str, str], f
         return None
 
     def convert(amount: float, from_currency: str, to_currency: str) -> float:
+        problem = iso4217_problem(from_currency) or iso4217_problem(to_currency)  # PBS-Go parses codes first
+        if problem is not None:
+            raise ConversionError(problem)
         source, target = from_currency.upper(), to_currency.upper()
         if source == target:
             return amount
@@ -160,7 +171,7 @@ def request_info(fixture: Fixture) -> RequestInfo:
 
 
 def _headers(raw: Mapping[str, list[str]]) -> dict[str, str]:
-    return {name: ", ".join(values) for name, values in raw.items()}
+    return {name: ", ".join(values or ()) for name, values in raw.items()}  # null: no values (Go)
 
 
 def run_fixture(fixture: Fixture, adapter: Adapter, check_error_text: bool = True) -> list[str]:

@@ -171,8 +171,8 @@ _G = '"schema":{"fields":["mediaType","size","domain"],"delimiter":"|"}'
             '"currency":"USD","values":{"banner|300x250|www.website.com":1,"*|*|www.test.com":15,"*|*|*":7},'
             + _G + '}]},"enabled":true,' + _ENF + "}",
             ACCOUNT, None, {}, never, None, None, "request",
-            ["Error in getting FloorMin value : 'Currency conversion rate not found: 'ABCD' => 'USD''"],
-            id="floorMin currency without a rate",
+            ["Error in getting FloorMin value : 'currency: tag is not well-formed'"],  # PBS-Go floors_test.go
+            id="floorMin currency not well-formed",
         ),
         pytest.param(
             '{"data":{"currency":"USD","modelgroups":[{"modelversion":"m","currency":"USD",'

@@ -1,0 +1,145 @@
+"""AdKernel adapter: one OpenRTB 2.5 call per ``zoneId`` to ``pbs.adksrv.com/hb?zone={{.ZoneID}}``.
+
+Each imp's ``zoneId`` param must be a positive integer; an imp whose ext or params do not decode,
+or whose zone is not positive, is reported and left out. The others are grouped by zone, their
+``ext`` dropped, and an imp asking for several media types is split into one imp per type, its id
+suffixed ``b__mf``, ``v__mf``, ``n__mf`` or ``a__mf`` (banner, video, native, audio, in that order).
+Each call carries the request with its group's imps and without ``site.publisher`` /
+``app.publisher``, and the header ``X-Openrtb-Version: 2.5``.
+
+The answer must hold exactly one seatbid. A bid's ``impid`` loses a multi-format suffix; bids are
+typed by ``mtype`` alone, and a bid without a known one fails the whole answer. The answer's ``cur``
+is the currency.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hbserver.adapters.base import (
+    AdapterConfig,
+    BidderError,
+    BidderResponse,
+    RequestData,
+    RequestInfo,
+    ResponseData,
+    TypedBid,
+    bad_input,
+    bad_server_response,
+)
+from hbserver.adapters.common import AnswerWording, JsonShapeError, json_call, json_headers, resolve_macros
+from hbserver.adapters.golike import (
+    ABSENT_OBJECT,
+    decode_go_answer,
+    go_field,
+    go_int,
+    go_media_objects,
+    go_request_top,
+    imp_bidder_params,
+)
+
+_MF_SUFFIX = "__mf"
+# a multi-format imp is split in this order; the letter goes in front of the suffix
+_SPLIT_ORDER = (("banner", "b"), ("video", "v"), ("native", "n"), ("audio", "a"))
+_MEDIA = tuple(kind for kind, _ in _SPLIT_ORDER)
+_BID_TYPES = {1: "banner", 2: "video", 3: "audio", 4: "native"}
+
+_ANSWER_WORDING = AnswerWording(
+    status="Unexpected http status code: {}",
+    bad_request_is_input=False,
+    body_text="Bad server response: &{{%!d(string={})}}",  # Go's %d of the error struct
+)
+
+
+def _zone_id(imp: dict[str, Any]) -> int:
+    """``imp.ext.bidder.zoneId`` as PBS-Go decodes it (null or absent is 0); JsonShapeError in
+    json-iterator's words when the ext or the params do not decode."""
+    if imp.get("ext") is None:  # Go's imp.Ext is empty for an absent or null ext
+        raise JsonShapeError(ABSENT_OBJECT)
+    params = imp_bidder_params(imp, null_is_absent=True)
+    return go_int(go_field(params, "zoneId", skip_null=True), "openrtb_ext.ExtImpAdkernel.ZoneId")
+
+
+def _split(imp: dict[str, Any]) -> list[dict[str, Any]]:
+    """The imp without ``ext``; an imp asking for several media types as one imp per type."""
+    base = {key: value for key, value in imp.items() if key != "ext"}
+    kinds = [kind for kind in _MEDIA if base.get(kind) is not None]
+    if len(kinds) < 2:
+        return [go_media_objects(base)]
+    out = []
+    for kind, letter in _SPLIT_ORDER:
+        if base.get(kind) is None:
+            continue
+        single = {key: value for key, value in base.items() if key not in _MEDIA or key == kind}
+        single["id"] = f"{base.get('id', '')}{letter}{_MF_SUFFIX}"
+        out.append(go_media_objects(single))
+    return out
+
+
+def _without_publisher(request: dict[str, Any]) -> dict[str, Any]:
+    """The request's top level as sent: Go's omitempty zeros left out, ``site`` and ``app`` without
+    their ``publisher``."""
+    out = go_request_top(request)
+    for key in ("site", "app"):
+        holder = out.get(key)
+        if isinstance(holder, dict) and "publisher" in holder:
+            out[key] = {name: value for name, value in holder.items() if name != "publisher"}
+    return out
+
+
+class AdkernelAdapter:
+    def __init__(self, config: AdapterConfig) -> None:
+        self.endpoint = config.endpoint
+        self.headers = json_headers(x_openrtb_version="2.5")
+
+    def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
+        imps = request.get("imp") or []
+        if not imps:
+            return [], [bad_input("No impression in the bid request")]
+        errors: list[BidderError] = []
+        by_zone: dict[int, list[dict[str, Any]]] = {}
+        for imp in imps:
+            try:
+                zone = _zone_id(imp)
+            except JsonShapeError as exc:
+                errors.append(bad_input(str(exc)))
+                continue
+            if zone < 1:
+                errors.append(bad_input(f"Invalid zoneId value: {zone}. Ignoring imp id={imp.get('id', '')}"))
+                continue
+            by_zone.setdefault(zone, []).extend(_split(imp))
+        top = _without_publisher(request)
+        calls = [
+            json_call(
+                resolve_macros(self.endpoint, {"ZoneID": str(zone)}),
+                {**top, "imp": group},
+                (imp.get("id", "") for imp in group),
+                self.headers,
+            )
+            for zone, group in by_zone.items()
+        ]
+        return calls, errors
+
+    def make_bids(
+        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    ) -> tuple[BidderResponse | None, list[BidderError]]:
+        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
+        if answer is None:
+            return None, failure
+        if len(answer.seatbids) != 1:
+            return None, [bad_server_response(f"Invalid SeatBids count: {len(answer.seatbids)}")]
+        result = BidderResponse(currency=answer.cur or "USD")
+        for bid in answer.seatbids[0][1]:
+            imp_id = bid["impid"]
+            if imp_id.endswith(_MF_SUFFIX):
+                bid = {**bid, "impid": imp_id[: len(imp_id) - len(_MF_SUFFIX) - 1]}
+            mtype = bid.get("mtype", 0)
+            bid_type = _BID_TYPES.get(mtype)
+            if bid_type is None:
+                return None, [bad_server_response(f"Unsupported MType {mtype}")]
+            result.bids.append(TypedBid(bid, bid_type))
+        return result, []
+
+
+def build(config: AdapterConfig) -> AdkernelAdapter:
+    return AdkernelAdapter(config)

@@ -1,0 +1,223 @@
+"""Adtelligent adapter: one OpenRTB call per ``aid`` (source id) to ``ghb.adtelligent.com/pbs/ortb?aid=<aid>``.
+
+Only banner and video imps are sent. Per imp the params are read as PBS-Go reads them (``aid`` a
+number or a string holding one, ``placementId``/``siteId`` integers, ``bidFloor`` a number),
+``imp.ext`` becomes ``{"adtelligent": <those params>}`` (zero values left out, ``aid`` as a number)
+and a positive ``bidFloor`` replaces ``imp.bidfloor``. An imp that cannot be read is reported and
+left out; the others are grouped by ``aid``, one call per group with only that group's imps.
+
+The answer is read whatever its status but 204 (PBS-Go checks no other status); a bid whose imp is
+not in the request is reported and skipped. Bids are video when an imp of that id has a video
+object, else banner; the currency is always USD.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hbserver.adapters.base import (
+    AdapterConfig,
+    BidderError,
+    BidderResponse,
+    RequestData,
+    RequestInfo,
+    ResponseData,
+    TypedBid,
+    bad_input,
+    bad_server_response,
+)
+from hbserver.adapters.common import JsonShapeError, json_call, json_headers
+from hbserver.adapters.golike import (
+    ImpExtError,
+    go_answer,
+    go_int,
+    go_media_objects,
+    go_members,
+    go_request_top,
+    imp_bidder_params,
+)
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+# the JSON number grammar Go's encoding/json checks a json.Number against before writing it
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
+_DECIMAL_INT = re.compile(r"[+-]?[0-9]+\Z")
+_PARAMS = "openrtb_ext.ExtImpAdtelligent"
+_GO_QUOTE_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+class _BadImp(ValueError):
+    """An imp this adapter cannot send (the message is the bidder error's)."""
+
+
+def _go_quote(text: str) -> str:
+    """``text`` as Go's ``%q`` writes it (``strconv.Quote``): printable characters kept, quotes and
+    backslashes escaped, the usual C escapes, ``\\xNN`` / ``\\uNNNN`` for other unprintable ones."""
+    out = ['"']
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char in _GO_QUOTE_ESCAPES:
+            out.append(_GO_QUOTE_ESCAPES[char])
+        elif char.isprintable() or char == " ":
+            out.append(char)
+        elif ord(char) < 0x80:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) <= 0xFFFF:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _number_text(value: Any, where: str) -> str:
+    """The text json-iterator keeps in a ``json.Number``: a string as given, a number as written
+    (null is ""); any other value fails in json-iterator's words."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    raise JsonShapeError(f"cannot unmarshal {where}: invalid number")
+
+
+def _go_float(value: Any, where: str) -> int | float:
+    """``value`` as a Go float64 field takes it: a non-number fails as json-iterator's slow path
+    words it (it reads no number characters)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    raise JsonShapeError(f"cannot unmarshal {where}: invalid number")
+
+
+def _parse_int64(text: str) -> int:
+    """Go's ``strconv.ParseInt(text, 10, 64)``; ValueError in its words."""
+    if not _DECIMAL_INT.match(text):
+        raise ValueError(f"strconv.ParseInt: parsing {_go_quote(text)}: invalid syntax")
+    number = int(text)
+    if not _INT64_MIN <= number <= _INT64_MAX:
+        raise ValueError(f"strconv.ParseInt: parsing {_go_quote(text)}: value out of range")
+    return number
+
+
+class _Params:
+    """``openrtb_ext.ExtImpAdtelligent`` as decoded from the imp's params, fields in document order
+    (the first field of the wrong type fails, as Go decodes field after field)."""
+
+    __slots__ = ("aid", "bid_floor", "placement_id", "site_id")
+
+    def __init__(self, params: dict[str, Any]) -> None:
+        self.aid, self.placement_id, self.site_id = "", 0, 0
+        self.bid_floor: int | float = 0
+        for name, value in go_members(params, "aid", "placementId", "siteId", "bidFloor"):
+            if value is None and name != "aid":  # null leaves a Go number field as it was
+                continue
+            if name == "aid":
+                self.aid = _number_text(value, f"{_PARAMS}.SourceId")
+            elif name == "placementId":
+                self.placement_id = go_int(value, f"{_PARAMS}.PlacementId")
+            elif name == "siteId":
+                self.site_id = go_int(value, f"{_PARAMS}.SiteId")
+            else:
+                self.bid_floor = _go_float(value, f"{_PARAMS}.BidFloor")
+
+    def ext(self, aid: int) -> dict[str, Any]:
+        """The imp's new ``ext``: ``aid`` always, the other fields when not zero (Go's omitempty)."""
+        params: dict[str, Any] = {"aid": aid}
+        for key, value in (("placementId", self.placement_id), ("siteId", self.site_id), ("bidFloor", self.bid_floor)):
+            if value:
+                params[key] = value
+        return {"adtelligent": params}
+
+
+def _prepare_imp(imp: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """(the imp's source id, the imp as sent); _BadImp in PBS-Go's words and order otherwise."""
+    imp_id = imp.get("id", "")
+    if imp.get("banner") is None and imp.get("video") is None:
+        raise _BadImp(f"ignoring imp id={imp_id}, Adtelligent supports only Video and Banner")
+    if imp.get("ext") is None:  # Go's imp.Ext is empty for an absent or null ext
+        raise _BadImp(f"ignoring imp id={imp_id}, extImpBidder is empty")
+    try:
+        params = _Params(imp_bidder_params(imp, null_is_absent=True))
+    except ImpExtError as exc:
+        raise _BadImp(f"ignoring imp id={imp_id}, error while decoding extImpBidder, err: {exc}") from None
+    except JsonShapeError as exc:
+        raise _BadImp(f"ignoring imp id={imp_id}, error while decoding impExt, err: {exc}") from None
+    aid_text = params.aid or "0"  # Go writes an empty json.Number as 0
+    if not _JSON_NUMBER.match(aid_text):
+        message = f"json: invalid number literal {_go_quote(aid_text)}"
+        raise _BadImp(f"ignoring imp id={imp_id}, error while marshaling impExt, err: {message}")
+    try:
+        aid = _parse_int64(params.aid)
+    except ValueError as exc:
+        raise _BadImp(f"ignoring imp id={imp_id}, aid parsing err: {exc}") from None
+    out = dict(imp)
+    if params.bid_floor > 0:
+        out["bidfloor"] = params.bid_floor
+    out["ext"] = params.ext(aid)
+    return aid, go_media_objects(out)
+
+
+def _bid_type(imps: list[dict[str, Any]], imp_id: str) -> str | None:
+    """video when an imp with ``imp_id`` has a video object, banner when one has none, None when no
+    imp has that id."""
+    found = None
+    for imp in imps:
+        if imp.get("id") == imp_id:
+            if imp.get("video") is not None:
+                return "video"
+            found = "banner"
+    return found
+
+
+class AdtelligentAdapter:
+    def __init__(self, config: AdapterConfig) -> None:
+        self.endpoint = config.endpoint
+        self.headers = json_headers()
+
+    def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
+        errors: list[BidderError] = []
+        by_source: dict[int, list[dict[str, Any]]] = {}
+        for imp in request.get("imp") or ():
+            try:
+                aid, prepared = _prepare_imp(imp)
+            except _BadImp as exc:
+                errors.append(bad_input(str(exc)))
+                continue
+            by_source.setdefault(aid, []).append(prepared)
+        top = go_request_top(request)
+        calls = [
+            json_call(
+                f"{self.endpoint}?aid={aid}", {**top, "imp": imps}, (imp.get("id", "") for imp in imps), self.headers
+            )
+            for aid, imps in by_source.items()
+        ]
+        return calls, errors
+
+    def make_bids(
+        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    ) -> tuple[BidderResponse | None, list[BidderError]]:
+        if response.status == 204:
+            return None, []
+        try:
+            answer = go_answer(response.body)
+        except JsonShapeError as exc:
+            return None, [bad_server_response(f"error while decoding response, err: {exc}")]
+        imps = request.get("imp") or []
+        result = BidderResponse()
+        errors: list[BidderError] = []
+        for bid in answer.bids:
+            bid_type = _bid_type(imps, bid["impid"])
+            if bid_type is None:
+                message = f"ignoring bid id={bid['id']}, request doesn't contain any impression with id={bid['impid']}"
+                errors.append(bad_server_response(message))
+                continue
+            result.bids.append(TypedBid(bid, bid_type))
+        return result, errors
+
+
+def build(config: AdapterConfig) -> AdtelligentAdapter:
+    return AdtelligentAdapter(config)

@@ -1,0 +1,279 @@
+"""Taboola adapter: up to two OpenRTB calls, one for the native imps and one for the banner imps, to
+``{{.MediaType}}.bidder.taboola.com/OpenRTB/PS/auction?exchange={{.GvlID}}&publisher={{.PublisherID}}``.
+
+The params of all imps are read, in imp order, into one set of values, as PBS-Go decodes them all into
+one struct: a value an imp does not name stays as an earlier imp left it. Per imp: ``tagId`` (else
+``tagid``) replaces ``imp.tagid`` (none when both are empty), a non-zero ``bidfloor`` ``imp.bidfloor``
+and, on a banner imp, ``position`` ``banner.pos`` (as a Go int8: 300 is sent as 44). An imp with a
+banner goes in the display call, else one with a native object in the native call, else nowhere.
+After the last imp, ``publisherId`` becomes ``site.id``, ``site.name`` and ``site.publisher`` (on an
+app: ``app.id`` and ``app.publisher``), ``publisherDomain`` (else the site's own) ``site.domain``;
+``bcat``/``badv``, when given, replace the request's; ``pageType`` is added to ``request.ext``. An imp
+whose ``ext`` or params cannot be read, or a ``request.ext`` that is no object when a ``pageType`` is
+given, fails the whole request (every such error is reported).
+
+The endpoint's ``{{.MediaType}}`` is ``native`` or ``display``, ``{{.PublisherID}}`` the publisher id
+(as given) and ``{{.GvlID}}`` the host's GDPR vendor id ("" when it has none). Bids are banner or
+native by their imp (banner first); a bid for no such imp is an error. ``${AUCTION_PRICE}`` in a bid's
+``nurl``, ``adm`` and ``burl`` is replaced by its price.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hbserver.adapters.base import (
+    AdapterConfig,
+    BidderError,
+    BidderResponse,
+    RequestData,
+    RequestInfo,
+    ResponseData,
+    TypedBid,
+    bad_input,
+)
+from hbserver.adapters.common import (
+    UNEXPECTED_STATUS,
+    AnswerWording,
+    JsonShapeError,
+    expect_string,
+    found,
+    imp_ids,
+    json_call,
+    resolve_macros,
+)
+from hbserver.adapters.golike import (
+    NOT_AN_OBJECT,
+    decode_go_answer,
+    go_float_text,
+    go_int,
+    go_list,
+    go_media_objects,
+    go_members,
+    go_request_top,
+    imp_bidder_params,
+    set_omitempty,
+)
+
+_ANSWER_WORDING = AnswerWording(
+    status=UNEXPECTED_STATUS + ".",
+    bad_request="Unexpected status code: 400. Bad request from publisher. Run with request.debug = 1 for more info.",
+    body_error=BidderError,
+)
+_PRICE_MACRO = "${AUCTION_PRICE}"
+_WHERE = "openrtb_ext.ImpExtTaboola."
+# ImpExtTaboola's fields: JSON name -> Go name
+_FIELDS = {
+    "publisherId": "PublisherId",
+    "publisherDomain": "PublisherDomain",
+    "bidfloor": "BidFloor",
+    "tagid": "TagId",
+    "tagId": "TagID",
+    "bcat": "BCat",
+    "badv": "BAdv",
+    "pageType": "PageType",
+    "position": "Position",
+}
+_FIELD_NAMES = tuple(_FIELDS)
+
+
+class _Params:
+    """``openrtb_ext.ImpExtTaboola`` as the imps' params leave it, one imp after another."""
+
+    __slots__ = ("badv", "bcat", "bidfloor", "page_type", "position", "publisher_domain", "publisher_id", "tag")
+
+    def __init__(self) -> None:
+        self.publisher_id = ""
+        self.publisher_domain = ""
+        self.bidfloor: float = 0
+        self.tag = {"tagid": "", "tagId": ""}
+        self.bcat: list[str] | None = None
+        self.badv: list[str] | None = None
+        self.page_type = ""
+        self.position: int | None = None
+
+    def read(self, params: dict[str, Any]) -> None:
+        """Take ``params`` over the values held, key by key in document order (keys match ignoring
+        case, an exact match first); JsonShapeError in PBS-Go's words at the first value of the
+        wrong type."""
+        for name, value in go_members(params, *_FIELD_NAMES):
+            where = _WHERE + _FIELDS[name]
+            if name in ("bcat", "badv"):
+                strings = None if value is None else [expect_string(s, "[]string") for s in go_list(value, where)]
+                setattr(self, name, strings)
+            elif name == "bidfloor":
+                self.bidfloor = _float(value, where, self.bidfloor)
+            elif name == "position":
+                self.position = None if value is None else _int(value, where)
+            elif name == "publisherId":
+                self.publisher_id = expect_string(value, where)
+            elif name == "publisherDomain":
+                self.publisher_domain = expect_string(value, where)
+            elif name == "pageType":
+                self.page_type = expect_string(value, where)
+            else:
+                self.tag[name] = expect_string(value, where)
+
+    @property
+    def tagid(self) -> str:
+        return self.tag["tagId"] or self.tag["tagid"]
+
+
+def _float(value: Any, where: str, current: float) -> float:
+    """A Go float64 field: null keeps the value held; anything but a number fails as json-iterator
+    words it."""
+    if value is None:
+        return current
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise JsonShapeError(f"cannot unmarshal {where}: invalid number")
+    return value
+
+
+def _int(value: Any, where: str) -> int:
+    """A Go int field (64 bits); beyond its range it fails as json-iterator's ReadInt64 words it
+    (PBS-Go's error extraction keeps the reader's name, as ``overflow`` reads to it like a layer)."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        raise JsonShapeError(f"cannot unmarshal ReadInt64: {abs(value)}")
+    return go_int(value, where)
+
+
+def _int8(value: int) -> int:
+    """A Go int converted to int8 (adcom1.PlacementPosition): the low 8 bits, as a signed number."""
+    return ((value & 0xFF) ^ 0x80) - 0x80
+
+
+def _build_imp(imp: dict[str, Any], params: _Params) -> dict[str, Any]:
+    out = dict(imp)
+    set_omitempty(out, "tagid", params.tagid)
+    if params.bidfloor:
+        out["bidfloor"] = params.bidfloor
+    if imp.get("banner") is not None and params.position is not None:
+        out["banner"] = {**imp["banner"], "pos": _int8(params.position)}
+    return go_media_objects(out)
+
+
+def _with_publisher(body: dict[str, Any], request: dict[str, Any], params: _Params) -> None:
+    """``site`` (and ``app``) in ``body`` carrying the publisher id (and domain) of the params."""
+    publisher_id = params.publisher_id
+    publisher = {"id": publisher_id} if publisher_id else {}
+    site = request.get("site")
+    if isinstance(site, dict):
+        site = dict(site)
+        set_omitempty(site, "id", publisher_id)
+        set_omitempty(site, "name", publisher_id)
+        set_omitempty(site, "domain", params.publisher_domain or request["site"].get("domain") or "")
+        site["publisher"] = publisher
+        body["site"] = site
+    app = request.get("app")
+    if isinstance(app, dict):
+        app = dict(app)
+        set_omitempty(app, "id", publisher_id)
+        app["publisher"] = publisher
+        body["app"] = app
+
+
+def _ext_with_page_type(ext: Any, page_type: str) -> dict[str, Any]:
+    """``request.ext`` with ``pageType`` set; JsonShapeError (PBS-Go's text) when the ext is not a
+    JSON object."""
+    if ext is None:
+        return {"pageType": page_type}
+    if not isinstance(ext, dict):
+        raise JsonShapeError("could not unmarshal request ext: " + NOT_AN_OBJECT.format(found=found(ext)))
+    return {**ext, "pageType": page_type}
+
+
+def _publisher_of(body: dict[str, Any]) -> str:
+    """The endpoint's publisher: the site's id, else the app's."""
+    for place in ("site", "app"):
+        holder = body.get(place)
+        if isinstance(holder, dict) and holder.get("id"):
+            return str(holder["id"])
+    return ""
+
+
+def _bid_type(imps: list[dict[str, Any]], imp_id: str) -> str | None:
+    """The first imp with ``imp_id`` that asks for banner or native decides (banner first)."""
+    for imp in imps:
+        if imp.get("id") == imp_id:
+            if imp.get("banner") is not None:
+                return "banner"
+            if imp.get("native") is not None:
+                return "native"
+    return None
+
+
+def _with_price(bid: dict[str, Any]) -> dict[str, Any]:
+    """The bid with ``${AUCTION_PRICE}`` in ``nurl``, ``adm`` and ``burl`` replaced by its price."""
+    price = None
+    for key in ("nurl", "adm", "burl"):
+        text = bid.get(key)
+        if isinstance(text, str) and _PRICE_MACRO in text:
+            if price is None:
+                price = go_float_text(bid["price"])
+                bid = dict(bid)
+            bid[key] = text.replace(_PRICE_MACRO, price)
+    return bid
+
+
+class TaboolaAdapter:
+    def __init__(self, config: AdapterConfig) -> None:
+        self.endpoint = config.endpoint
+        gvl_id = config.extra.get("gvl_id")
+        self.gvl_id = str(gvl_id) if isinstance(gvl_id, int) and gvl_id > 0 else ""
+
+    def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
+        params = _Params()
+        errors: list[BidderError] = []
+        native: list[dict[str, Any]] = []
+        banner: list[dict[str, Any]] = []
+        for imp in request.get("imp") or ():
+            try:
+                params.read(imp_bidder_params(imp, null_is_absent=True))
+            except JsonShapeError as exc:
+                errors.append(BidderError(str(exc)))
+                continue
+            if imp.get("banner") is not None:
+                banner.append(_build_imp(imp, params))
+            elif imp.get("native") is not None:
+                native.append(_build_imp(imp, params))
+        body = go_request_top(request)
+        _with_publisher(body, request, params)
+        if params.bcat is not None:
+            set_omitempty(body, "bcat", params.bcat)
+        if params.badv is not None:
+            set_omitempty(body, "badv", params.badv)
+        if params.page_type:
+            try:
+                body["ext"] = _ext_with_page_type(request.get("ext"), params.page_type)
+            except JsonShapeError as exc:
+                errors.append(BidderError(str(exc)))
+        if errors:
+            return [], errors
+        values = {"PublisherID": _publisher_of(body), "GvlID": self.gvl_id}
+        calls = []
+        for imps, media_type in ((native, "native"), (banner, "display")):
+            if imps:
+                uri = resolve_macros(self.endpoint, {**values, "MediaType": media_type})
+                calls.append(json_call(uri, {**body, "imp": imps}, imp_ids(imps), {}))
+        return calls, []
+
+    def make_bids(
+        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    ) -> tuple[BidderResponse | None, list[BidderError]]:
+        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
+        if answer is None:
+            return None, failure
+        imps = request.get("imp") or []
+        result = BidderResponse(currency=answer.cur or "USD")
+        errors: list[BidderError] = []
+        for bid in answer.bids:
+            bid_type = _bid_type(imps, bid["impid"])
+            if bid_type is None:
+                errors.append(bad_input(f'Failed to find banner/native impression "{bid["impid"]}" '))
+                continue
+            result.bids.append(TypedBid(_with_price(bid), bid_type))
+        return result, errors
+
+
+def build(config: AdapterConfig) -> TaboolaAdapter:
+    return TaboolaAdapter(config)
