@@ -32,7 +32,7 @@ from hbserver.adapters.golike import (
     go_request_top,
     imp_bidder_params,
 )
-from hbserver.adapters.richaudience import go_url_scheme_host
+from hbserver.adapters.gourl import go_url_scheme_host
 
 _ANSWER_WORDING = AnswerWording(
     status="Invalid Status Returned: {}. Run with request.debug = 1 for more info",

@@ -380,3 +380,8 @@ def with_query_param(endpoint: str, name: str, value: str) -> str:
     pairs = [*parse_qsl(parts.query, keep_blank_values=True), (name, value)]
     pairs.sort(key=lambda pair: pair[0])
     return urlunsplit(parts._replace(query=urlencode(pairs)))
+
+
+# The characters Go's strings.TrimSpace removes (unicode.IsSpace): ``text.strip(GO_SPACE)``. Python's
+# str.strip() would also remove \x1c-\x1f, which Go keeps.
+GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"

@@ -26,6 +26,7 @@ from hbserver.adapters.base import (
 from hbserver.adapters.common import AnswerWording, JsonShapeError, imp_ids, json_call
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
+    GO_SPACE,
     GoKind,
     ImpExtError,
     decode_go_answer,
@@ -40,7 +41,6 @@ TEST_ENDPOINT = "https://pbs.minutemedia-prebid.com/pbs-test"
 _ANSWER_WORDING = AnswerWording(body_error=BidderError)
 _BID_TYPES = {1: "banner", 2: "video"}
 # What Go's strings.TrimSpace removes (unicode.IsSpace); Python's own strip also takes \x1c-\x1f
-_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
 
 
 def _org(request: dict[str, Any]) -> str:
@@ -62,7 +62,7 @@ def _org(request: dict[str, Any]) -> str:
             org = go_value(value, GoKind.STRING, "openrtb_ext.ImpExtMinuteMedia.Org") or ""
     except JsonShapeError as exc:
         raise ValueError(f"failed to unmarshal ImpExtMinuteMedia: {exc}") from None
-    return org.strip(_GO_SPACE)
+    return org.strip(GO_SPACE)
 
 
 class MinutemediaAdapter:

@@ -23,6 +23,7 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_string, imp_ids, json_call
 from hbserver.adapters.golike import (
+    GO_SPACE,
     ImpExtError,
     decode_go_answer,
     go_media_objects,
@@ -36,7 +37,6 @@ _MTYPES = {1: "banner", 2: "video", 4: "native"}
 # a body that does not decode is a plain Go error (no bidder error class)
 _ANSWER_WORDING = AnswerWording(body_error=BidderError)
 # Go's unicode.IsSpace, what strings.TrimSpace trims (Python's strip() also trims \x1c-\x1f)
-_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
 # openrtb_ext.ImpExtRise: JSON name -> Go field name (for json-iterator's wording)
 _PARAMS = {"publisher_id": "PublisherID", "org": "Org", "placementId": "PlacementID"}
 
@@ -69,7 +69,7 @@ def _org(imps: list[dict[str, Any]]) -> str:
     for imp in imps:
         org, publisher = _imp_org(imp)
         if org or publisher:
-            return (org or publisher).strip(_GO_SPACE)
+            return (org or publisher).strip(GO_SPACE)
     raise _NoOrg("extractOrg: no org or publisher_id supplied")
 
 

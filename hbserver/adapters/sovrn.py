@@ -30,10 +30,9 @@ from hbserver.adapters.base import (
     bad_input,
 )
 from hbserver.adapters.common import JsonShapeError, answer_bids, decode_answer, expect_string, imp_ids, with_header
-from hbserver.adapters.golike import GO_WORDING, go_fields, go_parse_float, go_video, imp_bidder_params
+from hbserver.adapters.golike import GO_SPACE, GO_WORDING, go_fields, go_parse_float, go_video, imp_bidder_params
 
 # Go's unicode.IsSpace set, which strings.TrimSpace strips (Python's str.strip also strips \x1c-\x1f)
-GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
 _BAD_ESCAPE = re.compile(r"%(?![0-9a-fA-F]{2})")
 _PARAM_NAMES = {"tagId": "TagId", "tagid": "Tagid", "bidfloor": "BidFloor", "adunitcode": "AdUnitCode"}
 

@@ -25,6 +25,7 @@ from hbserver.adapters.base import (
 from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_string, json_call
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
+    GO_SPACE,
     ImpExtError,
     decode_go_answer,
     go_field,
@@ -35,7 +36,6 @@ from hbserver.adapters.golike import (
 
 HEADERS = {"Content-Type": "application/json;charset=utf-8"}  # PBS-Go sends no Accept here
 # Go's unicode.IsSpace set, which strings.TrimSpace strips (Python's str.strip also strips \x1c-\x1f)
-_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
 _BID_TYPES = {1: "banner", 2: "video"}
 
 _ANSWER_WORDING = AnswerWording(
@@ -59,7 +59,7 @@ def _connection_id(imp: dict[str, Any]) -> str:
         cid = expect_string(go_field(params, "cId", skip_null=True), "openrtb_ext.ImpExtVidazoo.ConnectionId")
     except JsonShapeError as exc:
         raise ValueError(f"extract cId: unmarshal ImpExtVidazoo: {exc}") from None
-    return cid.strip(_GO_SPACE)
+    return cid.strip(GO_SPACE)
 
 
 class VidazooAdapter:

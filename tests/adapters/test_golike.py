@@ -13,6 +13,7 @@ from hbserver.adapters.base import BidderError, ErrorCode, ResponseData
 from hbserver.adapters.common import AnswerWording, JsonShapeError
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
+    GO_SPACE,
     GoKind,
     ImpExtError,
     decode_go_answer,
@@ -419,3 +420,15 @@ def test_with_query_param(endpoint, want):
 def test_with_query_param_raises_where_urlsplit_does():
     with pytest.raises(ValueError):
         with_query_param("http://[::1", "v", "1")
+
+
+@pytest.mark.parametrize(
+    ("text", "trimmed"),
+    [
+        (" \t\n\v\f\r abc \u3000\u2028\xa0\x85", "abc"),
+        ("\x1cabc\x1f", "\x1cabc\x1f"),  # Go keeps the information separators Python's strip() removes
+        ("\u200babc", "\u200babc"),  # zero width space is no space for Go
+    ],
+)
+def test_go_space_is_strings_trimspace(text: str, trimmed: str) -> None:
+    assert text.strip(GO_SPACE) == trimmed

@@ -9,7 +9,8 @@ import orjson
 import pytest
 
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo
-from hbserver.adapters.richaudience import build, go_url_scheme_host
+from hbserver.adapters.gourl import go_url_scheme_host
+from hbserver.adapters.richaudience import build
 from tests.adapters.helpers import bids_for, requests_of
 
 ENDPOINT = "https://ortb.richaudience.com/ortb/?bidder=pbs"
