@@ -8,7 +8,7 @@ pin them, so they are copied here once:
   a field twice the last occurrence wins (``go_members``, ``go_fields``, ``go_field``);
 * unknown keys are dropped on re-encoding and zero-valued ``omitempty`` fields are left out, while
   fields without ``omitempty`` are written even when absent (``go_bid``, ``go_video``,
-  ``go_media_objects``, ``go_request_top``, ``set_omitempty``);
+  ``go_media_objects``, ``go_request_top``, ``go_imp``, ``set_omitempty``);
 * a value of the wrong type fails in json-iterator's words, e.g. ``expect { or n, but found "``
   (``go_value``, ``imp_bidder_params``, ``go_answer``, ``NOT_AN_OBJECT``, ``GO_WORDING``); an
   absent raw value (Go's empty ``json.RawMessage``) fails with the zero byte as the character
@@ -385,3 +385,25 @@ def with_query_param(endpoint: str, name: str, value: str) -> str:
 # The characters Go's strings.TrimSpace removes (unicode.IsSpace): ``text.strip(GO_SPACE)``. Python's
 # str.strip() would also remove \x1c-\x1f, which Go keeps.
 GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+
+
+# openrtb2.Imp: the omitempty fields Go leaves out when zero, and its pointer fields (left out when null)
+_IMP_ZERO_OMITTED = frozenset({
+    "metric", "displaymanager", "displaymanagerver", "instl", "tagid", "bidfloor", "bidfloorcur",
+    "iframebuster", "rwdd", "ssai", "exp", "dt",
+})  # fmt: skip
+_IMP_POINTERS = frozenset({"banner", "video", "audio", "native", "pmp", "clickbrowser", "secure", "qty", "refresh"})
+
+
+def go_imp(imp: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``imp`` as PBS-Go's typed Imp writes it again: its omitempty fields left out when
+    zero (a null pointer), ``mimes``/``request`` written in media objects, the video re-encoded."""
+    out = {
+        key: value
+        for key, value in go_media_objects(imp).items()
+        if not ((key in _IMP_ZERO_OMITTED and not value) or (key in _IMP_POINTERS and value is None))
+    }
+    video = out.get("video")
+    if isinstance(video, dict):
+        out["video"] = go_video(video)
+    return out

@@ -34,21 +34,15 @@ from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_strin
 from hbserver.adapters.golike import (
     decode_go_answer,
     go_field,
-    go_media_objects,
+    go_imp,
     go_members,
     go_request_top,
-    go_video,
     imp_bidder_params,
 )
 
 HEADERS = {"Content-Type": "application/json"}
 BID_TYPES = frozenset({"banner", "video", "audio", "native"})
 # openrtb2.Imp's omitempty fields: value types are left out when zero or empty, pointers when null
-_IMP_ZERO_OMITTED = frozenset({
-    "metric", "displaymanager", "displaymanagerver", "instl", "tagid", "bidfloor", "bidfloorcur",
-    "iframebuster", "rwdd", "ssai", "exp", "dt",
-})  # fmt: skip
-_IMP_POINTERS = frozenset({"banner", "video", "audio", "native", "pmp", "clickbrowser", "secure", "qty", "refresh"})
 
 _ANSWER_WORDING = AnswerWording(
     status="Unexpected http status code: {}",
@@ -87,20 +81,6 @@ def _query_params(params: Any) -> tuple[str, str]:
     return placement, tag_id
 
 
-def _go_imp(imp: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``imp`` as PBS-Go's typed Imp writes it again: its omitempty fields left out when
-    zero (a null pointer), ``mimes``/``request`` written in media objects, the video re-encoded."""
-    out = {
-        key: value
-        for key, value in go_media_objects(imp).items()
-        if not ((key in _IMP_ZERO_OMITTED and not value) or (key in _IMP_POINTERS and value is None))
-    }
-    video = out.get("video")
-    if isinstance(video, dict):
-        out["video"] = go_video(video)
-    return out
-
-
 def bid_type(bid: dict[str, Any]) -> str | None:
     """The bid's ``ext.bidType`` when it names a media type; None when the ext is absent, does not
     decode as PBS-Go's ``Nexx360ResBidExt`` or names no known type."""
@@ -133,7 +113,7 @@ class Nexx360Adapter:
         for index, imp in enumerate(request.get("imp") or ()):
             try:
                 ext, params = _moved_params(imp)
-                out = _go_imp(imp)
+                out = go_imp(imp)
                 out["ext"] = ext
                 imps.append(out)
                 if index == 0:

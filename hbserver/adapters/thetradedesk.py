@@ -34,19 +34,13 @@ from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_strin
 from hbserver.adapters.golike import (
     decode_go_answer,
     go_float_text,
-    go_media_objects,
+    go_imp,
     go_members,
     go_request_top,
-    go_video,
     imp_bidder_params,
 )
 
 # openrtb2.Imp's omitempty fields: value types are left out when zero or empty, pointers when null
-_IMP_ZERO_OMITTED = frozenset({
-    "metric", "displaymanager", "displaymanagerver", "instl", "tagid", "bidfloor", "bidfloorcur",
-    "iframebuster", "rwdd", "ssai", "exp", "dt",
-})  # fmt: skip
-_IMP_POINTERS = frozenset({"banner", "video", "audio", "native", "pmp", "clickbrowser", "secure", "qty", "refresh"})
 _PRICE_MACRO = "${AUCTION_PRICE}"
 # PBS's usual status texts; an answer that does not decode is PBS-Go's decoder error, unclassified
 _ANSWER_WORDING = AnswerWording(body_error=BidderError)
@@ -120,23 +114,9 @@ def _endpoint_params(imps: list[dict[str, Any]]) -> tuple[str, str]:
     return publisher, supply
 
 
-def _go_imp(imp: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``imp`` as PBS-Go's typed Imp writes it again: its omitempty fields left out when
-    zero (a null pointer), ``mimes``/``request`` written in media objects, the video re-encoded."""
-    out = {
-        key: value
-        for key, value in go_media_objects(imp).items()
-        if not ((key in _IMP_ZERO_OMITTED and not value) or (key in _IMP_POINTERS and value is None))
-    }
-    video = out.get("video")
-    if isinstance(video, dict):
-        out["video"] = go_video(video)
-    return out
-
-
 def _typed_imp(imp: dict[str, Any]) -> dict[str, Any]:
     """The imp as PBS-Go writes it: a banner with formats takes the first one's size."""
-    out = _go_imp(imp)
+    out = go_imp(imp)
     banner = out.get("banner")
     if isinstance(banner, dict):
         formats = banner.get("format")

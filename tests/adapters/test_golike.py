@@ -22,6 +22,7 @@ from hbserver.adapters.golike import (
     go_field,
     go_fields,
     go_float_text,
+    go_imp,
     go_int,
     go_media_objects,
     go_members,
@@ -432,3 +433,20 @@ def test_with_query_param_raises_where_urlsplit_does():
 )
 def test_go_space_is_strings_trimspace(text: str, trimmed: str) -> None:
     assert text.strip(GO_SPACE) == trimmed
+
+
+@pytest.mark.parametrize(
+    ("imp", "written"),
+    [
+        # zero omitempty fields and null pointers go, as Go's typed openrtb2.Imp writes them; the video is re-encoded
+        ({"id": "i", "instl": 0, "tagid": "", "bidfloor": 0, "banner": None, "secure": None, "video": {"w": 1}},
+         {"id": "i", "video": {"mimes": None, "w": 1}}),
+        ({"id": "i", "instl": 1, "tagid": "t", "bidfloor": 1.5, "bidfloorcur": "EUR", "secure": 0},
+         {"id": "i", "instl": 1, "tagid": "t", "bidfloor": 1.5, "bidfloorcur": "EUR", "secure": 0}),
+        ({"id": "i", "native": {"ver": "1.2"}}, {"id": "i", "native": {"request": "", "ver": "1.2"}}),
+        ({"id": "i", "x": {"kept": True}}, {"id": "i", "x": {"kept": True}}),  # unknown keys stay (nexx360, ttd)
+    ],
+    ids=["zero-and-null", "set-values", "native-request-written", "unknown-kept"],
+)
+def test_go_imp(imp: dict, written: dict) -> None:
+    assert go_imp(imp) == written
