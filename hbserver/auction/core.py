@@ -49,7 +49,7 @@ from hbserver.auction.messages import Message, WarningCode, messages_json
 from hbserver.auction.multibid import MultiBid, parse_multibid
 from hbserver.auction.nonbid import NonBidReason, SeatNonBids
 from hbserver.auction.ortb import upconvert
-from hbserver.auction.ortb_types import body_syntax_error, device_ext_error, imp_ext_prebid_error, request_type_error
+from hbserver.auction.ortb_types import body_syntax_error, imp_ext_prebid_error, request_type_error
 from hbserver.auction.privacy import BLOCKED_TCF, BidderPrivacy, read_privacy
 from hbserver.auction.request_error import refusal_text
 from hbserver.auction.split import BidderRequest, split_request
@@ -816,16 +816,7 @@ def _account_id(request: dict[str, Any]) -> str:
 
 
 def _size_interstitials(request: dict[str, Any]) -> None:
-    """PBS-Go ``processInterstitials``: reading ``device.ext`` (its type errors) only when an imp is
-    an interstitial, then the format lists (``request`` is our own top-level copy)."""
-    imps = request.get("imp")
-    if not isinstance(imps, list) or not any(isinstance(imp, dict) and imp.get("instl") == 1 for imp in imps):
-        return
-    device = request.get("device")
-    if isinstance(device, dict) and device.get("ext") is not None:
-        problem = device_ext_error(request)
-        if problem is not None:
-            raise RequestError(problem)
+    """PBS-Go ``processInterstitials`` on our own top-level copy of the request; its refusals are 400s."""
     try:
         apply_interstitials(request)
     except InterstitialError as exc:

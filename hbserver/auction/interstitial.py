@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hbserver.auction.ortb_types import device_ext_error
+
 MAX_FORMATS = 10
 _PERCENT_KEYS = ("minwidthperc", "minheightperc")
 
@@ -83,6 +85,10 @@ def apply_interstitials(request: dict[str, Any]) -> None:
     if not isinstance(imps, list) or not any(isinstance(imp, dict) and imp.get("instl") == 1 for imp in imps):
         return
     device = request.get("device")
+    if isinstance(device, dict) and device.get("ext") is not None:
+        problem = device_ext_error(request)  # PBS-Go reads device.ext (its type errors) only here
+        if problem is not None:
+            raise InterstitialError(problem)
     percentages = interstitial_percentages(device)
     if percentages is None:
         return  # no interstitial sizing asked for

@@ -144,12 +144,13 @@ def validate_request(request: dict[str, Any], registry: Registry, check_params: 
         if not isinstance(imp, dict):
             raise fail(f"request.imp[{index}] must be an object")
         imp_id = imp.get("id")
-        if isinstance(imp_id, str) and imp_id in seen_ids:
-            duplicates.append(
-                f'request.imp[{seen_ids[imp_id]}].id and request.imp[{index}].id are both "{imp_id}". '
-                "Imp IDs must be unique."
-            )
-        seen_ids[imp_id] = index
+        if isinstance(imp_id, str):
+            if imp_id in seen_ids:
+                duplicates.append(
+                    f'request.imp[{seen_ids[imp_id]}].id and request.imp[{index}].id are both "{imp_id}". '
+                    "Imp IDs must be unique."
+                )
+            seen_ids[imp_id] = index
         try:
             checked = validate_imp_media(imp, index)
             validated.imp_bidders.append(_imp_bidders(checked, index, registry, aliases, check_params, validated))

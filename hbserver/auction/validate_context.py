@@ -14,6 +14,7 @@ from typing import Any
 from hbserver.auction.messages import Message
 from hbserver.auction.ortb_types import app_ext_error, site_ext_error
 from hbserver.auction.request_error import RequestError
+from hbserver.auction.validate_imp import go_number
 
 INVALID_USER_EIDS = 10013  # PBS-Go InvalidUserEIDsWarningCode
 INVALID_USER_UIDS = 10014  # PBS-Go InvalidUserUIDsWarningCode
@@ -22,12 +23,6 @@ _BUYERUIDS_REQUIRED = (
     'request.user.ext.prebid requires a "buyeruids" property with at least one ID defined. '
     "If none exist, then request.user.ext.prebid should not be defined."
 )
-
-
-def _num(value: Any) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value
-    return 0
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -73,7 +68,7 @@ def check_user(
     user = request.get("user")
     if not isinstance(user, dict):
         return request
-    if _num(_dict(user.get("geo")).get("accuracy")) < 0:
+    if go_number(_dict(user.get("geo")).get("accuracy")) < 0:
         raise RequestError("request.user.geo.accuracy must be a positive number")
     ext = user.get("ext")
     if ext is not None and not isinstance(ext, dict):
@@ -142,8 +137,8 @@ def check_device(request: dict[str, Any]) -> None:
     if not isinstance(device, dict):
         return
     for key in ("w", "h", "ppi"):
-        if _num(device.get(key)) < 0:
+        if go_number(device.get(key)) < 0:
             raise RequestError(f"request.device.{key} must be a positive number")
-    if _num(_dict(device.get("geo")).get("accuracy")) < 0:
+    if go_number(_dict(device.get("geo")).get("accuracy")) < 0:
         raise RequestError("request.device.geo.accuracy must be a positive number")
 

@@ -19,7 +19,7 @@ _AUDIO_NON_NEGATIVE = ("sequence", "maxseq", "minbitrate", "maxbitrate")
 _FORMAT_NON_NEGATIVE = ("w", "h", "wratio", "hratio", "wmin")
 
 
-def _num(value: Any) -> float:
+def go_number(value: Any) -> float:
     """A number field as Go reads it: absent, null or not a number is 0."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value
@@ -62,19 +62,19 @@ def validate_imp_media(imp: dict[str, Any], index: int) -> dict[str, Any]:
 
 def _check_banner(banner: dict[str, Any], index: int, interstitial: bool) -> None:
     w, h = banner.get("w"), banner.get("h")
-    if _num(w) < 0:
+    if go_number(w) < 0:
         raise RequestError(f"request.imp[{index}].banner.w must be a positive number")
-    if _num(h) < 0:
+    if go_number(h) < 0:
         raise RequestError(f"request.imp[{index}].banner.h must be a positive number")
     for key in _DEPRECATED_BANNER_KEYS:
-        if _num(banner.get(key)) != 0:
+        if go_number(banner.get(key)) != 0:
             raise RequestError(
                 f'request.imp[{index}].banner uses unsupported property: "{key}". Use the "format" array instead.'
             )
     formats = banner.get("format")
     if formats is not None and not isinstance(formats, list):
         raise RequestError(f"request.imp[{index}].banner.format must be an array")
-    if not (_num(w) > 0 and _num(h) > 0) and not formats and not interstitial:
+    if not (go_number(w) > 0 and go_number(h) > 0) and not formats and not interstitial:
         raise RequestError(
             f'request.imp[{index}].banner has no sizes. Define "w" and "h", or include "format" elements.'
         )
@@ -90,10 +90,10 @@ def _check_format(fmt: Any, index: int, fmt_index: int) -> None:
     if not isinstance(fmt, dict):
         raise RequestError(f"request.imp[{index}].banner.format[{fmt_index}] must be an object")
     for key in _FORMAT_NON_NEGATIVE:
-        if _num(fmt.get(key)) < 0:
+        if go_number(fmt.get(key)) < 0:
             raise RequestError(f"request.imp[{index}].banner.format[{fmt_index}].{key} must be a positive number")
-    w, h = _num(fmt.get("w")), _num(fmt.get("h"))
-    wmin, wratio, hratio = _num(fmt.get("wmin")), _num(fmt.get("wratio")), _num(fmt.get("hratio"))
+    w, h = go_number(fmt.get("w")), go_number(fmt.get("h"))
+    wmin, wratio, hratio = go_number(fmt.get("wmin")), go_number(fmt.get("wratio")), go_number(fmt.get("hratio"))
     uses_size = w != 0 or h != 0
     uses_ratios = wmin != 0 or wratio != 0 or hratio != 0
     where = f"Request imp[{index}].banner.format[{fmt_index}]"
@@ -118,7 +118,7 @@ def _check_video(video: dict[str, Any], index: int) -> None:
     if not isinstance(mimes, list) or not mimes:
         raise RequestError(f"request.imp[{index}].video.mimes must contain at least one supported MIME type")
     for key in ("w", "h", *_VIDEO_NON_NEGATIVE):
-        if _num(video.get(key)) < 0:
+        if go_number(video.get(key)) < 0:
             raise RequestError(f"request.imp[{index}].video.{key} must be a positive number")
 
 
@@ -127,7 +127,7 @@ def _check_audio(audio: dict[str, Any], index: int) -> None:
     if not isinstance(mimes, list) or not mimes:
         raise RequestError(f"request.imp[{index}].audio.mimes must contain at least one supported MIME type")
     for key in _AUDIO_NON_NEGATIVE:
-        if _num(audio.get(key)) < 0:
+        if go_number(audio.get(key)) < 0:
             raise RequestError(f"request.imp[{index}].audio.{key} must be a positive number")
 
 
