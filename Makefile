@@ -8,7 +8,7 @@ TOOLS := .cache/tools
 TOOLS_STAMP := $(TOOLS)/.installed-$(shell cat requirements/tools.txt | sha1sum | cut -c1-12)
 COMPILE := $(VENV)/bin/uv pip compile --quiet --universal --generate-hashes --python-version 3.11
 
-.PHONY: run test bench fuzz lint lock tools services browser-deps prometheus dashboard-preview clean
+.PHONY: run test bench profile fuzz lint lock tools services browser-deps prometheus dashboard-preview clean
 
 $(STAMP):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,12 @@ test: $(STAMP) services browser-deps tools prometheus
 bench: $(STAMP)
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	$(PY) -m bench.run
+
+# Where the server's CPU goes, by stage, for PROFILE_SCENARIOS (default amp and auction): py-spy (from
+# `make tools`) samples the server under wrk load; the tables go to bench/results/profile.md (bench/PROFILE.md).
+profile: $(STAMP) tools
+	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
+	$(PY) -m bench.profile $${PROFILE_SCENARIOS:-amp auction} --output bench/results/profile.md
 
 # The fuzz suite with random examples for FUZZ_SECONDS (default 600); make test runs a fixed, short set.
 fuzz: $(STAMP)

@@ -109,13 +109,46 @@ def _git_revision() -> str | None:
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def process_cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time a process has used (Linux ``/proc``); None where it cannot be read."""
+def _stat_fields(pid: int | str) -> list[str] | None:
+    """``/proc/PID/stat`` after the command name: fields[0] is field 3 (state) of proc(5)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
-    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime (fields 14, 15)
+
+
+def _children_by_parent() -> dict[int, list[int]]:
+    """Every process's children, from the parent pid field of each ``/proc/PID/stat``."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            fields = _stat_fields(entry.name)
+            if fields is not None:
+                children.setdefault(int(fields[1]), []).append(int(entry.name))
+    return children
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process and everything it forked (Linux ``/proc``); None where
+    the process cannot be read.
+
+    With ``workers: 2`` the server is a supervisor and forked workers, and a live child's time is in
+    no field of its parent's stat: so the live descendants' times are added, and, for those that
+    already exited and were reaped, each process's ``cutime``/``cstime``.
+    """
+    fields = _stat_fields(pid)
+    if fields is None:
+        return None
+    ticks = sum(int(value) for value in fields[11:15])  # utime, stime, cutime, cstime (fields 14-17)
+    tree = _children_by_parent()
+    pending = list(tree.get(pid, ()))
+    while pending:
+        child = pending.pop()
+        child_fields = _stat_fields(child)
+        if child_fields is not None:  # None: it exited meanwhile (its time moves to its parent's cutime)
+            ticks += sum(int(value) for value in child_fields[11:15])
+            pending.extend(tree.get(child, ()))
+    return ticks / _CLOCK_TICKS
 
 
 def steal_seconds() -> float | None:

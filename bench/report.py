@@ -95,10 +95,26 @@ def _median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
+def median_cpu_us(outcomes: Sequence[RunOutcome]) -> float | None:
+    """The median over rounds of the server's CPU time per request (µs), of the rounds that have one."""
+    return _median([cpu for o in outcomes if (cpu := o.cpu_us_per_request) is not None])
+
+
+def within(value: float | None, reference: float | None, tolerance: float) -> bool | None:
+    """``value`` within ``tolerance`` (a fraction) of ``reference``, either way; None without both."""
+    if value is None or not reference:
+        return None
+    return abs(value - reference) <= tolerance * reference
+
+
 def summarize(
-    scenario: Scenario, outcomes: Sequence[RunOutcome], hello: Mapping[int, RunOutcome] | None
+    scenario: Scenario,
+    outcomes: Sequence[RunOutcome],
+    hello: Mapping[int, RunOutcome] | None,
+    peers_cpu_us: Mapping[str, float | None] | None = None,
 ) -> dict[str, Any]:
-    """A scenario's entry in the report. ``hello`` maps rounds to hello-world runs (None for hello)."""
+    """A scenario's entry in the report. ``hello`` maps rounds to hello-world runs (None for hello);
+    ``peers_cpu_us`` the other scenarios' median CPU µs per request (for ``cpu_within``)."""
     results = [o.result for o in outcomes if o.result is not None]
     median_rps = _median([r.requests_per_sec for r in results])
     median_p99 = _median([r.p99_ms for r in results])
@@ -117,11 +133,21 @@ def summarize(
     ratio = _ratio(median_rps, median_rps if hello is None else hello_rps)
     cpu_ratios = [r["cpu_ratio"] for r in rounds if r.get("cpu_ratio") is not None]
     cpu_ratio = 1.0 if hello is None and any(o.cpu_us_per_request for o in outcomes) else _median(cpu_ratios)
+    cpu_us = median_cpu_us(outcomes)
     ratio_met = None if scenario.target_ratio is None or ratio is None else ratio >= scenario.target_ratio
+    cpu_target = scenario.target_cpu_ratio
+    cpu_ratio_met = None if cpu_target is None or cpu_ratio is None else cpu_ratio >= cpu_target
     p99_met = None if scenario.p99_max_ms is None or median_p99 is None else median_p99 <= scenario.p99_max_ms
-    checks = [ratio_met] if scenario.target_ratio is not None else []
-    if scenario.p99_max_ms is not None:
-        checks.append(p99_met)
+    cpu_within_met = reference_cpu_us = None
+    if scenario.cpu_within is not None:
+        reference_cpu_us = (peers_cpu_us or {}).get(scenario.cpu_within[0])
+        cpu_within_met = within(cpu_us, reference_cpu_us, scenario.cpu_within[1])
+    checks = [
+        met
+        for met, criterion in ((ratio_met, scenario.target_ratio), (cpu_ratio_met, cpu_target),
+                               (p99_met, scenario.p99_max_ms), (cpu_within_met, scenario.cpu_within))
+        if criterion is not None
+    ]  # fmt: skip
     target_met = combine_criteria(checks)
     if not ok:
         status = "ERROR"
@@ -144,19 +170,28 @@ def summarize(
         "config": dict(scenario.config) if scenario.config is not None else None,
         "connections": scenario.connections,
         "target_ratio": scenario.target_ratio,
+        "target_cpu_ratio": cpu_target,
         "p99_max_ms": scenario.p99_max_ms,
+        "cpu_within": list(scenario.cpu_within) if scenario.cpu_within is not None else None,
+        "workers": scenario.workers,
+        "limit_of": list(scenario.limit_of),
         "rounds": rounds,
         "median": {
             "requests_per_sec": median_rps,
             "p50_ms": _median([r.p50_ms for r in results]),
             "p99_ms": median_p99,
+            "server_cpu_us_per_request": cpu_us,
         },
         "ratio": ratio,
-        # informational: requests per CPU-second relative to hello-world's (median of the rounds);
-        # unlike req/s it does not move with time stolen by the hypervisor
+        # requests per CPU-second relative to hello-world's (median of the rounds); unlike req/s it
+        # does not move with time stolen by the hypervisor (judged when target_cpu_ratio is set)
         "cpu_ratio": cpu_ratio,
         "ratio_met": ratio_met,
+        "cpu_ratio_met": cpu_ratio_met,
         "p99_met": p99_met,
+        # the cpu_within scenario's median CPU µs per request, and whether this one is within it
+        "cpu_within_reference_us": reference_cpu_us,
+        "cpu_within_met": cpu_within_met,
         "target_met": target_met,
         "errors": sum(r.errors for r in results),
         "failed_rounds": sum(1 for o in outcomes if not o.ok),
@@ -188,10 +223,12 @@ def build_report(
 ) -> dict[str, Any]:
     """The whole report; ``scenarios`` excludes hello-world, which is always first in the output."""
     hello_runs = {o.round: o for o in outcomes.get(HELLO.name, [])}
+    peers = {s.name: median_cpu_us(outcomes.get(s.name, [])) for s in scenarios}
     entries = [summarize(HELLO, outcomes.get(HELLO.name, []), None)]
-    entries += [summarize(s, outcomes.get(s.name, []), hello_runs) for s in scenarios]
+    entries += [summarize(s, outcomes.get(s.name, []), hello_runs, peers) for s in scenarios]
+    _add_ceilings(entries)
     ok = all(entry["ok"] for entry in entries)
-    targeted = [entry for entry in entries if entry["target_ratio"] is not None or entry["p99_max_ms"] is not None]
+    targeted = [entry for entry in entries if any(entry[key] is not None for key in _CRITERIA)]
     return {
         "schema": 1,
         "baseline": HELLO.name,
@@ -199,7 +236,9 @@ def build_report(
         "machine": dict(machine),
         "scenarios": entries,
         "targets": _limits(targeted, "target_ratio"),
+        "cpu_targets": _limits(targeted, "target_cpu_ratio"),
         "latency_targets": _limits(targeted, "p99_max_ms"),
+        "cpu_within": _limits(targeted, "cpu_within"),
         "summary": {
             "ok": ok,
             "targets_met": all(entry["target_met"] for entry in targeted),
@@ -210,8 +249,25 @@ def build_report(
     }
 
 
-def _limits(entries: Sequence[Mapping[str, Any]], key: str) -> dict[str, float]:
+_CRITERIA = ("target_ratio", "target_cpu_ratio", "p99_max_ms", "cpu_within")
+
+
+def _limits(entries: Sequence[Mapping[str, Any]], key: str) -> dict[str, Any]:
     return {entry["name"]: entry[key] for entry in entries if entry[key] is not None}
+
+
+def _add_ceilings(entries: Sequence[dict[str, Any]]) -> None:
+    """Give each scenario a limit server bounds its ``ceiling``: that server's CPU ratio, and the
+    share of it the scenario reaches (its own CPU ratio over the ceiling)."""
+    by_name = {entry["name"]: entry for entry in entries}
+    for limit in entries:
+        for name in limit.get("limit_of") or ():
+            bounded = by_name.get(name)
+            if bounded is None:
+                continue
+            own, ceiling = bounded["cpu_ratio"], limit["cpu_ratio"]
+            share = round(own / ceiling, 4) if own is not None and ceiling else None
+            bounded["ceiling"] = {"scenario": limit["name"], "cpu_ratio": ceiling, "share": share}
 
 
 def write_json(report: Mapping[str, Any], path: Path) -> None:
@@ -224,15 +280,16 @@ def write_json(report: Mapping[str, Any], path: Path) -> None:
 
 def _fmt(value: float | None, spec: str) -> str:
     """``value`` formatted with ``spec`` ("10.1f"), or a dash padded to the same width."""
-    return format(value, spec) if value is not None else "-".rjust(int(spec.split(".")[0]))
+    return format(value, spec) if value is not None else "-".rjust(int(spec.split(".")[0] or 0))
 
 
 def format_table(report: Mapping[str, Any]) -> str:
-    """The summary: one line per scenario, then the per-round req/s and any errors."""
+    """The summary: one line per scenario (``target``: the req/s ratio's, ``cpu min``: the CPU ratio's),
+    the ceilings and CPU comparisons, then the per-round req/s and any errors."""
     default_connections = report["settings"]["connections"]
     header = (
         f"{'scenario':<20} {'conns':>5} {'req/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'ratio':>6} "
-        f"{'target':>6} {'p99 max':>8} {'result':>8} {'errors':>7} {'cpu':>6}"
+        f"{'target':>6} {'p99 max':>8} {'result':>8} {'errors':>7} {'cpu':>6} {'cpu min':>7}"
     )
     lines = [header, "-" * len(header)]
     for entry in report["scenarios"]:
@@ -243,8 +300,12 @@ def format_table(report: Mapping[str, Any]) -> str:
             f"{_fmt(median['p50_ms'], '8.2f')} {_fmt(median['p99_ms'], '8.2f')} "
             f"{_fmt(entry['ratio'], '6.2f')} {_fmt(entry['target_ratio'], '6.2f')} "
             f"{_fmt(entry.get('p99_max_ms'), '8.1f')} {entry['status']:>8} {entry['errors']:>7} "
-            f"{_fmt(entry.get('cpu_ratio'), '6.2f')}"
+            f"{_fmt(entry.get('cpu_ratio'), '6.2f')} {_fmt(entry.get('target_cpu_ratio'), '7.2f')}"
         )
+    comparisons = _comparison_lines(report["scenarios"])
+    if comparisons:
+        lines.append("")
+        lines.extend(comparisons)
     lines.append("")
     lines.append(
         "per round req/s (ratio to hello-world in the same round; p99 where there is a p99 limit; cpu: the "
@@ -274,6 +335,31 @@ def format_table(report: Mapping[str, Any]) -> str:
             lines.append(f"  {name} round {run['round']}: {first}")
             lines.extend(f"      {line}" for line in rest)
     return "\n".join(lines)
+
+
+def _comparison_lines(entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A line per scenario with a ceiling (limit server) or a ``cpu_within`` criterion."""
+    lines = []
+    for entry in entries:
+        ceiling = entry.get("ceiling")
+        if ceiling is not None:
+            share = "-" if ceiling["share"] is None else f"{100 * ceiling['share']:.0f} %"
+            lines.append(
+                f"{entry['name']} cpu {_fmt(entry['cpu_ratio'], '.2f')} of a ceiling "
+                f"{_fmt(ceiling['cpu_ratio'], '.2f')} ({ceiling['scenario']}): {share}"
+            )
+    for entry in entries:
+        if entry.get("cpu_within") is None:
+            continue
+        reference, tolerance = entry["cpu_within"]
+        own, theirs = entry["median"].get("server_cpu_us_per_request"), entry.get("cpu_within_reference_us")
+        change = "-" if own is None or not theirs else f"{100 * (own / theirs - 1):+.1f} %"
+        verdict = {True: "met", False: "NOT MET", None: "not judged"}[entry.get("cpu_within_met")]
+        lines.append(
+            f"{entry['name']} server CPU {_fmt(own, '.1f')} µs/request vs {reference} {_fmt(theirs, '.1f')}: "
+            f"{change} (within ±{100 * tolerance:g} %: {verdict})"
+        )
+    return lines
 
 
 # --- the chart ----------------------------------------------------------------------------
@@ -318,9 +404,10 @@ def write_chart(report: Mapping[str, Any], path: Path) -> None:
     settings, machine = report["settings"], report["machine"]
     versions = machine["versions"]
     overrides = "".join(f", {e['name']} -c{e['connections']}" for e in entries if e.get("connections"))
+    workers = "".join(f", {e['name']} {e['workers']}" for e in entries if (e.get("workers") or 1) > 1)
     figure.suptitle(
         f"hbserver benchmark {machine['date']}: {settings['rounds']} round(s) x {settings['duration_s']}s, "
-        f"wrk -t1 -c{settings['connections']}{overrides}, hbserver 1 worker\n"
+        f"wrk -t1 -c{settings['connections']}{overrides}, hbserver 1 worker{workers}\n"
         f"{machine['cpu_model']}, nproc {machine['nproc']}; {settings['pinning']['note']}; "
         f"Python {machine['python']}, aiohttp {versions.get('aiohttp')}, uvloop {versions.get('uvloop')}",
         fontsize=10,
@@ -363,6 +450,9 @@ def _bar_label(entry: Mapping[str, Any]) -> str:
         text = "-" if ratio is None else f"{ratio:.2f}x"
         if entry["target_ratio"] is not None:
             text += f"\ntarget {entry['target_ratio']:.2f}"
+        if entry.get("target_cpu_ratio") is not None:
+            cpu = "-" if entry.get("cpu_ratio") is None else f"{entry['cpu_ratio']:.2f}"
+            text += f"\ncpu {cpu} (min {entry['target_cpu_ratio']:.2f})"
         if entry.get("p99_max_ms") is not None:
             text += f"\np99 <= {entry['p99_max_ms']:g} ms"
     if entry["status"] not in ("BASELINE", "INFO"):

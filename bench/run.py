@@ -12,8 +12,12 @@ Knobs (environment):
   BENCH_CONNECTIONS  wrk connections (default 64; a scenario with its own ``connections`` keeps it)
   BENCH_SCENARIOS    comma list of scenario names (default: all; hello-world always runs)
   BENCH_SOAK_PUTS    puts in the memory cache store soak after the rounds (default 1000000; 0 = skip)
+  BENCH_LATENCY      comma list of scenarios to draw latency curves for after the rounds, with the
+                     open-loop generator at 25/50/75/90 % of their wrk saturation (default:
+                     amp_full,auction_full, or amp,auction where those do not exist; empty = skip)
+  BENCH_LATENCY_DURATION  seconds per latency level (default 10)
 
-Writes bench/results/latest.json and latest.png and prints a summary. Exit status: 0, or 1 when
+Writes bench/results/latest.json, latest.png (and latency.png) and prints a summary. Exit status: 0, or 1 when
 a scenario had failed responses or could not run (a missed target, ratio or p99, is only
 reported); 2 on a bad knob or missing wrk.
 """
@@ -26,13 +30,14 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bench import procs
+from bench import latency, procs
 from bench.machine import Pinning, detect_pinning, machine_info, process_cpu_seconds, steal_seconds
 from bench.report import RunOutcome, build_report, format_table, write_chart, write_json
 from bench.scenarios import BENCH_DIR, HELLO, Scenario, SetupContext, select
@@ -49,6 +54,8 @@ class Settings:
     rounds: int = 3
     connections: int = 64
     scenarios: str = ""
+    latency: str | None = None  # BENCH_LATENCY as given; None = the default scenarios (bench.latency)
+    latency_duration_s: int = 10
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -59,6 +66,8 @@ class Settings:
             rounds=_int(environ, "BENCH_ROUNDS", cls.rounds, minimum=1),
             connections=_int(environ, "BENCH_CONNECTIONS", cls.connections, minimum=1),
             scenarios=environ.get("BENCH_SCENARIOS", "").strip(),
+            latency=environ.get("BENCH_LATENCY"),
+            latency_duration_s=_int(environ, "BENCH_LATENCY_DURATION", cls.latency_duration_s, minimum=1),
         )
 
 
@@ -78,7 +87,12 @@ def _int(environ: Mapping[str, str], name: str, default: int, minimum: int) -> i
 def server_argv(scenario: Scenario, port: int, config: Path | None) -> list[str]:
     if scenario.server == "baseline":
         return [sys.executable, str(BENCH_DIR / "baseline.py"), str(port)]
-    argv = [sys.executable, "-m", "hbserver", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
+    if scenario.server == "limit":
+        if config is None:
+            raise ValueError(f"scenario {scenario.name}: the limit server needs a config")
+        return [sys.executable, str(BENCH_DIR / "limit_server.py"), "--port", str(port), "--config", str(config)]
+    argv = [sys.executable, "-m", "hbserver", "--host", "127.0.0.1", "--port", str(port),
+            "--workers", str(scenario.workers)]  # fmt: skip
     if config is not None:
         argv += ["--config", str(config)]
     return argv
@@ -95,11 +109,18 @@ def _delta(before: float | None, after: float | None) -> float | None:
     return None if before is None or after is None else after - before
 
 
-def run_once(
-    scenario: Scenario, round_no: int, settings: Settings, pinning: Pinning, scratch: Path
-) -> RunOutcome:
-    """Start the scenario's server (and helpers), warm it up, measure it, stop everything."""
-    workdir = scratch / f"{scenario.name}-round{round_no}"
+@dataclass(frozen=True)
+class Serving:
+    """A scenario's server, started and ready: the process, its port and the placeholder values."""
+
+    server: procs.ManagedProcess
+    port: int
+    values: Mapping[str, str]
+
+
+@contextmanager
+def serving(scenario: Scenario, workdir: Path, pinning: Pinning) -> Iterator[Serving]:
+    """Start the scenario's helpers and server (on the server CPU) in a new ``workdir``; stop them after."""
     workdir.mkdir()
     context = SetupContext(workdir, pinning.client_cpu)
     server: procs.ManagedProcess | None = None
@@ -119,35 +140,46 @@ def run_once(
             cpu=pinning.server_cpu,
         )
         procs.wait_http_ready(f"http://127.0.0.1:{port}{scenario.ready_path}", server)
-        command = WrkCommand(
-            url=scenario.url(port, values),
-            connections=scenario.wrk_connections(settings.connections),
-            script=scenario.wrk_script(workdir),
-            headers=scenario.wrk_headers(),
-            cpu=pinning.client_cpu,
-        )
-        if settings.warmup_s:
-            run_wrk(command, settings.warmup_s)
-        cpu_before, steal_before = process_cpu_seconds(server.pid), steal_seconds()
-        result, _ = run_wrk(command, settings.duration_s)
-        cpu_after, steal_after = process_cpu_seconds(server.pid), steal_seconds()
-        if not server.alive():
-            return RunOutcome(round_no, result, f"server exited during the run:\n{server.log_tail()}")
-        return RunOutcome(
-            round_no,
-            result,
-            server_cpu_s=_delta(cpu_before, cpu_after),
-            steal_s=_delta(steal_before, steal_after),
-            cpus=os.cpu_count() or 1,
-        )
-    except (procs.ProcessError, WrkError, OSError, ValueError) as exc:
-        return RunOutcome(round_no, None, f"{type(exc).__name__}: {exc}")
+        yield Serving(server, port, values)
     finally:
         try:
             if server is not None:
                 server.stop()
         finally:
             context.close()
+
+
+def run_once(
+    scenario: Scenario, round_no: int, settings: Settings, pinning: Pinning, scratch: Path
+) -> RunOutcome:
+    """Start the scenario's server (and helpers), warm it up, measure it, stop everything."""
+    workdir = scratch / f"{scenario.name}-round{round_no}"
+    try:
+        with serving(scenario, workdir, pinning) as served:
+            server, port, values = served.server, served.port, served.values
+            command = WrkCommand(
+                url=scenario.url(port, values),
+                connections=scenario.wrk_connections(settings.connections),
+                script=scenario.wrk_script(workdir),
+                headers=scenario.wrk_headers(),
+                cpu=pinning.client_cpu,
+            )
+            if settings.warmup_s:
+                run_wrk(command, settings.warmup_s)
+            cpu_before, steal_before = process_cpu_seconds(server.pid), steal_seconds()
+            result, _ = run_wrk(command, settings.duration_s)
+            cpu_after, steal_after = process_cpu_seconds(server.pid), steal_seconds()
+            if not server.alive():
+                return RunOutcome(round_no, result, f"server exited during the run:\n{server.log_tail()}")
+            return RunOutcome(
+                round_no,
+                result,
+                server_cpu_s=_delta(cpu_before, cpu_after),
+                steal_s=_delta(steal_before, steal_after),
+                cpus=os.cpu_count() or 1,
+            )
+    except (procs.ProcessError, WrkError, OSError, ValueError) as exc:
+        return RunOutcome(round_no, None, f"{type(exc).__name__}: {exc}")
 
 
 def run_rounds(
@@ -186,6 +218,7 @@ def main() -> int:
     try:
         settings = Settings.from_env(os.environ)
         scenarios = select(settings.scenarios)
+        latency_names = latency.resolve_names(settings.latency)
     except ValueError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
@@ -206,6 +239,15 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="hbserver-bench-") as scratch:
             try:
                 outcomes = run_rounds(scenarios, settings, pinning, Path(scratch))
+                curves = latency.measure_curves(
+                    latency_names,
+                    outcomes,
+                    duration_s=settings.latency_duration_s,
+                    warmup_s=settings.warmup_s,
+                    pinning=pinning,
+                    scratch=Path(scratch),
+                    serve=lambda scenario, workdir: serving(scenario, workdir, pinning),
+                )
             finally:
                 procs.stop_all()
     except KeyboardInterrupt:
@@ -214,6 +256,8 @@ def main() -> int:
 
     report_settings: dict[str, Any] = {**asdict(settings), "threads": 1, "pinning": pinning.to_dict()}
     report = build_report(report_settings, machine, scenarios, outcomes)
+    if curves:
+        report["latency_curves"] = curves
     soak_puts = int(os.environ.get("BENCH_SOAK_PUTS", "1000000"))
     if soak_puts > 0:
         report["soak"] = asyncio.run(soak(soak_puts))
@@ -233,8 +277,26 @@ def main() -> int:
         print(f"NOTE: {pinning.note}; figures are less stable than pinned ones")
     if "soak" in report:
         print(format_soak(report["soak"]))
+    if curves:
+        print(latency.format_curves(curves))
+        print(f"latency chart: {_latency_chart(report)}")
     print(f"results: {json_path}\nchart:   {chart}")
     return int(report["summary"]["exit_status"])
+
+
+def _latency_chart(report: Mapping[str, Any]) -> str:
+    """Draw bench/results/latency.png; its path, or why it was not drawn."""
+    path, machine = RESULTS_DIR / "latency.png", report["machine"]
+    title = (
+        f"hbserver latency under constant load, {machine['date']}: "
+        f"{report['settings']['latency_duration_s']}s per level, open-loop generator on the client CPU\n"
+        f"{machine['cpu_model']}, nproc {machine['nproc']}; {report['settings']['pinning']['note']}"
+    )
+    try:
+        latency.write_latency_chart(report["latency_curves"], path, title)
+    except ImportError as exc:
+        return f"not drawn ({exc}; pip install matplotlib)"
+    return str(path)
 
 
 if __name__ == "__main__":

@@ -24,8 +24,15 @@ with wrk and stops it. Examples::
     Scenario("auction_timeout", ..., setup=mock_bidders("--hang", "gamma"), p99_max_ms=220,
              connections=16)
 
+    # The workers: 2 check: the same as amp_full with two workers, judged on CPU per request.
+    Scenario("amp_full_w2", AMP_PATH, workers=2, cpu_within=("amp_full", 0.05), ...)
+
 A scenario passes when every criterion it sets holds (``target_ratio`` on the median req/s
-ratio to hello-world, ``p99_max_ms`` on the median p99); with none it is informational.
+ratio to hello-world, ``target_cpu_ratio`` on the median CPU-time ratio to hello-world,
+``p99_max_ms`` on the median p99, ``cpu_within`` on the median server CPU per request against
+another scenario's); with none it is informational. A ``server="limit"`` scenario runs
+bench/limit_server.py (the least a server can do with the same I/O) on the scenario's config; its
+``limit_of`` names the scenarios whose CPU ratio it bounds, and the report prints them side by side.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ import yaml
 from bench import procs
 
 BENCH_DIR = Path(__file__).resolve().parent
-ServerKind = Literal["hbserver", "baseline"]
+ServerKind = Literal["hbserver", "baseline", "limit"]
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -118,12 +125,18 @@ class Scenario:
     config: Mapping[str, Any] | None = None  # hbserver YAML config; None = the embedded defaults
     env: Mapping[str, str] = field(default_factory=dict)  # extra environment for the server
     target_ratio: float | None = None  # minimum req/s relative to hello-world; None = not judged on it
+    # minimum CPU-time ratio to hello-world (its CPU per request over this one's, median of rounds)
+    target_cpu_ratio: float | None = None
     p99_max_ms: float | None = None  # maximum p99 latency (median over rounds); None = not judged on it
     connections: int | None = None  # wrk connections for this scenario; None = BENCH_CONNECTIONS
     setup: SetupHook | None = None  # extra processes and placeholder values, see the module doc
     server: ServerKind = "hbserver"
     ready_path: str = "/status"  # polled until 2xx before the warm-up
     description: str = ""
+    workers: int = 1  # hbserver worker processes (all on the server CPU)
+    # (scenario, tolerance): median server CPU per request within this fraction of that scenario's
+    cpu_within: tuple[str, float] | None = None
+    limit_of: tuple[str, ...] = ()  # for a limit server: the scenarios whose CPU ratio it bounds
 
     def __post_init__(self) -> None:
         if not _NAME.fullmatch(self.name):
@@ -136,17 +149,28 @@ class Scenario:
             raise ValueError(f"scenario {self.name}: with lua_script, set the method and body in the script")
         if self.target_ratio is not None and self.target_ratio <= 0:
             raise ValueError(f"scenario {self.name}: target_ratio must be > 0")
+        if self.target_cpu_ratio is not None and self.target_cpu_ratio <= 0:
+            raise ValueError(f"scenario {self.name}: target_cpu_ratio must be > 0")
         if self.p99_max_ms is not None and self.p99_max_ms <= 0:
             raise ValueError(f"scenario {self.name}: p99_max_ms must be > 0")
         if self.connections is not None and self.connections < 1:
             raise ValueError(f"scenario {self.name}: connections must be >= 1")
         if self.server == "baseline" and (self.config is not None or self.setup is not None):
             raise ValueError(f"scenario {self.name}: the baseline server takes no config or setup")
+        if self.server == "limit" and self.config is None:
+            raise ValueError(f"scenario {self.name}: the limit server needs a config (bidders, stored requests)")
+        if self.workers < 1 or (self.workers > 1 and self.server != "hbserver"):
+            raise ValueError(f"scenario {self.name}: workers must be >= 1 (more than 1 only for hbserver)")
+        if self.cpu_within is not None and (self.cpu_within[0] == self.name or not 0 < self.cpu_within[1] < 1):
+            raise ValueError(f"scenario {self.name}: cpu_within is (another scenario, a fraction between 0 and 1)")
+        if self.limit_of and self.server != "limit":
+            raise ValueError(f"scenario {self.name}: only a limit server scenario bounds others (limit_of)")
 
     @property
     def judged(self) -> bool:
         """Whether the scenario has a pass criterion (else it is informational)."""
-        return self.target_ratio is not None or self.p99_max_ms is not None
+        criteria = (self.target_ratio, self.target_cpu_ratio, self.p99_max_ms, self.cpu_within)
+        return any(criterion is not None for criterion in criteria)
 
     def wrk_connections(self, default: int) -> int:
         return self.connections if self.connections is not None else default
@@ -281,22 +305,116 @@ AMP_PATH = (
 
 def amp_setup(*options: str) -> SetupHook:
     """Mock bidders (as :func:`mock_bidders`) and a stored-requests directory holding the AMP tag."""
-    bidders = mock_bidders(*options, seats=AUCTION_BIDDERS)
-
-    def setup(ctx: SetupContext) -> dict[str, str]:
-        values = bidders(ctx)
-        stored = ctx.workdir / "stored" / "stored_requests"
-        stored.mkdir(parents=True, exist_ok=True)
-        (stored / f"{AMP_TAG}.json").write_text(json.dumps(AMP_STORED_REQUEST))
-        return {**values, "stored_dir": str(ctx.workdir / "stored")}
-
-    return setup
+    return combined(mock_bidders(*options, seats=AUCTION_BIDDERS), stored_amp_request(AMP_TAG, AMP_STORED_REQUEST))
 
 
 AMP_CONFIG: Mapping[str, Any] = {
     **AUCTION_CONFIG,
     "stored_requests": {"filesystem": {"directorypath": "{stored_dir}"}},
 }
+
+
+def combined(*hooks: SetupHook) -> SetupHook:
+    """One setup hook running ``hooks`` in order, their placeholder values merged."""
+
+    def setup(ctx: SetupContext) -> dict[str, str]:
+        values: dict[str, str] = {}
+        for hook in hooks:
+            values.update(hook(ctx))
+        return values
+
+    return setup
+
+
+# Prebid's currency file, as a host fetches it (currency.fetch_url), from a loopback file server.
+CURRENCY_FILE: Mapping[str, Any] = {
+    "dataAsOf": "2026-01-01T00:00:00.000Z",
+    "generatedAt": "2026-01-01T00:05:00.000Z",
+    "conversions": {"USD": {"EUR": 0.9, "GBP": 0.78, "JPY": 150.0}, "GBP": {"USD": 1.28, "EUR": 1.15}},
+}
+
+
+def currency_server(ctx: SetupContext) -> dict[str, str]:
+    """A setup hook serving :data:`CURRENCY_FILE` over HTTP on loopback; gives ``{currency_url}``."""
+    directory = ctx.workdir / "currency"
+    directory.mkdir(exist_ok=True)
+    (directory / "latest.json").write_text(json.dumps(CURRENCY_FILE))
+    port = ctx.free_port()
+    argv = [ctx.python, "-m", "http.server", "--bind", "127.0.0.1", "--directory", str(directory), str(port)]
+    url = f"http://127.0.0.1:{port}/latest.json"
+    ctx.start("currency-server", argv, ready_url=url)
+    return {"currency_url": url}
+
+
+# The full-feature scenarios (issue 22 item 4): what a realistic host has on, every feature of the
+# money, privacy and validation issues at work. The request is in EUR and carries no rates, so the
+# USD bids convert with the server's rates (fetched from currency_server at start-up, before the
+# warm-up ends); price floors (mediaType|size rules, floorMin, enforcement) let alpha's and beta's
+# bids through and reject gamma's (test_bench_scenarios.py checks it against the mock's seat
+# prices); GDPR applies with the TCF v2 consent string AUCTION_GDPR_CONSENT, enforced with a Global
+# Vendor List (payloads/gvl.json: the three bidders' vendors, full enforce_algo) so every bidder is
+# still called; US Privacy enforcement on; targeting (medium granularity, winners and bidder keys),
+# bids cached and event URLs on (the account default, said explicitly).
+FULL_RATE_EUR = 0.9  # CURRENCY_FILE's USD -> EUR
+FULL_CONFIG: Mapping[str, Any] = {
+    **AUCTION_CONFIG,
+    "external_url": "https://hb.bench.test",
+    "currency": {"fetch_url": "{currency_url}"},
+    "gdpr": {"enabled": True, "vendorlist_file": str(BENCH_DIR / "payloads" / "gvl.json")},
+    "ccpa": {"enforce": True},
+    "price_floors": {"enabled": True},
+    "account_defaults": {"events": {"enabled": True}, "price_floors": {"enabled": True}},
+}
+AMP_FULL_TAG = "amp-bench-full-300x250"
+AMP_FULL_STORED_REQUEST: Mapping[str, Any] = {
+    "id": "amp-bench-full",
+    "site": {"page": "https://news.bench.test/amp/article.html", "publisher": {"id": "1001"}},
+    "imp": [{
+        "id": "amp-slot",
+        "banner": {"format": [{"w": 300, "h": 250}]},
+        "ext": {"prebid": {"bidder": {code: {"slot": "amp"} for code in AUCTION_BIDDERS}}},
+    }],
+    "cur": ["EUR"],
+    "ext": {"prebid": {
+        "targeting": {"pricegranularity": "medium", "includewinners": True, "includebidderkeys": True},
+        "cache": {"bids": {}},
+        "floors": {
+            "floorMin": 0.05, "floorMinCur": "EUR", "currency": "EUR", "enforcement": {"enforcepbs": True},
+            "data": {"floorProvider": "bench", "modelgroups": [{
+                "modelWeight": 100, "modelVersion": "bench-amp-1", "currency": "EUR",
+                "schema": {"fields": ["mediaType", "size"], "delimiter": "|"},
+                "values": {"banner|300x250": 0.8, "banner|*": 0.7, "*|*": 0.6}, "default": 0.5,
+            }]},
+        },
+    }},
+}  # fmt: skip
+AMP_FULL_PATH = (
+    f"/openrtb2/amp?tag_id={AMP_FULL_TAG}&w=300&h=250&ow=&oh=&ms=&slot=%2F1111%2Fbench&targeting=%7B%7D"
+    f"&curl=https%3A%2F%2Fnews.bench.test%2Famp%2Farticle.html&timeout={AMP_TIMEOUT_MS}&account=1001"
+    f"&gdpr_applies=true&consent_string={AUCTION_GDPR_CONSENT}&consent_type=2"
+    "&__amp_source_origin=https%3A%2F%2Fnews.bench.test"
+)
+AMP_FULL_CONFIG: Mapping[str, Any] = {
+    **FULL_CONFIG,
+    "stored_requests": {"filesystem": {"directorypath": "{stored_dir}"}},
+}
+
+
+def stored_amp_request(tag: str, stored_request: Mapping[str, Any]) -> SetupHook:
+    """A setup hook writing a stored-requests directory with ``stored_request`` as ``tag``; gives ``{stored_dir}``."""
+
+    def setup(ctx: SetupContext) -> dict[str, str]:
+        stored = ctx.workdir / "stored" / "stored_requests"
+        stored.mkdir(parents=True, exist_ok=True)
+        (stored / f"{tag}.json").write_text(json.dumps(stored_request))
+        return {"stored_dir": str(ctx.workdir / "stored")}
+
+    return setup
+
+
+AMP_FULL_SETUP = combined(
+    mock_bidders(seats=AUCTION_BIDDERS), currency_server, stored_amp_request(AMP_FULL_TAG, AMP_FULL_STORED_REQUEST)
+)
 
 
 # The reference every ratio is computed against; it runs in every round whatever the filter.
@@ -312,7 +430,7 @@ SCENARIOS: list[Scenario] = [
     Scenario(
         name="event",
         path="/event?t=win&b=bid-123&a=acc-1&bidder=appnexus&f=b&ts=1000",
-        target_ratio=0.8,
+        target_cpu_ratio=0.9,
         description="GET /event win notification, default config",
     ),
     Scenario(
@@ -324,7 +442,7 @@ SCENARIOS: list[Scenario] = [
     Scenario(
         name="setuid",
         path="/setuid?bidder=appnexus&uid=bench-uid-123456&gdpr=0&f=i",
-        target_ratio=0.6,
+        target_cpu_ratio=0.7,
         description="GET /setuid from a bidder redirect: new uids cookie and the pixel",
     ),
     Scenario(
@@ -333,7 +451,7 @@ SCENARIOS: list[Scenario] = [
         method="POST",
         body_file="payloads/cookie_sync.json",
         content_type="text/plain",
-        target_ratio=0.4,
+        target_cpu_ratio=0.5,
         description="POST /cookie_sync as Prebid.js sends it: 3 bidders, limit 5",
     ),
     Scenario(
@@ -410,6 +528,52 @@ SCENARIOS: list[Scenario] = [
         p99_max_ms=AMP_P99_MAX_MS,
         connections=16,
         description=f"AMP with gamma never answering at timeout={AMP_TIMEOUT_MS}: p99 within {AMP_P99_MAX_MS} ms",
+    ),
+    Scenario(
+        name="amp_full",
+        path=AMP_FULL_PATH,
+        config=AMP_FULL_CONFIG,
+        setup=AMP_FULL_SETUP,
+        target_cpu_ratio=0.18,
+        description="AMP with every feature on: 3 mock bidders, stored request in EUR with floors (gamma "
+        "rejected), server currency rates, GDPR with a TCF v2 consent string (GVL enforcement), targeting, "
+        "bids cached, events",
+    ),
+    Scenario(
+        name="amp_limit",
+        path=AMP_PATH,
+        server="limit",
+        config=AMP_CONFIG,
+        setup=amp_setup(),
+        limit_of=("amp", "amp_full", "amp_full_w2"),
+        description="the limit experiment: bench/limit_server.py with amp's I/O (query, stored request from a "
+        "dict, 3 bidder calls over hbserver's bidder client, top bid, cache put, small JSON): the ceiling",
+    ),
+    Scenario(
+        name="auction_full",
+        path="/openrtb2/auction",
+        method="POST",
+        body_file="payloads/auction_full.json",
+        content_type="text/plain",
+        config=FULL_CONFIG,
+        setup=combined(mock_bidders(seats=AUCTION_BIDDERS), currency_server),
+        target_cpu_ratio=0.15,
+        description="the auction with every feature on: 2 imps x 3 mock bidders in EUR with floors (gamma "
+        "rejected), server currency rates, GDPR with a TCF v2 consent string (GVL enforcement), targeting, "
+        "bids cached, events",
+    ),
+    Scenario(
+        name="amp_full_w2",
+        path=AMP_FULL_PATH,
+        config=AMP_FULL_CONFIG,
+        setup=AMP_FULL_SETUP,
+        workers=2,
+        cpu_within=("amp_full", 0.05),
+        description="amp_full with workers: 2, both pinned to the server CPU (forked workers inherit the "
+        "supervisor's affinity); CPU summed over the supervisor and its workers. With one server CPU the "
+        "two workers share amp_full's load and CPU, each doing half: per-worker load at the same total is "
+        "what one CPU allows (two CPUs for the server would leave none for wrk and the mocks), so the CPU "
+        "per request compares like for like and shows what a second worker costs",
     ),
 ]
 

@@ -181,10 +181,10 @@ def test_table_shows_connections_and_p99_limit():
     lines = {line.split()[0]: line for line in summary}
     assert "p99 max" in lines["scenario"] and "conns" in lines["scenario"]
     latency = lines["latency"].split()
-    assert latency[1] == "16" and "220.0" in latency and latency[-3] == "FAIL"
+    assert latency[1] == "16" and "220.0" in latency and latency[-4] == "FAIL"
     ratio = lines["ratio"].split()
-    assert ratio[1] == "64" and ratio[-3] == "PASS"
-    assert ratio[-1] == "-"  # no CPU measurement in these runs
+    assert ratio[1] == "64" and ratio[-4] == "PASS"
+    assert ratio[-2:] == ["-", "-"]  # no CPU measurement in these runs, no CPU target
     assert "p99 250.0 ms" in table  # the per-round line of the latency scenario
 
 
@@ -232,7 +232,7 @@ def test_table_shows_cpu_ratio_and_steal():
     )
     table = format_table(report)
     summary = {line.split()[0]: line.split() for line in table.split("\n\n")[0].splitlines()}
-    assert summary["ratio"][-1] == "0.25" and summary[HELLO.name][-1] == "1.00"
+    assert summary["ratio"][-2] == "0.25" and summary[HELLO.name][-2] == "1.00"
     assert "(0.05) cpu 0.25 steal 5%" in table
     assert "steal 20%" in table  # hello-world's round
 
@@ -389,3 +389,143 @@ def test_process_cpu_and_steal_readings():
     steal = steal_seconds()
     assert steal is not None and steal >= 0
     assert process_cpu_seconds(2**22 + 12345) is None  # no such process
+
+
+# --- CPU-ratio targets, cpu_within, ceilings ----------------------------------------------------
+
+
+HELLO_CPU = {n: measured(n, 10_000.0, 8.0) for n in (1, 2, 3)}  # 100 µs of CPU per request
+
+
+def cpu_runs(*cpu_s: float | None, rps: float = 500.0) -> list[RunOutcome]:
+    """Rounds of 8 s at ``rps``: 4 000 requests, so 0.4 s of CPU is 100 µs/request (ratio 1.0)."""
+    return [measured(n, rps, cpu) for n, cpu in enumerate(cpu_s, start=1)]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "cpu_s", "status", "cpu_ratio_met"),
+    [
+        ({"target_cpu_ratio": 0.18}, (2.0, 2.0, 2.0), "PASS", True),  # 500 µs: 0.20
+        ({"target_cpu_ratio": 0.18}, (2.5, 2.0, 2.5), "FAIL", False),  # median 0.16
+        ({"target_cpu_ratio": 0.18}, (2.5, 1.0, 2.0), "PASS", True),  # median of 0.16, 0.4, 0.2
+        ({"target_cpu_ratio": 0.18}, (None, None, None), "N/A", None),  # no CPU readings
+        ({"target_cpu_ratio": 0.18, "target_ratio": 0.5}, (2.0, 2.0, 2.0), "FAIL", True),  # req/s 0.05
+        ({"target_cpu_ratio": 0.18, "p99_max_ms": 5.0}, (2.0, 2.0, 2.0), "PASS", True),
+        ({"target_cpu_ratio": 0.18, "p99_max_ms": 1.0}, (2.0, 2.0, 2.0), "FAIL", True),  # p99 2.0
+    ],
+    ids=["pass", "fail", "median", "no-cpu", "with-req-s-fail", "with-p99-pass", "with-p99-fail"],
+)
+def test_cpu_target_is_judged_on_the_median_cpu_ratio(kwargs, cpu_s, status, cpu_ratio_met):
+    entry = summarize(judged(**kwargs), cpu_runs(*cpu_s), HELLO_CPU)
+    assert entry["status"] == status
+    assert entry["cpu_ratio_met"] is cpu_ratio_met
+    assert entry["target_cpu_ratio"] == 0.18
+
+
+W1 = Scenario(name="w1", path="/a", target_cpu_ratio=0.1)
+W2 = Scenario(name="w2", path="/a", workers=2, cpu_within=("w1", 0.05))
+
+
+@pytest.mark.parametrize(
+    ("w1_cpu", "w2_cpu", "met", "status"),
+    [
+        ((2.0, 2.0, 2.0), (2.0, 2.1, 2.0), True, "PASS"),  # same median
+        ((2.0, 2.0, 2.0), (2.09, 2.3, 2.05), True, "PASS"),  # median 2.09: +4.5 %
+        ((2.0, 2.0, 2.0), (2.22, 2.22, 2.22), False, "FAIL"),  # +11 %
+        ((2.0, 2.0, 2.0), (1.8, 1.8, 1.8), False, "FAIL"),  # -10 %: "within" goes both ways
+        ((None, None, None), (2.0, 2.0, 2.0), None, "N/A"),  # no reference reading
+    ],
+    ids=["equal", "just-within", "above", "below", "no-reference"],
+)
+def test_cpu_within_compares_median_cpu_per_request(w1_cpu, w2_cpu, met, status):
+    report = build_report(SETTINGS, MACHINE, [W1, W2],
+                          {HELLO.name: list(HELLO_CPU.values()), "w1": cpu_runs(*w1_cpu), "w2": cpu_runs(*w2_cpu)})
+    entries = {e["name"]: e for e in report["scenarios"]}
+    w2 = entries["w2"]
+    assert w2["cpu_within_met"] is met and w2["status"] == status
+    assert w2["cpu_within"] == ["w1", 0.05] and w2["workers"] == 2
+    assert report["cpu_within"] == {"w2": ["w1", 0.05]} and report["cpu_targets"] == {"w1": 0.1}
+    line = next(line for line in format_table(report).splitlines() if line.startswith("w2 server CPU"))
+    assert "vs w1" in line and "within ±5 %" in line
+    assert {True: ": met)", False: "NOT MET", None: "not judged"}[met] in line
+    json.dumps(report)
+
+
+def test_cpu_within_without_the_named_scenario_in_the_run_is_not_judged():
+    report = build_report(SETTINGS, MACHINE, [W2], {HELLO.name: list(HELLO_CPU.values()), "w2": cpu_runs(2.0)})
+    (entry,) = [e for e in report["scenarios"] if e["name"] == "w2"]
+    assert (entry["cpu_within_met"], entry["status"]) == (None, "N/A")
+
+
+LIMIT = Scenario(name="limit", path="/a", server="limit", config={}, limit_of=("amp", "amp_full", "absent"))
+AMP = Scenario(name="amp", path="/a", target_ratio=0.08)
+AMP_FULL = Scenario(name="amp_full", path="/a", target_cpu_ratio=0.18)
+
+
+def test_ceiling_is_given_to_the_bounded_scenarios_and_printed():
+    report = build_report(
+        SETTINGS, MACHINE, [AMP, AMP_FULL, LIMIT],
+        {HELLO.name: list(HELLO_CPU.values()), "amp": cpu_runs(3.2, 3.2, 3.2), "amp_full": cpu_runs(4.0, 4.0, 4.0),
+         "limit": cpu_runs(1.25, 1.25, 1.25)},
+    )  # fmt: skip
+    entries = {e["name"]: e for e in report["scenarios"]}
+    assert entries["limit"]["cpu_ratio"] == 0.32 and entries["limit"]["status"] == "INFO"
+    assert entries["amp"]["ceiling"] == {"scenario": "limit", "cpu_ratio": 0.32, "share": 0.3906}
+    assert entries["amp_full"]["ceiling"] == {"scenario": "limit", "cpu_ratio": 0.32, "share": 0.3125}
+    assert "ceiling" not in entries["limit"]
+    table = format_table(report)
+    assert "amp cpu 0.12 of a ceiling 0.32 (limit): 39 %" in table
+    assert "amp_full cpu 0.10 of a ceiling 0.32 (limit): 31 %" in table
+    summary = {line.split()[0]: line.split() for line in table.split("\n\n")[0].splitlines()}
+    assert summary["amp_full"][-2:] == ["0.10", "0.18"] and summary["amp_full"][-4] == "FAIL"  # cpu, cpu min
+    assert summary["amp"][-1] == "-"
+
+
+def test_no_ceiling_lines_without_a_limit_scenario():
+    report = build_report(SETTINGS, MACHINE, [AMP], {HELLO.name: list(HELLO_CPU.values()), "amp": cpu_runs(3.2)})
+    assert "ceiling" not in format_table(report)
+
+
+def test_chart_labels_cpu_targets(tmp_path):
+    pytest.importorskip("matplotlib")
+    report = build_report(
+        SETTINGS, MACHINE, [AMP_FULL, W1, W2, LIMIT],
+        {HELLO.name: list(HELLO_CPU.values()), "amp_full": cpu_runs(2.0), "w1": cpu_runs(2.0), "w2": cpu_runs(2.0),
+         "limit": cpu_runs(1.0)},
+    )  # fmt: skip
+    path = tmp_path / "chart.png"
+    write_chart(report, path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_process_cpu_counts_forked_children(tmp_path):
+    """A supervisor that only waits while its forked worker burns CPU: the worker's time is counted."""
+    import subprocess
+    import sys
+    import time
+
+    from bench.machine import process_cpu_seconds
+
+    script = (
+        "import os, sys, time\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    end = time.process_time() + 0.4\n"
+        "    while time.process_time() < end: pass\n"
+        "    sys.stdout.write('done\\n'); sys.stdout.flush(); time.sleep(30); os._exit(0)\n"
+        "os.waitpid(pid, 0)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        started = process_cpu_seconds(parent.pid)
+        assert parent.stdout is not None and parent.stdout.readline() == b"done\n"
+        time.sleep(0.05)
+        total = process_cpu_seconds(parent.pid)
+        assert started is not None and total is not None
+        assert total - started >= 0.3  # the child's burn; the parent itself only waited
+    finally:
+        import os
+        import signal
+
+        os.killpg(parent.pid, signal.SIGKILL)
+        parent.wait()
