@@ -491,9 +491,45 @@ class CacheMemory:
     max_bytes: int = _checked(268435456, _at_least(1024))
 
 
+def host_port(entry: str) -> tuple[str, int]:
+    """``"10.0.0.1:7000"`` or ``"[::1]:7000"`` -> (host, port); ValueError saying what is wrong."""
+    if entry.startswith("["):
+        host, bracket, rest = entry[1:].partition("]")
+        if not bracket or not rest.startswith(":"):
+            raise ValueError(f"not host:port: {entry!r}")
+        port_text = rest[1:]
+    else:
+        host, _, port_text = entry.rpartition(":")
+        if ":" in host:
+            raise ValueError(f"an IPv6 address needs brackets, as in [::1]:7000: {entry!r}")
+    if not host or not re.fullmatch(r"[A-Za-z0-9_.:%-]+", host) or not port_text.isdigit():
+        raise ValueError(f"not host:port: {entry!r}")
+    port = int(port_text)
+    if not 1 <= port <= 65535:
+        raise ValueError(f"port must be 1-65535: {entry!r}")
+    return host, port
+
+
+def _host_ports(value: list[str]) -> str | None:
+    for entry in value:
+        try:
+            host_port(entry)
+        except ValueError as exc:
+            return str(exc)
+    return None
+
+
+@dataclass(frozen=True)
+class CacheRedisCluster:
+    """Seed nodes of a Redis Cluster (PBC-Java's ``spring.redis.cluster.nodes``); empty = one Redis."""
+
+    nodes: list[str] = _checked_factory(list, _host_ports)
+
+
 @dataclass(frozen=True)
 class CacheRedis:
     url: str = _checked("redis://127.0.0.1:6379/0", _url(("redis", "rediss", "unix")))
+    cluster: CacheRedisCluster = field(default_factory=CacheRedisCluster)
 
 
 @dataclass(frozen=True)
@@ -979,6 +1015,7 @@ def _cross_checks(config: Config) -> list[str]:
         )
     if config.cache.store == "remote" and not config.cache.remote.url:
         problems.append("cache.remote.url: required when cache.store is remote")
+    problems.extend(_redis_cluster_problems(config.cache.redis))
     if config.admin.port and config.admin.port == config.port:
         problems.append(f"admin.port: must differ from port ({config.port}); 0 keeps the admin endpoints on it")
     if config.analytics.http.buffer_size < config.analytics.http.batch_size:
@@ -1002,6 +1039,20 @@ def _cross_checks(config: Config) -> list[str]:
         elif code not in BUILTIN_CODES:
             problems.append(f"{key}: unknown bidder; a code that is not built in needs alias_of")
     return problems
+
+
+def _redis_cluster_problems(redis: CacheRedis) -> list[str]:
+    """A cluster takes credentials and TLS from ``cache.redis.url``, but it has no socket path and no
+    database other than 0."""
+    if not redis.cluster.nodes:
+        return []
+    parts = urlsplit(redis.url)
+    if parts.scheme == "unix":
+        return ["cache.redis.url: a unix socket cannot reach a Redis Cluster (cache.redis.cluster.nodes is set)"]
+    if parts.path.strip("/") not in ("", "0"):
+        return [f"cache.redis.url: a Redis Cluster has only database 0, got {parts.path.strip('/')!r} "
+                "(cache.redis.cluster.nodes is set)"]
+    return []
 
 
 def to_plain(config: Any) -> Any:

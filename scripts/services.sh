@@ -2,7 +2,10 @@
 # Start the services the tests use when they are down: PostgreSQL (127.0.0.1:5432, trust auth,
 # database `test`) and Redis (127.0.0.1:6379). Under CI=true a service that is not installed is
 # installed from Debian's packages first (CONTRACT §1), and one that cannot be reached is an
-# error; outside CI it only makes its tests skip with a printed reason.
+# error; outside CI it only makes its tests skip with a printed reason. The Redis Cluster tests
+# start their own six redis-server processes and join them with redis-cli (Debian's redis-server
+# package depends on redis-tools, which ships redis-cli), so those two must be installed even when
+# another Redis already answers on 6379.
 set -u
 fail=0
 ci=false
@@ -16,6 +19,13 @@ install_packages() {
   echo "services: installing $*" >&2
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@") >/dev/null 2>&1
 }
+
+if ! { command -v redis-server && command -v redis-cli; } >/dev/null; then
+  install_packages redis-server
+  for tool in redis-server redis-cli; do
+    command -v "$tool" >/dev/null || { echo "services: $tool is not installed" >&2; fail=1; }
+  done
+fi
 
 if ! port_open 6379; then
   command -v redis-server >/dev/null || install_packages redis-server
@@ -60,6 +70,6 @@ if $ready && command -v psql >/dev/null; then
 fi
 
 $ready && [ "$fail" = 0 ] && exit 0
-echo "services: PostgreSQL or Redis is not reachable" >&2
+echo "services: PostgreSQL or Redis is not reachable, or redis-server/redis-cli is missing" >&2
 $ci && exit 1
 exit 0

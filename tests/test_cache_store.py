@@ -14,8 +14,9 @@ from hbserver.metrics import Metrics
 from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError, CorruptValue, parse_stored
 from hbserver.stores.cache.memory import ENTRY_OVERHEAD_BYTES, MemoryStore
 from hbserver.stores.cache.redis import RedisStore
+from hbserver.stores.cache.redis_cluster import RedisClusterStore
 from hbserver.stores.cache.remote import RemoteStore
-from hbserver.stores.cache.service import CacheService, CacheTimeout
+from hbserver.stores.cache.service import CacheService, CacheTimeout, build_cache_store
 from hbserver.web.client import SharedSession
 from tests.conftest import make_config
 from tests.services import REDIS_URL, require_redis
@@ -223,6 +224,23 @@ async def test_redis_down_is_a_store_error_that_names_no_address():
                 await call
             assert str(caught.value) == "redis: ConnectionError"  # what clients may read
             assert "127.0.0.1:1" in caught.value.detail  # what the log gets
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize(
+    ("redis", "kind", "seeds"),
+    [
+        ({}, RedisStore, None),
+        ({"cluster": {"nodes": ["127.0.0.1:7000", "[::1]:7001"]}}, RedisClusterStore, ["127.0.0.1:7000", "::1:7001"]),
+    ],
+)
+async def test_one_redis_or_a_redis_cluster_by_configuration(redis, kind, seeds):
+    store = build_cache_store(make_config(cache={"store": "redis", "redis": redis}), SharedSession())
+    try:
+        assert type(store) is kind and store.name == "redis"  # one metrics label for both
+        if seeds:
+            assert sorted(store.client.nodes_manager.startup_nodes) == seeds
     finally:
         await store.close()
 

@@ -55,6 +55,7 @@ DEFAULTS = [
     ("cache.store", "memory"),
     ("cache.memory.max_bytes", 268435456),
     ("cache.redis.url", "redis://127.0.0.1:6379/0"),
+    ("cache.redis.cluster.nodes", []),
     ("cache.default_ttl_seconds", 300),
     ("cache.max_ttl_seconds", 3600),
     ("cache.max_value_bytes", 262144),
@@ -104,7 +105,8 @@ def contract_defaults() -> dict:
 ADAPTER_EXTENSIONS = ("xapi.username", "xapi.password", "xapi.tracker")
 # Keys hbserver adds to the contract's, each with PBS-Go's (or, for privacy.modules, PBS-Java's) name
 # and documented in the README: TCF enforcement (host and account), LMT, the host schain node,
-# account CCPA switches, IP masking bits and privacy modules. Prefixes of the flattened keys.
+# account CCPA switches, IP masking bits and privacy modules; and the Redis Cluster seed nodes (after
+# Prebid Cache Java's spring.redis.cluster.nodes). Prefixes of the flattened keys.
 CONFIG_EXTENSIONS = (
     "gdpr.non_standard_publishers",
     "gdpr.eea_countries",
@@ -122,6 +124,7 @@ CONFIG_EXTENSIONS = (
     "account_defaults.alternatebiddercodes",
     "account_defaults.bidadjustments",
     "account_defaults.default_bid_limit",
+    "cache.redis.cluster.",
 )
 
 
@@ -162,6 +165,8 @@ def test_yaml_then_env_then_flags(tmp_path):
         ({"HBS_ADAPTERS__ALPHA__ALIAS_OF": "generic", "HBS_ADAPTERS__ALPHA__ENDPOINT": "http://127.0.0.1:1/x"},
          ("adapters", "alpha", "endpoint"), "http://127.0.0.1:1/x"),
         ({"HBS_ADAPTERS__APPNEXUS__OPENRTB_VERSION": "2.6"}, ("adapters", "appnexus", "openrtb_version"), "2.6"),
+        ({"HBS_CACHE__REDIS__CLUSTER__NODES": "[10.0.0.1:7000, redis-1.redis:7001, '[fd00::1]:7002']"},
+         ("cache", "redis", "cluster", "nodes"), ["10.0.0.1:7000", "redis-1.redis:7001", "[fd00::1]:7002"]),
     ],
 )
 def test_environment_values_are_yaml_scalars(env, key, expected):
@@ -221,6 +226,18 @@ PROBLEMS = [
      "analytics.http.buffer_size: must be at least analytics.http.batch_size (100 < 500)"),
     ({"metrics": {"prometheus": {"subsystem": "pbs server"}}},
      "metrics.prometheus.subsystem: not a valid Prometheus name: 'pbs server'"),
+    ({"cache": {"redis": {"cluster": {"nodes": ["10.0.0.1:7000", "redis-2"]}}}},
+     "cache.redis.cluster.nodes: not host:port: 'redis-2'"),
+    ({"cache": {"redis": {"cluster": {"nodes": ["10.0.0.1:0"]}}}},
+     "cache.redis.cluster.nodes: port must be 1-65535: '10.0.0.1:0'"),
+    ({"cache": {"redis": {"cluster": {"nodes": ["fd00::1:7000"]}}}},
+     "cache.redis.cluster.nodes: an IPv6 address needs brackets, as in [::1]:7000: 'fd00::1:7000'"),
+    ({"cache": {"redis": {"cluster": {"nodes": "10.0.0.1:7000,10.0.0.2:7000"}}}},
+     "cache.redis.cluster.nodes: must be a list, got str '10.0.0.1:7000,10.0.0.2:7000'"),
+    ({"cache": {"redis": {"url": "redis://10.0.0.1:6379/2", "cluster": {"nodes": ["10.0.0.1:7000"]}}}},
+     "cache.redis.url: a Redis Cluster has only database 0, got '2' (cache.redis.cluster.nodes is set)"),
+    ({"cache": {"redis": {"url": "unix:///run/redis.sock", "cluster": {"nodes": ["10.0.0.1:7000"]}}}},
+     "cache.redis.url: a unix socket cannot reach a Redis Cluster (cache.redis.cluster.nodes is set)"),
 ]
 
 

@@ -1,5 +1,6 @@
-"""Two real hbserver processes sharing Redis as the cache store: what A stores, B serves; and a
-third process using A as its remote Prebid Cache."""
+"""Two real hbserver processes sharing Redis as the cache store (one Redis, or a Redis Cluster of
+three masters and three replicas): what A stores, B serves; and a third process using A as its
+remote Prebid Cache."""
 
 from __future__ import annotations
 
@@ -8,9 +9,17 @@ import urllib.request
 import uuid
 
 import pytest
+from redis.crc import key_slot
 
 from tests.e2e.helpers import Server, get
-from tests.services import REDIS_URL, require_redis
+from tests.services import REDIS_URL, require_redis, require_redis_cluster_tools, running_redis_cluster
+
+
+@pytest.fixture(scope="module")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory):
+    require_redis_cluster_tools()
+    with running_redis_cluster(tmp_path_factory.mktemp("redis-cluster")) as cluster:
+        yield cluster
 
 
 @pytest.fixture
@@ -37,10 +46,18 @@ def post(url: str, body: dict) -> tuple[int, bytes]:
 REDIS = {"cache__store": "redis", "cache__redis__url": REDIS_URL}
 
 
-def test_what_one_instance_stores_another_serves(servers, tmp_path):
-    require_redis()
-    a = start(servers, tmp_path, **REDIS, external_url="http://a.example")
-    b = start(servers, tmp_path, **REDIS)
+@pytest.mark.parametrize("redis", ["single", "cluster"])
+def test_what_one_instance_stores_another_serves(servers, tmp_path, request, redis):
+    if redis == "cluster":
+        cluster = request.getfixturevalue("redis_cluster")
+        # each instance knows the cluster by different seeds and discovers the rest
+        a_env = {**REDIS, "cache__redis__cluster__nodes": f"[{', '.join(cluster.seeds[:2])}]"}
+        b_env = {**REDIS, "cache__redis__cluster__nodes": f"[{cluster.seeds[5]}]"}
+    else:
+        require_redis()
+        a_env = b_env = REDIS
+    a = start(servers, tmp_path, **a_env, external_url="http://a.example")
+    b = start(servers, tmp_path, **b_env)
     vast = "<VAST version=\"3.0\"><Ad><InLine><Impression>x</Impression></InLine></Ad></VAST>"
     status, body = post(a.base + "/vtrack?a=acc", {"puts": [
         {"type": "xml", "value": vast, "bidid": "b-1", "bidder": "openx", "timestamp": 5, "ttlseconds": 60}
@@ -59,6 +76,9 @@ def test_what_one_instance_stores_another_serves(servers, tmp_path):
     [entry] = json.loads(body)["responses"]
     assert get(f"{a.base}/cache?uuid={entry['uuid']}") == (200, b'{"from":"b"}')
     assert get(f"{a.base}/cache?uuid={uuid.uuid4()}")[0] == 404
+    if redis == "cluster":  # stored in the cluster, on the master of its slot
+        owner = cluster.slot_owners()[key_slot(entry["uuid"].encode())]
+        assert cluster.call(owner, "GET", entry["uuid"]) == 'json{"from":"b"}'
 
 
 def test_a_remote_store_is_another_prebid_cache(servers, tmp_path):

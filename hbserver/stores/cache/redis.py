@@ -2,7 +2,8 @@
 
 Each item is one ``SET key value EX ttl NX``: atomic with its expiry, and create-only, so a key
 that exists is never overwritten (a caller's own key then answers ``""``; a fresh UUID colliding
-is not a practical concern). All items of a put go in one pipelined round trip.
+is not a practical concern). All items of a put go in one pipelined round trip. A Redis Cluster
+(``cache.redis.cluster.nodes``) has a store of its own, ``redis_cluster.py``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Awaitable, Sequence
 from typing import TypeVar
 
-from hbserver.config import Config
+from hbserver.config import Config, host_port
 from hbserver.logsetup import LogLimiter
 from hbserver.metrics import Metrics
 from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStore, CacheStoreError
@@ -107,6 +107,10 @@ class CacheService:
 def build_cache_store(config: Config, session: SharedSession) -> CacheStore:
     """The store ``cache.store`` names (imports only what it needs)."""
     cache = config.cache
+    if cache.store == "redis" and cache.redis.cluster.nodes:
+        from hbserver.stores.cache.redis_cluster import RedisClusterStore
+
+        return RedisClusterStore(cache.redis.url, [host_port(node) for node in cache.redis.cluster.nodes])
     if cache.store == "redis":
         from hbserver.stores.cache.redis import RedisStore
 
