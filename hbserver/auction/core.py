@@ -50,6 +50,7 @@ from hbserver.auction.multibid import MultiBid, parse_multibid
 from hbserver.auction.nonbid import NonBidReason, SeatNonBids
 from hbserver.auction.ortb import upconvert
 from hbserver.auction.ortb_types import body_syntax_error, imp_ext_prebid_error, request_type_error
+from hbserver.auction.prepared import PreparedRequest
 from hbserver.auction.privacy import BLOCKED_TCF, BidderPrivacy, read_privacy
 from hbserver.auction.request_error import refusal_text
 from hbserver.auction.split import BidderRequest, split_request
@@ -231,27 +232,23 @@ class AuctionService:
         warnings: list[Message] | None = None,
         details: bool = False,
         query: Mapping[str, str] | None = None,
+        prepared: PreparedRequest | None = None,
     ) -> AuctionResult:
         """The auction of a resolved request (stored request already merged).
 
         ``/openrtb2/auction`` holds ``tmax`` within ``auction_timeouts_ms``; AMP passes its own
         budget (``amp_budget_ms``: the response must leave by ``start`` + budget) and becomes an
-        ``amp`` auction (``hb_env=amp``, the AMP entry point for adapters).
+        ``amp`` auction (``hb_env=amp``, the AMP entry point for adapters). With ``prepared`` (from
+        :meth:`prepare`) ``request`` and ``warnings`` are ignored: validation was done once for all.
         """
         amp = amp_budget_ms is not None
         try:
-            type_problem = request_type_error(request)  # PBS-Go's typed unmarshal comes first
-            if type_problem is not None:
-                raise RequestError(type_problem)
-            request = upconvert(request)
-            request = _with_http_fields(request, http)
-            if not amp:  # PBS-Go's AMP endpoint does not size interstitials
-                _size_interstitials(request)
-            validated = validate_request(request, self.registry, self.check_params)
-            request = validated.request
-            if warnings:
-                validated.warnings[:0] = warnings
-            request = _checked_us_privacy(request, validated.warnings)
+            if prepared is not None:
+                validated = prepared.instantiate()
+                request = validated.request = _with_http_fields(validated.request, http)
+            else:
+                validated = self.validate(request, http, amp=amp, warnings=warnings)
+                request = validated.request
             apply_tids(request, self.config.auto_gen_source_tid)
             tmax = amp_budget_ms if amp_budget_ms is not None else self.tmax_ms(request.get("tmax"))
             request["tmax"] = tmax  # the top level is our own copy (_with_http_fields)
@@ -279,6 +276,38 @@ class AuctionService:
         )
         bids = sum(len(s["bid"]) for s in response.get("seatbid", ()))
         return AuctionResult(response, account.id, request_type, list(validated.bidders), bids, collected)
+
+    def validate(
+        self,
+        request: dict[str, Any],
+        http: HttpContext | None,
+        *,
+        amp: bool = False,
+        warnings: list[Message] | None = None,
+    ) -> Validated:
+        """PBS-Go's checks of a resolved request, in its order; raises RequestError. ``warnings`` go
+        first in the result's. ``http`` None leaves the HTTP fields to the caller (:meth:`prepare`)."""
+        type_problem = request_type_error(request)  # PBS-Go's typed unmarshal comes first
+        if type_problem is not None:
+            raise RequestError(type_problem)
+        request = upconvert(request)
+        if http is not None:
+            request = _with_http_fields(request, http)
+        if not amp:  # PBS-Go's AMP endpoint does not size interstitials
+            _size_interstitials(request)
+        validated = validate_request(request, self.registry, self.check_params)
+        if warnings:
+            validated.warnings[:0] = warnings
+        validated.request = _checked_us_privacy(validated.request, validated.warnings)
+        return validated
+
+    def prepare(
+        self, request: dict[str, Any], warnings: list[Message], *, fresh_id: bool = False
+    ) -> PreparedRequest | None:
+        """An AMP request validated once for every auction of the same slot and query (see
+        :mod:`hbserver.auction.prepared`; the caller checks :func:`http_fields_settled` first). Raises
+        RequestError as :meth:`execute` would; None when the request cannot be kept."""
+        return PreparedRequest.of(self.validate(request, None, amp=True, warnings=warnings), fresh_id)
 
     async def _auction(
         self,

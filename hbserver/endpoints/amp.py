@@ -15,6 +15,7 @@ timed out is a 503 whose text names the id only (the backend's detail is logged)
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -22,13 +23,26 @@ from aiohttp import web
 
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import AuctionDetails, amp_record
-from hbserver.auction.amp import AmpError, amp_request, amp_targeting, amp_tmax, check_stored, parse_amp_query
+from hbserver.auction.amp import (
+    AmpError,
+    AmpParams,
+    amp_request,
+    amp_targeting,
+    amp_tmax,
+    check_stored,
+    parse_amp_query,
+)
 from hbserver.auction.auction_metrics import RequestCounts
 from hbserver.auction.core import STORED_FETCH_TIMEOUT_S, AuctionRefused, AuctionService
-from hbserver.auction.stored import fetch_failure
+from hbserver.auction.messages import Message
+from hbserver.auction.prepared import PREPARED_AMP_ENTRIES, PreparedRequest, preparable
+from hbserver.auction.request_error import refusal_text
+from hbserver.auction.stored import UUID_MACRO, fetch_failure
+from hbserver.auction.validate import RequestError
 from hbserver.config import Config
 from hbserver.endpoints.auction import http_context
 from hbserver.metrics import Metrics
+from hbserver.stores.lru import LRUCache
 from hbserver.stores.stored import StoredData
 from hbserver.stores.stored.base import id_problem
 from hbserver.usersync.cookie import COOKIE_NAME
@@ -51,6 +65,17 @@ def _header_safe(value: str) -> str:
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class _PreparedAmp:
+    """What one (Origin, query string) resolved to, valid while the stored request is ``raw``."""
+
+    params: AmpParams
+    query_warnings: list[Message]
+    raw: bytes | str
+    tmax: int
+    prepared: PreparedRequest
+
+
 class AmpEndpoint:
     def __init__(
         self,
@@ -70,6 +95,7 @@ class AmpEndpoint:
         self.analytics = analytics
         self.metrics = metrics
         self.counts = RequestCounts(metrics)
+        self.prepared: LRUCache[_PreparedAmp] = LRUCache(PREPARED_AMP_ENTRIES, 0)
 
     async def handle(self, request: web.Request) -> web.Response:
         start = asyncio.get_running_loop().time()
@@ -87,13 +113,18 @@ class AmpEndpoint:
         return response
 
     async def _auction(self, request: web.Request, start: float, origin: str) -> web.Response:
-        try:
-            params, warnings = parse_amp_query(request.query, origin)
-        except AmpError as exc:
-            raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
-        problem = id_problem(params.tag_id)
-        if problem is not None:  # the client's: no backend could look it up
-            raise AuctionRefused(400, f"Invalid request: tag_id is invalid: {problem}", "badinput")
+        key = f"{origin}\x00{request.query_string}"
+        entry = self.prepared.get(key)
+        if entry is None:
+            try:
+                params, query_warnings = parse_amp_query(request.query, origin)
+            except AmpError as exc:
+                raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+            problem = id_problem(params.tag_id)
+            if problem is not None:  # the client's: no backend could look it up
+                raise AuctionRefused(400, f"Invalid request: tag_id is invalid: {problem}", "badinput")
+        else:
+            params, query_warnings = entry.params, entry.query_warnings
         remaining = self.default_timeout_ms / 1000
         raw, errors = await self.stored.fetch_amp_request(params.tag_id, min(STORED_FETCH_TIMEOUT_S, remaining))
         if raw is None:
@@ -101,22 +132,39 @@ class AmpEndpoint:
             if failure is not None:  # the server's: a backend failed (its detail is logged, not sent)
                 raise AuctionRefused(503, str(failure), "err")
             raise AuctionRefused(400, f"Invalid request: No AMP config found for tag_id {params.tag_id}.", "badinput")
-        try:
-            stored = check_stored(params.tag_id, loads_json(raw))
-        except orjson.JSONDecodeError as exc:  # malformed, or nested too deep (JsonTooDeep)
-            raise AuctionRefused(
-                400, f"Invalid request: the stored request for tag_id {params.tag_id} is not valid JSON: {exc}",
-                "badinput",
-            ) from None
-        except AmpError as exc:
-            raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
-        tmax = amp_tmax(self.default_timeout_ms, params.timeout, stored.get("tmax"))
-        auction_request, consent_warnings = amp_request(stored, params, self.gdpr_enabled)
+        auction_request: dict[str, Any] = {}
+        warnings: list[Message] = []
+        if entry is not None and (raw is entry.raw or raw == entry.raw):
+            tmax, prepared = entry.tmax, entry.prepared
+        else:  # first seen, or the stored request changed
+            try:
+                stored = check_stored(params.tag_id, loads_json(raw))
+            except orjson.JSONDecodeError as exc:  # malformed, or nested too deep (JsonTooDeep)
+                raise AuctionRefused(
+                    400, f"Invalid request: the stored request for tag_id {params.tag_id} is not valid JSON: {exc}",
+                    "badinput",
+                ) from None
+            except AmpError as exc:
+                raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+            tmax = amp_tmax(self.default_timeout_ms, params.timeout, stored.get("tmax"))
+            auction_request, consent_warnings = amp_request(stored, params, self.gdpr_enabled)
+            warnings = query_warnings + consent_warnings
+            prepared = None
+            if not params.debug and preparable(auction_request):
+                try:
+                    prepared = self.service.prepare(
+                        auction_request, warnings, fresh_id=stored.get("id") == UUID_MACRO
+                    )
+                except RequestError as exc:
+                    raise AuctionRefused(400, refusal_text(exc), "badinput") from None
+                if prepared is not None:
+                    self.prepared.put(key, _PreparedAmp(params, query_warnings, raw, tmax, prepared))
         budget = max(0, tmax - self.adjustment_ms)
         result = await self.service.execute(
             auction_request, http_context(request, self.sync), start,
-            amp_budget_ms=budget, warnings=warnings + consent_warnings, details=self.analytics.enabled,
+            amp_budget_ms=budget, warnings=warnings, details=self.analytics.enabled,
             query=request.query,  # adservertargeting's query-parameter lookups (AMP only, as PBS-Go)
+            prepared=prepared,
         )
         self.counts.answered("amp", "ok", asyncio.get_running_loop().time() - start,
                              has_cookie=COOKIE_NAME in request.cookies, account=result.account)

@@ -1,0 +1,116 @@
+"""Prepared requests: the request-side work an AMP slot repeats on every page view, done once.
+
+An AMP page asks for the same stored request with the same query string over and over. What the
+auction does with it before the bidders are called — the stored request parsed and checked, the
+query applied, the type check, the 2.6 upconversion, PBS-Go's validation and the CCPA check —
+depends only on the stored request, the query and the ``Origin`` header, not on who is asking. A
+:class:`PreparedRequest` keeps the result; each auction gets its own copy of it (parsed from
+bytes, so nothing is shared), with the fields that come from the HTTP request (user agent, IP,
+DNT, referer) filled per auction.
+
+Filling the HTTP fields after validation instead of before gives the same answer only when
+filling cannot change what validation sees: :func:`http_fields_settled` says when. Requests that
+must take the full path every time: debug requests (their ``resolvedrequest`` shows every step),
+stored responses, and anything :func:`http_fields_settled` rejects. Privacy enforcement,
+activity controls, tids, buyeruids and everything after the split run per auction as before.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from hbserver.auction.messages import Message
+from hbserver.auction.validate import ResolvedBidder, Validated
+
+STORED_RESPONSE_KEYS = frozenset(("storedauctionresponse", "storedbidresponse"))
+PREPARED_AMP_ENTRIES = 2048  # (query string, Origin) pairs kept per worker; least recently used go first
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedRequest:
+    """A request as validation left it, ready to be copied for each auction."""
+
+    blob: bytes  # orjson of [request, imp_bidders]
+    bidders: Mapping[str, ResolvedBidder]
+    aliases: Mapping[str, str]
+    warnings: tuple[Message, ...]
+    bidder_warnings: Mapping[str, tuple[Message, ...]]
+    fresh_id: bool  # the stored id was {{UUID}}: every auction gets a new one
+
+    @classmethod
+    def of(cls, validated: Validated, fresh_id: bool) -> PreparedRequest | None:
+        """The prepared form of ``validated``; None when its request is not plain JSON."""
+        try:
+            blob = orjson.dumps([validated.request, validated.imp_bidders])
+        except TypeError:
+            return None
+        return cls(
+            blob,
+            dict(validated.bidders),
+            dict(validated.aliases),
+            tuple(validated.warnings),
+            {name: tuple(items) for name, items in validated.bidder_warnings.items()},
+            fresh_id,
+        )
+
+    def instantiate(self) -> Validated:
+        """A fresh copy for one auction (its ``request`` and ``imp_bidders`` are its own)."""
+        request, imp_bidders = orjson.loads(self.blob)
+        if self.fresh_id:
+            request["id"] = str(uuid.uuid4())
+        return Validated(
+            imp_bidders,
+            dict(self.bidders),
+            dict(self.aliases),
+            list(self.warnings),
+            {name: list(items) for name, items in self.bidder_warnings.items()},
+            request,
+        )
+
+
+def http_fields_settled(request: Mapping[str, Any]) -> bool:
+    """Whether filling the HTTP fields (``device.ua/ip/ipv6/dnt``, ``site.page`` from the referer)
+    after validation gives the same answer as before it.
+
+    It does when the site has a page (the referer is then never used, and the site rule "an id or a
+    page" holds either way) and ``device.ua``/``ip``/``ipv6`` are absent or strings: a wrong-typed
+    value that is falsy (``0``, ``false``, ``[]``) would be replaced by the HTTP value before the
+    type check on the full path, and refused here.
+    """
+    site = request.get("site")
+    if not isinstance(site, dict):
+        return False
+    page = site.get("page")
+    if not isinstance(page, str) or not page:
+        return False
+    device = request.get("device")
+    if device is None:
+        return True
+    if not isinstance(device, dict):
+        return False
+    return all(isinstance(device.get(key, ""), str) for key in ("ua", "ip", "ipv6"))
+
+
+def preparable(request: Mapping[str, Any]) -> bool:
+    """Whether an AMP request may be prepared once: not a debug request (``test: 1`` or
+    ``ext.prebid.debug``), no stored responses, and :func:`http_fields_settled`."""
+    if request.get("test") == 1 or not http_fields_settled(request):
+        return False
+    ext = request.get("ext")
+    prebid = ext.get("prebid") if isinstance(ext, dict) else None
+    if isinstance(prebid, dict) and prebid.get("debug") is True:
+        return False
+    imps = request.get("imp")
+    if not isinstance(imps, list):
+        return False
+    for imp in imps:
+        imp_ext = imp.get("ext") if isinstance(imp, dict) else None
+        imp_prebid = imp_ext.get("prebid") if isinstance(imp_ext, dict) else None
+        if isinstance(imp_prebid, dict) and not STORED_RESPONSE_KEYS.isdisjoint(imp_prebid):
+            return False
+    return True
