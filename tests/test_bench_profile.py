@@ -70,3 +70,18 @@ def test_collapsed_stacks_and_tables():
     assert "server CPU 500 µs per request" in text
     assert "7 collections, 10.0 % of the server's CPU" in text
     assert "| `AuctionService._auction (hbserver/auction/core.py:400)` | 60.0 % |" in text
+
+
+@pytest.mark.parametrize("which", ["amp", "auction"])
+def test_the_instructions_driver_runs_the_real_app(which):
+    """bench/instructions.py's inner mode (what valgrind runs): real app, mock bidder, every answer a 200
+    (a non-200 ends it with the status)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.instructions", which, "--drive", "3"],
+        cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -127,6 +127,9 @@ class AuctionResult:
     bidders: list[str]
     bids: int
     details: AuctionDetails | None = None  # for the analytics record; only when asked for
+    # an AMP auction without debug or ad-server targeting: its answer's targeting, and ``response`` holds
+    # only ``ext`` (errors, warnings), no OpenRTB response being built for an answer that shows none
+    amp_targeting: dict[str, str] | None = None
 
 
 class AuctionService:
@@ -271,11 +274,12 @@ class AuctionService:
             raise AuctionRefused(exc.status, exc.message, metric) from None
         request_type = "amp" if amp else _request_type(request)
         collected = AuctionDetails() if details else None
-        response = await self._auction(
+        response, bids, amp_targeting = await self._auction(
             request, validated, stored_responses, account, http, deadline, tmax, request_type, collected, query
         )
-        bids = sum(len(s["bid"]) for s in response.get("seatbid", ()))
-        return AuctionResult(response, account.id, request_type, list(validated.bidders), bids, collected)
+        return AuctionResult(
+            response, account.id, request_type, list(validated.bidders), bids, collected, amp_targeting
+        )
 
     def validate(
         self,
@@ -321,7 +325,9 @@ class AuctionService:
         request_type: str,
         details: AuctionDetails | None = None,
         query: Mapping[str, str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], int, dict[str, str] | None]:
+        """The response, its number of bids, and for an AMP auction without debug or ad-server targeting
+        the answer's targeting (the response is then only its ``ext``: :func:`_amp_response`)."""
         prebid = (request.get("ext") or {}).get("prebid") or {}
         settings = account.settings
         try:
@@ -503,6 +509,10 @@ class AuctionService:
                     errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": cache_error})
             apply_targeting(results, options, self.cache_host, self.cache_path)
 
+        if request_type == "amp" and not debug and not wants_ad_server_targeting(prebid):
+            # the AMP answer shows only the cached bids' targeting, the errors and the warnings
+            targeting = _amp_targeting(all_bids)
+            return _amp_response(errors, warnings), len(all_bids), targeting
         response = self._response(
             request,
             all_bids,
@@ -525,7 +535,7 @@ class AuctionService:
                 details.seatnonbid = nonbids.as_json()
         if wants_ad_server_targeting(prebid):
             apply_ad_server_targeting(request, response, query)
-        return response
+        return response, len(all_bids), None
 
     def _resolve_floors(
         self,
@@ -751,6 +761,35 @@ class AuctionService:
             ext["prebid"]["passthrough"] = prebid["passthrough"]  # PBS-Go echoes it as sent
         response["ext"] = ext
         return response
+
+
+def _amp_targeting(bids: list[AuctionBid]) -> dict[str, str]:
+    """The targeting of every cached bid, seat by seat in first-seen order as the response would list them
+    (keys cut to 20 characters can collide across bidders: the later seat's value wins, as from the response)."""
+    seats: dict[str, list[AuctionBid]] = {}
+    for bid in bids:
+        seat = seats.get(bid.bidder)
+        if seat is None:
+            seats[bid.bidder] = [bid]
+        else:
+            seat.append(bid)
+    targeting: dict[str, str] = {}
+    for seat_bids in seats.values():
+        for bid in seat_bids:
+            if bid.cache_id and bid.targeting:
+                targeting.update(bid.targeting)
+    return targeting
+
+
+def _amp_response(errors: dict[str, list[dict[str, Any]]], warnings: dict[str, list[Message]]) -> dict[str, Any]:
+    """The part of a response an AMP answer without debug shows: ``ext.errors`` and ``ext.warnings``."""
+    ext: dict[str, Any] = {}
+    if errors:
+        ext["errors"] = errors
+    warnings_json = messages_json(warnings)
+    if warnings_json:
+        ext["warnings"] = warnings_json
+    return {"ext": ext}
 
 
 def _bidder_prebid(

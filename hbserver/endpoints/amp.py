@@ -170,7 +170,7 @@ class AmpEndpoint:
                              has_cookie=COOKIE_NAME in request.cookies, account=result.account)
         request[ACCOUNT] = result.account  # for the access and interaction logs
         request[BIDDERS] = result.bidders
-        targeting = amp_targeting(result.response)
+        targeting = result.amp_targeting if result.amp_targeting is not None else amp_targeting(result.response)
         self._record(200, result.account, result.bidders, result.bids, [], result.details)
         body: dict[str, Any] = {"targeting": targeting}
         source_ext = result.response.get("ext", {})

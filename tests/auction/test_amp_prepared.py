@@ -214,3 +214,47 @@ async def test_an_adapter_changing_its_request_changes_no_later_auction(make_cli
     # earlier auction's: with a shared prepared request the formats would grow by one per auction
     formats = [r["imp"][0]["banner"]["format"] for r in bidders.received["alpha"]]
     assert formats == [[{"w": 300, "h": 250}, {"w": 1, "h": 1}]] * 3
+
+
+LONG_A, LONG_B = "averyveryverylongbidderone", "averyveryverylongbiddertwo"  # keys cut to 20 characters collide
+
+
+@pytest.mark.parametrize(
+    ("names", "bids", "status", "stored_ext", "extra_query"),
+    [
+        (("alpha", "beta"), {"alpha": [bid("slot-1", 1.5, "a1")], "beta": [bid("slot-1", 0.7, "b1")]}, {}, None, ""),
+        ((LONG_A, LONG_B), {LONG_A: [bid("slot-1", 1.5, "a1")], LONG_B: [bid("slot-1", 2.5, "b1")]}, {}, None, ""),
+        (("alpha", "beta"), {"alpha": [bid("slot-1", 1.5, "a1")]}, {"beta": 500}, None,
+         "&consent_type=3&consent_string=bad"),  # an error and a warning
+        (("alpha", "beta"), {"alpha": [bid("slot-1", 1.5, "a1"), bid("slot-1", 1.1, "a2")], "beta": []}, {},
+         {"prebid": {"multibid": [{"bidder": "alpha", "maxbids": 2, "targetbiddercodeprefix": "alt"}]}}, ""),
+        (("alpha",), {}, {}, None, ""),  # no bids at all
+    ],
+)
+async def test_the_amp_answer_without_an_openrtb_response_is_the_same(
+    make_client, bidders, data_dir, monkeypatch, names, bids, status, stored_ext, extra_query
+):
+    """Without debug or ad-server targeting the AMP answer is made from the bids, not from an OpenRTB
+    response; forcing the response path (as ad-server targeting does) must give the same answer."""
+    bidders.bids.update(bids)
+    bidders.status.update(status)
+    stored = stored_request()
+    stored["imp"][0]["ext"]["prebid"]["bidder"] = {name: {"p": 1} for name in names}
+    if stored_ext is not None:
+        stored["ext"] = stored_ext
+    _store(data_dir, "t1", stored)
+    answers = []
+    for light in (True, False):
+        if not light:
+            monkeypatch.setattr("hbserver.auction.core.wants_ad_server_targeting", lambda prebid: True)
+            monkeypatch.setattr("hbserver.auction.core.apply_ad_server_targeting", lambda *args: None)
+        client = await make_client(bidder_config(bidders, *names))
+        response = await client.get(f"/openrtb2/amp?{QUERY}{extra_query}")
+        assert response.status == 200
+        answer = await response.json()
+        assert all(len(key) <= 20 for key in answer["targeting"])
+        answers.append(_answer_without_cache_ids(answer))
+        await client.close()
+    assert answers[0] == answers[1]
+    if bids.get(names[0]):
+        assert answers[0]["targeting"]["hb_bidder"]
