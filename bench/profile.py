@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import os
 import shutil
 import sys
@@ -26,8 +27,8 @@ from pathlib import Path
 
 from bench import procs
 from bench.machine import detect_pinning, process_cpu_seconds
-from bench.run import server_argv, server_env
-from bench.scenarios import BENCH_DIR, SCENARIOS, Scenario, SetupContext
+from bench.run import serving
+from bench.scenarios import BENCH_DIR, SCENARIOS, Scenario
 from bench.wrk import WrkCommand, run_wrk
 
 PY_SPY_CANDIDATES = (BENCH_DIR.parent / ".cache" / "tools" / "bin" / "py-spy",)
@@ -202,28 +203,20 @@ def profile_scenario(
 ) -> Profile:
     pinning = detect_pinning()
     with tempfile.TemporaryDirectory(prefix="hbs-profile-") as scratch:
-        workdir = Path(scratch)
-        site = workdir / "site"
+        root = Path(scratch)
+        site = root / "site"
         site.mkdir()
         (site / "sitecustomize.py").write_text(GC_SITECUSTOMIZE)
-        gc_file = workdir / "gc"
-        context = SetupContext(workdir, pinning.client_cpu)
-        server: procs.ManagedProcess | None = None
-        try:
-            values = {"workdir": str(workdir)}
-            if scenario.setup is not None:
-                values.update(scenario.setup(context))
-            port = procs.free_port()
-            values["port"] = str(port)
-            env = server_env(scenario)
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH", "")]))
-            env["BENCH_GC_FILE"] = str(gc_file)
-            argv = server_argv(scenario, port, scenario.write_config(workdir, values))
-            server = procs.start(scenario.name, argv, cwd=workdir, log_path=workdir / "server.log", env=env,
-                                 cpu=pinning.server_cpu)
-            procs.wait_http_ready(f"http://127.0.0.1:{port}{scenario.ready_path}", server)
+        gc_file = root / "gc"
+        python_path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH", "")]))
+        timed = dataclasses.replace(
+            scenario, env={**scenario.env, "PYTHONPATH": python_path, "BENCH_GC_FILE": str(gc_file)}
+        )
+        workdir = root / "run"
+        with serving(timed, workdir, pinning) as served:
+            server = served.server
             command = WrkCommand(
-                url=scenario.url(port, values),
+                url=scenario.url(served.port, served.values),
                 connections=scenario.wrk_connections(64),
                 script=scenario.wrk_script(workdir),
                 headers=scenario.wrk_headers(),
@@ -231,12 +224,12 @@ def profile_scenario(
             )
             if warmup_s:
                 run_wrk(command, warmup_s)
-            raw = workdir / "stacks.txt"
+            raw = root / "stacks.txt"
             spy_argv = [py_spy, "record", "--pid", str(server.pid), "--rate", str(rate), "--duration",
                         str(seconds), "--format", "raw", "--nonblocking", "--output", str(raw)]
             if pinning.client_cpu is not None:
                 spy_argv = ["taskset", "-c", str(pinning.client_cpu), *spy_argv]
-            spy = procs.start("py-spy", spy_argv, cwd=workdir, log_path=workdir / "py-spy.log")
+            spy = procs.start("py-spy", spy_argv, cwd=root, log_path=root / "py-spy.log")
             time.sleep(0.5)  # py-spy attaches before the load starts
             cpu_before = process_cpu_seconds(server.pid)
             result, _ = run_wrk(command, seconds)
@@ -249,11 +242,7 @@ def profile_scenario(
             stacks = parse_collapsed(raw.read_text().splitlines())
             if keep_raw is not None:
                 shutil.copyfile(raw, keep_raw)
-        finally:
-            if server is not None:
-                server.stop()
-            context.close()
-        gc_totals = _read_gc(gc_file)
+        gc_totals = _read_gc(gc_file)  # written by the server at exit
         cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
         return summarise(scenario.name, stacks, result.requests, cpu, gc_totals)
 
