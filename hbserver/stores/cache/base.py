@@ -51,6 +51,15 @@ def parse_stored(raw: bytes) -> CachedValue | None:
     return None
 
 
+def stored_value(raw: bytes) -> CachedValue:
+    """What a store answers for a value it holds; raises CorruptValue (Prebid Cache's text) for one
+    that carries no known type."""
+    parsed = parse_stored(raw)
+    if parsed is None:
+        raise CorruptValue("Cache data was corrupted. Cannot determine type.")
+    return parsed
+
+
 _KEYS_PER_BATCH = 64
 _keys: list[str] = []
 

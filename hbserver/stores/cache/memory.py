@@ -13,7 +13,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
-from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError, CorruptValue, new_key, parse_stored
+from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError, new_key, stored_value
 
 # A dict slot, the (deadline, value) tuple, the float, and the bytes/str object headers: measured
 # with tracemalloc at about 230 bytes per item on CPython 3.11 (tests/test_cache_store.py checks it).
@@ -99,10 +99,7 @@ class MemoryStore:
         if value is None:
             return None
         self._items.move_to_end(key)
-        parsed = parse_stored(value)
-        if parsed is None:
-            raise CorruptValue("Cache data was corrupted. Cannot determine type.")
-        return parsed
+        return stored_value(value)
 
     async def close(self) -> None:
         self._items.clear()

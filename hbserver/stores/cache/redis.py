@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError, CorruptValue, new_key, parse_stored
+from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError, new_key, stored_value
 
 POOL_SIZE = 64  # connections per worker; puts and gets are single round trips
 SOCKET_TIMEOUT_SECONDS = 2.0  # callers apply their own, shorter, deadlines
@@ -51,10 +51,7 @@ class RedisStore:
             raise CacheStoreError(f"redis: {exc.__class__.__name__}", detail=str(exc)) from None
         if raw is None:
             return None
-        parsed = parse_stored(raw)
-        if parsed is None:
-            raise CorruptValue("Cache data was corrupted. Cannot determine type.")
-        return parsed
+        return stored_value(raw)
 
     async def close(self) -> None:
         await self.client.aclose()

@@ -49,7 +49,7 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError, CorruptValue, new_key, parse_stored
+from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError, new_key, stored_value
 from hbserver.stores.cache.redis import POOL_SIZE, SOCKET_TIMEOUT_SECONDS
 
 log = logging.getLogger("hbserver.cache")
@@ -158,10 +158,7 @@ class RedisClusterStore:
             raise _store_error(exc) from None
         if raw is None:
             return None
-        parsed = parse_stored(raw)
-        if parsed is None:
-            raise CorruptValue("Cache data was corrupted. Cannot determine type.")
-        return parsed
+        return stored_value(raw)
 
     async def close(self) -> None:
         for task in (self._start, self._refresh):
