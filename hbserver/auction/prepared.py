@@ -25,9 +25,9 @@ from typing import Any
 import orjson
 
 from hbserver.auction.messages import Message
+from hbserver.auction.stored import refers_to_stored_responses
 from hbserver.auction.validate import ResolvedBidder, Validated
 
-STORED_RESPONSE_KEYS = frozenset(("storedauctionresponse", "storedbidresponse"))
 PREPARED_AMP_ENTRIES = 2048  # (query string, Origin) pairs kept per worker; least recently used go first
 
 
@@ -105,12 +105,4 @@ def preparable(request: Mapping[str, Any]) -> bool:
     prebid = ext.get("prebid") if isinstance(ext, dict) else None
     if isinstance(prebid, dict) and prebid.get("debug") is True:
         return False
-    imps = request.get("imp")
-    if not isinstance(imps, list):
-        return False
-    for imp in imps:
-        imp_ext = imp.get("ext") if isinstance(imp, dict) else None
-        imp_prebid = imp_ext.get("prebid") if isinstance(imp_ext, dict) else None
-        if isinstance(imp_prebid, dict) and not STORED_RESPONSE_KEYS.isdisjoint(imp_prebid):
-            return False
-    return True
+    return isinstance(request.get("imp"), list) and not refers_to_stored_responses(request)

@@ -15,6 +15,7 @@ URL (the stored-data service logs the detail).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -146,10 +147,11 @@ class StoredResponses:
         return not self.auction and not self.by_bidder
 
 
-def refers_to_stored_responses(request: dict[str, Any]) -> bool:
-    """Does any imp name a stored auction or bid response? (Most requests: no.)"""
+def refers_to_stored_responses(request: Mapping[str, Any]) -> bool:
+    """Does any imp name a stored auction or bid response? (Most requests: no.) An imp that is not an
+    object names none (a request not validated yet may hold one)."""
     for imp in request["imp"]:
-        ext = imp.get("ext")
+        ext = imp.get("ext") if isinstance(imp, dict) else None
         prebid = ext.get("prebid") if isinstance(ext, dict) else None
         if isinstance(prebid, dict) and ("storedauctionresponse" in prebid or "storedbidresponse" in prebid):
             return True

@@ -134,7 +134,7 @@ class AmpEndpoint:
             raise AuctionRefused(400, f"Invalid request: No AMP config found for tag_id {params.tag_id}.", "badinput")
         auction_request: dict[str, Any] = {}
         warnings: list[Message] = []
-        if entry is not None and (raw is entry.raw or raw == entry.raw):
+        if entry is not None and raw == entry.raw:  # bytes compare identity first
             tmax, prepared = entry.tmax, entry.prepared
         else:  # first seen, or the stored request changed
             try:
