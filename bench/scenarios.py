@@ -367,13 +367,8 @@ FULL_CONFIG: Mapping[str, Any] = {
 }
 AMP_FULL_TAG = "amp-bench-full-300x250"
 AMP_FULL_STORED_REQUEST: Mapping[str, Any] = {
+    **AMP_STORED_REQUEST,  # the amp scenario's site and slot
     "id": "amp-bench-full",
-    "site": {"page": "https://news.bench.test/amp/article.html", "publisher": {"id": "1001"}},
-    "imp": [{
-        "id": "amp-slot",
-        "banner": {"format": [{"w": 300, "h": 250}]},
-        "ext": {"prebid": {"bidder": {code: {"slot": "amp"} for code in AUCTION_BIDDERS}}},
-    }],
     "cur": ["EUR"],
     "ext": {"prebid": {
         "targeting": {"pricegranularity": "medium", "includewinners": True, "includebidderkeys": True},

@@ -15,6 +15,7 @@ from hbserver.app import create_app
 from hbserver.config import Config, deep_merge, load_config
 from hbserver.web.endpoint import Routes
 from tests.auction.helpers import MockBidders
+from tests.services import require_redis_cluster_tools, running_redis_cluster
 
 MakeClient = Callable[..., Awaitable[TestClient]]
 
@@ -62,3 +63,11 @@ async def bidders() -> AsyncIterator[MockBidders]:
     await mock.server.start_server()
     yield mock
     await mock.server.close()
+
+
+@pytest.fixture(scope="module")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory):
+    """A three-master, three-replica Redis Cluster on loopback, one per test module that asks for it."""
+    require_redis_cluster_tools()
+    with running_redis_cluster(tmp_path_factory.mktemp("redis-cluster")) as cluster:
+        yield cluster

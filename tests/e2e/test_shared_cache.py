@@ -12,14 +12,7 @@ import pytest
 from redis.crc import key_slot
 
 from tests.e2e.helpers import Server, get
-from tests.services import REDIS_URL, require_redis, require_redis_cluster_tools, running_redis_cluster
-
-
-@pytest.fixture(scope="module")
-def redis_cluster(tmp_path_factory: pytest.TempPathFactory):
-    require_redis_cluster_tools()
-    with running_redis_cluster(tmp_path_factory.mktemp("redis-cluster")) as cluster:
-        yield cluster
+from tests.services import REDIS_URL, require_redis
 
 
 @pytest.fixture

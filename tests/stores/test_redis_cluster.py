@@ -27,13 +27,6 @@ from tests.services import RedisClusterNodes, require_redis_cluster_tools, runni
 URL = "redis://127.0.0.1:6379/0"  # in cluster mode only its scheme and credentials count
 
 
-@pytest.fixture(scope="module")
-def redis_cluster(tmp_path_factory: pytest.TempPathFactory):
-    require_redis_cluster_tools()
-    with running_redis_cluster(tmp_path_factory.mktemp("redis-cluster")) as cluster:
-        yield cluster
-
-
 @pytest.fixture
 def own_cluster(tmp_path: Path):
     """A cluster for one test that kills or pauses its nodes."""
