@@ -34,6 +34,8 @@ import orjson
 import uvloop
 from aiohttp import web
 
+from hbserver.auction.pricegranularity import GRANULARITY_MEDIUM
+from hbserver.auction.pricegranularity import price_bucket as granularity_bucket
 from hbserver.config import Config, load_config
 from hbserver.server import tune_gc
 from hbserver.stores.cache.base import CacheItem
@@ -69,8 +71,8 @@ class Limits:
 
 
 def price_bucket(price: float) -> str:
-    """Prebid's "medium" granularity (0.10 steps up to 20)."""
-    return f"{min(int(price * 10 + 1e-9) / 10, 20.0):.2f}"
+    """Prebid's "medium" granularity (0.10 steps up to 20), hbserver's own bucket function."""
+    return granularity_bucket(price, GRANULARITY_MEDIUM)
 
 
 class LimitServer:
