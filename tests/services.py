@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import redis
+from redis.crc import key_slot
 
 REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
 REDIS_URL = f"redis://{REDIS_HOST}:{REDIS_PORT}/0"
@@ -183,6 +184,24 @@ class RedisClusterNodes:
         return True
 
 
+    def replicating(self) -> bool:
+        """Every master's replica acknowledges a write within the store's WAIT bound (the first writes of
+        a fresh cluster can take longer while the replication stream settles)."""
+        try:
+            owners = self.slot_owners()
+            for master in self.masters():
+                probe = next(f"probe-{n}" for n in range(100_000) if owners[key_slot(f"probe-{n}".encode())] == master)
+                with self.client(master) as client:  # SET and WAIT on one connection
+                    pipe = client.pipeline(transaction=False)
+                    pipe.execute_command("SET", probe, "1", "EX", "5")
+                    pipe.execute_command("WAIT", "1", "100")
+                    if pipe.execute()[1] < 1:
+                        return False
+        except (redis.RedisError, OSError):
+            return False
+        return True
+
+
 def wait_until(condition: Callable[[], bool], seconds: float, what: str) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
@@ -211,6 +230,7 @@ def running_redis_cluster(directory: Path) -> Iterator[RedisClusterNodes]:
             check=True, capture_output=True, timeout=60,
         )
         wait_until(cluster.healthy, 30, "cluster_state:ok with three synced replicas")
+        wait_until(cluster.replicating, 10, "every replica acknowledging writes")
         yield cluster
     finally:
         cluster.stop()
