@@ -1,8 +1,9 @@
 """Instructions per request, for before/after comparisons of one change: ``python -m bench.instructions amp``.
 
 Run on a shared machine, CPU time moves with whatever else runs; instruction counts do not. This
-runs the real application in-process (aiohttp's test server and client, the bench's AMP stored
-request or auction payload, the bench's mock bidder process on loopback) under
+runs the real application in-process (aiohttp's test server and client) on one of the bench's
+one-worker scenarios, with that scenario's config, setup (mock bidders, currency server, stored
+requests) and request under
 ``valgrind --tool=callgrind`` twice, with ``--small`` and ``--large`` requests after a warm-up, and
 prints the slope: instructions per request, start-up cancelled out. The in-process client is
 counted too (it is the same in both trees), so a change's share of the server alone is larger
@@ -12,78 +13,71 @@ than its share here. ``--drive N`` is the inner mode valgrind runs.
 from __future__ import annotations
 
 import argparse
-import json
+import asyncio
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+from typing import Any
 
-from bench.scenarios import (
-    AMP_CONFIG,
-    AMP_PATH,
-    AMP_STORED_REQUEST,
-    AMP_TAG,
-    AUCTION_BIDDERS,
-    AUCTION_CONFIG,
-    BENCH_DIR,
-    substitute,
-)
+from bench.scenarios import BENCH_DIR, SCENARIOS, Scenario, SetupContext, substitute
 
 WARMUP_REQUESTS = 300
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def _drive(which: str, requests: int) -> None:
-    import yaml
     from aiohttp.test_utils import TestClient, TestServer
 
     from hbserver.app import create_app
     from hbserver.config import load_config
 
-    port = _free_port()
-    hosts = [arg for n in range(1, len(AUCTION_BIDDERS) + 1) for arg in ("--host", f"127.0.0.{n}")]
-    mock = subprocess.Popen([sys.executable, str(BENCH_DIR / "mocks" / "bidder.py"), str(port), *hosts])
-    try:
-        time.sleep(1.0)
-        with tempfile.TemporaryDirectory() as scratch:
-            root = Path(scratch)
-            stored = root / "stored" / "stored_requests"
-            stored.mkdir(parents=True)
-            (stored / f"{AMP_TAG}.json").write_text(json.dumps(AMP_STORED_REQUEST))
-            values = {f"{seat}_url": f"http://127.0.0.{n}:{port}/{seat}" for n, seat in enumerate(AUCTION_BIDDERS, 1)}
-            values["stored_dir"] = str(root / "stored")
-            config_path = root / "hbserver.yaml"
-            config_path.write_text(yaml.safe_dump(substitute(dict(AMP_CONFIG if which == "amp" else AUCTION_CONFIG),
-                                                             values)))
-            client = TestClient(TestServer(create_app(load_config(str(config_path))), port=0))
+    scenario = _scenario(which)
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        ctx = SetupContext(root, client_cpu=None)
+        try:
+            values = {"workdir": str(root), **(scenario.setup(ctx) if scenario.setup is not None else {})}
+            config_path = scenario.write_config(root, values)
+            config = load_config(str(config_path) if config_path is not None else None)
+            client = TestClient(TestServer(create_app(config), port=0))
             await client.start_server()
-            body = (BENCH_DIR / "payloads" / "auction.json").read_bytes()
+            path = substitute(scenario.path, values)
+            body = (BENCH_DIR / scenario.body_file).read_bytes() if scenario.body_file is not None else None
+            headers = dict(item.split(": ", 1) for item in scenario.wrk_headers())
 
             async def one() -> None:
-                if which == "amp":
-                    response = await client.get(AMP_PATH)
-                else:
-                    response = await client.post("/openrtb2/auction", data=body, headers={"Content-Type": "text/plain"})
+                response = await client.request(scenario.method, path, data=body, headers=headers)
                 text = await response.read()
-                if response.status != 200:
+                if response.status >= 400:
                     raise SystemExit(f"{which}: status {response.status}: {text[:300]!r}")
 
+            await _ready(client, scenario)
             for _ in range(WARMUP_REQUESTS + requests):
                 await one()
             await client.close()
-    finally:
-        mock.terminate()
-        mock.wait()
+        finally:
+            ctx.close()
+
+
+def _scenario(name: str) -> Scenario:
+    for scenario in SCENARIOS:
+        if scenario.name == name and scenario.server == "hbserver" and scenario.workers == 1:
+            return scenario
+    raise SystemExit(f"no one-worker hbserver scenario named {name!r}")
+
+
+async def _ready(client: Any, scenario: Scenario) -> None:
+    """Poll the scenario's ready path (as ``make bench`` does) until it answers 2xx."""
+    for _ in range(100):
+        response = await client.get(scenario.ready_path)
+        await response.read()
+        if response.status < 300:
+            return
+        await asyncio.sleep(0.1)
+    raise SystemExit(f"{scenario.name}: {scenario.ready_path} never answered 2xx")
 
 
 def _count(which: str, requests: int) -> int:
@@ -100,7 +94,8 @@ def _count(which: str, requests: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.instructions", description=__doc__.split("\n\n")[0])
-    parser.add_argument("which", choices=("amp", "auction"))
+    parser.add_argument("which", help="a one-worker hbserver scenario of bench/scenarios.py (amp, amp_full, "
+                        "auction, auction_full, event, setuid, cookie_sync, ...)")
     parser.add_argument("--small", type=int, default=200)
     parser.add_argument("--large", type=int, default=1200)
     parser.add_argument("--drive", type=int, help=argparse.SUPPRESS)

@@ -72,7 +72,7 @@ def test_collapsed_stacks_and_tables():
     assert "| `AuctionService._auction (hbserver/auction/core.py:400)` | 60.0 % |" in text
 
 
-@pytest.mark.parametrize("which", ["amp", "auction"])
+@pytest.mark.parametrize("which", ["amp", "auction", "amp_full", "auction_full", "setuid", "cookie_sync"])
 def test_the_instructions_driver_runs_the_real_app(which):
     """bench/instructions.py's inner mode (what valgrind runs): real app, mock bidder, every answer a 200
     (a non-200 ends it with the status)."""
