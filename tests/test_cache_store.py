@@ -63,9 +63,10 @@ def test_items_are_stored_in_prebid_caches_form(item, stored):
 
 
 def test_keys_are_random_version_4_uuids_and_differ_across_fork():
+    """hbserver.uuids.new_uuid: cache keys, tids and AMP request ids."""
     import os
 
-    from hbserver.stores.cache.base import new_key
+    from hbserver.uuids import new_uuid as new_key
 
     keys = [new_key() for _ in range(5000)]  # many batches of the pool
     assert len(set(keys)) == len(keys)

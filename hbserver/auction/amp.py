@@ -8,7 +8,6 @@ in PBS-Go's order. Consent problems are warnings and never stop the other parame
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +19,7 @@ from hbserver.auction.messages import Message, WarningCode
 from hbserver.privacy.ccpa import parse_us_privacy
 from hbserver.privacy.gpp import GPPError, parse_gpp, parse_gpp_sid
 from hbserver.privacy.tcf2 import ConsentError, parse_tcf2_cached
+from hbserver.uuids import new_uuid
 from hbserver.web.body import JsonTooDeep, loads_json
 from hbserver.web.urls import url_host
 
@@ -190,7 +190,7 @@ def amp_request(
     warnings: list[Message] = []
     request = dict(stored)
     if request.get("id") == "{{UUID}}":
-        request["id"] = str(uuid.uuid4())
+        request["id"] = new_uuid()
     imp = dict(request["imp"][0])
     imp["secure"] = 1
     if isinstance(imp.get("banner"), dict):

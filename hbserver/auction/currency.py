@@ -38,12 +38,21 @@ DEFAULT_CURRENCY = "USD"
 Rates = Mapping[str, Mapping[str, float]]
 
 
+# Codes seen to parse, as spelled (a bid's currency is checked on every conversion).
+_CHECKED: set[str] = set()
+_CHECKED_MAX = 4096
+
+
 def _check_codes(from_cur: str, to_cur: str) -> None:
     """PBS-Go's converters parse both codes first (x/text ``currency.ParseISO``), so an unknown code
     fails with that library's text even when both codes are the same."""
+    if from_cur in _CHECKED and to_cur in _CHECKED:
+        return
     problem = iso4217_problem(from_cur) or iso4217_problem(to_cur)
     if problem is not None:
         raise ConversionError(problem)
+    if len(_CHECKED) < _CHECKED_MAX:  # bounded: 300 codes in at most 8 spellings each
+        _CHECKED.update((from_cur, to_cur))
 
 
 def _not_found(from_cur: str, to_cur: str) -> ConversionError:

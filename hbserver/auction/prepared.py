@@ -17,7 +17,6 @@ activity controls, tids, buyeruids and everything after the split run per auctio
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ import orjson
 from hbserver.auction.messages import Message
 from hbserver.auction.stored import refers_to_stored_responses
 from hbserver.auction.validate import ResolvedBidder, Validated
+from hbserver.uuids import new_uuid
 
 PREPARED_AMP_ENTRIES = 2048  # (query string, Origin) pairs kept per worker; least recently used go first
 
@@ -62,7 +62,7 @@ class PreparedRequest:
         """A fresh copy for one auction (its ``request`` and ``imp_bidders`` are its own)."""
         request, imp_bidders = orjson.loads(self.blob)
         if self.fresh_id:
-            request["id"] = str(uuid.uuid4())
+            request["id"] = new_uuid()
         return Validated(
             imp_bidders,
             dict(self.bidders),

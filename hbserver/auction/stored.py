@@ -14,7 +14,6 @@ URL (the stored-data service logs the detail).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -24,6 +23,7 @@ import orjson
 from hbserver.auction.mergepatch import merge_patch
 from hbserver.auction.validate import RequestError
 from hbserver.stores.stored.base import id_problem
+from hbserver.uuids import new_uuid
 from hbserver.web.body import loads_json
 
 UUID_MACRO = "{{UUID}}"
@@ -110,7 +110,7 @@ async def merge_stored(request: dict[str, Any], source: StoredSource | None, tim
         stored = _parse(stored_requests[request_id], f'Stored Request with ID="{request_id}"')
         merged = merge_patch(stored, request)
         if merged.get("id") == UUID_MACRO:
-            merged["id"] = str(uuid.uuid4())
+            merged["id"] = new_uuid()
     if imp_refs:
         # stored imps refer to the imps of the incoming request (the merged request keeps them
         # unless the incoming request had none, in which case it has no imp references either)

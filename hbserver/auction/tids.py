@@ -9,8 +9,9 @@ then receives them is the ``transmitTid`` activity's decision, unless ``createti
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
+
+from hbserver.uuids import new_uuid
 
 UUID_MACRO = "{{UUID}}"
 
@@ -47,9 +48,9 @@ def fill_tids(request: dict[str, Any]) -> None:
     """Fill the missing tids of ``request`` (the caller's own top level; imps and source are copied)."""
     source = request.get("source")
     if not isinstance(source, dict):
-        request["source"] = {"tid": str(uuid.uuid4())}
+        request["source"] = {"tid": new_uuid()}
     elif _missing(source.get("tid")):
-        request["source"] = {**source, "tid": str(uuid.uuid4())}
+        request["source"] = {**source, "tid": new_uuid()}
     imps = request["imp"]
     if not any(_missing(imp.get("ext", {}).get("tid") if isinstance(imp.get("ext"), dict) else None) for imp in imps):
         return
@@ -59,6 +60,6 @@ def fill_tids(request: dict[str, Any]) -> None:
         if not isinstance(ext, dict):
             ext = {}
         if _missing(ext.get("tid")):
-            imp = {**imp, "ext": {**ext, "tid": str(uuid.uuid4())}}
+            imp = {**imp, "ext": {**ext, "tid": new_uuid()}}
         filled.append(imp)
     request["imp"] = filled

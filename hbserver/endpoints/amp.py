@@ -60,7 +60,8 @@ def _header_safe(value: str) -> str:
 
     An Origin that is not ASCII (bytes that were not UTF-8 arrive as lone surrogates) is no origin
     a browser sends, and could not be written back."""
-    if len(value) > MAX_ORIGIN_LENGTH or not value.isascii() or any(ord(c) < 32 or ord(c) == 127 for c in value):
+    # for ASCII, isprintable() is false exactly for the controls (below 32, and 127)
+    if len(value) > MAX_ORIGIN_LENGTH or not value.isascii() or not value.isprintable():
         return ""
     return value
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+import orjson
+
 # openrtb_ext fetch statuses (PriceFloorRules.FetchStatus)
 FETCH_SUCCESS = "success"
 FETCH_TIMEOUT = "timeout"
@@ -398,6 +400,33 @@ def parse_floor_rules(value: Any, path: str = "request.ext.prebid.floors") -> Fl
         fetch_status=_string(obj, "fetchstatus", path),
         location=_string(obj, "location", path),
     )
+
+
+# Requests repeat the same ext.prebid.floors (a publisher's Prebid.js config, an AMP stored
+# request): each distinct JSON text is parsed once. The parse is immutable, so sharing it is safe.
+PARSED_FLOORS_MAX = 1024
+_parsed_floors: dict[tuple[str, bytes], FloorRules | str | None] = {}
+
+
+def parsed_floor_rules(value: Any, path: str = "request.ext.prebid.floors") -> FloorRules | None:
+    """:func:`parse_floor_rules` memoised on ``value``'s JSON text (at most :data:`PARSED_FLOORS_MAX`
+    texts; the oldest goes first); a refusal is remembered too and raised again as FloorsDataError."""
+    try:
+        key = (path, orjson.dumps(value))
+    except TypeError:  # not JSON (a caller's own object): parse it as it is
+        return parse_floor_rules(value, path)
+    found = _parsed_floors.get(key, _parsed_floors)
+    if found is _parsed_floors:
+        try:
+            found = parse_floor_rules(value, path)
+        except FloorsDataError as exc:
+            found = str(exc)
+        if len(_parsed_floors) >= PARSED_FLOORS_MAX:
+            del _parsed_floors[next(iter(_parsed_floors))]
+        _parsed_floors[key] = found
+    if type(found) is str:
+        raise FloorsDataError(found)
+    return found  # type: ignore[return-value]
 
 
 def floor_rules_json(

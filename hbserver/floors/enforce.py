@@ -38,6 +38,7 @@ NON_BID_BELOW_FLOOR = 301  # exchange.ResponseRejectedBelowFloor
 NON_BID_BELOW_DEAL_FLOOR = 304  # exchange.ResponseRejectedBelowDealFloor
 FLOOR_PRECISION = 0.01
 ENFORCE_RATE_MAX = 100
+_UNSEEN: Any = object()
 
 
 def rejection_warning(
@@ -139,7 +140,10 @@ def _request_floors(request: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def is_satisfied_by_enforce_rate(request_rate: int, account_rate: int, rand: Rand) -> bool:
-    """PBS-Go ``isSatisfiedByEnforceRate``: one draw against both rates (0 = always)."""
+    """PBS-Go ``isSatisfiedByEnforceRate``: one draw against both rates (0 = always; with both 0
+    the draw could not change the answer, so none is made)."""
+    if request_rate == 0 and account_rate == 0:
+        return True
     draw = rand(ENFORCE_RATE_MAX)
     by_request = request_rate == 0 or draw < request_rate
     by_account = account_rate == 0 or draw < account_rate
@@ -195,12 +199,16 @@ def enforce_floors(
         if type(imp_id) is str:
             by_id[imp_id] = imp
     result = EnforceResult([], enforce_pbs=enforce_pbs)
+    bid_floors = result.bid_floors
+    by_imp: dict[str, BidFloors | None] = {}  # the details are the imp's: one per imp, shared by its bids
     for bid in bids:
-        imp = by_id.get(bid.imp_id)
-        if imp is not None:
-            details = bid_floors_for_imp(imp)
-            if details is not None:
-                result.bid_floors[id(bid)] = details
+        imp_id = bid.imp_id
+        details = by_imp.get(imp_id, _UNSEEN)
+        if details is _UNSEEN:
+            imp = by_id.get(imp_id)
+            details = by_imp[imp_id] = bid_floors_for_imp(imp) if imp is not None else None
+        if details is not None:
+            bid_floors[id(bid)] = details  # type: ignore[assignment]
     if not enforce:
         result.kept = list(bids)
         return result

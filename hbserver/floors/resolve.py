@@ -40,7 +40,7 @@ from hbserver.floors.data import (
     data_with,
     floor_rules_json,
     fold,
-    parse_floor_rules,
+    parsed_floor_rules,
     round4,
     rules_with,
 )
@@ -141,7 +141,7 @@ def resolve_floors(
     request_floors = None
     if raw is not None:
         try:
-            request_floors = parse_floor_rules(raw)
+            request_floors = parsed_floor_rules(raw)
         except FloorsDataError as exc:  # refused at validation when validate_request_floors is wired in
             return FloorsResolution(request, [str(exc)])
         if request_floors is not None and request_floors.enabled is False:
@@ -166,9 +166,7 @@ def resolve_floors(
         merged = merge_floors(request_floors, fetch_result, convert)
         final, group, default_weight, errors = create_floors_from(merged, settings, FETCH_SUCCESS, LOCATION_FETCH, rand)
     elif request_floors is not None:
-        final, group, default_weight, errors = create_floors_from(
-            request_floors, settings, FETCH_NONE, LOCATION_REQUEST, rand
-        )
+        final, group, default_weight, errors = _created_from_request(request_floors, settings, rand)
     else:
         final, group, default_weight, errors = create_floors_from(None, settings, FETCH_NONE, LOCATION_NO_DATA, rand)
 
@@ -261,6 +259,38 @@ def create_floors_from(
         floors, data=data_with(data, model_groups=(chosen,)), location=location, fetch_status=fetch_status
     )
     return final, chosen, default_weight, []
+
+
+# create_floors_from on the request's own floors, for parses that parsed_floor_rules shares:
+# id(floors) -> (floors, settings, result). Only results that drew no random number are kept.
+CREATED_FLOORS_MAX = 1024
+Created = tuple[FloorRules, ModelGroup | None, bool, list[str]]
+_created_floors: dict[int, tuple[FloorRules, AccountPriceFloors, Created]] = {}
+
+
+def _created_from_request(
+    floors: FloorRules, settings: AccountPriceFloors, rand: Rand
+) -> Created:
+    """:func:`create_floors_from` for ``LOCATION_REQUEST``, once per (parsed floors, account
+    settings) when it does not draw (one valid model group): the entry holds ``floors``, so its id
+    cannot be reused while the entry exists."""
+    entry = _created_floors.get(id(floors))
+    if entry is not None and entry[0] is floors and entry[1] is settings:
+        final, group, default_weight, errors = entry[2]
+        return final, group, default_weight, list(errors)
+    draws = 0
+
+    def counted(n: int) -> int:
+        nonlocal draws
+        draws += 1
+        return rand(n)
+
+    result = create_floors_from(floors, settings, FETCH_NONE, LOCATION_REQUEST, counted)
+    if draws == 0:
+        if len(_created_floors) >= CREATED_FLOORS_MAX:
+            del _created_floors[next(iter(_created_floors))]
+        _created_floors[id(floors)] = (floors, settings, (result[0], result[1], result[2], list(result[3])))
+    return result
 
 
 def resolve_floor_min(request_floors: FloorRules | None, fetch_floors: FloorRules | None, convert: Convert) -> Price:

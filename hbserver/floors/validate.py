@@ -21,8 +21,8 @@ from hbserver.floors.data import (
     fold,
     go_float,
     go_strings,
-    parse_floor_rules,
     parse_floors_data,
+    parsed_floor_rules,
 )
 from hbserver.floors.rules import SCHEMA_FIELDS
 
@@ -148,7 +148,7 @@ def validate_fetched_floors(body: bytes, fetch: AccountFloorFetch) -> tuple[Floo
 def validate_request_floors(floors: Any, path: str = "request.ext.prebid.floors") -> str | None:
     """The first type problem in ``ext.prebid.floors`` (None if Go would decode it)."""
     try:
-        parse_floor_rules(floors, path)
+        parsed_floor_rules(floors, path)
     except FloorsDataError as exc:
         return str(exc)
     return None

@@ -24,7 +24,7 @@ from hbserver.floors import (
     ModelGroup,
     resolve_floors,
 )
-from hbserver.floors.data import parse_floor_rules
+from hbserver.floors.data import FloorsDataError, parse_floor_rules
 from hbserver.floors.resolve import (
     create_floors_from,
     merge_floors,
@@ -743,3 +743,46 @@ RATES_81 = RateTable.of({"USD": {"INR": 81.17}}).convert
 def test_min_floor_value(floors, imp_floors, floor_cur, expected):
     imp = {"id": "1", "ext": {"prebid": {"floors": imp_floors}}}
     assert min_floor_value(floors, imp, floor_cur, RATES_81) == expected
+
+
+def test_request_floors_parsed_once_per_json_text(monkeypatch):
+    """Repeated ext.prebid.floors (the same JSON text) share one parse and one create_floors_from;
+    a refusal is remembered and raised again; the memo is bounded."""
+    from hbserver.floors import data as floors_data
+    from hbserver.floors import resolve as floors_resolve
+
+    monkeypatch.setattr(floors_data, "_parsed_floors", {})
+    monkeypatch.setattr(floors_resolve, "_created_floors", {})
+    floors = {"data": {"modelgroups": [{"schema": {"fields": ["domain"]}, "values": {"*": 1.5}}]}}
+    first = floors_data.parsed_floor_rules(floors)
+    assert first == parse_floor_rules(floors)
+    assert floors_data.parsed_floor_rules(copy.deepcopy(floors)) is first
+    assert floors_data.parsed_floor_rules({**floors, "floormin": 1}) is not first
+    for _ in range(2):
+        with pytest.raises(FloorsDataError, match=r"request.ext.prebid.floors.skiprate must be an integer"):
+            floors_data.parsed_floor_rules({"skiprate": "x"})
+
+    calls = []
+    real = floors_resolve.create_floors_from
+    monkeypatch.setattr(floors_resolve, "create_floors_from", lambda *a: calls.append(1) or real(*a))
+    for _ in range(3):
+        result = resolve_floors(_request(copy.deepcopy(floors)), ACCOUNT, RATES, None, never)
+        assert result.request["imp"][0]["bidfloor"] == 1.5 and result.errors == []
+    assert len(calls) == 1
+    other_settings = replace(ACCOUNT, max_rules=50)  # another account's settings: not the cached result
+    resolve_floors(_request(copy.deepcopy(floors)), other_settings, RATES, None, never)
+    assert len(calls) == 2
+
+    # two model groups: the group is drawn per auction, never cached
+    group = {"schema": {"fields": ["domain"]}, "values": {"*": 1}}
+    drawn = {"data": {"modelgroups": [{**group, "modelversion": "a"}, {**group, "modelversion": "b"}]}}
+    seen = []
+    for draw in (1, 2, 1):
+        result = resolve_floors(_request(copy.deepcopy(drawn)), ACCOUNT, RATES, None, const(draw))
+        seen.append(_floors(result.request)["data"]["modelgroups"][0]["modelversion"])
+    assert seen == ["a", "b", "a"]
+
+    monkeypatch.setattr(floors_data, "PARSED_FLOORS_MAX", 4)
+    for n in range(10):
+        floors_data.parsed_floor_rules({"floormin": n})
+    assert len(floors_data._parsed_floors) == 4

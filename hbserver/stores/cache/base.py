@@ -8,8 +8,6 @@ written create-only: an existing key is never overwritten (its slot in the answe
 
 from __future__ import annotations
 
-import binascii
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -58,52 +56,6 @@ def stored_value(raw: bytes) -> CachedValue:
     if parsed is None:
         raise CorruptValue("Cache data was corrupted. Cannot determine type.")
     return parsed
-
-
-_KEYS_PER_BATCH = 64
-_keys: list[str] = []
-
-
-def _forget_keys() -> None:
-    """A forked worker must not reuse its parent's random keys (same keys in two processes)."""
-    _keys.clear()
-
-
-os.register_at_fork(after_in_child=_forget_keys)
-
-
-# Per byte value: the same byte with the UUID version 4 nibble, and with the RFC 4122 variant bits.
-_VERSION_4 = bytes((b & 0x0F) | 0x40 for b in range(256))
-_VARIANT_RFC4122 = bytes((b & 0x3F) | 0x80 for b in range(256))
-
-
-def _refill() -> None:
-    """Format a batch of version 4 UUIDs from one read of kernel randomness, in bulk C operations.
-
-    The batch is hexlified with a dash every two bytes (8 groups of 4 digits per key, 40 characters
-    with the dash before the next key); deleting the three dashes a UUID does not have leaves
-    ``8-4-4-4-12`` keys of 36 characters, each followed by a dash.
-    """
-    raw = bytearray(os.urandom(16 * _KEYS_PER_BATCH))
-    raw[6::16] = raw[6::16].translate(_VERSION_4)
-    raw[8::16] = raw[8::16].translate(_VARIANT_RFC4122)
-    text = bytearray(binascii.hexlify(raw, b"-", 2))
-    del text[34::40]  # between the 7th and 8th group
-    del text[29::39]  # between the 6th and 7th
-    del text[4::38]  # between the 1st and 2nd
-    keys = text.decode("ascii")
-    _keys.extend([keys[at:at + 36] for at in range(0, 37 * _KEYS_PER_BATCH, 37)])
-
-
-def new_key() -> str:
-    """A random (version 4) UUID string, like ``str(uuid.uuid4())`` at a fraction of its cost.
-
-    ``uuid4()`` makes one ``os.urandom`` system call and a ``UUID`` object per key; here the
-    same kernel randomness is read for 64 keys at a time and formatted directly.
-    """
-    if not _keys:
-        _refill()
-    return _keys.pop()
 
 
 class CacheStoreError(Exception):

@@ -13,7 +13,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
-from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError, new_key, stored_value
+from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError, stored_value
+from hbserver.uuids import new_uuid
 
 # A dict slot, the (deadline, value) tuple, the float, and the bytes/str object headers: measured
 # with tracemalloc at about 230 bytes per item on CPython 3.11 (tests/test_cache_store.py checks it).
@@ -62,7 +63,7 @@ class MemoryStore:
         keys: list[str] = []
         for item in items:
             value = item.stored()
-            key = item.key or new_key()
+            key = item.key or new_uuid()
             size = len(key) + len(value) + ENTRY_OVERHEAD_BYTES  # _size, inline: once per bid
             if size > self.max_bytes:
                 self._take_back(keys)

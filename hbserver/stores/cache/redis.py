@@ -13,7 +13,8 @@ from collections.abc import Sequence
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError, new_key, stored_value
+from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError, stored_value
+from hbserver.uuids import new_uuid
 
 POOL_SIZE = 64  # connections per worker; puts and gets are single round trips
 SOCKET_TIMEOUT_SECONDS = 2.0  # callers apply their own, shorter, deadlines
@@ -34,7 +35,7 @@ class RedisStore:
         )
 
     async def put_many(self, items: Sequence[CacheItem]) -> list[str]:
-        keys = [item.key or new_key() for item in items]
+        keys = [item.key or new_uuid() for item in items]
         try:
             async with self.client.pipeline(transaction=False) as pipe:
                 for key, item in zip(keys, items, strict=True):

@@ -49,8 +49,9 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError, new_key, stored_value
+from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError, stored_value
 from hbserver.stores.cache.redis import POOL_SIZE, SOCKET_TIMEOUT_SECONDS
+from hbserver.uuids import new_uuid
 
 log = logging.getLogger("hbserver.cache")
 
@@ -121,7 +122,7 @@ class RedisClusterStore:
     # -- the two operations ----------------------------------------------------------------
 
     async def put_many(self, items: Sequence[CacheItem]) -> list[str]:
-        keys = [item.key or new_key() for item in items]
+        keys = [item.key or new_uuid() for item in items]
         try:
             if not self._ready:
                 await self._started()
