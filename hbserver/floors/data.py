@@ -404,17 +404,23 @@ def parse_floor_rules(value: Any, path: str = "request.ext.prebid.floors") -> Fl
 
 # Requests repeat the same ext.prebid.floors (a publisher's Prebid.js config, an AMP stored
 # request): each distinct JSON text is parsed once. The parse is immutable, so sharing it is safe.
-PARSED_FLOORS_MAX = 1024
+# Bounded in entries and in the size of each text (a few MB at most whatever requests send).
+PARSED_FLOORS_MAX = 512
+PARSED_FLOORS_MAX_BYTES = 8192
 _parsed_floors: dict[tuple[str, bytes], FloorRules | str | None] = {}
 
 
 def parsed_floor_rules(value: Any, path: str = "request.ext.prebid.floors") -> FloorRules | None:
     """:func:`parse_floor_rules` memoised on ``value``'s JSON text (at most :data:`PARSED_FLOORS_MAX`
-    texts; the oldest goes first); a refusal is remembered too and raised again as FloorsDataError."""
+    texts of up to :data:`PARSED_FLOORS_MAX_BYTES`; the oldest goes first); a refusal is remembered
+    too and raised again as FloorsDataError."""
     try:
-        key = (path, orjson.dumps(value))
+        text = orjson.dumps(value)
     except TypeError:  # not JSON (a caller's own object): parse it as it is
         return parse_floor_rules(value, path)
+    if len(text) > PARSED_FLOORS_MAX_BYTES:
+        return parse_floor_rules(value, path)
+    key = (path, text)
     found = _parsed_floors.get(key, _parsed_floors)
     if found is _parsed_floors:
         try:

@@ -263,7 +263,8 @@ def create_floors_from(
 
 # create_floors_from on the request's own floors, for parses that parsed_floor_rules shares:
 # id(floors) -> (floors, settings, result). Only results that drew no random number are kept.
-CREATED_FLOORS_MAX = 1024
+CREATED_FLOORS_MAX = 512
+CREATED_FLOORS_MAX_RULES = 256  # larger rule tables are not kept (the parse memo does not keep them either)
 Created = tuple[FloorRules, ModelGroup | None, bool, list[str]]
 _created_floors: dict[int, tuple[FloorRules, AccountPriceFloors, Created]] = {}
 
@@ -286,7 +287,9 @@ def _created_from_request(
         return rand(n)
 
     result = create_floors_from(floors, settings, FETCH_NONE, LOCATION_REQUEST, counted)
-    if draws == 0:
+    data = floors.data
+    rules = sum(len(group.values) for group in data.model_groups) if data is not None else 0
+    if draws == 0 and rules <= CREATED_FLOORS_MAX_RULES:
         if len(_created_floors) >= CREATED_FLOORS_MAX:
             del _created_floors[next(iter(_created_floors))]
         _created_floors[id(floors)] = (floors, settings, (result[0], result[1], result[2], list(result[3])))

@@ -36,6 +36,7 @@ from hbserver.floors.resolve import (
 
 RATES = RateTable.of({"USD": {"INR": 70, "EUR": 0.9, "JPY": 5.09}}).convert
 ACCOUNT = AccountPriceFloors(enabled=True, max_rules=100, max_schema_dims=5)
+ACCOUNT_MANY_RULES = AccountPriceFloors(enabled=True, max_rules=1000, max_schema_dims=5)
 _FIELDS = ["mediaType", "size", "domain"]
 
 
@@ -786,3 +787,11 @@ def test_request_floors_parsed_once_per_json_text(monkeypatch):
     for n in range(10):
         floors_data.parsed_floor_rules({"floormin": n})
     assert len(floors_data._parsed_floors) == 4
+    big = {"data": {"modelgroups": [{"schema": {"fields": ["domain"]},
+                                     "values": {f"d{n}.example": 1 for n in range(600)}}]}}
+    assert len(orjson.dumps(big)) > floors_data.PARSED_FLOORS_MAX_BYTES  # parsed each time, never kept
+    assert floors_data.parsed_floor_rules(big) is not floors_data.parsed_floor_rules(big)
+    assert len(floors_data._parsed_floors) == 4
+    created = len(floors_resolve._created_floors)
+    resolve_floors(_request(big), ACCOUNT_MANY_RULES, RATES, None, never)
+    assert len(floors_resolve._created_floors) == created  # over CREATED_FLOORS_MAX_RULES: not kept
