@@ -351,3 +351,44 @@ def test_the_entry_cache_is_bounded(monkeypatch):
         assert json.loads(encoded) == entry and f"c{i}" in entry["usersync"]["url"]
         assert len(endpoint._entries) <= 3
     assert endpoint._status_entry(alpha, SyncPrivacy(0, "c9", "", "", ""))[0] is entry  # a repeat is served kept
+
+
+def test_parsed_bodies_are_kept_by_their_bytes_and_bounded(monkeypatch):
+    """A repeated body is parsed once and shared (read-only); refusals, large bodies and a full
+    cache are handled without keeping anything wrong."""
+    from hbserver.endpoints import cookie_sync
+
+    monkeypatch.setattr(cookie_sync, "_parsed", {})
+    monkeypatch.setattr(cookie_sync, "PARSED_CACHE_SIZE", 3)
+    body = b'{"bidders":["alpha","beta"],"limit":1}'
+    first = cookie_sync.parse_request_cached(body)
+    assert first.bidders == ("alpha", "beta") and first.limit == 1
+    assert cookie_sync.parse_request_cached(bytes(body)) is first
+    with pytest.raises(AttributeError):
+        first.limit = 5  # shared between requests: cannot be changed
+    for _ in range(2):  # a refused body is refused again, never kept
+        with pytest.raises(cookie_sync.BadRequest, match="bidders must be an array"):
+            cookie_sync.parse_request_cached(b'{"bidders":"alpha"}')
+    assert list(cookie_sync._parsed) == [body]
+    large = b'{"bidders":["' + b"x" * cookie_sync.MAX_CACHED_BODY_BYTES + b'"]}'
+    assert cookie_sync.parse_request_cached(large).bidders == ("x" * cookie_sync.MAX_CACHED_BODY_BYTES,)
+    assert large not in cookie_sync._parsed
+    for n in range(5):
+        cookie_sync.parse_request_cached(b'{"limit":%d}' % n)
+        assert len(cookie_sync._parsed) <= 3
+    assert cookie_sync.parse_request_cached(b'{"limit":4}').limit == 4
+
+
+def test_evaluations_and_choices_are_shared_values_and_bounded(monkeypatch):
+    from hbserver.usersync import chooser
+
+    monkeypatch.setattr(chooser, "_evaluations", {})
+    monkeypatch.setattr(chooser, "_INTERNED_LIMIT", 4)
+    registry = build_registry(Config())
+    names = [f"unknown{n}" for n in range(10)]
+    _, evaluations = chooser.choose(names, 0, registry, UidsCookie(), datetime.now(UTC), chooser.NO_FILTERS, None)
+    assert [e.bidder for e in evaluations] == names
+    assert {e.status for e in evaluations} == {chooser.Status.UNKNOWN_BIDDER}
+    assert len(chooser._evaluations) <= 4
+    _, again = chooser.choose(names[-1:], 0, registry, UidsCookie(), datetime.now(UTC), chooser.NO_FILTERS, None)
+    assert again[0] is evaluations[-1]  # the same value, made once

@@ -8,9 +8,8 @@ numeric ``account`` (prebid-universal-creative sends one) is read as its decimal
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +19,7 @@ from aiohttp import web
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import cookie_sync_record
 from hbserver.bidders.registry import Bidder
-from hbserver.metrics import Metrics
+from hbserver.metrics import Metrics, PendingCounter
 from hbserver.privacy.tcf2 import ConsentError
 from hbserver.stores.accounts import Account, AccountError, AccountStore
 from hbserver.usersync.chooser import (
@@ -33,6 +32,7 @@ from hbserver.usersync.chooser import (
     SyncFilters,
     bidder_order,
     choose,
+    shuffle,
 )
 from hbserver.usersync.privacy import PrivacyRequestError, SyncPrivacy, cookie_sync_privacy
 from hbserver.usersync.service import SyncService, account_error, utcnow
@@ -40,6 +40,7 @@ from hbserver.web.body import loads_json, read_body
 from hbserver.web.cookies import request_cookies
 from hbserver.web.errors import HttpError, text_response
 from hbserver.web.requestlog import ACCOUNT
+from hbserver.web.response import FastResponse
 
 UNKNOWN_ACCOUNT = "unknown"
 MAX_BIDDERS = 1000  # a request naming more bidders than any host has is cut here
@@ -65,9 +66,9 @@ class BadRequest(Exception):
     pass
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)  # shared between requests by parse_request_cached
 class CookieSyncRequest:
-    bidders: list[str] = field(default_factory=list)
+    bidders: tuple[str, ...] = ()
     gdpr: int | None = None
     gdpr_consent: str = ""
     us_privacy: str = ""
@@ -118,6 +119,26 @@ def _parse_filter(value: Any, name: str) -> BidderFilter:
         f"error parsing filtersettings.{name}: invalid bidders type. must either be a string '*' or a string array of "
         "bidders"
     )
+
+
+# Parsed bodies by their bytes: Prebid.js sends the same body from every page of a site (the
+# bidders, the limit, often the same privacy fields), so most requests repeat one seen before.
+# Shared, so never changed after parsing; bounded (emptied when full), and only small bodies.
+PARSED_CACHE_SIZE = 1024
+MAX_CACHED_BODY_BYTES = 2048
+_parsed: dict[bytes, CookieSyncRequest] = {}
+
+
+def parse_request_cached(body: bytes) -> CookieSyncRequest:
+    """:func:`parse_request`, kept for a body seen before (a refused body is parsed each time)."""
+    parsed = _parsed.get(body) if body.__class__ is bytes else None
+    if parsed is None:
+        parsed = parse_request(body)
+        if body.__class__ is bytes and len(body) <= MAX_CACHED_BODY_BYTES:
+            if len(_parsed) >= PARSED_CACHE_SIZE:
+                _parsed.clear()
+            _parsed[body] = parsed
+    return parsed
 
 
 def parse_request(body: bytes) -> CookieSyncRequest:
@@ -177,7 +198,7 @@ def parse_request(body: bytes) -> CookieSyncRequest:
     coop = get("coopSync")
     debug = get("debug", False)
     return CookieSyncRequest(
-        bidders,
+        tuple(bidders),
         gdpr,
         consent if consent.__class__ is str else _string(consent, "gdpr_consent"),
         us_privacy if us_privacy.__class__ is str else _string(us_privacy, "us_privacy"),
@@ -208,7 +229,7 @@ class CookieSyncEndpoint:
         accounts: AccountStore,
         analytics: Analytics,
         metrics: Metrics,
-        shuffle: Shuffle = random.shuffle,
+        shuffle: Shuffle = shuffle,
         clock: Callable[[], datetime] = utcnow,
         note_account: bool = True,
     ) -> None:
@@ -221,9 +242,11 @@ class CookieSyncEndpoint:
         self.note_account = note_account  # hand the account to the access log (off when it samples nothing)
         self._outcomes = {s: metrics.counter(metrics.cookie_sync_requests, s) for s in COOKIE_SYNC_STATUSES}
         self._entries: dict[tuple[Any, ...], tuple[dict[str, Any], bytes]] = {}
+        # (sync key, status) -> its syncer_requests handle, None for statuses not counted there
+        self._syncer_counters: dict[tuple[str, Status], PendingCounter | None] = {}
 
     def _count(self, status: str) -> None:
-        self._outcomes[status].inc()
+        self._outcomes[status].pending += 1
 
     def _fail(self, status: int, message: str, metric: str) -> web.Response:
         self._count(metric)
@@ -234,7 +257,7 @@ class CookieSyncEndpoint:
     async def handle(self, request: web.Request) -> web.Response:
         try:
             body = await read_body(request)
-            sync_request = parse_request(body)
+            sync_request = parse_request_cached(body)
         except HttpError as exc:
             return self._fail(exc.status, exc.message, "bad_request")
         except BadRequest as exc:
@@ -273,7 +296,10 @@ class CookieSyncEndpoint:
             return self._fail(401, "User has opted out", "opt_out")
         status_text = "ok" if cookie.has_live_uid(now) else "no_cookie"
         try:
-            host_allowed = service.gate.host_cookie_allowed(privacy, service.gate.policy(account.settings.gdpr))
+            gate = service.gate  # the account's TCF policy only when GDPR applies (it is not read otherwise)
+            host_allowed = not gate.in_scope(privacy) or gate.host_cookie_allowed(
+                privacy, gate.policy(account.settings.gdpr)
+            )
         except ConsentError:
             host_allowed = False
         if not host_allowed:
@@ -288,13 +314,25 @@ class CookieSyncEndpoint:
             order, limit, service.registry, cookie, now, sync_request.filters,
             self._privacy_check(account, privacy), privacy.gdpr_signal, privacy.gpp_sid,
         )
-        self._count("ok")
-        metrics = self.metrics
+        self._outcomes["ok"].pending += 1
+        counters = self._syncer_counters
         for evaluation in evaluations:
-            metric = SYNCER_METRIC_STATUS.get(evaluation.status)
-            if metric:
-                metrics.counter(metrics.syncer_requests, evaluation.sync_key, metric).inc()
+            key = (evaluation.sync_key, evaluation.status)
+            counter = counters.get(key, False)
+            if counter is False:
+                counter = counters[key] = self._syncer_counter(*key)
+            if counter is not None:
+                counter.pending += 1
         return self._respond(status_text, chosen, evaluations, sync_request.debug, privacy)
+
+    def _syncer_counter(self, sync_key: str, status: Status) -> PendingCounter | None:
+        """The ``syncer_requests`` handle of one evaluation's outcome (None: not counted there)."""
+        metric = SYNCER_METRIC_STATUS.get(status)
+        if not metric:
+            return None
+        if len(self._syncer_counters) >= ENTRY_CACHE_SIZE:  # keys are syncer keys: bounded, but be safe
+            self._syncer_counters.clear()
+        return self.metrics.counter(self.metrics.syncer_requests, sync_key, metric)
 
     def _privacy_check(self, account: Account, privacy: SyncPrivacy) -> Callable[[str, Bidder], Status] | None:
         """The per-bidder privacy decision, or None when nothing in this request can block a bidder."""
@@ -318,12 +356,12 @@ class CookieSyncEndpoint:
 
         return check
 
-    def _status_entry(self, item: Chosen, privacy: SyncPrivacy) -> tuple[dict[str, Any], bytes]:
-        """One ``bidder_status`` entry and its JSON; kept, since most requests repeat the same few."""
-        key = (
-            item.bidder, item.sync_type, privacy.gdpr_signal, privacy.consent, privacy.us_privacy, privacy.gpp,
-            privacy.gpp_sid,
-        )
+    def _status_entry(
+        self, item: Chosen, privacy: SyncPrivacy, signals: tuple[Any, ...] | None = None
+    ) -> tuple[dict[str, Any], bytes]:
+        """One ``bidder_status`` entry and its JSON; kept, since most requests repeat the same few.
+        ``signals`` is :func:`_signals` of ``privacy``, when the caller has it already."""
+        key = (item.bidder, item.sync_type, signals or _signals(privacy))
         cached = self._entries.get(key)
         if cached is None:
             syncer = item.definition.syncer
@@ -346,7 +384,10 @@ class CookieSyncEndpoint:
         self, status_text: str, chosen: list[Chosen], evaluations: list[Evaluation], debug: bool,
         privacy: SyncPrivacy,
     ) -> web.Response:
-        entries = [self._status_entry(item, privacy) for item in chosen]
+        signals = _signals(privacy)
+        kept = self._entries
+        entries = [kept.get((item.bidder, item.sync_type, signals)) or self._status_entry(item, privacy, signals)
+                   for item in chosen]
         body = b"".join((
             _STATUS_OK if status_text == "ok" else _STATUS_NO_COOKIE, b",".join([e[1] for e in entries]), b"]",
         ))
@@ -359,4 +400,9 @@ class CookieSyncEndpoint:
                 body += b',"debug":' + orjson.dumps(rejected)
         if self.analytics.enabled:
             self.analytics.log(cookie_sync_record(200, [], [e[0] for e in entries]))
-        return web.Response(body=body + b"}\n", content_type="application/json", charset="utf-8")
+        return FastResponse(body=body + b"}\n", content_type="application/json", charset="utf-8")
+
+
+def _signals(privacy: SyncPrivacy) -> tuple[Any, ...]:
+    """What of ``privacy`` a ``bidder_status`` entry depends on (the sync URL's macros)."""
+    return (privacy.gdpr_signal, privacy.consent, privacy.us_privacy, privacy.gpp, privacy.gpp_sid)

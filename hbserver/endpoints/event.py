@@ -11,6 +11,7 @@ from hbserver.metrics import Metrics
 from hbserver.stores.accounts import AccountError, AccountStore
 from hbserver.web.errors import text_response
 from hbserver.web.requestlog import ACCOUNT
+from hbserver.web.response import FastResponse
 
 
 class EventEndpoint:
@@ -44,5 +45,5 @@ class EventEndpoint:
                 self.analytics.log(notification_record(event))
         self.accepted[event.type].inc()
         if event.format == FORMAT_IMAGE:
-            return web.Response(body=PIXEL_PNG, content_type="image/png")
-        return web.Response()
+            return FastResponse(body=PIXEL_PNG, content_type="image/png")
+        return FastResponse()

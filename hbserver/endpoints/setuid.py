@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from aiohttp import web
+from aiohttp import hdrs, web
+from multidict import istr
 
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import setuid_record
 from hbserver.events import PIXEL_PNG
-from hbserver.metrics import Metrics
+from hbserver.metrics import Metrics, PendingCounter
 from hbserver.privacy.tcf2 import ConsentError
 from hbserver.stores.accounts import AccountError, AccountStore
 from hbserver.usersync.cookie import AUDIENCE_NETWORK, CookieTooLarge, NotAPriority, prepare_for_write
@@ -24,6 +25,7 @@ from hbserver.usersync.privacy import PrivacyRequestError, setuid_privacy
 from hbserver.usersync.service import SyncService, account_error, utcnow
 from hbserver.web.cookies import request_cookies
 from hbserver.web.errors import text_response
+from hbserver.web.response import FastResponse
 
 UNKNOWN_ACCOUNT = "unknown"
 SETUID_STATUSES = (
@@ -31,6 +33,7 @@ SETUID_STATUSES = (
     "acct_config_malformed", "acct_invalid",
 )
 MAX_UID_LENGTH = 4096  # longer than any cookie could carry
+X_CONTENT_TYPE_OPTIONS = istr("X-Content-Type-Options")  # istr names: no case-folding on write
 
 
 class SetUIDEndpoint:
@@ -48,21 +51,28 @@ class SetUIDEndpoint:
         self.metrics = metrics
         self.clock = clock
         self._outcomes = {s: metrics.counter(metrics.setuid_requests, s) for s in SETUID_STATUSES}
+        self._sets: dict[tuple[str, str], PendingCounter] = {}  # (syncer key, ok|cleared) -> syncer_sets
+
+    def _count_set(self, key: str, outcome: str) -> None:
+        counter = self._sets.get((key, outcome))
+        if counter is None:
+            counter = self._sets[key, outcome] = self.metrics.counter(self.metrics.syncer_sets, key, outcome)
+        counter.pending += 1
 
     def _finish(
         self, response: web.Response, metric: str | None, bidder: str, uid: str, error: str = ""
     ) -> web.Response:
         # Error texts quote the request (the consent string): never read as anything but their type.
-        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers[X_CONTENT_TYPE_OPTIONS] = "nosniff"
         if metric:
-            self._outcomes[metric].inc()
+            self._outcomes[metric].pending += 1
         if self.analytics.enabled:
             success = response.status == 200 and not error
             self.analytics.log(setuid_record(response.status, bidder, uid, [error] if error else [], success))
         return response
 
     def _error(self, status: int, message: str, metric: str | None, bidder: str, uid: str) -> web.Response:
-        response = text_response(status, message) if message else web.Response(status=status)
+        response = text_response(status, message) if message else FastResponse(status=status)
         return self._finish(response, metric, bidder, uid, message or f"HTTP {status}")
 
     async def handle(self, request: web.Request) -> web.Response:
@@ -102,7 +112,10 @@ class SetUIDEndpoint:
         if not account.activities.allowed("syncUser", "bidder", bidder_param):
             return self._error(451, "", None, bidder_param, uid)
         try:
-            allowed = service.gate.host_cookie_allowed(privacy, service.gate.policy(account.settings.gdpr))
+            gate = service.gate  # the account's TCF policy only when GDPR applies (it is not read otherwise)
+            allowed = not gate.in_scope(privacy) or gate.host_cookie_allowed(
+                privacy, gate.policy(account.settings.gdpr)
+            )
         except ConsentError as exc:
             message = f"gdpr_consent was invalid. malformed consent string {privacy.consent}: {exc}"
             return self._error(400, message, "bad_request", bidder_param, uid)
@@ -114,10 +127,10 @@ class SetUIDEndpoint:
 
         if not uid:
             cookie.remove(syncer.key)
-            self.metrics.counter(self.metrics.syncer_sets, syncer.key, "cleared").inc()
+            self._count_set(syncer.key, "cleared")
         elif not (syncer.key == AUDIENCE_NETWORK and uid == "0"):
             cookie.set_uid(syncer.key, uid, now)
-            self.metrics.counter(self.metrics.syncer_sets, syncer.key, "ok").inc()
+            self._count_set(syncer.key, "ok")
         try:
             value = prepare_for_write(
                 cookie, service.max_cookie_bytes, service.priority_keys,
@@ -129,12 +142,11 @@ class SetUIDEndpoint:
         except CookieTooLarge as exc:
             return self._error(400, str(exc), "bad_request", bidder_param, uid)
 
-        # content_type= rather than a headers dict: aiohttp copies a dict into a new CIMultiDict.
         if fmt == "i":
-            response = web.Response(body=PIXEL_PNG, content_type="image/png")
+            response = FastResponse(body=PIXEL_PNG, content_type="image/png")
         else:
-            response = web.Response(content_type="text/html")
+            response = FastResponse(content_type="text/html")
         headers = response.headers
-        headers["Set-Cookie"] = service.set_cookie(value, now)
-        headers["Cache-Control"] = "no-store"
+        headers[hdrs.SET_COOKIE] = service.set_cookie(value, now)
+        headers[hdrs.CACHE_CONTROL] = "no-store"
         return self._finish(response, "ok", bidder_param, uid)

@@ -298,17 +298,23 @@ class Metrics:
             pending = self._histograms[key] = PendingHistogram(metric.labels(*labels) if labels else metric)
         return pending
 
-    def observe_request(self, endpoint: str, status: int, seconds: float) -> None:
-        """One HTTP answer (every endpoint, from web/endpoint.wrap): the hottest path of all, so
-        its two handles are found with one look-up."""
+    def answer_handles(self, endpoint: str, status: int) -> tuple[PendingCounter, PendingHistogram]:
+        """The two handles one HTTP answer adds to: ``http_requests`` (endpoint, status) and
+        ``http_request_time_seconds`` (endpoint). :func:`hbserver.web.endpoint.wrap` keeps them per
+        status and adds to them inline (the hottest path of all)."""
         handles = self._answers.get((endpoint, status))
         if handles is None:
             handles = self._answers[endpoint, status] = (
                 self.counter(self.http_requests, endpoint, str(status)),
                 self.histogram(self.http_request_time, endpoint),
             )
-        handles[0].pending += 1
-        handles[1].observe(seconds)
+        return handles
+
+    def observe_request(self, endpoint: str, status: int, seconds: float) -> None:
+        """One HTTP answer (what wrap() does inline)."""
+        counter, histogram = self.answer_handles(endpoint, status)
+        counter.pending += 1
+        histogram.observe(seconds)
 
     @property
     def in_flight(self) -> int:

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import orjson
 
@@ -35,6 +36,7 @@ _HTML_ESCAPES = (
 )
 _ESCAPE_CANDIDATES = b"<>&\xe2"
 _URLSAFE = bytes.maketrans(b"+/", b"-_")  # standard base64 alphabet -> URL alphabet
+_SORTED_UTC_Z = orjson.OPT_UTC_Z | orjson.OPT_SORT_KEYS
 # Go's URLEncoding: URL alphabet, '=' padding, a length that is a multiple of 4 (checked on decode).
 _BASE64URL = re.compile(r"(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}==|[A-Za-z0-9_-]{3}=)?")
 _RFC3339 = re.compile(
@@ -58,10 +60,12 @@ class UidsCookie:
         return entry is not None and now < entry.expires
 
     def has_live_uid(self, now: datetime) -> bool:
+        if not self.uids:  # the usual cookie-less request, without a generator
+            return False
         return any(now < entry.expires for entry in self.uids.values())
 
     def set_uid(self, key: str, uid: str, now: datetime) -> None:
-        self.uids[key] = UidEntry(uid, _expiry(int(now.timestamp())))
+        self.uids[key] = UidEntry(uid, _expiry(epoch_second(now)))
 
     def remove(self, key: str) -> None:
         self.uids.pop(key, None)
@@ -73,6 +77,19 @@ class UidsCookie:
 
     def buyeruids(self) -> dict[str, str]:
         return {key: entry.uid for key, entry in self.uids.items()}
+
+
+_last_now: list[Any] = [None, 0]  # the last datetime epoch_second() was asked about, and its answer
+
+
+def epoch_second(now: datetime) -> int:
+    """``int(now.timestamp())``, remembered for the last ``now`` (an aware datetime's timestamp()
+    costs microseconds, and /setuid asks twice about the same one)."""
+    last = _last_now
+    if last[0] is not now:
+        last[1] = int(now.timestamp())
+        last[0] = now
+    return last[1]
 
 
 @functools.lru_cache(maxsize=2)
@@ -142,16 +159,15 @@ def decode_cookie(value: str | None) -> UidsCookie:
 
 
 def encode_cookie(cookie: UidsCookie) -> str:
-    doc: dict[str, object] = {}
-    if cookie.uids:
-        # orjson writes the aware UTC datetimes as RFC 3339 with "Z", as Go does (a non-zero
-        # fraction keeps its six digits where Go would trim trailing zeros; both read the same).
-        doc["tempUIDs"] = {
-            key: {"uid": entry.uid, "expires": entry.expires} for key, entry in sorted(cookie.uids.items())
-        }
-    if cookie.optout:
+    # orjson writes each UidEntry as {"uid", "expires"} (a dataclass, in field order), the aware
+    # UTC datetimes as RFC 3339 with "Z", as Go does (a non-zero fraction keeps its six digits where
+    # Go would trim trailing zeros; both read the same), and sorts the map keys, as Go does.
+    if not cookie.optout:
+        data = orjson.dumps({"tempUIDs": cookie.uids} if cookie.uids else {}, option=_SORTED_UTC_Z)
+    else:  # "optout" after "tempUIDs" (the key order Go writes), so not sorted at the top
+        doc: dict[str, object] = {"tempUIDs": dict(sorted(cookie.uids.items()))} if cookie.uids else {}
         doc["optout"] = True
-    data = orjson.dumps(doc, option=orjson.OPT_UTC_Z)
+        data = orjson.dumps(doc, option=orjson.OPT_UTC_Z)
     # Anything _HTML_ESCAPES may replace? (0xE2 leads U+2028/U+2029; other characters starting with
     # it only cost a needless replace pass.) One deleting translate is cheaper than four scans.
     if len(data.translate(None, _ESCAPE_CANDIDATES)) != len(data):
@@ -226,11 +242,10 @@ def http_date(value: datetime) -> str:
 def set_cookie_header(value: str, now: datetime, ttl_days: int, domain: str = "") -> str:
     """``uids=<v>; Path=/; [Domain=..;] Expires=..; Max-Age=..; SameSite=None; Secure; HttpOnly`` (DECISIONS;
     HttpOnly: no page script reads it, so a script that ever ran on this origin cannot read the ids)."""
-    return f"{COOKIE_NAME}={value}; {_attributes(int(now.timestamp()), ttl_days, domain)}"
+    return f"{COOKIE_NAME}={value}; {_attributes(epoch_second(now), ttl_days, domain)}"
 
 
-@functools.lru_cache(maxsize=4)
-def _attributes(second: int, ttl_days: int, domain: str) -> str:
+def cookie_attributes(second: int, ttl_days: int, domain: str) -> str:
     """The attributes after the value; the same for every cookie written within one second."""
     max_age = ttl_days * 86400
     parts = ["Path=/"]
@@ -239,6 +254,9 @@ def _attributes(second: int, ttl_days: int, domain: str) -> str:
     expires = datetime.fromtimestamp(second + max_age, UTC)
     parts += [f"Expires={http_date(expires)}", f"Max-Age={max_age}", "SameSite=None", "Secure", "HttpOnly"]
     return "; ".join(parts)
+
+
+_attributes = functools.lru_cache(maxsize=4)(cookie_attributes)
 
 
 def _writable(text: str) -> bool:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from hbserver.bidders.registry import Registry
 from hbserver.config import Config
 from hbserver.stores.accounts import AccountError
-from hbserver.usersync.cookie import COOKIE_NAME, UidsCookie, read_request_cookie, set_cookie_header
+from hbserver.usersync.cookie import COOKIE_NAME, UidsCookie, cookie_attributes, epoch_second, read_request_cookie
 from hbserver.usersync.privacy import PrivacyGate
 
 if TYPE_CHECKING:  # the metrics module fixes prometheus-client's mode when imported
@@ -49,6 +49,8 @@ class SyncService:
         }
         self.ttl_days = host.ttl_days
         self.domain = host.domain
+        self._attributes_second = -1  # set_cookie's attributes, for this second
+        self._attributes = ""
         self.max_cookie_bytes = host.max_cookie_size_bytes
         self.cookie_sizes: PendingHistogram | None = None  # uids_cookie_size_bytes, set by the application
         groups = config.user_sync.priority_groups
@@ -56,6 +58,8 @@ class SyncService:
         self.priority_keys = [registry.keys_of(list(group)) for group in groups]
 
     def read_cookie(self, cookies: Mapping[str, str], now: datetime) -> UidsCookie:
+        if not cookies:  # a request without cookies (read_request_cookie's first case, without its call)
+            return UidsCookie()
         sizes = self.cookie_sizes
         if sizes is not None:
             value = cookies.get(COOKIE_NAME)
@@ -64,4 +68,9 @@ class SyncService:
         return read_request_cookie(cookies, now, **self._cookie_options)
 
     def set_cookie(self, value: str, now: datetime) -> str:
-        return set_cookie_header(value, now, self.ttl_days, self.domain)
+        """The ``Set-Cookie`` value (:func:`set_cookie_header`); its attributes are kept for the second."""
+        second = epoch_second(now)
+        if second != self._attributes_second:
+            self._attributes = cookie_attributes(second, self.ttl_days, self.domain)
+            self._attributes_second = second
+        return f"{COOKIE_NAME}={value}; {self._attributes}"

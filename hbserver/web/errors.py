@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from hbserver.web.response import FastResponse
+
 TEXT_PLAIN = "text/plain"
 
 
 def text_response(status: int, message: str) -> web.Response:
     """A plain-text response (UTF-8) with ``message`` as the body."""
-    return web.Response(status=status, text=message, content_type=TEXT_PLAIN, charset="utf-8")
+    return FastResponse(status=status, text=message, content_type=TEXT_PLAIN, charset="utf-8")
 
 
 class HttpError(Exception):

@@ -1,0 +1,175 @@
+"""A :class:`web.Response` that prepares and sends itself in one step.
+
+aiohttp sends a response through a chain of about a dozen coroutines (``prepare``, two ``_start``,
+``_prepare_headers``, ``_prepare_hook``, ``_write_headers``, the writer's ``write_headers``, three
+``write_eof`` and ``drain``), with property look-ups at each level: for a small answer that chain
+costs more than the whole handler of /event or /setuid. :class:`FastResponse` does the same work
+for the plain case in :meth:`~FastResponse.prepare` and one transport write in
+:meth:`~FastResponse.write_eof`:
+
+- the headers aiohttp adds are added in the same order with the same values (``Content-Length``,
+  ``Content-Type: application/octet-stream`` for an untyped body, ``Date``, ``Server``,
+  ``Connection: close`` when the connection is not kept alive), and the head is serialized by
+  aiohttp's own serializer (same bytes, same refusal of control characters);
+- the head and the body go out in one write, as aiohttp coalesces them.
+
+Anything else takes aiohttp's own path unchanged: HTTP/1.0, HEAD, 1xx/204/304, a body that is not
+bytes, compression, chunking, cookies set through ``set_cookie``, a ``Content-Length`` set by hand,
+a writer with hooks, ``on_response_prepare`` signals, a transport that pushes back (``drain``).
+
+The constructor keeps ``web.Response``'s arguments for what hbserver uses (``body``, ``text``,
+``status``, ``content_type``, ``charset``) and leaves the same attributes, without its generic
+checks and keyword plumbing.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from aiohttp import hdrs, web
+from aiohttp.client_exceptions import ClientConnectionResetError
+from aiohttp.helpers import EMPTY_BODY_STATUS_CODES, rfc822_formatted_time
+from aiohttp.http import SERVER_SOFTWARE, HttpVersion11
+from aiohttp.http_writer import StreamWriter, _serialize_headers
+from aiohttp.web_response import MAX_SYNC_CHUNK_SIZE, REASON_PHRASES
+from multidict import CIMultiDict
+
+_CONTENT_LENGTH, _CONTENT_TYPE, _DATE, _SERVER, _CONNECTION = (
+    hdrs.CONTENT_LENGTH, hdrs.CONTENT_TYPE, hdrs.DATE, hdrs.SERVER, hdrs.CONNECTION,
+)
+_FAST_METHODS = frozenset({"GET", "POST", "OPTIONS", "PUT", "DELETE", "PATCH"})  # never HEAD or CONNECT
+# "HTTP/1.1 <status> <reason>" for each status with its standard reason.
+_STATUS_LINES = {status: f"HTTP/1.1 {status} {reason}" for status, reason in REASON_PHRASES.items()}
+_time = time.time
+_date: list[Any] = [0, "", b""]  # a second, the Date rfc822_formatted_time() gave for it, its header line
+_SERVER_LINE = _serialize_headers("", {hdrs.SERVER: SERVER_SOFTWARE})[2:-2]  # checked as aiohttp checks it
+
+
+class FastResponse(web.Response):
+    """``web.Response(body=..., status=..., content_type=..., charset=...)`` or ``(text=...)``
+    (text/plain, UTF-8, as aiohttp defaults), sent without aiohttp's coroutine chain."""
+
+    _head: bytes | None = None  # set by a fast prepare(): the serialized status line and headers
+    # web.Response.__init__ sets these on every instance; here they are class defaults of the same
+    # values (fewer instance attributes, a smaller instance dict to fill).
+    _compressed_body = None
+    _zlib_executor_size = MAX_SYNC_CHUNK_SIZE
+    _zlib_executor = None
+
+    def __init__(
+        self,
+        *,
+        body: bytes | None = None,
+        status: int = 200,
+        text: str | None = None,
+        content_type: str | None = None,
+        charset: str | None = None,
+    ) -> None:
+        headers: CIMultiDict[str] = CIMultiDict()
+        if text is not None:
+            if body is not None:
+                raise ValueError("body and text are not allowed together")
+            charset = charset or "utf-8"
+            headers[_CONTENT_TYPE] = (content_type or "text/plain") + "; charset=" + charset
+            body = text.encode(charset)
+        elif content_type is not None:
+            headers[_CONTENT_TYPE] = content_type if charset is None else content_type + "; charset=" + charset
+        # What web.Response.__init__ and StreamResponse.__init__ leave (tests/test_fast_response.py
+        # compares the two).
+        self._state: dict[Any, Any] = {}
+        self._headers = headers
+        self._status = status
+        self._reason = REASON_PHRASES.get(status, "")
+        self._body = body
+
+    async def prepare(self, request: web.BaseRequest) -> Any:
+        if self._eof_sent or self._payload_writer is not None:
+            return await super().prepare(request)
+        body = self._body
+        status = self._status
+        writer = request._payload_writer
+        if (
+            (body is not None and body.__class__ is not bytes)
+            or request.version != HttpVersion11
+            or request.method not in _FAST_METHODS
+            or status in EMPTY_BODY_STATUS_CODES
+            or self._chunked
+            or self._compression
+            or self._cookies
+            or writer.__class__ is not StreamWriter
+            or writer._on_headers_sent is not None
+            or writer._on_chunk_sent is not None
+            or writer._compress is not None
+            or _CONTENT_LENGTH in self._headers
+        ):
+            return await super().prepare(request)
+        match_info = getattr(request, "_match_info", None)  # Request._prepare_hook's signals
+        if match_info is not None:
+            for app in match_info._apps:
+                if app.on_response_prepare:
+                    return await super().prepare(request)
+        # Response._start, then StreamResponse._prepare_headers, for this case: the headers aiohttp
+        # adds all go after the response's own, so those are serialized (and checked) by aiohttp's
+        # serializer and the added ones, whose values are known to be clean, are appended as bytes.
+        self._req = request
+        self._payload_writer = writer
+        headers = self._headers
+        reason = self._reason
+        status_line = _STATUS_LINES.get(status) if reason is REASON_PHRASES.get(status) else None
+        own = _serialize_headers(status_line or f"HTTP/1.1 {status} {reason}", headers)
+        length = len(body) if body else 0
+        headers[_CONTENT_LENGTH] = text = str(length)
+        head = [own[:-2], b"Content-Length: ", text.encode(), b"\r\n"]
+        keep_alive = self._keep_alive
+        if keep_alive is None:
+            keep_alive = self._keep_alive = request.keep_alive
+        writer.length = length
+        if length and _CONTENT_TYPE not in headers:
+            headers[_CONTENT_TYPE] = "application/octet-stream"
+            head.append(b"Content-Type: application/octet-stream\r\n")
+        if _DATE not in headers:
+            second = int(_time())  # rfc822_formatted_time(), whose value changes once a second
+            if second != _date[0]:
+                date = rfc822_formatted_time()
+                _date[:] = second, date, f"Date: {date}\r\n".encode()
+            headers[_DATE] = _date[1]
+            head.append(_date[2])
+        if _SERVER not in headers:
+            headers[_SERVER] = SERVER_SOFTWARE
+            head.append(_SERVER_LINE)
+        if not keep_alive and _CONNECTION not in headers:
+            headers[_CONNECTION] = "close"
+            head.append(b"Connection: close\r\n")
+        head.append(b"\r\n")
+        self._head = b"".join(head)
+        return writer
+
+    async def write_eof(self, data: bytes = b"") -> None:
+        head = self._head
+        if head is None or self._eof_sent:
+            return await super().write_eof(data)
+        assert not data, f"data arg is not supported, got {data!r}"
+        # StreamWriter.write_eof: headers and body coalesced into one write.
+        writer = self._payload_writer
+        assert writer is not None
+        self._head = None
+        body = self._body
+        chunk = head + body if body else head
+        size = len(chunk)
+        writer.buffer_size += size
+        writer.output_size += size
+        protocol = writer._protocol
+        transport = protocol.transport
+        if transport is None or transport.is_closing():
+            raise ClientConnectionResetError("Cannot write to closing transport")
+        transport.write(chunk)
+        writer._headers_written = True
+        if protocol._paused:
+            await writer.drain()
+        writer._eof = True
+        # StreamResponse.write_eof
+        self._eof_sent = True
+        self._req = None
+        self._body_length = writer.output_size
+        self._payload_writer = None
