@@ -50,6 +50,7 @@ from hbserver.usersync.service import SyncService
 from hbserver.web.body import loads_json
 from hbserver.web.errors import text_response
 from hbserver.web.requestlog import ACCOUNT, BIDDERS
+from hbserver.web.response import FastResponse
 
 SOURCE_ORIGIN_HEADER = "AMP-Access-Control-Allow-Source-Origin"
 MAX_ORIGIN_LENGTH = 2048
@@ -180,7 +181,7 @@ class AmpEndpoint:
             ext["debug"] = source_ext["debug"]
         if ext:
             body["ext"] = ext
-        return web.Response(body=orjson.dumps(body), content_type="application/json")
+        return FastResponse(body=orjson.dumps(body), content_type="application/json")
 
     def _record(
         self,

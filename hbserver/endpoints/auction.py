@@ -30,6 +30,7 @@ from hbserver.web.body import JsonTooDeep, loads_json, parse_json, read_body
 from hbserver.web.cookies import request_cookies
 from hbserver.web.errors import HttpError, text_response
 from hbserver.web.requestlog import ACCOUNT, BIDDERS, BODY
+from hbserver.web.response import FastResponse
 
 MAX_HEADER_VALUE = 2048  # longer UA/Referer values are cut, not trusted whole
 MAX_ADDRESS_LENGTH = 64
@@ -144,7 +145,7 @@ class AuctionEndpoint:
         request[BIDDERS] = result.bidders
         if self.analytics.enabled:
             self.analytics.log(auction_record(200, result.account, result.bidders, result.bids, [], result.details))
-        return web.Response(body=orjson.dumps(result.response), content_type="application/json")
+        return FastResponse(body=orjson.dumps(result.response), content_type="application/json")
 
     def _refused(
         self, status: int, message: str, request_type: str, metric: str, seconds: float, size: int = 0,

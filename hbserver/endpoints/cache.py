@@ -25,6 +25,7 @@ from hbserver.stores.cache.base import CacheItem, CacheStoreError
 from hbserver.stores.cache.service import CacheService, CacheTimeout
 from hbserver.web.body import loads_json, read_body
 from hbserver.web.errors import HttpError, text_response
+from hbserver.web.response import FastResponse
 
 STORE_TIMEOUT_SECONDS = 0.5  # PBC-Go's backend deadline for a put or a get
 UUID_LENGTH = 36
@@ -120,7 +121,7 @@ class CacheEndpoint:
             return go_error(597, "timeout writing value to the backend.")
         except CacheStoreError as exc:
             return go_error(500, str(exc))
-        return web.Response(body=responses_body(keys), content_type="application/json")
+        return FastResponse(body=responses_body(keys), content_type="application/json")
 
     async def handle_get(self, request: web.Request) -> web.Response:
         key = request.query.get("uuid", "")

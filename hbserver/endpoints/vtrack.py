@@ -29,6 +29,7 @@ from hbserver.stores.cache.service import CacheService
 from hbserver.vast import DOCTYPE, carries_impression, insert_impression, tracking_url, vast_root_refusal
 from hbserver.web.body import loads_json, read_body
 from hbserver.web.errors import HttpError, text_response
+from hbserver.web.response import FastResponse
 
 log = logging.getLogger("hbserver.vtrack")
 
@@ -167,7 +168,7 @@ class VtrackEndpoint:
         except CacheStoreError as exc:
             message = f"Error occurred while sending request to cache: {exc}"
             return self._finish(text_response(500, message), account_id, puts, [], message)
-        response = web.Response(body=responses_body(keys), content_type="application/json")
+        response = FastResponse(body=responses_body(keys), content_type="application/json")
         return self._finish(response, account_id, puts, keys)
 
     def _items(
