@@ -68,17 +68,19 @@ EVENT_LOOP = "event loop (asyncio, uvloop, idle glue)"
 
 GC_SITECUSTOMIZE = '''\
 import atexit, gc, os, time
-_spent = [0.0, 0, 0.0]
+_spent = [[0.0, 0] for _ in range(3)]  # per generation: CPU seconds, collections
+_began = [0.0]
 def _timer(phase, info):
     if phase == "start":
-        _spent[2] = time.thread_time()
+        _began[0] = time.thread_time()
     else:
-        _spent[0] += time.thread_time() - _spent[2]
-        _spent[1] += 1
+        slot = _spent[info["generation"]]
+        slot[0] += time.thread_time() - _began[0]
+        slot[1] += 1
 gc.callbacks.append(_timer)
 def _write():
     with open(os.environ["BENCH_GC_FILE"] + "." + str(os.getpid()), "w") as out:
-        out.write(f"{_spent[0]:.6f} {_spent[1]}\\n")
+        out.write(" ".join(f"{spent:.6f} {count}" for spent, count in _spent) + "\\n")
 atexit.register(_write)
 '''
 
@@ -95,6 +97,7 @@ class Profile:
     server_cpu_s: float | None
     gc_cpu_s: float | None
     gc_collections: int | None
+    gc_generations: tuple[tuple[float, int], ...] = ()  # (CPU seconds, collections) of generations 0, 1, 2
 
     def cpu_us_per_request(self) -> float | None:
         if self.server_cpu_s is None or not self.requests:
@@ -130,7 +133,7 @@ def parse_collapsed(lines: Iterable[str]) -> list[tuple[list[str], int]]:
 
 
 def summarise(scenario: str, stacks: Sequence[tuple[list[str], int]], requests: int, server_cpu_s: float | None,
-              gc: tuple[float, int] | None) -> Profile:
+              gc: tuple[float, int] | None, gc_generations: Sequence[tuple[float, int]] = ()) -> Profile:
     by_stage: collections.Counter[str] = collections.Counter()
     leaves: collections.Counter[str] = collections.Counter()
     for frames, count in stacks:
@@ -146,6 +149,7 @@ def summarise(scenario: str, stacks: Sequence[tuple[list[str], int]], requests: 
         server_cpu_s=server_cpu_s,
         gc_cpu_s=gc[0] if gc else None,
         gc_collections=gc[1] if gc else None,
+        gc_generations=tuple(gc_generations),
     )
 
 
@@ -182,6 +186,12 @@ def to_markdown(profile: Profile) -> str:
             f"GC (measured apart, gc.callbacks): {profile.gc_collections} collections, "
             f"{100 * profile.gc_cpu_s / profile.server_cpu_s:.1f} % of the server's CPU over the whole run.",
         ]
+        if profile.gc_generations:
+            lines[-1] += " By generation: " + ", ".join(
+                f"{generation}: {count} ({1000 * spent:.0f} ms)"
+                for generation, (spent, count) in enumerate(profile.gc_generations)
+            ) + " (start-up's own collections included)."
+
     lines += ["", "Innermost functions (top 25):", "", "| function | share |", "|---|---:|"]
     for function, count in profile.top_functions:
         lines.append(f"| `{function}` | {100 * count / total:.1f} % |")
@@ -242,21 +252,22 @@ def profile_scenario(
             stacks = parse_collapsed(raw.read_text().splitlines())
             if keep_raw is not None:
                 shutil.copyfile(raw, keep_raw)
-        gc_totals = _read_gc(gc_file)  # written by the server at exit
+        generations = _read_gc(gc_file)  # written by the server at exit
         cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
-        return summarise(scenario.name, stacks, result.requests, cpu, gc_totals)
+        gc_totals = (sum(s for s, _ in generations), sum(n for _, n in generations)) if generations else None
+        return summarise(scenario.name, stacks, result.requests, cpu, gc_totals, generations)
 
 
-def _read_gc(prefix: Path) -> tuple[float, int] | None:
-    files = list(prefix.parent.glob(prefix.name + ".*"))
-    if not files:
-        return None
-    seconds, collections_ = 0.0, 0
-    for path in files:
-        spent, count = path.read_text().split()
-        seconds += float(spent)
-        collections_ += int(count)
-    return seconds, collections_
+def _read_gc(prefix: Path) -> list[tuple[float, int]]:
+    """(CPU seconds, collections) per generation, summed over the server's processes; [] when none wrote."""
+    totals: list[tuple[float, int]] = []
+    for path in prefix.parent.glob(prefix.name + ".*"):
+        fields = path.read_text().split()
+        pairs = [(float(fields[i]), int(fields[i + 1])) for i in range(0, len(fields) - 1, 2)]
+        if not totals:
+            totals = [(0.0, 0)] * len(pairs)
+        totals = [(s + ps, n + pn) for (s, n), (ps, pn) in zip(totals, pairs, strict=True)]
+    return totals
 
 
 def main(argv: Sequence[str] | None = None) -> int:

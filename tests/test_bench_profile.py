@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
-from bench.profile import EVENT_LOOP, STAGES, classify, parse_collapsed, summarise, to_markdown
+from bench.profile import (
+    EVENT_LOOP,
+    GC_SITECUSTOMIZE,
+    STAGES,
+    _read_gc,
+    classify,
+    parse_collapsed,
+    summarise,
+    to_markdown,
+)
 
 ROOT = "Runner.run (asyncio/runners.py:118)"
 HANDLER = "wrap.<locals>.endpoint_handler (hbserver/web/endpoint.py:80)"
@@ -85,3 +99,20 @@ def test_the_instructions_driver_runs_the_real_app(which):
         cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=120, check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_gc_timer_counts_each_generation_and_is_read_back(tmp_path: Path) -> None:
+    """The server's sitecustomize times collections per generation; _read_gc sums its processes' files."""
+    (tmp_path / "sitecustomize.py").write_text(GC_SITECUSTOMIZE)
+    prefix = tmp_path / "gc"
+    code = "import gc\nfor _ in range(3): gc.collect(0)\ngc.collect(2)\n"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "BENCH_GC_FILE": str(prefix)}
+    for _ in range(2):  # two processes, as with workers: 2
+        subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    generations = _read_gc(prefix)
+    assert len(generations) == 3
+    assert generations[0][1] >= 6 and generations[2][1] >= 2  # at least what the scripts asked for
+    assert all(spent >= 0 for spent, _ in generations)
+    profile = summarise("amp", [], requests=1, server_cpu_s=1.0, gc=(0.1, 9), gc_generations=generations)
+    assert "By generation: 0: " in to_markdown(profile)
+    assert _read_gc(tmp_path / "none") == []

@@ -39,7 +39,7 @@ class Node:
 
 
 def test_the_threshold_is_well_above_cpythons_default():
-    assert GC_GEN0_THRESHOLD == 10_000
+    assert GC_GEN0_THRESHOLD == 100_000
 
 
 @pytest.mark.parametrize("before", [(700, 10, 10), (123, 7, 3), (50_000, 1, 99)])
