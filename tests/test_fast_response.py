@@ -172,6 +172,16 @@ async def test_the_plain_case_skips_aiohttps_chain(aiohttp_server, monkeypatch):
     assert len(started) == 1  # HEAD goes through aiohttp
 
 
+async def _get(aiohttp_server: Any, handler: Any) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A server whose ``GET /r`` is ``handler``, and a raw connection that has sent that request."""
+    app = web.Application()
+    app.router.add_get("/r", handler)
+    server = await aiohttp_server(app)
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    writer.write(b"GET /r HTTP/1.1\r\nHost: x\r\n\r\n")
+    return reader, writer
+
+
 async def test_prepare_then_write_eof_by_hand_and_a_second_prepare(aiohttp_server):
     async def handler(request: web.Request) -> web.StreamResponse:
         response = FastResponse(body=b"abc", content_type="text/plain")
@@ -184,11 +194,7 @@ async def test_prepare_then_write_eof_by_hand_and_a_second_prepare(aiohttp_serve
         assert response.body_length == len(b"abc") + response.body_length - 3 > 3
         return response
 
-    app = web.Application()
-    app.router.add_get("/r", handler)
-    server = await aiohttp_server(app)
-    reader, writer = await asyncio.open_connection(server.host, server.port)
-    writer.write(b"GET /r HTTP/1.1\r\nHost: x\r\n\r\n")
+    reader, writer = await _get(aiohttp_server, handler)
     head = await reader.readuntil(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200 OK\r\n") and b"Content-Length: 3\r\n" in head
     assert await reader.readexactly(3) == b"abc"
@@ -209,11 +215,7 @@ async def test_a_closed_transport_is_a_connection_error(aiohttp_server):
             outcome.append(exc)
         return response
 
-    app = web.Application()
-    app.router.add_get("/r", handler)
-    server = await aiohttp_server(app)
-    reader, writer = await asyncio.open_connection(server.host, server.port)
-    writer.write(b"GET /r HTTP/1.1\r\nHost: x\r\n\r\n")
+    reader, writer = await _get(aiohttp_server, handler)
     assert await reader.read() == b""
     writer.close()
     assert len(outcome) == 1
