@@ -239,14 +239,30 @@ def http_date(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%a, %d %b %Y %H:%M:%S GMT")
 
 
-def set_cookie_header(value: str, now: datetime, ttl_days: int, domain: str = "") -> str:
-    """``uids=<v>; Path=/; [Domain=..;] Expires=..; Max-Age=..; SameSite=None; Secure; HttpOnly`` (DECISIONS;
-    HttpOnly: no page script reads it, so a script that ever ran on this origin cannot read the ids)."""
-    return f"{COOKIE_NAME}={value}; {_attributes(epoch_second(now), ttl_days, domain)}"
+class SetCookieHeader:
+    """The ``Set-Cookie`` value ``uids=<v>; Path=/; [Domain=..;] Expires=..; Max-Age=..; SameSite=None; Secure;
+    HttpOnly`` (DECISIONS; HttpOnly: no page script reads it, so a script that ever ran on this origin cannot
+    read the ids). The attributes are the same for every cookie written within one second: built once per second.
+    """
+
+    __slots__ = ("_attributes", "_second", "domain", "ttl_days")
+
+    def __init__(self, ttl_days: int, domain: str = "") -> None:
+        self.ttl_days = ttl_days
+        self.domain = domain
+        self._second = -1
+        self._attributes = ""
+
+    def __call__(self, value: str, now: datetime) -> str:
+        second = epoch_second(now)
+        if second != self._second:
+            self._attributes = _attributes(second, self.ttl_days, self.domain)
+            self._second = second
+        return f"{COOKIE_NAME}={value}; {self._attributes}"
 
 
-def cookie_attributes(second: int, ttl_days: int, domain: str) -> str:
-    """The attributes after the value; the same for every cookie written within one second."""
+def _attributes(second: int, ttl_days: int, domain: str) -> str:
+    """The attributes after the value, for a cookie written in ``second``."""
     max_age = ttl_days * 86400
     parts = ["Path=/"]
     if domain:
@@ -254,9 +270,6 @@ def cookie_attributes(second: int, ttl_days: int, domain: str) -> str:
     expires = datetime.fromtimestamp(second + max_age, UTC)
     parts += [f"Expires={http_date(expires)}", f"Max-Age={max_age}", "SameSite=None", "Secure", "HttpOnly"]
     return "; ".join(parts)
-
-
-_attributes = functools.lru_cache(maxsize=4)(cookie_attributes)
 
 
 def _writable(text: str) -> bool:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from hbserver.bidders.registry import Registry
 from hbserver.config import Config
 from hbserver.stores.accounts import AccountError
-from hbserver.usersync.cookie import COOKIE_NAME, UidsCookie, cookie_attributes, epoch_second, read_request_cookie
+from hbserver.usersync.cookie import COOKIE_NAME, SetCookieHeader, UidsCookie, read_request_cookie
 from hbserver.usersync.privacy import PrivacyGate
 
 if TYPE_CHECKING:  # the metrics module fixes prometheus-client's mode when imported
@@ -49,8 +49,7 @@ class SyncService:
         }
         self.ttl_days = host.ttl_days
         self.domain = host.domain
-        self._attributes_second = -1  # set_cookie's attributes, for this second
-        self._attributes = ""
+        self._set_cookie = SetCookieHeader(host.ttl_days, host.domain)
         self.max_cookie_bytes = host.max_cookie_size_bytes
         self.cookie_sizes: PendingHistogram | None = None  # uids_cookie_size_bytes, set by the application
         groups = config.user_sync.priority_groups
@@ -68,9 +67,5 @@ class SyncService:
         return read_request_cookie(cookies, now, **self._cookie_options)
 
     def set_cookie(self, value: str, now: datetime) -> str:
-        """The ``Set-Cookie`` value (:func:`set_cookie_header`); its attributes are kept for the second."""
-        second = epoch_second(now)
-        if second != self._attributes_second:
-            self._attributes = cookie_attributes(second, self.ttl_days, self.domain)
-            self._attributes_second = second
-        return f"{COOKIE_NAME}={value}; {self._attributes}"
+        """The ``Set-Cookie`` value for the uids cookie ``value`` (:class:`SetCookieHeader`)."""
+        return self._set_cookie(value, now)

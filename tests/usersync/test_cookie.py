@@ -11,6 +11,7 @@ from hbserver.usersync.cookie import (
     ZERO_TIME,
     CookieTooLarge,
     NotAPriority,
+    SetCookieHeader,
     UidEntry,
     UidsCookie,
     decode_cookie,
@@ -20,7 +21,6 @@ from hbserver.usersync.cookie import (
     parse_expires,
     prepare_for_write,
     read_request_cookie,
-    set_cookie_header,
 )
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -140,7 +140,11 @@ def test_liveness_and_uid_ttl():
     ],
 )
 def test_set_cookie_header(domain, expected):
-    assert set_cookie_header("V", NOW, 90, domain) == expected
+    header = SetCookieHeader(90, domain)
+    assert header("V", NOW) == expected
+    assert header("W", NOW) == expected.replace("uids=V", "uids=W")  # the second's attributes, kept
+    later = header("V", NOW + timedelta(seconds=1))
+    assert "Expires=Wed, 01 Apr 2026 00:00:01 GMT" in later and later != expected
 
 
 def tv4_cookie() -> UidsCookie:
