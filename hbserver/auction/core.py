@@ -13,7 +13,7 @@ import logging
 import random
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,9 +40,34 @@ from hbserver.auction.auction_metrics import AuctionMetrics
 from hbserver.auction.bidadjust import BidAdjustments
 from hbserver.auction.bids import AuctionBid, RejectedBid, accept_bids, drop_deep_bids
 from hbserver.auction.cache_options import CacheOptions
+from hbserver.auction.callplan import (
+    FIXED_SLOTS,
+    PLACEHOLDER_IPV4,
+    PLACEHOLDER_IPV6,
+    PLACEHOLDER_TMAX,
+    PLACEHOLDER_UA,
+    PLACEHOLDER_UID,
+    SLOT_ID,
+    SLOT_IP,
+    SLOT_TMAX,
+    SLOT_UA,
+    CallPlan,
+    PlanRun,
+    build_plan,
+    ip_kind,
+    recording,
+    spliceable,
+    variant_key,
+)
 from hbserver.auction.currency import Converter, build_rates
 from hbserver.auction.eventurls import EventUrls
-from hbserver.auction.exchange import BidderOutcome, finish_bidders, start_bidder
+from hbserver.auction.exchange import (
+    MAX_CALLS_PER_BIDDER,
+    BidderOutcome,
+    finish_bidders,
+    start_bidder,
+    start_planned,
+)
 from hbserver.auction.fpd import BidderData
 from hbserver.auction.interstitial import InterstitialError, apply_interstitials
 from hbserver.auction.messages import Message, WarningCode, messages_json
@@ -51,7 +76,7 @@ from hbserver.auction.nonbid import NonBidReason, SeatNonBids
 from hbserver.auction.ortb import upconvert
 from hbserver.auction.ortb_types import body_syntax_error, imp_ext_prebid_error, request_type_error
 from hbserver.auction.prepared import PreparedRequest
-from hbserver.auction.privacy import BLOCKED_TCF, BidderPrivacy, read_privacy
+from hbserver.auction.privacy import BLOCKED_TCF, AuctionPrivacy, BidderPrivacy, read_privacy
 from hbserver.auction.request_error import refusal_text
 from hbserver.auction.split import BidderRequest, split_request
 from hbserver.auction.stored import (
@@ -77,6 +102,7 @@ from hbserver.privacy.regs import RegsError
 from hbserver.stores.accounts import Account, AccountError, AccountStore
 from hbserver.stores.cache.base import CacheItem, CacheStoreError
 from hbserver.stores.cache.service import CacheService
+from hbserver.uuids import new_uuid
 from hbserver.vast import insert_impression
 from hbserver.web.bidclient import BidderClient
 from hbserver.web.body import may_be_deeper
@@ -245,6 +271,21 @@ class AuctionService:
         :meth:`prepare`) ``request`` and ``warnings`` are ignored: validation was done once for all.
         """
         amp = amp_budget_ms is not None
+        if prepared is not None and amp_budget_ms is not None:
+            account = await self._account(prepared.account_id)
+            plan, values = self._plan_for(prepared, http, account, amp_budget_ms)
+            if plan is not None:  # a prepared request's auctions: no stored responses, no errors before the account
+                request = plan.request.render(values)
+                validated = prepared.shared(request)
+                deadline = start + amp_budget_ms / 1000
+                collected = AuctionDetails() if details else None
+                response, bids, amp_targeting = await self._auction(
+                    request, validated, StoredResponses(), account, http, deadline, amp_budget_ms, "amp",
+                    collected, query, (plan, values),
+                )  # fmt: skip
+                return AuctionResult(
+                    response, account.id, "amp", list(validated.bidders), bids, collected, amp_targeting
+                )
         try:
             if prepared is not None:
                 validated = prepared.instantiate()
@@ -266,12 +307,7 @@ class AuctionService:
         except StoredDataUnavailable as exc:
             raise AuctionRefused(503, str(exc), "err") from None
         deadline = start + tmax / 1000
-        account_id = _account_id(request)
-        try:  # a cached account (or cached refusal) costs no coroutine
-            account = self.accounts.cached(account_id) or await self.accounts.load(account_id)
-        except AccountError as exc:
-            metric = {"disabled": "blockedapp", "malformed": "acctconfigerr"}.get(exc.reason, "badinput")
-            raise AuctionRefused(exc.status, exc.message, metric) from None
+        account = await self._account(_account_id(request))
         request_type = "amp" if amp else _request_type(request)
         collected = AuctionDetails() if details else None
         response, bids, amp_targeting = await self._auction(
@@ -280,6 +316,13 @@ class AuctionService:
         return AuctionResult(
             response, account.id, request_type, list(validated.bidders), bids, collected, amp_targeting
         )
+
+    async def _account(self, account_id: str) -> Account:
+        try:  # a cached account (or cached refusal) costs no coroutine
+            return self.accounts.cached(account_id) or await self.accounts.load(account_id)
+        except AccountError as exc:
+            metric = {"disabled": "blockedapp", "malformed": "acctconfigerr"}.get(exc.reason, "badinput")
+            raise AuctionRefused(exc.status, exc.message, metric) from None
 
     def validate(
         self,
@@ -311,7 +354,8 @@ class AuctionService:
         """An AMP request validated once for every auction of the same slot and query (see
         :mod:`hbserver.auction.prepared`; the caller checks :func:`http_fields_settled` first). Raises
         RequestError as :meth:`execute` would; None when the request cannot be kept."""
-        return PreparedRequest.of(self.validate(request, None, amp=True, warnings=warnings), fresh_id)
+        validated = self.validate(request, None, amp=True, warnings=warnings)
+        return PreparedRequest.of(validated, fresh_id, _account_id(validated.request))
 
     async def _auction(
         self,
@@ -325,9 +369,13 @@ class AuctionService:
         request_type: str,
         details: AuctionDetails | None = None,
         query: Mapping[str, str] | None = None,
+        planned: tuple[CallPlan, list[Any]] | None = None,
     ) -> tuple[dict[str, Any], int, dict[str, str] | None]:
         """The response, its number of bids, and for an AMP auction without debug or ad-server targeting
-        the answer's targeting (the response is then only its ``ext``: :func:`_amp_response`)."""
+        the answer's targeting (the response is then only its ``ext``: :func:`_amp_response`).
+
+        ``planned``: a call plan and this auction's values for it (:meth:`_plan_for`); ``request`` is then
+        the plan's, floors already resolved, and the bidder calls are spliced, not built."""
         prebid = (request.get("ext") or {}).get("prebid") or {}
         settings = account.settings
         try:
@@ -371,7 +419,11 @@ class AuctionService:
         floor_settings = settings.price_floors
         floors_on = self.config.price_floors.enabled and (floor_settings.enabled or request_has_floors(request))
         if floors_on:
-            request = self._resolve_floors(request, account, floor_settings, converter, errors)
+            if planned is None:
+                request = self._resolve_floors(request, account, floor_settings, converter, errors)
+            else:
+                for text in planned[0].floor_errors:
+                    errors.setdefault("prebid", []).append({"code": FLOOR_ERROR_CODE, "message": text})
 
         all_bids: list[AuctionBid] = []
         response_times: dict[str, int] = {}
@@ -385,27 +437,24 @@ class AuctionService:
             if stored_errors:
                 errors["prebid"] = [e.as_json() for e in stored_errors]
         else:
-            try:
-                privacy = read_privacy(request, self.config, account, request_type, self.gvl)
-            except RegsError as exc:
-                raise AuctionRefused(400, refusal_text(RequestError(str(exc))), "badinput") from None
+            bidder_requests: list[BidderRequest] | None = None
+            blocked: Mapping[str, BidderPrivacy]
+            notices: Mapping[str, Sequence[str]]
+            if planned is None:
+                try:
+                    privacy = read_privacy(request, self.config, account, request_type, self.gvl)
+                except RegsError as exc:
+                    raise AuctionRefused(400, refusal_text(RequestError(str(exc))), "badinput") from None
+                bidder_requests, blocked, notices = self._split(
+                    request, validated, http.uids, privacy, account, adjustments, alt_codes, multibid,
+                    floors_on and floor_settings.adjust_for_bid_adjustment,
+                )  # fmt: skip
+            else:
+                plan = planned[0]
+                privacy, blocked, notices = plan.privacy, plan.blocked, plan.notices
             counts.privacy(privacy)
             for code, text in privacy.regs.warnings:
                 warnings["general"].append(Message(code, text))
-            blocked: dict[str, BidderPrivacy] = {}
-            notices: dict[str, list[str]] = {}
-            bidder_data = BidderData.from_request(
-                request, validated.aliases, self.config.host_schain_node, account.activities, registry=self.registry
-            )
-            floor_factor = (
-                adjustments.floor_factor
-                if floors_on and adjustments is not None and floor_settings.adjust_for_bid_adjustment
-                else None
-            )
-            bidder_requests = split_request(
-                request, validated, http.uids, privacy, blocked, notices, bidder_data=bidder_data,
-                bidder_prebid=_bidder_prebid(alt_codes, multibid), floor_factor=floor_factor,
-            )  # fmt: skip
             for name, done in blocked.items():
                 if done.blocked == BLOCKED_TCF:
                     counts.gdpr_blocked(validated.bidders[name].bidder.code)
@@ -430,13 +479,21 @@ class AuctionService:
             now = asyncio.get_running_loop().time()
             bidder_tmax = max(0, int((bidder_deadline - now) * 1000))
             outcomes: list[BidderOutcome] = []
-            for bidder_request in bidder_requests:
-                bidder_request.request["tmax"] = bidder_tmax
-                outcome = self._start_bidder(
-                    bidder_request, stored_responses, converter, client, bidder_deadline, extra_headers,
-                    entry_point, now,
-                )  # fmt: skip
-                outcomes.append(outcome)
+            if planned is not None:
+                plan, values = planned
+                values[SLOT_TMAX] = bidder_tmax
+                if bidder_tmax >= 1:  # golike adapters leave out a tmax of 0: no placeholder stands for it
+                    outcomes = start_planned(plan, values, client, bidder_deadline, extra_headers, now)
+                else:
+                    bidder_requests = [bidder.bidder_request(values) for bidder in plan.bidders]
+            if bidder_requests is not None:
+                for bidder_request in bidder_requests:
+                    bidder_request.request["tmax"] = bidder_tmax
+                    outcome = self._start_bidder(
+                        bidder_request, stored_responses, converter, client, bidder_deadline, extra_headers,
+                        entry_point, now,
+                    )  # fmt: skip
+                    outcomes.append(outcome)
             await finish_bidders(outcomes, client)
             for outcome in outcomes:
                 name = outcome.bidder.name
@@ -537,6 +594,153 @@ class AuctionService:
             apply_ad_server_targeting(request, response, query)
         return response, len(all_bids), None
 
+    def _plan_for(
+        self, prepared: PreparedRequest, http: HttpContext, account: Account, budget_ms: int
+    ) -> tuple[CallPlan | None, list[Any]]:
+        """The call plan for this auction of ``prepared`` and the values it splices in (built on first
+        use of its variant); (None, []) when the auction takes the full path."""
+        rates = self.server_rates() if self.server_rates is not None else None
+        ua, ip, uids, uid_keys = http.user_agent, http.ip, http.uids, prepared.uid_keys
+        key = variant_key(ua, ip, http.dnt, http.gpc, uids, uid_keys, budget_ms)
+        table = prepared.plans
+        known, plan = table.get(key, account, rates)
+        if not known:
+            if not table.may_build(time.monotonic()):
+                return None, []
+            plan = self._build_plan(prepared, http, account, budget_ms)
+            table.put(key, account, rates, plan)
+        if plan is None:
+            return None, []
+        values: list[Any] = [ua or None, ip or None, new_uuid() if prepared.fresh_id else None, None]
+        for uid_key in uid_keys:
+            uid = uids.get(uid_key) or None
+            if uid is not None and not spliceable(uid):
+                return None, []
+            values.append(uid)
+        if ua and not spliceable(ua):
+            return None, []
+        values.extend(new_uuid() for _ in range(plan.tids))
+        return plan, values
+
+    def _build_plan(
+        self, prepared: PreparedRequest, http: HttpContext, account: Account, budget_ms: int
+    ) -> CallPlan | None:
+        """Two runs with the two placeholder sets; the plan when they differ only at the placeholders."""
+        try:
+            runs = [self._plan_run(prepared, http, account, budget_ms, which) for which in (0, 1)]
+        except (RequestError, RegsError, AuctionRefused):  # the full path says it
+            return None
+        first, second = runs
+        if first is None or second is None or len(first.values) != len(second.values):
+            return None
+        uid_count = len(prepared.uid_keys)
+        return build_plan(first, second, prepared.uid_keys, len(first.values) - FIXED_SLOTS - uid_count)
+
+    def _plan_run(
+        self, prepared: PreparedRequest, http: HttpContext, account: Account, budget_ms: int, which: int
+    ) -> PlanRun | None:
+        """The pipeline from the HTTP fields to the adapters' calls, as :meth:`execute` and
+        :meth:`_auction` run it for an AMP auction, with placeholder set ``which``; None when something
+        on the way cannot be planned (a random draw, a missing adapter, an adapter that raised)."""
+        validated = prepared.instantiate()
+        values: list[Any] = [None] * FIXED_SLOTS
+        if http.user_agent:
+            values[SLOT_UA] = PLACEHOLDER_UA[which]
+        kind = ip_kind(http.ip)
+        if kind:
+            values[SLOT_IP] = (PLACEHOLDER_IPV4 if kind == 4 else PLACEHOLDER_IPV6)[which]
+        if prepared.fresh_id:
+            values[SLOT_ID] = validated.request["id"]  # instantiate's new UUID
+        uids: dict[str, str] = {}
+        for index, uid_key in enumerate(prepared.uid_keys):
+            uid = PLACEHOLDER_UID[which].format(index) if http.uids.get(uid_key) else None
+            if uid is not None:
+                uids[uid_key] = uid
+            values.append(uid)
+        placeholders = HttpContext(values[SLOT_UA] or "", http.referer, values[SLOT_IP] or "", http.dnt, http.gpc, uids)
+        request = validated.request = _with_http_fields(validated.request, placeholders)
+        tids: list[str] = []
+        apply_tids(request, self.config.auto_gen_source_tid, recording(new_uuid, tids))
+        request["tmax"] = budget_ms
+        prebid = (request.get("ext") or {}).get("prebid") or {}
+        settings = account.settings
+        multibid, _ = parse_multibid(prebid, self.registry.bidders, settings.default_bid_limit)
+        alt_codes = AlternateBidderCodes.from_sources(prebid, settings.alternatebiddercodes)
+        currency_conf = prebid.get("currency") if isinstance(prebid.get("currency"), dict) else {}
+        server_rates = self.server_rates() if self.server_rates is not None else None
+        converter = build_rates(currency_conf.get("rates"), currency_conf.get("usepbsrates"), server_rates)
+        adjustments, _ = BidAdjustments.from_request(prebid, settings.bidadjustments, request["imp"])
+        floor_settings = settings.price_floors
+        floors_on = self.config.price_floors.enabled and (floor_settings.enabled or request_has_floors(request))
+        errors: dict[str, list[dict[str, Any]]] = {}
+        if floors_on:
+            if floor_settings.use_dynamic_data and floor_settings.fetch.enabled:
+                return None  # fetched floors change under the plan
+            draws: list[int] = []
+
+            def drawn(n: int) -> int:
+                draws.append(n)
+                return self.rand(n)
+
+            request = self._resolve_floors(request, account, floor_settings, converter, errors, drawn)
+            if draws:
+                return None
+        privacy = read_privacy(request, self.config, account, "amp", self.gvl)
+        bidder_requests, blocked, notices = self._split(
+            request, validated, uids, privacy, account, adjustments, alt_codes, multibid,
+            floors_on and floor_settings.adjust_for_bid_adjustment,
+        )  # fmt: skip
+        extra_headers = {"Sec-GPC": "1"} if http.gpc == "1" else {}
+        bidders = []
+        for bidder_request in bidder_requests:
+            bidder = bidder_request.resolved.bidder
+            adapter = self.adapters.get(bidder.code) or self.adapters.get(bidder.adapter)
+            if adapter is None:
+                return None
+            bidder_request.request["tmax"] = PLACEHOLDER_TMAX[which]
+            info = _request_info(bidder_request, converter, extra_headers, "openrtb2-amp")
+            try:
+                calls, call_errors = adapter.make_requests(bidder_request.request, info)
+            except Exception:  # the full path logs it and answers for the bidder
+                return None
+            if not calls and not call_errors:
+                return None
+            if len(calls) > MAX_CALLS_PER_BIDDER:
+                return None
+            compress = bidder.endpoint_compression == "gzip"
+            bidders.append((bidder_request, adapter, info, compress, calls, call_errors))
+        values[SLOT_TMAX] = PLACEHOLDER_TMAX[which]
+        values.extend(tids)
+        floor_errors = [item["message"] for item in errors.get("prebid", ())]
+        return PlanRun(values, request, floor_errors, privacy, blocked, notices, bidders)
+
+    def _split(
+        self,
+        request: dict[str, Any],
+        validated: Validated,
+        uids: Mapping[str, str],
+        privacy: AuctionPrivacy,
+        account: Account,
+        adjustments: BidAdjustments | None,
+        alt_codes: AlternateBidderCodes,
+        multibid: MultiBid,
+        adjust_floors: bool,
+    ) -> tuple[list[BidderRequest], dict[str, BidderPrivacy], dict[str, list[str]]]:
+        """The bidders' requests, the bidders privacy kept out (and why), and the media types their
+        capabilities removed (:func:`split_request`); ``adjust_floors``: floors are on and follow the
+        bid adjustments (the account's ``price_floors.adjust_for_bid_adjustment``)."""
+        blocked: dict[str, BidderPrivacy] = {}
+        notices: dict[str, list[str]] = {}
+        bidder_data = BidderData.from_request(
+            request, validated.aliases, self.config.host_schain_node, account.activities, registry=self.registry
+        )
+        floor_factor = adjustments.floor_factor if adjust_floors and adjustments is not None else None
+        bidder_requests = split_request(
+            request, validated, uids, privacy, blocked, notices, bidder_data=bidder_data,
+            bidder_prebid=_bidder_prebid(alt_codes, multibid), floor_factor=floor_factor,
+        )  # fmt: skip
+        return bidder_requests, blocked, notices
+
     def _resolve_floors(
         self,
         request: dict[str, Any],
@@ -544,6 +748,7 @@ class AuctionService:
         floor_settings: AccountPriceFloors,
         converter: Any,
         errors: dict[str, list[dict[str, Any]]],
+        rand: Callable[[int], int] | None = None,
     ) -> dict[str, Any]:
         """PBS-Go's EnrichWithPriceFloors: each imp's floor resolved (bidfloor/bidfloorcur, imp and request
         ``ext.prebid.floors``); its error texts go to ``ext.errors.prebid`` as PBS-Go's (the "disabled"
@@ -557,7 +762,7 @@ class AuctionService:
                 data, status = fetcher(account_id, fetch)
                 return Fetched(data, status)
 
-        resolution = resolve_floors(request, floor_settings, converter.convert, fetched, self.rand)
+        resolution = resolve_floors(request, floor_settings, converter.convert, fetched, rand or self.rand)
         for text in resolution.errors:
             if text == FLOORS_DISABLED and not request_has_floors(request):
                 continue
@@ -584,14 +789,7 @@ class AuctionService:
         stored = stored_responses.by_bidder.get(bidder_request.name)
         if stored:
             return _stored_bidder_outcome(bidder_request, adapter, stored)
-        info = RequestInfo(
-            bidder_request.name,
-            bidder.adapter,
-            bidder.openrtb_version,
-            entry_point,
-            extra_headers.get("Sec-GPC", ""),
-            converter.convert,
-        )
+        info = _request_info(bidder_request, converter, extra_headers, entry_point)
         compress = bidder.endpoint_compression == "gzip"
         return start_bidder(bidder_request, adapter, info, client, deadline, extra_headers, now, compress)
 
@@ -761,6 +959,20 @@ class AuctionService:
             ext["prebid"]["passthrough"] = prebid["passthrough"]  # PBS-Go echoes it as sent
         response["ext"] = ext
         return response
+
+
+def _request_info(
+    bidder_request: BidderRequest, converter: Any, extra_headers: Mapping[str, str], entry_point: str
+) -> RequestInfo:
+    bidder = bidder_request.resolved.bidder
+    return RequestInfo(
+        bidder_request.name,
+        bidder.adapter,
+        bidder.openrtb_version,
+        entry_point,
+        extra_headers.get("Sec-GPC", ""),
+        converter.convert,
+    )
 
 
 def _amp_targeting(bids: list[AuctionBid]) -> dict[str, str]:

@@ -31,6 +31,7 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.auction.bids import drop_deep_bids
+from hbserver.auction.callplan import CallPlan
 from hbserver.auction.split import BidderRequest
 from hbserver.web.bidclient import BidderClient, PendingRequest, ResponseTooLarge
 from hbserver.web.body import may_be_deeper
@@ -114,12 +115,47 @@ def start_bidder(
                 ErrorCode.FAILED_TO_REQUEST_BIDS,
             )
         )
+    _send(outcome, calls, client, deadline, extra_headers, now, compress)
+    return outcome
+
+
+def start_planned(
+    plan: CallPlan,
+    values: list[Any],
+    client: BidderClient,
+    deadline: float,
+    extra_headers: dict[str, str],
+    now: float,
+) -> list[BidderOutcome]:
+    """Every bidder of a call plan started as :func:`start_bidder` would, with ``values`` spliced in
+    (by slot; :mod:`hbserver.auction.callplan`) instead of the adapters building the calls."""
+    texts = [str(value) if value is not None else "" for value in values]
+    raw = [text.encode() for text in texts]
+    outcomes = []
+    for bidder in plan.bidders:
+        outcome = BidderOutcome(bidder.bidder_request(values), bidder.adapter, started=now)
+        if bidder.errors:
+            outcome.errors.extend(bidder.errors)
+        calls = [call.render(texts, raw) for call in bidder.calls]
+        _send(outcome, calls, client, deadline, extra_headers, now, bidder.compress)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _send(
+    outcome: BidderOutcome,
+    calls: list[RequestData],
+    client: BidderClient,
+    deadline: float,
+    extra_headers: dict[str, str],
+    now: float,
+    compress: bool,
+) -> None:
     for call in calls[:MAX_CALLS_PER_BIDDER]:
         exchange = HttpCall(call)
         outcome.calls.append(exchange)
         if not _start(client, exchange, deadline, extra_headers, now, compress):
             outcome.tmax_timeout = True
-    return outcome
 
 
 async def finish_bidders(outcomes: list[BidderOutcome], client: BidderClient) -> None:

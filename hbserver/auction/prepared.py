@@ -18,11 +18,12 @@ activity controls, tids, buyeruids and everything after the split run per auctio
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from hbserver.auction.callplan import PlanTable
 from hbserver.auction.messages import Message
 from hbserver.auction.stored import refers_to_stored_responses
 from hbserver.auction.validate import ResolvedBidder, Validated
@@ -41,14 +42,19 @@ class PreparedRequest:
     warnings: tuple[Message, ...]
     bidder_warnings: Mapping[str, tuple[Message, ...]]
     fresh_id: bool  # the stored id was {{UUID}}: every auction gets a new one
+    account_id: str  # whose settings its auctions use (the request's publisher, fixed here)
+    imp_bidders: list[dict[str, Any]]  # read-only: shared by the auctions a call plan serves
+    uid_keys: tuple[str, ...]  # its bidders' syncer keys: the cookie uids a call plan splices in
+    plans: PlanTable = field(default_factory=PlanTable)  # hbserver.auction.callplan
 
     @classmethod
-    def of(cls, validated: Validated, fresh_id: bool) -> PreparedRequest | None:
+    def of(cls, validated: Validated, fresh_id: bool, account_id: str) -> PreparedRequest | None:
         """The prepared form of ``validated``; None when its request is not plain JSON."""
         try:
             blob = orjson.dumps([validated.request, validated.imp_bidders])
         except TypeError:
             return None
+        uid_keys = tuple(dict.fromkeys(r.bidder.sync_key for r in validated.bidders.values() if r.bidder.sync_key))
         return cls(
             blob,
             dict(validated.bidders),
@@ -56,6 +62,21 @@ class PreparedRequest:
             tuple(validated.warnings),
             {name: tuple(items) for name, items in validated.bidder_warnings.items()},
             fresh_id,
+            account_id,
+            orjson.loads(orjson.dumps(validated.imp_bidders)),
+            uid_keys,
+        )
+
+    def shared(self, request: dict[str, Any]) -> Validated:
+        """The validation result around ``request`` for an auction a call plan serves: the bidders and
+        imps are this object's own (read-only), the warning lists the auction's."""
+        return Validated(
+            self.imp_bidders,
+            self.bidders,  # type: ignore[arg-type]  # read-only Mapping
+            self.aliases,  # type: ignore[arg-type]
+            list(self.warnings),
+            {name: list(items) for name, items in self.bidder_warnings.items()},
+            request,
         )
 
     def instantiate(self) -> Validated:

@@ -9,6 +9,7 @@ then receives them is the ``transmitTid`` activity's decision, unless ``createti
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hbserver.uuids import new_uuid
@@ -20,14 +21,15 @@ def _missing(value: Any) -> bool:
     return not value or value == UUID_MACRO
 
 
-def apply_tids(request: dict[str, Any], auto_generate: bool) -> None:
-    """``createtids: false`` drops every tid once for all bidders; else fill when ``auto_generate``."""
+def apply_tids(request: dict[str, Any], auto_generate: bool, new_id: Callable[[], str] = new_uuid) -> None:
+    """``createtids: false`` drops every tid once for all bidders; else fill when ``auto_generate``
+    (with ids from ``new_id``)."""
     ext = request.get("ext")
     prebid = ext.get("prebid") if isinstance(ext, dict) else None
     if isinstance(prebid, dict) and prebid.get("createtids") is False:
         drop_tids(request)
     elif auto_generate:
-        fill_tids(request)
+        fill_tids(request, new_id)
 
 
 def drop_tids(request: dict[str, Any]) -> None:
@@ -44,13 +46,13 @@ def drop_tids(request: dict[str, Any]) -> None:
         ]
 
 
-def fill_tids(request: dict[str, Any]) -> None:
+def fill_tids(request: dict[str, Any], new_id: Callable[[], str] = new_uuid) -> None:
     """Fill the missing tids of ``request`` (the caller's own top level; imps and source are copied)."""
     source = request.get("source")
     if not isinstance(source, dict):
-        request["source"] = {"tid": new_uuid()}
+        request["source"] = {"tid": new_id()}
     elif _missing(source.get("tid")):
-        request["source"] = {**source, "tid": new_uuid()}
+        request["source"] = {**source, "tid": new_id()}
     imps = request["imp"]
     if not any(_missing(imp.get("ext", {}).get("tid") if isinstance(imp.get("ext"), dict) else None) for imp in imps):
         return
@@ -60,6 +62,6 @@ def fill_tids(request: dict[str, Any]) -> None:
         if not isinstance(ext, dict):
             ext = {}
         if _missing(ext.get("tid")):
-            imp = {**imp, "ext": {**ext, "tid": new_uuid()}}
+            imp = {**imp, "ext": {**ext, "tid": new_id()}}
         filled.append(imp)
     request["imp"] = filled

@@ -1,0 +1,260 @@
+"""Call plans (hbserver.auction.callplan): a prepared AMP request's bidder calls built once and spliced per
+auction must send every bidder exactly what the full path sends — body and headers — for every kind of
+visitor, and a request whose calls are not a pure splice of the per-auction values must not be planned."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbserver.adapters.base import RequestData
+from hbserver.auction import core
+from hbserver.auction.callplan import (
+    PLAN_BUILDS_PER_MINUTE,
+    PLAN_VARIANTS_MAX,
+    PLANS_MAX,
+    PlanTable,
+    build_plan,
+    dict_template,
+    spliceable,
+    template_of,
+    variant_key,
+)
+from hbserver.auction.privacy import NOTHING_DONE
+from hbserver.usersync.cookie import UidsCookie, encode_cookie
+from tests.auction.helpers import bid, bidder_config
+
+PAGE = "https://pub.example/a"
+QUERY = "tag_id=t1&w=300&h=250&slot=%2F1%2Fs&curl=https%3A%2F%2Fpub.example%2Fpage&account=1001"
+
+
+@pytest.mark.parametrize(
+    ("text", "values", "fill", "expected"),
+    [
+        ("no slots", ["UA"], ["x"], "no slots"),
+        ('{"ua":"UA","ip":"IP"}', ["UA", "IP"], ["Mozilla/5.0 (X)", "1.2.3.4"],
+         '{"ua":"Mozilla/5.0 (X)","ip":"1.2.3.4"}'),
+        ("UA-UA", ["UA"], ["x"], "x-x"),  # every occurrence
+        ("UAB UA", ["UA", "UAB"], ["1", "2"], "2 1"),  # the longer value where they overlap
+        ("a.b", ["a.b", None, ""], ["v", "w", "z"], "v"),  # regex characters are text; unused slots ignored
+    ],
+)
+def test_template_splices_every_occurrence(text, values, fill, expected):
+    assert template_of(text, values).render(fill) == expected
+    raw = template_of(text.encode(), [v.encode() if v else v for v in values])
+    assert raw.render([v.encode() for v in fill]) == expected.encode()
+
+
+def test_dict_template_copies_only_the_containers_on_its_paths():
+    shared = {"w": 300}
+    doc = {"id": "ID", "device": {"ua": "UA", "w": 1}, "imp": [{"ext": {"tid": "T"}, "banner": shared}], "tmax": 9}
+    template = dict_template(doc, ["UA", None, "ID", 9, "T"])
+    assert template is not None
+    out = template.render(["ua-1", None, "id-1", 120, "tid-1"])
+    assert out == {"id": "id-1", "device": {"ua": "ua-1", "w": 1}, "imp": [{"ext": {"tid": "tid-1"}, "banner": shared}],
+                   "tmax": 120}
+    assert out["imp"][0]["banner"] is shared  # untouched subtrees are shared
+    assert doc["device"]["ua"] == "UA" and doc["imp"][0]["ext"]["tid"] == "T"  # the template is left alone
+    assert dict_template({"device": {"ua": "UA masked"}}, ["UA"]) is None  # a value transformed, not carried
+    assert dict_template({"n": 9.0, "b": True}, [None, None, None, 9]).paths == ()  # ints only where ints were
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Safari/604.1", True),
+        ("uid-123_ABC=", True),
+        ('say "hi"', False),
+        ("back\\slash", False),
+        ("a<b", False),
+        ("a&b", False),
+        ("tab\there", False),
+        ("naïve", False),
+    ],
+)
+def test_spliceable(text, ok):
+    assert spliceable(text) is ok
+
+
+def test_variant_key_tells_apart_what_code_could_branch_on():
+    base = dict(ua="u", ip="1.2.3.4", dnt="", gpc="", uids={"a": "x"}, uid_keys=("a", "b"), budget_ms=900)
+    key = variant_key(**base)
+    assert variant_key(**{**base, "ua": "other", "ip": "5.6.7.8", "uids": {"a": "y"}}) == key
+    assert variant_key(**{**base, "dnt": "junk"}) == variant_key(**{**base, "dnt": ""})
+    for change in ({"ua": ""}, {"ip": "::1"}, {"ip": ""}, {"dnt": "1"}, {"gpc": "1"}, {"uids": {}},
+                   {"uids": {"a": "x", "b": "y"}}, {"budget_ms": 800}):
+        assert variant_key(**{**base, **change}) != key, change
+
+
+def test_plan_table_bounds_its_variants_and_its_builds():
+    table, account, rates = PlanTable(), object(), object()
+    assert table.get(("k",), account, rates) == (False, None)
+    table.put(("k",), account, rates, None)
+    assert table.get(("k",), account, rates) == (True, None)
+    assert table.get(("k",), object(), rates) == (False, None)  # another account object: rebuilt
+    live = PlanTable.live
+    for index in range(PLAN_VARIANTS_MAX):
+        table.put((index,), account, rates, None)
+    assert table.get(("k",), account, rates) == (False, None)  # full: the oldest went
+    assert table.get((0,), account, rates) == (True, None)
+    assert PlanTable.live == live + PLAN_VARIANTS_MAX - 1
+    assert [table.may_build(100.0) for _ in range(PLAN_BUILDS_PER_MINUTE + 1)][-2:] == [True, False]
+    assert table.may_build(159.0) is False and table.may_build(160.0) is True
+    del table
+    assert PlanTable.live == live - 1  # a table gone gives its plans back
+
+
+def test_no_build_beyond_the_worker_bound(monkeypatch):
+    monkeypatch.setattr(PlanTable, "live", PLANS_MAX)
+    assert PlanTable().may_build(0.0) is False
+    monkeypatch.setattr(PlanTable, "live", PLANS_MAX - 1)
+    assert PlanTable().may_build(0.0) is True
+
+
+def _run(values, body, headers=None, uri="https://bidder.example/x"):
+    from hbserver.auction.callplan import PlanRun
+
+    call = RequestData("POST", uri, body, headers or {"Content-Type": "application/json"})
+    bidder = core.BidderRequest("alpha", None, {"tmax": values[3]}, NOTHING_DONE)  # type: ignore[arg-type]
+    return PlanRun(values, {}, [], _PRIVACY, {}, {}, [(bidder, None, None, False, [call], [])])
+
+
+class _Regs:
+    warnings: tuple[Any, ...] = ()
+
+
+class _Privacy:
+    regs = _Regs()
+    gdpr_enforced = ccpa = ccpa_provided = lmt = coppa = False
+
+
+_PRIVACY: Any = _Privacy()
+A = ["uaA", "198.51.100.71", None, 918273]
+B = ["uaB", "203.0.113.93", None, 827364]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "planned"),
+    [
+        (_run(A, b'{"ua":"uaA","ip":"198.51.100.71","tmax":918273}'),
+         _run(B, b'{"ua":"uaB","ip":"203.0.113.93","tmax":827364}'), True),
+        (_run(A, b'{"ip":"198.51.100.0"}'), _run(B, b'{"ip":"203.0.113.0"}'), False),  # masked
+        (_run(A, b'{"tmax":918223}'), _run(B, b'{"tmax":827314}'), False),  # tmax - 50
+        (_run(A, b'{"r":"1"}'), _run(B, b'{"r":"2"}'), False),  # something random
+        (_run(A, b"{}", {"User-Agent": "uaA"}), _run(B, b"{}", {"User-Agent": "uaB"}), True),
+        (_run(A, b"{}", {"User-Agent": "uaA"}), _run(B, b"{}", {"User-Agent": "x"}), False),
+        (_run(A, b"{}", uri="https://b.example/?ua=uaA"), _run(B, b"{}", uri="https://b.example/?ua=uaB"), False),
+        (_run(A, None), _run(B, b"{}"), False),
+    ],
+)
+def test_build_plan_keeps_only_a_pure_splice(first, second, planned):
+    plan = build_plan(first, second, (), 0)
+    assert (plan is not None) is planned
+    if plan is not None:
+        call = plan.bidders[0].calls[0].render(["Mozilla/5.0", "1.2.3.4", "", "250"],
+                                               [b"Mozilla/5.0", b"1.2.3.4", b"", b"250"])
+        assert b"uaA" not in (call.body or b"") and "uaA" not in call.headers.get("User-Agent", "")
+
+
+# --- end to end: the app with mock bidders, plans on against plans off -----------------------------------
+
+def _store(data_dir: Path, tag: str, request: Any) -> None:
+    (data_dir / "stored_requests" / f"{tag}.json").write_text(json.dumps(request))
+
+
+def _cookie(uid: str) -> str:
+    cookie = UidsCookie()
+    cookie.set_uid("generic", uid, datetime.now(UTC))
+    return f"uids={encode_cookie(cookie)}"
+
+
+def stored_request(**fields: Any) -> dict[str, Any]:
+    imp = {
+        "id": "slot-1",
+        "banner": {"format": [{"w": 300, "h": 250}]},
+        "ext": {"prebid": {"bidder": {"alpha": {"p": 1}, "beta": {"p": 2}}}},
+    }
+    return {"id": "amp-req", "site": {"page": PAGE}, "imp": [imp], **fields}
+
+
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+TMAX = re.compile(r'"tmax": \d+')
+
+VISITS = [
+    {"User-Agent": "Mozilla/5.0 (Linux; Android 14) Chrome/120.0", "X-Forwarded-For": "203.0.113.1",
+     "Cookie": _cookie("uid-1")},
+    {"X-Forwarded-For": "2001:db8::7", "DNT": "1", "Sec-GPC": "1"},  # no user agent, IPv6
+    {"User-Agent": 'quote " and & amp', "X-Forwarded-For": "203.0.113.3"},  # not spliceable: full path
+    {"User-Agent": "Mozilla/5.0 (iPhone) Safari", "X-Forwarded-For": "198.51.100.4", "Cookie": _cookie("uid-4")},
+]
+FLOORS = {"enabled": True, "floormin": 0.1, "data": {"currency": "USD", "modelgroups": [
+    {"schema": {"fields": ["mediaType"]}, "values": {"banner": 0.5}, "default": 0.2}]}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("stored", "query", "planned"),
+    [
+        (stored_request(), QUERY, True),
+        (stored_request(id="{{UUID}}"), QUERY, True),
+        (stored_request(device={"ua": "stored-ua", "w": 320}), QUERY, True),
+        (stored_request(ext={"prebid": {"floors": FLOORS}}), QUERY, True),
+        (stored_request(regs={"ext": {"us_privacy": "1YNN"}}), QUERY, True),
+        (stored_request(device={"lmt": 1}), QUERY, False),  # the IP masked for every bidder: not a splice
+        (stored_request(ext={"prebid": {"floors": {**FLOORS, "skiprate": 100}}}), QUERY, False),  # a draw
+        (stored_request(), QUERY + "&consent_type=3&consent_string=bad", True),
+    ],
+)
+async def test_planned_auctions_send_what_the_full_path_sends(
+    make_client, bidders, data_dir, monkeypatch, stored, query, planned
+):
+    bidders.bids["alpha"] = [bid("slot-1", 1.5, "a1")]
+    bidders.bids["beta"] = [bid("slot-1", 0.7, "b1")]
+    _store(data_dir, "t1", stored)
+    started: list[int] = []
+    original = core.start_planned
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        started.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(core, "start_planned", counted)
+    runs, raw = {}, {}
+    for plans_on in (True, False):
+        if not plans_on:
+            monkeypatch.setattr(core.AuctionService, "_plan_for", lambda *args: (None, []))
+        bidders.received.clear()
+        bidders.headers.clear()
+        client = await make_client(bidder_config(bidders, "alpha", "beta"))
+        answers = []
+        for headers in VISITS:
+            response = await client.get(f"/openrtb2/amp?{query}", headers=headers)
+            answer = await response.json()
+            answer["targeting"] = {k: v for k, v in answer["targeting"].items() if "cache" not in k}
+            answers.append((response.status, answer))
+        sent = {
+            name: [
+                (TMAX.sub('"tmax": 0', UUID.sub("<uuid>", json.dumps(body, sort_keys=True))),
+                 {k: v for k, v in headers.items() if k not in ("Content-Length", "Host", "Date")})
+                for body, headers in zip(bidders.received[name], bidders.headers[name], strict=True)
+            ]
+            for name in sorted(bidders.received)
+        }
+        runs[plans_on] = (answers, sent)
+        raw[plans_on] = list(bidders.received["alpha"])
+        await client.close()
+    assert runs[True] == runs[False]
+    assert bool(started) is planned
+    if planned:  # every visit but the one whose user agent JSON would escape
+        assert len(started) == len(VISITS) - 1
+        sent = raw[True]
+        assert sent[0]["device"]["ua"] == VISITS[0]["User-Agent"] or "ua" in stored.get("device", {})
+        assert sent[1]["device"]["ipv6"] == "2001:db8::7" and sent[1]["device"]["dnt"] == 1
+        assert [s.get("user", {}).get("buyeruid") for s in sent] == ["uid-1", None, None, "uid-4"]
+        assert len({s["source"]["tid"] for s in sent}) == len(VISITS)  # each auction its own tid
+        if stored["id"] == "{{UUID}}":
+            assert len({s["id"] for s in sent}) == len(VISITS)
