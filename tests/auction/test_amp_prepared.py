@@ -106,6 +106,19 @@ def _answer_without_cache_ids(answer: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+async def amp_visits(make_client: Any, bidders: Any, query: str, visits: list[dict[str, str]]) -> list[tuple[int, str]]:
+    """A fresh app with the mock bidders alpha and beta (their records cleared): each visit's answer."""
+    bidders.received.clear()
+    bidders.headers.clear()
+    client = await make_client(bidder_config(bidders, "alpha", "beta"))
+    answers = []
+    for headers in visits:
+        response = await client.get(f"/openrtb2/amp?{query}", headers=headers)
+        answers.append((response.status, await response.text()))
+    await client.close()
+    return answers
+
+
 QUERY = "tag_id=t1&w=300&h=250&slot=%2F1%2Fs&curl=https%3A%2F%2Fpub.example%2Fpage&account=1001"
 
 
@@ -145,16 +158,11 @@ async def test_prepared_auctions_match_the_full_path(make_client, bidders, data_
     for prepared_on in (True, False):
         if not prepared_on:
             monkeypatch.setattr("hbserver.endpoints.amp.preparable", lambda request: False)
-        bidders.received.clear()
-        client = await make_client(bidder_config(bidders, "alpha", "beta"))
-        answers = []
-        for headers in visits:
-            response = await client.get(f"/openrtb2/amp?{query}", headers=headers)
-            text = await response.text()
-            answers.append((response.status, _answer_without_cache_ids(json.loads(text)) if response.status == 200
-                            else text))
+        answers = [
+            (status, _answer_without_cache_ids(json.loads(text)) if status == 200 else text)
+            for status, text in await amp_visits(make_client, bidders, query, visits)
+        ]
         runs[prepared_on] = (answers, {name: list(sent) for name, sent in bidders.received.items()})
-        await client.close()
     (prepared_answers, prepared_sent), (full_answers, full_sent) = runs[True], runs[False]
     assert prepared_answers == full_answers
     assert prepared_sent.keys() == full_sent.keys()

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,11 +24,15 @@ from hbserver.auction.callplan import (
     variant_key,
 )
 from hbserver.auction.privacy import NOTHING_DONE
-from hbserver.usersync.cookie import UidsCookie, encode_cookie
-from tests.auction.helpers import bid, bidder_config
-
-PAGE = "https://pub.example/a"
-QUERY = "tag_id=t1&w=300&h=250&slot=%2F1%2Fs&curl=https%3A%2F%2Fpub.example%2Fpage&account=1001"
+from tests.auction.helpers import bid
+from tests.auction.test_amp_prepared import (
+    QUERY,
+    _answer_without_cache_ids,
+    _cookie,
+    _store,
+    amp_visits,
+    stored_request,
+)
 
 
 @pytest.mark.parametrize(
@@ -163,25 +165,6 @@ def test_build_plan_keeps_only_a_pure_splice(first, second, planned):
 
 # --- end to end: the app with mock bidders, plans on against plans off -----------------------------------
 
-def _store(data_dir: Path, tag: str, request: Any) -> None:
-    (data_dir / "stored_requests" / f"{tag}.json").write_text(json.dumps(request))
-
-
-def _cookie(uid: str) -> str:
-    cookie = UidsCookie()
-    cookie.set_uid("generic", uid, datetime.now(UTC))
-    return f"uids={encode_cookie(cookie)}"
-
-
-def stored_request(**fields: Any) -> dict[str, Any]:
-    imp = {
-        "id": "slot-1",
-        "banner": {"format": [{"w": 300, "h": 250}]},
-        "ext": {"prebid": {"bidder": {"alpha": {"p": 1}, "beta": {"p": 2}}}},
-    }
-    return {"id": "amp-req", "site": {"page": PAGE}, "imp": [imp], **fields}
-
-
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 TMAX = re.compile(r'"tmax": \d+')
 
@@ -227,15 +210,8 @@ async def test_planned_auctions_send_what_the_full_path_sends(
     for plans_on in (True, False):
         if not plans_on:
             monkeypatch.setattr(core.AuctionService, "_plan_for", lambda *args: (None, []))
-        bidders.received.clear()
-        bidders.headers.clear()
-        client = await make_client(bidder_config(bidders, "alpha", "beta"))
-        answers = []
-        for headers in VISITS:
-            response = await client.get(f"/openrtb2/amp?{query}", headers=headers)
-            answer = await response.json()
-            answer["targeting"] = {k: v for k, v in answer["targeting"].items() if "cache" not in k}
-            answers.append((response.status, answer))
+        answers = [(status, _answer_without_cache_ids(json.loads(text)))
+                   for status, text in await amp_visits(make_client, bidders, query, VISITS)]
         sent = {
             name: [
                 (TMAX.sub('"tmax": 0', UUID.sub("<uuid>", json.dumps(body, sort_keys=True))),
@@ -246,7 +222,6 @@ async def test_planned_auctions_send_what_the_full_path_sends(
         }
         runs[plans_on] = (answers, sent)
         raw[plans_on] = list(bidders.received["alpha"])
-        await client.close()
     assert runs[True] == runs[False]
     assert bool(started) is planned
     if planned:  # every visit but the one whose user agent JSON would escape
