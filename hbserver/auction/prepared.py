@@ -12,7 +12,8 @@ Filling the HTTP fields after validation instead of before gives the same answer
 filling cannot change what validation sees: :func:`http_fields_settled` says when. Requests that
 must take the full path every time: debug requests (their ``resolvedrequest`` shows every step),
 stored responses, and anything :func:`http_fields_settled` rejects. Privacy enforcement,
-activity controls, tids, buyeruids and everything after the split run per auction as before.
+activity controls, tids, buyeruids and everything after the split run per auction as before,
+unless a call plan (:mod:`hbserver.auction.callplan`) has them done once too.
 """
 
 from __future__ import annotations
