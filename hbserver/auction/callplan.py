@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from hbserver.adapters.base import Adapter, BidderError, RequestData, RequestInfo
+from hbserver.adapters.base import Adapter, BidderError, RequestData
 from hbserver.auction.privacy import AuctionPrivacy, BidderPrivacy
 from hbserver.auction.split import BidderRequest
 
@@ -116,13 +116,12 @@ class DictTemplate:
     """A request dict with value slots at ``paths``: :meth:`render` copies only the containers on them."""
 
     doc: dict[str, Any]
-    paths: tuple[tuple[Path, int], ...]
-    # the paths as steps over containers numbered as they are copied (0: the top level):
+    # the slots' paths as steps over containers numbered as they are copied (0: the top level):
     # (container, key, slot >= 0) sets a value; (container, key, _COPY_*) copies the child at key
-    steps: tuple[tuple[int, Any, int], ...] = ()
+    steps: tuple[tuple[int, Any, int], ...]
 
     @classmethod
-    def of(cls, doc: dict[str, Any], paths: tuple[tuple[Path, int], ...]) -> DictTemplate:
+    def of(cls, doc: dict[str, Any], paths: list[tuple[Path, int]]) -> DictTemplate:
         numbered: dict[Path, int] = {(): 0}
         steps: list[tuple[int, Any, int]] = []
         for path, slot in paths:
@@ -135,7 +134,7 @@ class DictTemplate:
                     numbered[prefix] = len(numbered)
                     steps.append((numbered[path[:depth]], key, _COPY_DICT if isinstance(node, dict) else _COPY_LIST))
             steps.append((numbered[path[:-1]], path[-1], slot))
-        return cls(doc, paths, tuple(steps))
+        return cls(doc, tuple(steps))
 
     def render(self, values: Sequence[Any]) -> dict[str, Any]:
         nodes: list[Any] = [dict(self.doc)]
@@ -178,7 +177,7 @@ def dict_template(doc: dict[str, Any], values: Sequence[Any]) -> DictTemplate | 
 
     if not walk(doc, ()):
         return None
-    return DictTemplate.of(doc, tuple(paths))
+    return DictTemplate.of(doc, paths)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +206,6 @@ class BidderPlan:
     privacy: BidderPrivacy
     buyeruid_scrubbed: bool
     adapter: Adapter
-    info: RequestInfo
     compress: bool
     calls: tuple[CallTemplate, ...]
     errors: tuple[BidderError, ...]
@@ -227,7 +225,7 @@ class PlanRun:
     privacy: AuctionPrivacy
     blocked: dict[str, BidderPrivacy]
     notices: dict[str, list[str]]
-    bidders: list[tuple[BidderRequest, Adapter, RequestInfo, bool, list[RequestData], list[BidderError]]]
+    bidders: list[tuple[BidderRequest, Adapter, bool, list[RequestData], list[BidderError]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,11 +238,10 @@ class CallPlan:
     blocked: Mapping[str, BidderPrivacy]
     notices: Mapping[str, tuple[str, ...]]
     bidders: tuple[BidderPlan, ...]
-    uid_keys: tuple[str, ...]  # the syncer keys whose cookie uid is a slot, in slot order
     tids: int  # transaction ids generated per auction (slots after the uids)
 
 
-def build_plan(first: PlanRun, second: PlanRun, uid_keys: tuple[str, ...], tids: int) -> CallPlan | None:
+def build_plan(first: PlanRun, second: PlanRun, tids: int) -> CallPlan | None:
     """The plan when ``second`` is ``first`` with its placeholders swapped for the second set; else None."""
     a, b = first.values, second.values
     texts_a = [_text(value) for value in a]
@@ -264,8 +261,8 @@ def build_plan(first: PlanRun, second: PlanRun, uid_keys: tuple[str, ...], tids:
         return None
     bidders: list[BidderPlan] = []
     for one, two in zip(first.bidders, second.bidders, strict=True):
-        bidder_a, adapter, info, compress, calls_a, errors_a = one
-        bidder_b, _, _, _, calls_b, errors_b = two
+        bidder_a, adapter, compress, calls_a, errors_a = one
+        bidder_b, _, _, calls_b, errors_b = two
         if (
             bidder_a.name != bidder_b.name
             or bidder_a.privacy != bidder_b.privacy
@@ -285,7 +282,7 @@ def build_plan(first: PlanRun, second: PlanRun, uid_keys: tuple[str, ...], tids:
             templates.append(template)
         bidders.append(BidderPlan(
             bidder_a.name, bidder_a.resolved, own, bidder_a.privacy, bidder_a.buyeruid_scrubbed,
-            adapter, info, compress, tuple(templates), tuple(errors_a),
+            adapter, compress, tuple(templates), tuple(errors_a),
         ))  # fmt: skip
     return CallPlan(
         request,
@@ -294,7 +291,6 @@ def build_plan(first: PlanRun, second: PlanRun, uid_keys: tuple[str, ...], tids:
         dict(first.blocked),
         {name: tuple(texts) for name, texts in first.notices.items()},
         tuple(bidders),
-        uid_keys,
         tids,
     )
 

@@ -599,8 +599,16 @@ class AuctionService:
     ) -> tuple[CallPlan | None, list[Any]]:
         """The call plan for this auction of ``prepared`` and the values it splices in (built on first
         use of its variant); (None, []) when the auction takes the full path."""
-        rates = self.server_rates() if self.server_rates is not None else None
         ua, ip, uids, uid_keys = http.user_agent, http.ip, http.uids, prepared.uid_keys
+        if ua and not spliceable(ua):
+            return None, []
+        values: list[Any] = [ua or None, ip or None, None, None]
+        for uid_key in uid_keys:
+            uid = uids.get(uid_key) or None
+            if uid is not None and not spliceable(uid):
+                return None, []
+            values.append(uid)
+        rates = self.server_rates() if self.server_rates is not None else None
         key = variant_key(ua, ip, http.dnt, http.gpc, uids, uid_keys, budget_ms)
         table = prepared.plans
         known, plan = table.get(key, account, rates)
@@ -611,14 +619,8 @@ class AuctionService:
             table.put(key, account, rates, plan)
         if plan is None:
             return None, []
-        values: list[Any] = [ua or None, ip or None, new_uuid() if prepared.fresh_id else None, None]
-        for uid_key in uid_keys:
-            uid = uids.get(uid_key) or None
-            if uid is not None and not spliceable(uid):
-                return None, []
-            values.append(uid)
-        if ua and not spliceable(ua):
-            return None, []
+        if prepared.fresh_id:
+            values[SLOT_ID] = new_uuid()
         values.extend(new_uuid() for _ in range(plan.tids))
         return plan, values
 
@@ -633,8 +635,7 @@ class AuctionService:
         first, second = runs
         if first is None or second is None or len(first.values) != len(second.values):
             return None
-        uid_count = len(prepared.uid_keys)
-        return build_plan(first, second, prepared.uid_keys, len(first.values) - FIXED_SLOTS - uid_count)
+        return build_plan(first, second, len(first.values) - FIXED_SLOTS - len(prepared.uid_keys))
 
     def _plan_run(
         self, prepared: PreparedRequest, http: HttpContext, account: Account, budget_ms: int, which: int
@@ -708,7 +709,7 @@ class AuctionService:
             if len(calls) > MAX_CALLS_PER_BIDDER:
                 return None
             compress = bidder.endpoint_compression == "gzip"
-            bidders.append((bidder_request, adapter, info, compress, calls, call_errors))
+            bidders.append((bidder_request, adapter, compress, calls, call_errors))
         values[SLOT_TMAX] = PLACEHOLDER_TMAX[which]
         values.extend(tids)
         floor_errors = [item["message"] for item in errors.get("prebid", ())]

@@ -63,7 +63,7 @@ def test_dict_template_copies_only_the_containers_on_its_paths():
     assert out["imp"][0]["banner"] is shared  # untouched subtrees are shared
     assert doc["device"]["ua"] == "UA" and doc["imp"][0]["ext"]["tid"] == "T"  # the template is left alone
     assert dict_template({"device": {"ua": "UA masked"}}, ["UA"]) is None  # a value transformed, not carried
-    assert dict_template({"n": 9.0, "b": True}, [None, None, None, 9]).paths == ()  # ints only where ints were
+    assert dict_template({"n": 9.0, "b": True}, [None, None, None, 9]).steps == ()  # ints only where ints were
 
 
 @pytest.mark.parametrize(
@@ -123,7 +123,7 @@ def _run(values, body, headers=None, uri="https://bidder.example/x"):
 
     call = RequestData("POST", uri, body, headers or {"Content-Type": "application/json"})
     bidder = core.BidderRequest("alpha", None, {"tmax": values[3]}, NOTHING_DONE)  # type: ignore[arg-type]
-    return PlanRun(values, {}, [], _PRIVACY, {}, {}, [(bidder, None, None, False, [call], [])])
+    return PlanRun(values, {}, [], _PRIVACY, {}, {}, [(bidder, None, False, [call], [])])
 
 
 class _Regs:
@@ -155,7 +155,7 @@ B = ["uaB", "203.0.113.93", None, 827364]
     ],
 )
 def test_build_plan_keeps_only_a_pure_splice(first, second, planned):
-    plan = build_plan(first, second, (), 0)
+    plan = build_plan(first, second, 0)
     assert (plan is not None) is planned
     if plan is not None:
         call = plan.bidders[0].calls[0].render(["Mozilla/5.0", "1.2.3.4", "", "250"],
