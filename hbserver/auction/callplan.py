@@ -30,6 +30,7 @@ from typing import Any, Generic, TypeVar
 
 from hbserver.adapters.base import Adapter, BidderError, RequestData
 from hbserver.auction.privacy import AuctionPrivacy, BidderPrivacy
+from hbserver.auction.setup import AuctionSetup
 from hbserver.auction.split import BidderRequest
 
 PLAN_VARIANTS_MAX = 32  # plans kept per prepared request (one per variant_key); more: the oldest goes
@@ -221,6 +222,7 @@ class PlanRun:
 
     values: list[Any]  # by slot: the placeholders this run used (None: the slot is unused)
     request: dict[str, Any]  # floors resolved
+    setup: AuctionSetup
     floor_errors: list[str]
     privacy: AuctionPrivacy
     blocked: dict[str, BidderPrivacy]
@@ -233,6 +235,7 @@ class CallPlan:
     """The checked result of two :class:`PlanRun`: templates for every per-auction value."""
 
     request: DictTemplate
+    setup: AuctionSetup  # the first run's: it reads no placeholder
     floor_errors: tuple[str, ...]
     privacy: AuctionPrivacy
     blocked: Mapping[str, BidderPrivacy]
@@ -253,6 +256,7 @@ def build_plan(first: PlanRun, second: PlanRun, tids: int) -> CallPlan | None:
         or first.blocked != second.blocked
         or first.notices != second.notices
         or _privacy_view(first.privacy) != _privacy_view(second.privacy)
+        or _setup_view(first.setup) != _setup_view(second.setup)
         or len(first.bidders) != len(second.bidders)
     ):
         return None
@@ -286,6 +290,7 @@ def build_plan(first: PlanRun, second: PlanRun, tids: int) -> CallPlan | None:
         ))  # fmt: skip
     return CallPlan(
         request,
+        first.setup,
         tuple(first.floor_errors),
         first.privacy,
         dict(first.blocked),
@@ -305,6 +310,14 @@ def _privacy_view(privacy: AuctionPrivacy) -> tuple[Any, ...]:
     """What a plan keeps of the privacy it read: its warnings and what the metrics count."""
     return (
         privacy.regs.warnings, privacy.gdpr_enforced, privacy.ccpa, privacy.ccpa_provided, privacy.lmt, privacy.coppa
+    )
+
+
+def _setup_view(setup: AuctionSetup) -> tuple[Any, ...]:
+    """What a set-up decides that placeholders could move (none should): its warnings and switches."""
+    return (
+        setup.warnings, setup.imp_ids, setup.currency, setup.floors_on, setup.debug, setup.caching,
+        setup.return_all, setup.targeting,
     )
 
 

@@ -59,7 +59,7 @@ from hbserver.auction.callplan import (
     spliceable,
     variant_key,
 )
-from hbserver.auction.currency import Converter, build_rates
+from hbserver.auction.currency import Converter
 from hbserver.auction.eventurls import EventUrls
 from hbserver.auction.exchange import (
     MAX_CALLS_PER_BIDDER,
@@ -71,13 +71,14 @@ from hbserver.auction.exchange import (
 from hbserver.auction.fpd import BidderData
 from hbserver.auction.interstitial import InterstitialError, apply_interstitials
 from hbserver.auction.messages import Message, WarningCode, messages_json
-from hbserver.auction.multibid import MultiBid, parse_multibid
+from hbserver.auction.multibid import MultiBid
 from hbserver.auction.nonbid import NonBidReason, SeatNonBids
 from hbserver.auction.ortb import upconvert
 from hbserver.auction.ortb_types import body_syntax_error, imp_ext_prebid_error, request_type_error
 from hbserver.auction.prepared import PreparedRequest
 from hbserver.auction.privacy import BLOCKED_TCF, AuctionPrivacy, BidderPrivacy, read_privacy
 from hbserver.auction.request_error import refusal_text
+from hbserver.auction.setup import AuctionSetup, auction_setup
 from hbserver.auction.split import BidderRequest, split_request
 from hbserver.auction.stored import (
     StoredDataUnavailable,
@@ -87,7 +88,7 @@ from hbserver.auction.stored import (
     merge_stored,
     refers_to_stored_responses,
 )
-from hbserver.auction.targeting import TargetingOptions, apply_targeting, bids_to_cache, run_auction
+from hbserver.auction.targeting import apply_targeting, bids_to_cache, run_auction
 from hbserver.auction.tids import apply_tids
 from hbserver.auction.validate import RequestError, Validated, validate_request
 from hbserver.bidders.registry import Bidder, Registry
@@ -113,8 +114,6 @@ log = logging.getLogger("hbserver.auction")
 STORED_FETCH_TIMEOUT_S = 0.2
 CACHE_TTL_BONUS_S = 60  # PBS adds a minute to every cached bid's TTL
 UNKNOWN_ACCOUNT = "unknown"
-# AMP targeting also says how to render (the specification's sample response)
-AMP_TARGETING_VALUES = {"creative_loadtype": "html"}
 VAST_WRAPPER = (
     '<VAST version="3.0"><Ad><Wrapper><AdSystem>prebid.org wrapper</AdSystem><VASTAdTagURI><![CDATA[{}]]>'
     "</VASTAdTagURI><Impression></Impression><Creatives></Creatives></Wrapper></Ad></VAST>"
@@ -376,48 +375,29 @@ class AuctionService:
 
         ``planned``: a call plan and this auction's values for it (:meth:`_plan_for`); ``request`` is then
         the plan's, floors already resolved, and the bidder calls are spliced, not built."""
-        prebid = (request.get("ext") or {}).get("prebid") or {}
-        settings = account.settings
-        try:
-            multibid, multibid_warnings = parse_multibid(prebid, self.registry.bidders, settings.default_bid_limit)
-            alt_codes = AlternateBidderCodes.from_sources(prebid, settings.alternatebiddercodes)
-        except RequestError as exc:
-            raise AuctionRefused(400, refusal_text(exc), "badinput") from None
+        if planned is not None:
+            setup = planned[0].setup
+        else:
+            try:
+                setup = self._setup(request, validated, account, request_type)
+            except RequestError as exc:
+                raise AuctionRefused(400, refusal_text(exc), "badinput") from None
+        prebid, multibid, alt_codes, converter = setup.prebid, setup.multibid, setup.alt_codes, setup.converter
+        targeting_conf, cache_options, debug, currency = (
+            setup.targeting_conf, setup.cache_options, setup.debug, setup.currency
+        )
         # seat-non-bid: in the response with returnallbidstatus, in the analytics record when it is on
-        return_all = prebid.get("returnallbidstatus") is True
-        nonbids = SeatNonBids() if return_all or details is not None else None
-        targeting_conf = prebid.get("targeting")
-        cache_options = CacheOptions.from_request(prebid.get("cache") or {})
-        caching = isinstance(targeting_conf, dict) and cache_options.any
-        bidder_deadline = deadline - (self.config.cache.expected_millis / 1000 if caching else 0)
-        debug_requested = request.get("test") == 1 or prebid.get("debug") is True
-        debug = debug_requested and account.settings.debug_allow
+        nonbids = SeatNonBids() if setup.return_all or details is not None else None
+        bidder_deadline = deadline - (self.config.cache.expected_millis / 1000 if setup.caching else 0)
         counts = self.counts
         counts.imps(request["imp"])
         if debug:
             counts.debug_request(account.id)
         is_app = "app" in request
-        warnings: dict[str, list[Message]] = {"general": list(validated.warnings)}
-        for name, items in validated.bidder_warnings.items():
-            warnings.setdefault(name, []).extend(items)
-        if debug_requested and not debug:
-            warnings["general"].append(Message(WarningCode.ACCOUNT_DEBUG_DISABLED, "debug turned off for account"))
-        warnings["general"].extend(Message(WarningCode.MULTIBID, text) for text in multibid_warnings)
+        warnings = setup.new_warnings()
         errors: dict[str, list[dict[str, Any]]] = {}
-
-        request_cur = request.get("cur") or ["USD"]
-        currency = request_cur[0]
-        currency_conf = prebid.get("currency") if isinstance(prebid.get("currency"), dict) else {}
-        server_rates = self.server_rates() if self.server_rates is not None else None
-        converter = build_rates(currency_conf.get("rates"), currency_conf.get("usepbsrates"), server_rates)
-        adjustments, adjustment_warnings = BidAdjustments.from_request(
-            prebid, account.settings.bidadjustments, request["imp"]
-        )
-        for key, message in adjustment_warnings:
-            warnings.setdefault(key, []).append(message)
-        imp_ids = {imp["id"] for imp in request["imp"]}
-        floor_settings = settings.price_floors
-        floors_on = self.config.price_floors.enabled and (floor_settings.enabled or request_has_floors(request))
+        floor_settings = account.settings.price_floors
+        floors_on = setup.floors_on
         if floors_on:
             if planned is None:
                 request = self._resolve_floors(request, account, floor_settings, converter, errors)
@@ -446,7 +426,7 @@ class AuctionService:
                 except RegsError as exc:
                     raise AuctionRefused(400, refusal_text(RequestError(str(exc))), "badinput") from None
                 bidder_requests, blocked, notices = self._split(
-                    request, validated, http.uids, privacy, account, adjustments, alt_codes, multibid,
+                    request, validated, http.uids, privacy, account, setup.adjustments, alt_codes, multibid,
                     floors_on and floor_settings.adjust_for_bid_adjustment,
                 )  # fmt: skip
             else:
@@ -504,10 +484,10 @@ class AuctionService:
                     name,
                     adapter_code,
                     outcome.responses,
-                    imp_ids,
+                    setup.imp_ids,
                     currency,
                     converter.convert,
-                    adjustments,
+                    setup.adjustments,
                     debug,
                     seen,
                     alt_codes,
@@ -538,7 +518,7 @@ class AuctionService:
                     details.late_rejections[id(rejection.bid)] = warning
             for text in bid_floors.errors:
                 errors.setdefault("prebid", []).append({"code": FLOOR_ERROR_CODE, "message": text})
-        if isinstance(targeting_conf, dict):  # PBS-Go: multibid and the bid limit only with targeting
+        if targeting_conf is not None:  # PBS-Go: multibid and the bid limit only with targeting
             results = run_auction(all_bids, targeting_conf.get("preferdeals") is True, multibid)
             all_bids = results.kept(all_bids)
         else:
@@ -549,12 +529,9 @@ class AuctionService:
         events = self._event_urls(account, prebid, timestamp)
         if events is not None and all_bids:
             self._track_vast(all_bids, events)
-        if isinstance(targeting_conf, dict):
-            if request_type == "amp":
-                options = TargetingOptions.from_request(targeting_conf, "amp", AMP_TARGETING_VALUES)
-            else:
-                options = TargetingOptions.from_request(targeting_conf, "mobile-app" if "app" in request else "")
-            if caching and all_bids:
+        options = setup.targeting
+        if options is not None:
+            if setup.caching and all_bids:
                 if cache_options.winning_only:
                     to_cache = [result.winner for result in results.values() if result.winner is not None]
                 else:
@@ -586,7 +563,7 @@ class AuctionService:
             bid_floors=bid_floors if bid_floors is not None and bid_floors.bid_floors else None,
         )
         if nonbids:
-            if return_all:
+            if setup.return_all:
                 response["ext"]["prebid"]["seatnonbid"] = nonbids.as_json()
             if details is not None:
                 details.seatnonbid = nonbids.as_json()
@@ -663,16 +640,10 @@ class AuctionService:
         tids: list[str] = []
         apply_tids(request, self.config.auto_gen_source_tid, recording(new_uuid, tids))
         request["tmax"] = budget_ms
-        prebid = (request.get("ext") or {}).get("prebid") or {}
-        settings = account.settings
-        multibid, _ = parse_multibid(prebid, self.registry.bidders, settings.default_bid_limit)
-        alt_codes = AlternateBidderCodes.from_sources(prebid, settings.alternatebiddercodes)
-        currency_conf = prebid.get("currency") if isinstance(prebid.get("currency"), dict) else {}
-        server_rates = self.server_rates() if self.server_rates is not None else None
-        converter = build_rates(currency_conf.get("rates"), currency_conf.get("usepbsrates"), server_rates)
-        adjustments, _ = BidAdjustments.from_request(prebid, settings.bidadjustments, request["imp"])
-        floor_settings = settings.price_floors
-        floors_on = self.config.price_floors.enabled and (floor_settings.enabled or request_has_floors(request))
+        setup = self._setup(request, validated, account, "amp")
+        converter = setup.converter
+        floor_settings = account.settings.price_floors
+        floors_on = setup.floors_on
         errors: dict[str, list[dict[str, Any]]] = {}
         if floors_on:
             if floor_settings.use_dynamic_data and floor_settings.fetch.enabled:
@@ -688,7 +659,7 @@ class AuctionService:
                 return None
         privacy = read_privacy(request, self.config, account, "amp", self.gvl)
         bidder_requests, blocked, notices = self._split(
-            request, validated, uids, privacy, account, adjustments, alt_codes, multibid,
+            request, validated, uids, privacy, account, setup.adjustments, setup.alt_codes, setup.multibid,
             floors_on and floor_settings.adjust_for_bid_adjustment,
         )  # fmt: skip
         extra_headers = {"Sec-GPC": "1"} if http.gpc == "1" else {}
@@ -713,7 +684,16 @@ class AuctionService:
         values[SLOT_TMAX] = PLACEHOLDER_TMAX[which]
         values.extend(tids)
         floor_errors = [item["message"] for item in errors.get("prebid", ())]
-        return PlanRun(values, request, floor_errors, privacy, blocked, notices, bidders)
+        return PlanRun(values, request, setup, floor_errors, privacy, blocked, notices, bidders)
+
+    def _setup(
+        self, request: dict[str, Any], validated: Validated, account: Account, request_type: str
+    ) -> AuctionSetup:
+        """The auction's set-up (:func:`auction_setup`) with this server's bidders, rates and floors switch."""
+        return auction_setup(
+            request, validated, account, request_type, self.registry.bidders,
+            self.server_rates() if self.server_rates is not None else None, self.config.price_floors.enabled,
+        )  # fmt: skip
 
     def _split(
         self,

@@ -118,12 +118,12 @@ def test_no_build_beyond_the_worker_bound(monkeypatch):
     assert PlanTable().may_build(0.0) is True
 
 
-def _run(values, body, headers=None, uri="https://bidder.example/x"):
+def _run(values, body, headers=None, uri="https://bidder.example/x", setup=None):
     from hbserver.auction.callplan import PlanRun
 
     call = RequestData("POST", uri, body, headers or {"Content-Type": "application/json"})
     bidder = core.BidderRequest("alpha", None, {"tmax": values[3]}, NOTHING_DONE)  # type: ignore[arg-type]
-    return PlanRun(values, {}, [], _PRIVACY, {}, {}, [(bidder, None, False, [call], [])])
+    return PlanRun(values, {}, setup or _SETUP, [], _PRIVACY, {}, {}, [(bidder, None, False, [call], [])])
 
 
 class _Regs:
@@ -136,6 +136,19 @@ class _Privacy:
 
 
 _PRIVACY: Any = _Privacy()
+
+
+class _Setup:
+    warnings: tuple[Any, ...] = ()
+    imp_ids = frozenset({"imp-1"})
+    currency, floors_on, debug, caching, return_all, targeting = "USD", False, False, False, False, None
+
+
+_SETUP: Any = _Setup()
+
+
+class _SetupWarned(_Setup):
+    warnings = (("general", ("a warning naming uaB",)),)
 A = ["uaA", "198.51.100.71", None, 918273]
 B = ["uaB", "203.0.113.93", None, 827364]
 
@@ -152,6 +165,7 @@ B = ["uaB", "203.0.113.93", None, 827364]
         (_run(A, b"{}", {"User-Agent": "uaA"}), _run(B, b"{}", {"User-Agent": "x"}), False),
         (_run(A, b"{}", uri="https://b.example/?ua=uaA"), _run(B, b"{}", uri="https://b.example/?ua=uaB"), False),
         (_run(A, None), _run(B, b"{}"), False),
+        (_run(A, b"{}"), _run(B, b"{}", setup=_SetupWarned()), False),  # the set-up moved with a placeholder
     ],
 )
 def test_build_plan_keeps_only_a_pure_splice(first, second, planned):
