@@ -32,6 +32,7 @@ from hbserver.adapters.base import Adapter, BidderError, RequestData
 from hbserver.auction.privacy import AuctionPrivacy, BidderPrivacy
 from hbserver.auction.setup import AuctionSetup
 from hbserver.auction.split import BidderRequest
+from hbserver.floors.enforce import FloorEnforcement
 
 PLAN_VARIANTS_MAX = 32  # plans kept per prepared request (one per variant_key); more: the oldest goes
 PLANS_MAX = 8192  # plans kept per worker, in all its prepared requests (a plan is some 10-30 KB)
@@ -223,6 +224,7 @@ class PlanRun:
     values: list[Any]  # by slot: the placeholders this run used (None: the slot is unused)
     request: dict[str, Any]  # floors resolved
     setup: AuctionSetup
+    floor_enforcement: FloorEnforcement | None  # None: floors off
     floor_errors: list[str]
     privacy: AuctionPrivacy
     blocked: dict[str, BidderPrivacy]
@@ -236,6 +238,7 @@ class CallPlan:
 
     request: DictTemplate
     setup: AuctionSetup  # the first run's: it reads no placeholder
+    floor_enforcement: FloorEnforcement | None  # the first run's, as setup
     floor_errors: tuple[str, ...]
     privacy: AuctionPrivacy
     blocked: Mapping[str, BidderPrivacy]
@@ -291,6 +294,7 @@ def build_plan(first: PlanRun, second: PlanRun, tids: int) -> CallPlan | None:
     return CallPlan(
         request,
         first.setup,
+        first.floor_enforcement,
         tuple(first.floor_errors),
         first.privacy,
         dict(first.blocked),

@@ -94,7 +94,7 @@ from hbserver.auction.validate import RequestError, Validated, validate_request
 from hbserver.bidders.registry import Bidder, Registry
 from hbserver.config import AccountFloorFetch, AccountPriceFloors, Config
 from hbserver.floors.data import Fetched
-from hbserver.floors.enforce import EnforceResult, enforce_floors
+from hbserver.floors.enforce import EnforceResult, FloorEnforcement
 from hbserver.floors.resolve import FLOOR_ERROR_CODE, FLOORS_DISABLED, request_has_floors, resolve_floors
 from hbserver.metrics import Metrics
 from hbserver.privacy.ccpa import parse_us_privacy
@@ -507,7 +507,10 @@ class AuctionService:
 
         bid_floors: EnforceResult | None = None
         if floors_on and all_bids:
-            bid_floors = enforce_floors(request, all_bids, floor_settings, converter.convert, self.rand)
+            enforcement = (
+                planned[0].floor_enforcement if planned is not None else None
+            ) or FloorEnforcement(request, floor_settings, converter.convert)
+            bid_floors = enforcement.enforce(all_bids, self.rand)
             all_bids = bid_floors.kept
             for rejection in bid_floors.rejected:
                 warning = rejection.warning()
@@ -684,7 +687,8 @@ class AuctionService:
         values[SLOT_TMAX] = PLACEHOLDER_TMAX[which]
         values.extend(tids)
         floor_errors = [item["message"] for item in errors.get("prebid", ())]
-        return PlanRun(values, request, setup, floor_errors, privacy, blocked, notices, bidders)
+        enforcement = FloorEnforcement(request, floor_settings, converter.convert) if floors_on else None
+        return PlanRun(values, request, setup, enforcement, floor_errors, privacy, blocked, notices, bidders)
 
     def _setup(
         self, request: dict[str, Any], validated: Validated, account: Account, request_type: str

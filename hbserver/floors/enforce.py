@@ -38,7 +38,6 @@ NON_BID_BELOW_FLOOR = 301  # exchange.ResponseRejectedBelowFloor
 NON_BID_BELOW_DEAL_FLOOR = 304  # exchange.ResponseRejectedBelowDealFloor
 FLOOR_PRECISION = 0.01
 ENFORCE_RATE_MAX = 100
-_UNSEEN: Any = object()
 
 
 def rejection_warning(
@@ -169,6 +168,119 @@ def bid_floors_for_imp(imp: Mapping[str, Any]) -> BidFloors | None:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _ImpFloor:
+    floor: float  # bidfloor (0 when none)
+    currency: str  # bidfloorcur, OpenRTB's default for none
+    details: BidFloors | None  # for bid.ext.prebid.floors
+
+
+class FloorEnforcement:
+    """What enforcement reads of a request and its account, worked out once: a request's auctions
+    (a call plan's) share one, each calling :meth:`enforce` with its bids.
+
+    The conversion from the auction's currency into each floor currency is made on first use and
+    kept (the converter is the request's, fixed with it)."""
+
+    __slots__ = (
+        "_account_rate",
+        "_convert",
+        "_currency",
+        "_deal_floors",
+        "_imps",
+        "_old_enforce_pbs",
+        "_rates",
+        "_request_rate",
+        "considered",
+    )  # fmt: skip
+
+    def __init__(self, request: Mapping[str, Any], settings: AccountPriceFloors, convert: Convert) -> None:
+        floors = _request_floors(request)
+        imps = request.get("imp")
+        imps = [imp for imp in imps if type(imp) is dict] if type(imps) is list else []
+        # False: every bid is kept with no details (floors off for the account or the request, signalling
+        # skipped, or no imp with a bidfloor)
+        self.considered = (
+            settings.enabled
+            and _bool(floors, "enabled") is not False
+            and _bool(floors, "skipped") is not True
+            and any(_number(imp.get("bidfloor")) > 0 for imp in imps)
+        )
+        enforcement = _folded(floors.get("enforcement")) if floors is not None else None
+        request_rate = enforcement.get("enforcerate") if enforcement is not None else None
+        self._request_rate = request_rate if type(request_rate) is int else 0
+        self._account_rate = settings.enforce_floors_rate
+        self._old_enforce_pbs = _bool(enforcement, "enforcepbs")
+        self._deal_floors = settings.enforce_deal_floors and _bool(enforcement, "floordeals") is True
+        cur = request.get("cur")
+        self._currency = cur[0] if type(cur) is list and cur and type(cur[0]) is str else DEFAULT_CURRENCY
+        by_id: dict[str, _ImpFloor] = {}
+        if self.considered:
+            for imp in imps:
+                imp_id = imp.get("id")
+                if type(imp_id) is str:
+                    floor_cur = imp.get("bidfloorcur")
+                    # OpenRTB's default currency (PBS-Go would fail the conversion from "" and drop the bid)
+                    floor_cur = floor_cur if type(floor_cur) is str and floor_cur else DEFAULT_CURRENCY
+                    by_id[imp_id] = _ImpFloor(_number(imp.get("bidfloor")), floor_cur, bid_floors_for_imp(imp))
+        self._imps = by_id
+        self._convert = convert
+        self._rates: dict[str, float | str] = {}  # floor currency -> rate into it, or why there is none
+
+    def _rate(self, floor_currency: str) -> float | str:
+        rate = self._rates.get(floor_currency)
+        if rate is None:
+            if floor_currency == self._currency:
+                rate = 1.0
+            else:
+                try:
+                    rate = self._convert(1.0, self._currency, floor_currency)
+                except ConversionError as exc:
+                    rate = str(exc)
+            self._rates[floor_currency] = rate
+        return rate
+
+    def enforce(self, bids: list[AuctionBid], rand: Rand = random.randrange) -> EnforceResult:
+        """PBS-Go ``Enforce`` over all of an auction's bids (see the module docstring)."""
+        if not self.considered:
+            return EnforceResult(list(bids))
+        enforce = is_satisfied_by_enforce_rate(self._request_rate, self._account_rate, rand)
+        old_enforce_pbs = self._old_enforce_pbs
+        enforce_pbs = enforce if old_enforce_pbs is None else enforce and old_enforce_pbs
+        result = EnforceResult([], enforce_pbs=enforce_pbs)
+        imps = self._imps
+        bid_floors = result.bid_floors
+        for bid in bids:
+            imp = imps.get(bid.imp_id)
+            if imp is not None and imp.details is not None:
+                bid_floors[id(bid)] = imp.details  # the details are the imp's, shared by its bids
+        if not enforce:
+            result.kept = list(bids)
+            return result
+        kept = result.kept
+        for bid in bids:
+            imp = imps.get(bid.imp_id)
+            if imp is None:
+                continue  # PBS-Go drops a bid for an unknown imp here
+            if enforce_pbs:
+                if bid.deal and not self._deal_floors:
+                    kept.append(bid)
+                    continue
+                rate = self._rate(imp.currency)
+                if type(rate) is str:
+                    bid_id = bid.bid.get("id")
+                    result.errors.append(
+                        f"error in rate conversion from = {self._currency} to {imp.currency} with bidder "
+                        f"{bid.bidder} for impression id {bid.imp_id} and bid id {bid_id} error = {rate}"
+                    )
+                    continue
+                if rate * bid.price + FLOOR_PRECISION < imp.floor:  # type: ignore[operator]  # a float here
+                    result.rejected.append(FloorRejection(bid, bid_floors.get(id(bid)) or BidFloors(), self._currency))
+                    continue
+            kept.append(bid)
+        return result
+
+
 def enforce_floors(
     request: Mapping[str, Any],
     bids: list[AuctionBid],
@@ -177,71 +289,7 @@ def enforce_floors(
     rand: Rand = random.randrange,
 ) -> EnforceResult:
     """PBS-Go ``Enforce`` over all the auction's bids (see the module docstring)."""
-    floors = _request_floors(request)
-    if not settings.enabled or _bool(floors, "enabled") is False:
-        return EnforceResult(list(bids))
-    imps = request.get("imp")
-    imps = [imp for imp in imps if type(imp) is dict] if type(imps) is list else []
-    if _bool(floors, "skipped") is True or not any(_number(imp.get("bidfloor")) > 0 for imp in imps):
-        return EnforceResult(list(bids))
-
-    enforcement = _folded(floors.get("enforcement")) if floors is not None else None
-    request_rate = enforcement.get("enforcerate") if enforcement is not None else None
-    enforce = is_satisfied_by_enforce_rate(
-        request_rate if type(request_rate) is int else 0, settings.enforce_floors_rate, rand
-    )
-    old_enforce_pbs = _bool(enforcement, "enforcepbs")
-    enforce_pbs = enforce if old_enforce_pbs is None else enforce and old_enforce_pbs
-
-    by_id: dict[str, dict[str, Any]] = {}
-    for imp in imps:
-        imp_id = imp.get("id")
-        if type(imp_id) is str:
-            by_id[imp_id] = imp
-    result = EnforceResult([], enforce_pbs=enforce_pbs)
-    bid_floors = result.bid_floors
-    by_imp: dict[str, BidFloors | None] = {}  # the details are the imp's: one per imp, shared by its bids
-    for bid in bids:
-        imp_id = bid.imp_id
-        details = by_imp.get(imp_id, _UNSEEN)
-        if details is _UNSEEN:
-            imp = by_id.get(imp_id)
-            details = by_imp[imp_id] = bid_floors_for_imp(imp) if imp is not None else None
-        if details is not None:
-            bid_floors[id(bid)] = details  # type: ignore[assignment]
-    if not enforce:
-        result.kept = list(bids)
-        return result
-
-    deal_floors = settings.enforce_deal_floors and _bool(enforcement, "floordeals") is True
-    cur = request.get("cur")
-    currency = cur[0] if type(cur) is list and cur and type(cur[0]) is str else DEFAULT_CURRENCY
-    for bid in bids:
-        imp = by_id.get(bid.imp_id)
-        if imp is None:
-            continue  # PBS-Go drops a bid for an unknown imp here
-        if enforce_pbs:
-            if bid.deal and not deal_floors:
-                result.kept.append(bid)
-                continue
-            floor_cur = imp.get("bidfloorcur")
-            # OpenRTB's default currency (PBS-Go would fail the conversion from "" and drop the bid)
-            floor_cur = floor_cur if type(floor_cur) is str and floor_cur else DEFAULT_CURRENCY
-            try:
-                rate = 1.0 if currency == floor_cur else convert(1.0, currency, floor_cur)
-            except ConversionError as exc:
-                bid_id = bid.bid.get("id")
-                result.errors.append(
-                    f"error in rate conversion from = {currency} to {floor_cur} with bidder {bid.bidder} "
-                    f"for impression id {bid.imp_id} and bid id {bid_id} error = {exc}"
-                )
-                continue
-            if rate * bid.price + FLOOR_PRECISION < _number(imp.get("bidfloor")):
-                floors_of_bid = result.bid_floors.get(id(bid)) or BidFloors()
-                result.rejected.append(FloorRejection(bid, floors_of_bid, currency))
-                continue
-        result.kept.append(bid)
-    return result
+    return FloorEnforcement(request, settings, convert).enforce(bids, rand)
 
 
 def floor_adjustment_factor(factors: Mapping[str, Any] | None, bidder: str) -> float:

@@ -123,7 +123,7 @@ def _run(values, body, headers=None, uri="https://bidder.example/x", setup=None)
 
     call = RequestData("POST", uri, body, headers or {"Content-Type": "application/json"})
     bidder = core.BidderRequest("alpha", None, {"tmax": values[3]}, NOTHING_DONE)  # type: ignore[arg-type]
-    return PlanRun(values, {}, setup or _SETUP, [], _PRIVACY, {}, {}, [(bidder, None, False, [call], [])])
+    return PlanRun(values, {}, setup or _SETUP, None, [], _PRIVACY, {}, {}, [(bidder, None, False, [call], [])])
 
 
 class _Regs:
