@@ -127,8 +127,11 @@ class AmpEndpoint:
                 raise AuctionRefused(400, f"Invalid request: tag_id is invalid: {problem}", "badinput")
         else:
             params, query_warnings = entry.params, entry.query_warnings
-        remaining = self.default_timeout_ms / 1000
-        raw, errors = await self.stored.fetch_amp_request(params.tag_id, min(STORED_FETCH_TIMEOUT_S, remaining))
+        raw = self.stored.cached_amp_request(params.tag_id)
+        errors: list[str] = []
+        if raw is None:
+            remaining = self.default_timeout_ms / 1000
+            raw, errors = await self.stored.fetch_amp_request(params.tag_id, min(STORED_FETCH_TIMEOUT_S, remaining))
         if raw is None:
             failure = fetch_failure(errors)
             if failure is not None:  # the server's: a backend failed (its detail is logged, not sent)

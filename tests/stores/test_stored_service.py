@@ -104,6 +104,22 @@ async def test_cache_hits_and_misses_are_counted_per_kind():
         assert sample(metrics, "stored_data_cache_performance_total", kind=kind, cache_result="miss") == misses, kind
 
 
+async def test_cached_amp_request_answers_only_from_the_cache_and_counts_its_hits():
+    metrics = Metrics()
+    backend = RecordingBackend("filesystem", {"requests": {"a": b"A"}})
+    stored = service(backend, metrics=metrics)
+    assert stored.cached_amp_request("a") is None  # not cached yet: no hit, no miss, no backend call
+    assert backend.calls == []
+    assert await stored.fetch_amp_request("a", 1) == (b"A", [])
+    assert (await stored.fetch_amp_request("unknown", 1))[0] is None
+    assert [stored.cached_amp_request("a"), stored.cached_amp_request("unknown")] == [b"A", None]  # MISSING: ask
+    assert stored.cached_amp_request("b") is None
+    hits = sample(metrics, "stored_data_cache_performance_total", kind="amp_request", cache_result="hit")
+    misses = sample(metrics, "stored_data_cache_performance_total", kind="amp_request", cache_result="miss")
+    assert (hits, misses) == (1, 2)
+    assert StoredData(Metrics(), cache_size=None).cached_amp_request("a") is None  # no cache configured
+
+
 async def test_cache_hit_does_not_wait():
     backend = RecordingBackend("filesystem", {"requests": {"a": b"A"}})
     stored = service(backend)

@@ -192,6 +192,16 @@ class StoredData:
         requests, _imps, errors = await self.fetch_requests([tag_id], (), timeout_s, amp=True)
         return requests.get(tag_id), errors
 
+    def cached_amp_request(self, tag_id: str) -> bytes | None:
+        """The stored request an AMP ``tag_id`` names when the in-process cache holds it (a hit, counted as
+        :meth:`fetch_amp_request` counts it), else None: then ask :meth:`fetch_amp_request`."""
+        cache = self._caches.get(("requests", True))
+        cached = cache.get(tag_id) if cache is not None else None
+        if cached is None or cached is MISSING:
+            return None
+        self._hit["requests", True]()
+        return cached  # type: ignore[return-value]  # the cache holds bytes or MISSING
+
     async def fetch_responses(self, ids: Sequence[str], timeout_s: float) -> tuple[dict[str, bytes], list[str]]:
         found, errors = await self._lookup({"responses": ids}, False, timeout_s)
         return found["responses"], errors
