@@ -76,23 +76,28 @@ class Template(Generic[T]):
 
     segments: tuple[T, ...]
     slots: tuple[int, ...]
+    # (slot, the segment after it) in order: what render walks
+    parts: tuple[tuple[int, T], ...] = ()
+
+    @classmethod
+    def of(cls, segments: tuple[T, ...], slots: tuple[int, ...]) -> Template[T]:
+        return cls(segments, slots, tuple(zip(slots, segments[1:], strict=True)))
 
     def render(self, values: Sequence[T]) -> T:
-        segments = self.segments
-        if not self.slots:
-            return segments[0]
-        out = [segments[0]]
-        for slot, segment in zip(self.slots, segments[1:], strict=True):
-            out.append(values[slot])
-            out.append(segment)
-        return segments[0][:0].join(out)
+        first = self.segments[0]
+        if not self.parts:
+            return first
+        out = [first]
+        for slot, segment in self.parts:
+            out += (values[slot], segment)
+        return first[:0].join(out)
 
 
 def template_of(text: T, values: Sequence[T | None]) -> Template[T]:
     """``text`` cut at every occurrence of the non-empty ``values`` (the longest first where they overlap)."""
     wanted = {value: slot for slot, value in enumerate(values) if value}
     if not wanted:
-        return Template((text,), ())
+        return Template.of((text,), ())
     ordered = sorted(wanted, key=len, reverse=True)
     bar: Any = "|" if isinstance(text, str) else b"|"
     pattern = re.compile(bar.join(re.escape(value) for value in ordered))  # built once per plan, not per auction
@@ -104,7 +109,7 @@ def template_of(text: T, values: Sequence[T | None]) -> Template[T]:
         slots.append(wanted[match.group()])
         at = match.end()
     segments.append(text[at:])
-    return Template(tuple(segments), tuple(slots))
+    return Template.of(tuple(segments), tuple(slots))
 
 
 Path = tuple[Any, ...]
@@ -191,10 +196,14 @@ class CallTemplate:
     body: Template[bytes] | None
     headers: tuple[tuple[str, Template[str]], ...]
     imp_ids: list[str]
+    # the headers when none has a slot: one dict for every auction (read-only, as a call's headers are)
+    fixed_headers: dict[str, str] | None = None
 
     def render(self, texts: Sequence[str], raw: Sequence[bytes]) -> RequestData:
         body = self.body.render(raw) if self.body is not None else None
-        headers = {name: value.render(texts) for name, value in self.headers}
+        headers = self.fixed_headers
+        if headers is None:
+            headers = {name: value.render(texts) for name, value in self.headers}
         return RequestData(self.method, self.uri, body, headers, self.imp_ids)
 
 
@@ -363,7 +372,8 @@ def _checked_call(
             return None
     elif second.body is not None:
         return None
-    return CallTemplate(first.method, first.uri, body, tuple(headers), list(first.imp_ids))
+    fixed = None if any(template.slots for _, template in headers) else dict(first.headers)
+    return CallTemplate(first.method, first.uri, body, tuple(headers), list(first.imp_ids), fixed)
 
 
 def variant_key(

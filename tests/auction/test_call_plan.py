@@ -177,6 +177,22 @@ def test_build_plan_keeps_only_a_pure_splice(first, second, planned):
         assert b"uaA" not in (call.body or b"") and "uaA" not in call.headers.get("User-Agent", "")
 
 
+@pytest.mark.parametrize(
+    ("headers", "fixed"),
+    [({"Content-Type": "application/json"}, True), ({"Content-Type": "application/json", "User-Agent": "uaA"}, False)],
+)
+def test_headers_without_a_slot_are_one_dict_for_every_auction(headers, fixed):
+    second = {name: value.replace("uaA", "uaB") for name, value in headers.items()}
+    plan = build_plan(_run(A, b"{}", headers), _run(B, b"{}", second), 0)
+    assert plan is not None
+    template = plan.bidders[0].calls[0]
+    one, two = (template.render([ua, "1.2.3.4", "", "250"], [ua.encode(), b"1.2.3.4", b"", b"250"])
+                for ua in ("Mozilla/5.0", "curl/8.0"))
+    assert (one.headers is two.headers) is fixed
+    assert one.headers == {name: value.replace("uaA", "Mozilla/5.0") for name, value in headers.items()}
+    assert two.headers == {name: value.replace("uaA", "curl/8.0") for name, value in headers.items()}
+
+
 # --- end to end: the app with mock bidders, plans on against plans off -----------------------------------
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
