@@ -18,7 +18,10 @@ or a ``tmax`` below 1 takes the full path for that auction (:func:`spliceable`).
 
 The requests a plan's auctions get (for ``make_bids``, metrics, seat-non-bids) are copies only along
 the placeholders' paths and share the rest with the plan: like ``split_request``'s copies, they
-are read-only.
+are read-only. A plan also keeps its first run's auction set-up (:mod:`hbserver.auction.setup`; the
+second run's must decide the same) and floors enforcement's reading of the floors-resolved request
+(:class:`~hbserver.floors.enforce.FloorEnforcement`, whose fields hold no placeholder), so a planned
+auction works out neither.
 """
 
 from __future__ import annotations
