@@ -168,8 +168,8 @@ def bid_floors_for_imp(imp: Mapping[str, Any]) -> BidFloors | None:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _ImpFloor:
+@dataclass(slots=True)
+class _ImpFloor:  # read-only (not frozen, which makes __init__ dearer: one per imp and request)
     floor: float  # bidfloor (0 when none)
     currency: str  # bidfloorcur, OpenRTB's default for none
     details: BidFloors | None  # for bid.ext.prebid.floors
