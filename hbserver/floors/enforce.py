@@ -168,11 +168,9 @@ def bid_floors_for_imp(imp: Mapping[str, Any]) -> BidFloors | None:
     )
 
 
-@dataclass(slots=True)
-class _ImpFloor:  # read-only (not frozen, which makes __init__ dearer: one per imp and request)
-    floor: float  # bidfloor (0 when none)
-    currency: str  # bidfloorcur, OpenRTB's default for none
-    details: BidFloors | None  # for bid.ext.prebid.floors
+# An imp's floor as enforcement reads it: its bidfloor (0 when none), bidfloorcur (OpenRTB's default for
+# none) and the details for bid.ext.prebid.floors. A tuple: one per imp on every full-path auction.
+_ImpFloor = tuple[float, str, "BidFloors | None"]
 
 
 class FloorEnforcement:
@@ -222,7 +220,7 @@ class FloorEnforcement:
                     floor_cur = imp.get("bidfloorcur")
                     # OpenRTB's default currency (PBS-Go would fail the conversion from "" and drop the bid)
                     floor_cur = floor_cur if type(floor_cur) is str and floor_cur else DEFAULT_CURRENCY
-                    by_id[imp_id] = _ImpFloor(_number(imp.get("bidfloor")), floor_cur, bid_floors_for_imp(imp))
+                    by_id[imp_id] = (_number(imp.get("bidfloor")), floor_cur, bid_floors_for_imp(imp))
         self._imps = by_id
         self._convert = convert
         self._rates: dict[str, float | str] = {}  # floor currency -> rate into it, or why there is none
@@ -252,8 +250,8 @@ class FloorEnforcement:
         bid_floors = result.bid_floors
         for bid in bids:
             imp = imps.get(bid.imp_id)
-            if imp is not None and imp.details is not None:
-                bid_floors[id(bid)] = imp.details  # the details are the imp's, shared by its bids
+            if imp is not None and imp[2] is not None:
+                bid_floors[id(bid)] = imp[2]  # the details are the imp's, shared by its bids
         if not enforce:
             result.kept = list(bids)
             return result
@@ -262,19 +260,20 @@ class FloorEnforcement:
             imp = imps.get(bid.imp_id)
             if imp is None:
                 continue  # PBS-Go drops a bid for an unknown imp here
+            floor, floor_currency, _details = imp
             if enforce_pbs:
                 if bid.deal and not self._deal_floors:
                     kept.append(bid)
                     continue
-                rate = self._rate(imp.currency)
+                rate = self._rate(floor_currency)
                 if type(rate) is str:
                     bid_id = bid.bid.get("id")
                     result.errors.append(
-                        f"error in rate conversion from = {self._currency} to {imp.currency} with bidder "
+                        f"error in rate conversion from = {self._currency} to {floor_currency} with bidder "
                         f"{bid.bidder} for impression id {bid.imp_id} and bid id {bid_id} error = {rate}"
                     )
                     continue
-                if rate * bid.price + FLOOR_PRECISION < imp.floor:  # type: ignore[operator]  # a float here
+                if rate * bid.price + FLOOR_PRECISION < floor:  # type: ignore[operator]  # a float here
                     result.rejected.append(FloorRejection(bid, bid_floors.get(id(bid)) or BidFloors(), self._currency))
                     continue
             kept.append(bid)
