@@ -209,8 +209,12 @@ def find_py_spy() -> str:
 
 
 def profile_scenario(
-    scenario: Scenario, seconds: int, rate: int, warmup_s: int, py_spy: str, keep_raw: Path | None = None
+    scenario: Scenario, seconds: int, rate: int, warmup_s: int, py_spy: str, keep_raw: Path | None = None,
+    blocking: bool = False,
 ) -> Profile:
+    """Sample one scenario under wrk load. ``blocking`` pauses the server at each sample: whole stacks
+    (line-level shares can be trusted), at the price of a slower server (its CPU per request is then
+    not the bench's); without it, py-spy reads the stacks while the server runs and some come torn."""
     pinning = detect_pinning()
     with tempfile.TemporaryDirectory(prefix="hbs-profile-") as scratch:
         root = Path(scratch)
@@ -236,7 +240,9 @@ def profile_scenario(
                 run_wrk(command, warmup_s)
             raw = root / "stacks.txt"
             spy_argv = [py_spy, "record", "--pid", str(server.pid), "--rate", str(rate), "--duration",
-                        str(seconds), "--format", "raw", "--nonblocking", "--output", str(raw)]
+                        str(seconds), "--format", "raw", "--output", str(raw)]
+            if not blocking:
+                spy_argv.append("--nonblocking")
             if pinning.client_cpu is not None:
                 spy_argv = ["taskset", "-c", str(pinning.client_cpu), *spy_argv]
             spy = procs.start("py-spy", spy_argv, cwd=root, log_path=root / "py-spy.log")
@@ -278,6 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=3, help="seconds of load before sampling (default 3)")
     parser.add_argument("--output", type=Path, help="write the Markdown tables here too")
     parser.add_argument("--raw-dir", type=Path, help="keep py-spy's collapsed stacks here (SCENARIO.stacks)")
+    parser.add_argument("--blocking", action="store_true",
+                        help="pause the server at each sample: whole stacks, but a slower server")
     args = parser.parse_args(argv)
     by_name = {scenario.name: scenario for scenario in SCENARIOS}
     unknown = [name for name in args.scenarios if name not in by_name]
@@ -287,7 +295,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sections = []
     for name in args.scenarios:
         keep_raw = args.raw_dir / f"{name}.stacks" if args.raw_dir is not None else None
-        profile = profile_scenario(by_name[name], args.seconds, args.rate, args.warmup, py_spy, keep_raw)
+        profile = profile_scenario(
+            by_name[name], args.seconds, args.rate, args.warmup, py_spy, keep_raw, args.blocking
+        )
         sections.append(to_markdown(profile))
         sys.stdout.write(sections[-1] + "\n")
     if args.output is not None:

@@ -161,12 +161,13 @@ def resolve_floors(
     if request_floors is None and fetch_result is None and not _has_bidfloor(request.get("imp")):
         return FloorsResolution(request)
 
+    kept = False  # final and group come from the _created_floors memo: what follows from them is kept too
     fetch_data = fetch_result.data if fetch_result is not None else None
     if fetch_result is not None and fetch_data is not None and use_fetched_data(fetch_data.use_fetch_data_rate, rand):
         merged = merge_floors(request_floors, fetch_result, convert)
         final, group, default_weight, errors = create_floors_from(merged, settings, FETCH_SUCCESS, LOCATION_FETCH, rand)
     elif request_floors is not None:
-        final, group, default_weight, errors = _created_from_request(request_floors, settings, rand)
+        (final, group, default_weight, errors), kept = _created_from_request(request_floors, settings, rand)
     else:
         final, group, default_weight, errors = create_floors_from(None, settings, FETCH_NONE, LOCATION_NO_DATA, rand)
 
@@ -182,12 +183,17 @@ def resolve_floors(
             errors.extend(group.rule_errors)
             if group.rules:
                 _update_imps(request, final, group, convert, errors)
-        final = rules_with(final, skipped=skipped)
 
     weight = group.model_weight if group is not None else None
     if weight is None and default_weight:
         weight = 1
-    _set_ext_floors(request, floor_rules_json(final, values, weight))
+    if kept:
+        final, floors_json = _finished(final, group, skipped, values, weight)
+    else:
+        if group is not None:
+            final = rules_with(final, skipped=skipped)
+        floors_json = floor_rules_json(final, values, weight)
+    _set_ext_floors(request, floors_json)
     return FloorsResolution(request, errors, final, group, skipped)
 
 
@@ -269,16 +275,14 @@ Created = tuple[FloorRules, ModelGroup | None, bool, list[str]]
 _created_floors: dict[int, tuple[FloorRules, AccountPriceFloors, Created]] = {}
 
 
-def _created_from_request(
-    floors: FloorRules, settings: AccountPriceFloors, rand: Rand
-) -> Created:
+def _created_from_request(floors: FloorRules, settings: AccountPriceFloors, rand: Rand) -> tuple[Created, bool]:
     """:func:`create_floors_from` for ``LOCATION_REQUEST``, once per (parsed floors, account
     settings) when it does not draw (one valid model group): the entry holds ``floors``, so its id
-    cannot be reused while the entry exists."""
+    cannot be reused while the entry exists. The flag says whether the result is the kept one."""
     entry = _created_floors.get(id(floors))
     if entry is not None and entry[0] is floors and entry[1] is settings:
         final, group, default_weight, errors = entry[2]
-        return final, group, default_weight, list(errors)
+        return (final, group, default_weight, list(errors)), True
     draws = 0
 
     def counted(n: int) -> int:
@@ -293,7 +297,40 @@ def _created_from_request(
         if len(_created_floors) >= CREATED_FLOORS_MAX:
             del _created_floors[next(iter(_created_floors))]
         _created_floors[id(floors)] = (floors, settings, (result[0], result[1], result[2], list(result[3])))
-    return result
+        return result, True
+    return result, False
+
+
+# A kept resolution's end (the rules marked skipped or not, and their ext.prebid.floors JSON) by the
+# kept final rules' id: the same for every auction of those floors but for the skip draw. The entry
+# holds the final rules, so the id cannot be reused while it exists; the JSON is shared by those
+# auctions' requests, which nothing mutates (bidders get copies made only where something changes).
+_finished_floors: dict[
+    int, tuple[FloorRules, ModelGroup | None, dict[bool | None, tuple[FloorRules, dict[str, Any]]]]
+] = {}
+
+
+def _finished(
+    final: FloorRules,
+    group: ModelGroup | None,
+    skipped: bool | None,
+    values: Mapping[str, float] | None,
+    weight: int | None,
+) -> tuple[FloorRules, dict[str, Any]]:
+    """``rules_with(final, skipped=skipped)`` (with a group) and its :func:`floor_rules_json`, once per
+    kept ``final`` and skip outcome (``values`` and ``weight`` follow from ``group`` and the outcome)."""
+    entry = _finished_floors.get(id(final))
+    if entry is None or entry[0] is not final or entry[1] is not group:
+        if len(_finished_floors) >= CREATED_FLOORS_MAX:
+            del _finished_floors[next(iter(_finished_floors))]
+        entry = (final, group, {})
+        _finished_floors[id(final)] = entry
+    done = entry[2].get(skipped)
+    if done is None:
+        rules = rules_with(final, skipped=skipped) if group is not None else final
+        done = (rules, floor_rules_json(rules, values, weight))
+        entry[2][skipped] = done
+    return done
 
 
 def resolve_floor_min(request_floors: FloorRules | None, fetch_floors: FloorRules | None, convert: Convert) -> Price:

@@ -795,3 +795,46 @@ def test_request_floors_parsed_once_per_json_text(monkeypatch):
     created = len(floors_resolve._created_floors)
     resolve_floors(_request(big), ACCOUNT_MANY_RULES, RATES, None, never)
     assert len(floors_resolve._created_floors) == created  # over CREATED_FLOORS_MAX_RULES: not kept
+
+
+@pytest.mark.parametrize(
+    "floors",
+    [
+        pytest.param({"data": {"modelgroups": [{"schema": {"fields": ["domain"]}, "values": {"*": 1.5}}]}}, id="plain"),
+        pytest.param(
+            {"skiprate": 50, "floormin": 0.5, "enforcement": {"enforcerate": 100},
+             "data": {"currency": "USD", "modelgroups": [{"schema": {"fields": ["mediaType"]},
+                                                          "values": {"banner": 2, "*": 1}, "modelweight": 3}]}},
+            id="skip rate, weight, enforcement",
+        ),
+    ],
+)  # fmt: skip
+def test_a_kept_resolution_ends_as_a_fresh_one_for_each_skip_outcome(monkeypatch, floors):
+    """The kept end of a resolution (the rules marked skipped or not, and their ext.prebid.floors JSON) is
+    what a resolution kept nowhere gives, for each outcome of the skip draw; auctions with one outcome
+    share it, and the memo is bounded."""
+    from hbserver.floors import resolve as floors_resolve
+
+    monkeypatch.setattr(floors_resolve, "_created_floors", {})
+    monkeypatch.setattr(floors_resolve, "_finished_floors", {})
+    draws = (10, 90, 10, 90)  # under the 50 % skip rate (skipped) or over it, when there is one
+    kept = [resolve_floors(_request(copy.deepcopy(floors)), ACCOUNT, RATES, None, const(draw)) for draw in draws]
+    monkeypatch.setattr(floors_resolve, "CREATED_FLOORS_MAX_RULES", 0)  # nothing kept from here on
+    monkeypatch.setattr(floors_resolve, "_created_floors", {})
+    fresh = [resolve_floors(_request(copy.deepcopy(floors)), ACCOUNT, RATES, None, const(draw)) for draw in draws]
+    assert not floors_resolve._created_floors
+    for got, want in zip(kept, fresh, strict=True):
+        assert got.request == want.request and got.errors == want.errors
+        assert got.floors == want.floors and got.skipped == want.skipped
+    assert _floors(kept[0].request) is _floors(kept[2].request)
+    assert kept[0].floors is kept[2].floors
+    if "skiprate" in floors:
+        assert [result.skipped for result in kept] == [True, False, True, False]
+        assert _floors(kept[0].request)["skipped"] is True and _floors(kept[1].request)["skipped"] is False
+        assert "bidfloor" not in kept[0].request["imp"][0] and kept[1].request["imp"][0]["bidfloor"] == 2
+
+    monkeypatch.setattr(floors_resolve, "CREATED_FLOORS_MAX_RULES", 256)
+    monkeypatch.setattr(floors_resolve, "CREATED_FLOORS_MAX", 3)
+    for n in range(8):
+        resolve_floors(_request({**floors, "floormin": n + 1}), ACCOUNT, RATES, None, const(90))
+    assert len(floors_resolve._finished_floors) == 3
