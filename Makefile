@@ -8,7 +8,7 @@ TOOLS := .cache/tools
 TOOLS_STAMP := $(TOOLS)/.installed-$(shell cat requirements/tools.txt | sha1sum | cut -c1-12)
 COMPILE := $(VENV)/bin/uv pip compile --quiet --universal --generate-hashes --python-version 3.11
 
-.PHONY: run test bench profile fuzz lint lock tools services browser-deps prometheus dashboard-preview clean
+.PHONY: run test wrk bench profile fuzz lint lock tools services browser-deps prometheus dashboard-preview clean
 
 $(STAMP):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,18 +33,20 @@ run: $(STAMP)
 	$(VENV)/bin/hbserver
 
 # The whole suite; under CI=true missing services are started and nothing is skipped silently.
-test: $(STAMP) services browser-deps tools prometheus
+test: $(STAMP) services browser-deps tools prometheus wrk
 	$(PY) -m ruff check hbserver tests bench
 	$(PY) -m pytest
 
-bench: $(STAMP)
+# Debian's wrk: make bench drives the server with it, and tests/test_bench_varied.py checks its Lua scripts.
+wrk:
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
+
+bench: $(STAMP) wrk
 	$(PY) -m bench.run
 
 # Where the server's CPU goes, by stage, for PROFILE_SCENARIOS (default amp and auction): py-spy (from
 # `make tools`) samples the server under wrk load; the tables go to bench/results/profile.md (bench/PROFILE.md).
-profile: $(STAMP) tools
-	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
+profile: $(STAMP) tools wrk
 	$(PY) -m bench.profile $${PROFILE_SCENARIOS:-amp auction} --output bench/results/profile.md
 
 # The fuzz suite with random examples for FUZZ_SECONDS (default 600); make test runs a fixed, short set.

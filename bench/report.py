@@ -107,6 +107,13 @@ def within(value: float | None, reference: float | None, tolerance: float) -> bo
     return abs(value - reference) <= tolerance * reference
 
 
+def at_most(value: float | None, reference: float | None, factor: float) -> bool | None:
+    """``value`` at most ``factor`` times ``reference``; None without both."""
+    if value is None or not reference:
+        return None
+    return value <= factor * reference
+
+
 def summarize(
     scenario: Scenario,
     outcomes: Sequence[RunOutcome],
@@ -142,10 +149,15 @@ def summarize(
     if scenario.cpu_within is not None:
         reference_cpu_us = (peers_cpu_us or {}).get(scenario.cpu_within[0])
         cpu_within_met = within(cpu_us, reference_cpu_us, scenario.cpu_within[1])
+    cpu_at_most_met = at_most_reference_us = None
+    if scenario.cpu_at_most is not None:
+        at_most_reference_us = (peers_cpu_us or {}).get(scenario.cpu_at_most[0])
+        cpu_at_most_met = at_most(cpu_us, at_most_reference_us, scenario.cpu_at_most[1])
     checks = [
         met
         for met, criterion in ((ratio_met, scenario.target_ratio), (cpu_ratio_met, cpu_target),
-                               (p99_met, scenario.p99_max_ms), (cpu_within_met, scenario.cpu_within))
+                               (p99_met, scenario.p99_max_ms), (cpu_within_met, scenario.cpu_within),
+                               (cpu_at_most_met, scenario.cpu_at_most))
         if criterion is not None
     ]  # fmt: skip
     target_met = combine_criteria(checks)
@@ -192,6 +204,11 @@ def summarize(
         # the cpu_within scenario's median CPU µs per request, and whether this one is within it
         "cpu_within_reference_us": reference_cpu_us,
         "cpu_within_met": cpu_within_met,
+        # cpu_at_most: (scenario, factor); that scenario's median CPU µs per request, and whether this one is
+        # at most the factor times it
+        "cpu_at_most": list(scenario.cpu_at_most) if scenario.cpu_at_most is not None else None,
+        "cpu_at_most_reference_us": at_most_reference_us,
+        "cpu_at_most_met": cpu_at_most_met,
         "target_met": target_met,
         "errors": sum(r.errors for r in results),
         "failed_rounds": sum(1 for o in outcomes if not o.ok),
@@ -239,6 +256,7 @@ def build_report(
         "cpu_targets": _limits(targeted, "target_cpu_ratio"),
         "latency_targets": _limits(targeted, "p99_max_ms"),
         "cpu_within": _limits(targeted, "cpu_within"),
+        "cpu_at_most": _limits(targeted, "cpu_at_most"),
         "summary": {
             "ok": ok,
             "targets_met": all(entry["target_met"] for entry in targeted),
@@ -249,7 +267,7 @@ def build_report(
     }
 
 
-_CRITERIA = ("target_ratio", "target_cpu_ratio", "p99_max_ms", "cpu_within")
+_CRITERIA = ("target_ratio", "target_cpu_ratio", "p99_max_ms", "cpu_within", "cpu_at_most")
 
 
 def _limits(entries: Sequence[Mapping[str, Any]], key: str) -> dict[str, Any]:
@@ -358,6 +376,17 @@ def _comparison_lines(entries: Sequence[Mapping[str, Any]]) -> list[str]:
         lines.append(
             f"{entry['name']} server CPU {_fmt(own, '.1f')} µs/request vs {reference} {_fmt(theirs, '.1f')}: "
             f"{change} (within ±{100 * tolerance:g} %: {verdict})"
+        )
+    for entry in entries:
+        if entry.get("cpu_at_most") is None:
+            continue
+        reference, factor = entry["cpu_at_most"]
+        own, theirs = entry["median"].get("server_cpu_us_per_request"), entry.get("cpu_at_most_reference_us")
+        share = "-" if own is None or not theirs else f"{own / theirs:.2f}x"
+        verdict = {True: "met", False: "NOT MET", None: "not judged"}[entry.get("cpu_at_most_met")]
+        lines.append(
+            f"{entry['name']} server CPU {_fmt(own, '.1f')} µs/request vs {reference} {_fmt(theirs, '.1f')}: "
+            f"{share} (at most {factor:g}x: {verdict})"
         )
     return lines
 

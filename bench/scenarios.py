@@ -48,6 +48,7 @@ from typing import Any, Literal
 import yaml
 
 from bench import procs
+from bench.varied import has_tokens
 
 BENCH_DIR = Path(__file__).resolve().parent
 ServerKind = Literal["hbserver", "baseline", "limit"]
@@ -137,6 +138,8 @@ class Scenario:
     # (scenario, tolerance): median server CPU per request within this fraction of that scenario's
     cpu_within: tuple[str, float] | None = None
     limit_of: tuple[str, ...] = ()  # for a limit server: the scenarios whose CPU ratio it bounds
+    # (scenario, factor): median server CPU per request at most this factor times that scenario's
+    cpu_at_most: tuple[str, float] | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.fullmatch(self.name):
@@ -165,12 +168,24 @@ class Scenario:
             raise ValueError(f"scenario {self.name}: cpu_within is (another scenario, a fraction between 0 and 1)")
         if self.limit_of and self.server != "limit":
             raise ValueError(f"scenario {self.name}: only a limit server scenario bounds others (limit_of)")
+        if self.cpu_at_most is not None and (self.cpu_at_most[0] == self.name or self.cpu_at_most[1] <= 0):
+            raise ValueError(f"scenario {self.name}: cpu_at_most is (another scenario, a factor > 0)")
+        if self.varied and self.lua_script is not None:
+            raise ValueError(f"scenario {self.name}: a varied scenario's script is generated")
 
     @property
     def judged(self) -> bool:
         """Whether the scenario has a pass criterion (else it is informational)."""
-        criteria = (self.target_ratio, self.target_cpu_ratio, self.p99_max_ms, self.cpu_within)
+        criteria = (self.target_ratio, self.target_cpu_ratio, self.p99_max_ms, self.cpu_within, self.cpu_at_most)
         return any(criterion is not None for criterion in criteria)
+
+    @property
+    def varied(self) -> bool:
+        """Whether the path or body holds ``{{token}}``s (bench.varied): every request differs."""
+        return has_tokens(self.path) or (self.body_file is not None and has_tokens(self.body_text()))
+
+    def body_text(self) -> str:
+        return _bench_path(self.body_file).read_text() if self.body_file is not None else ""
 
     def wrk_connections(self, default: int) -> int:
         return self.connections if self.connections is not None else default
@@ -196,6 +211,16 @@ class Scenario:
         """The wrk Lua script: the scenario's own, one generated for method and body, or None."""
         if self.lua_script is not None:
             return _bench_path(self.lua_script)
+        if self.varied:
+            body = lua_string(self.body_text()) if self.body_file is not None else "nil"
+            lines = [
+                f"-- generated for scenario {self.name}: every request its own (bench/varied.py)",
+                f"local varied = dofile({lua_string(str(BENCH_DIR / 'scripts' / 'varied.lua'))})",
+                f"varied.serve({lua_string(self.method)}, {lua_string(self.path)}, {body})",
+            ]
+            path = workdir / "request.lua"
+            path.write_text("\n".join(lines) + "\n")
+            return path
         if self.method == "GET" and self.body_file is None:
             return None
         lines = [f"-- generated for scenario {self.name}", f"wrk.method = {lua_string(self.method)}"]
@@ -301,6 +326,12 @@ AMP_PATH = (
     f"&curl=https%3A%2F%2Fnews.bench.test%2Famp%2Farticle.html&timeout={AMP_TIMEOUT_MS}&account=1001"
     "&__amp_source_origin=https%3A%2F%2Fnews.bench.test"
 )
+
+
+# Real AMP traffic: every page its own curl (amp_varied), or 80 % of requests on 50 pages (amp_mixed).
+AMP_CURL = "curl=https%3A%2F%2Fnews.bench.test%2Famp%2Farticle.html"
+AMP_VARIED_PATH = AMP_PATH.replace(AMP_CURL, "curl=https%3A%2F%2Fnews.bench.test%2Famp%2F{{n}}.html")
+AMP_MIXED_PATH = AMP_PATH.replace(AMP_CURL, "curl=https%3A%2F%2Fnews.bench.test%2Famp%2F{{page}}.html")
 
 
 def amp_setup(*options: str) -> SetupHook:
@@ -421,7 +452,68 @@ HELLO = Scenario(
     description="bare aiohttp + uvloop hello-world (bench/baseline.py)",
 )
 
+# The judged scenarios from issue 37 on: requests that vary as production traffic does (bench/varied.py).
+VARIED_SCENARIOS: list[Scenario] = [
+    Scenario(
+        name="status",
+        path="/status",
+        target_cpu_ratio=round(1 / 1.05, 4),
+        description="GET /status (a load balancer's health check), default config: at most 1.05x hello-world's CPU",
+    ),
+    Scenario(
+        name="event_varied",
+        path="/event?t=win&b=bid-{{n}}&a=acc-1&bidder=appnexus&f=b&ts={{n}}",
+        target_cpu_ratio=round(1 / 1.05, 4),
+        description="GET /event, every bid id its own: at most 1.05x hello-world's CPU",
+    ),
+    Scenario(
+        name="setuid_varied",
+        path="/setuid?bidder=appnexus&uid=bench-uid-{{n}}&gdpr=0&f=i",
+        target_cpu_ratio=round(1 / 1.3, 4),
+        description="GET /setuid with no cookie yet, every uid its own: at most 1.3x hello-world's CPU",
+    ),
+    Scenario(
+        name="cookie_sync_varied",
+        path="/cookie_sync",
+        method="POST",
+        body_file="payloads/cookie_sync_varied.json",
+        content_type="text/plain",
+        target_cpu_ratio=round(1 / 1.6, 4),
+        description="POST /cookie_sync in GDPR scope, every user's TCF v2 string its own: at most 1.6x "
+        "hello-world's CPU",
+    ),
+    Scenario(
+        name="auction_varied",
+        path="/openrtb2/auction",
+        method="POST",
+        body_file="payloads/auction_varied.json",
+        content_type="text/plain",
+        config=AUCTION_CONFIG,
+        setup=mock_bidders(seats=AUCTION_BIDDERS),
+        description="the auction scenario with id, site.page, device.ip, user.id, buyeruids and source.tid "
+        "differing on every request",
+    ),
+    Scenario(
+        name="amp_varied",
+        path=AMP_VARIED_PATH,
+        config=AMP_CONFIG,
+        setup=amp_setup(),
+        cpu_at_most=("auction_varied", 1.10),
+        description="the amp scenario with a new page (curl) on every request: at most 1.10x auction_varied's CPU",
+    ),
+    Scenario(
+        name="amp_mixed",
+        path=AMP_MIXED_PATH,
+        config=AMP_CONFIG,
+        setup=amp_setup(),
+        cpu_at_most=("amp_varied", 1.0),
+        description="the amp scenario with 80 % of requests on 50 pages and 20 % on new ones: no dearer than "
+        "amp_varied",
+    ),
+]
+
 SCENARIOS: list[Scenario] = [
+    *VARIED_SCENARIOS,
     Scenario(
         name="event",
         path="/event?t=win&b=bid-123&a=acc-1&bidder=appnexus&f=b&ts=1000",
