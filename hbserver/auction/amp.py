@@ -134,6 +134,27 @@ def parse_amp_query(query: Mapping[str, str], origin: str = "") -> tuple[AmpPara
     return params, warnings
 
 
+CURL_PARAM = "curl="
+
+
+def without_page(query_string: str) -> str | None:
+    """``query_string`` without its one raw ``curl=`` parameter: the part of an AMP query that repeats
+    from page to page; None when there is no such parameter or more than one (the whole query is then
+    the key)."""
+    at = query_string.find(CURL_PARAM)
+    if at < 0 or (at and query_string[at - 1] != "&") or query_string.find(CURL_PARAM, at + 1) >= 0:
+        return None
+    end = query_string.find("&", at)
+    if end < 0:
+        return query_string[: max(at - 1, 0)]
+    return query_string[:at] + query_string[end + 1 :]
+
+
+def page_of(curl: str) -> tuple[str, str] | None:
+    """The page ``curl`` sets (``site.page``) and its host (``site.domain``); None without a curl."""
+    return (curl, url_host(curl)) if curl else None
+
+
 def amp_tmax(default_ms: int, timeout: int | None, stored_tmax: Any) -> int:
     """DECISIONS: the smallest of ``amp.default_timeout_ms``, the ``timeout`` parameter and the stored tmax
     (each when > 0)."""

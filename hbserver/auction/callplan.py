@@ -36,6 +36,7 @@ from hbserver.auction.privacy import AuctionPrivacy, BidderPrivacy
 from hbserver.auction.setup import AuctionSetup
 from hbserver.auction.split import BidderRequest
 from hbserver.floors.enforce import FloorEnforcement
+from hbserver.stores.lru import SeenBefore
 
 PLAN_VARIANTS_MAX = 32  # plans kept per prepared request (one per variant_key); more: the oldest goes
 PLANS_MAX = 8192  # plans kept per worker, in all its prepared requests (a plan is some 10-30 KB)
@@ -43,8 +44,8 @@ PLAN_BUILDS_PER_MINUTE = 16  # per prepared request: a build runs the pipeline t
 
 # Slot numbers of the per-auction values; buyeruids and transaction ids follow in the order the plan
 # lists them.
-SLOT_UA, SLOT_IP, SLOT_ID, SLOT_TMAX = 0, 1, 2, 3
-FIXED_SLOTS = 4
+SLOT_UA, SLOT_IP, SLOT_ID, SLOT_TMAX, SLOT_PAGE, SLOT_DOMAIN = 0, 1, 2, 3, 4, 5
+FIXED_SLOTS = 6
 
 # Two sets of placeholders, each value of the class the real one is of (an IPv4 address for an IPv4
 # address...) and differing from the other set in every part a transformation could keep.
@@ -53,6 +54,10 @@ PLACEHOLDER_IPV4 = ("198.51.100.71", "203.0.113.93")
 PLACEHOLDER_IPV6 = ("2001:db8:a1a1:b2b2:c3c3:d4d4:e5e5:f6f6", "2400:cb00:1a2b:3c4d:5e6f:7a8b:9cad:bef1")
 PLACEHOLDER_TMAX = (918273, 827364)
 PLACEHOLDER_UID = ("hbPlanUid{}QzA", "hbPlanUid{}JvB")
+# An AMP page (curl) and its host, the page's scheme that of the real one (page_kind)
+PLACEHOLDER_HOST = ("hbplanpageqx7a.example", "hbplanpagewk2b.example")
+PLACEHOLDER_PATH = ("/amp/hbPlanPageQx7A.html", "/amp/hbPlanPageWk2B.html")
+PAGE_SCHEMES = {1: "https://", 2: "http://"}
 
 _JSON_UNSAFE = frozenset('"\\<>&')
 
@@ -61,6 +66,37 @@ def spliceable(text: str) -> bool:
     """Whether ``text`` reads the same in a JSON string, a header value and the placeholder's place:
     printable ASCII without the characters a JSON encoder escapes (some also escape ``<>&``)."""
     return text.isascii() and text.isprintable() and _JSON_UNSAFE.isdisjoint(text)
+
+
+def page_kind(page: str, host: str) -> int:
+    """0: no page to splice, 1 or 2: an https or http page at ``host`` (``scheme://host`` then nothing,
+    ``/``, ``?`` or ``#``) that reads the same spliced; -1: a page that cannot be spliced."""
+    if not page:
+        return 0
+    for kind, scheme in PAGE_SCHEMES.items():
+        if page.startswith(scheme) and host and page.startswith(host, len(scheme)):
+            rest = page[len(scheme) + len(host) : len(scheme) + len(host) + 1]
+            if rest in ("", "/", "?", "#") and spliceable(page):
+                return kind
+            return -1
+    return -1
+
+
+def placeholder_page(kind: int, which: int) -> tuple[str, str]:
+    """Placeholder set ``which``'s page of ``kind`` (see :func:`page_kind`) and its host."""
+    host = PLACEHOLDER_HOST[which]
+    return f"{PAGE_SCHEMES[kind]}{host}{PLACEHOLDER_PATH[which]}", host
+
+
+def with_page(request: dict[str, Any], page: str, host: str) -> dict[str, Any]:
+    """``request`` (its top level and ``site`` copied) with the AMP page as ``site.page`` and its host,
+    when it has one, as ``site.domain``: what :func:`hbserver.auction.amp.amp_request` sets from ``curl``."""
+    site = request.get("site")
+    out = dict(request)
+    out["site"] = new_site = {**(site if isinstance(site, dict) else {}), "page": page}
+    if host:
+        new_site["domain"] = host
+    return out
 
 
 def ip_kind(ip: str) -> int:
@@ -380,10 +416,17 @@ def _checked_call(
 
 
 def variant_key(
-    ua: str, ip: str, dnt: str, gpc: str, uids: Mapping[str, str], uid_keys: Sequence[str], budget_ms: int
+    ua: str,
+    ip: str,
+    dnt: str,
+    gpc: str,
+    uids: Mapping[str, str],
+    uid_keys: Sequence[str],
+    budget_ms: int,
+    page: int = 0,
 ) -> tuple[Any, ...]:
     """What must be equal for two auctions of one prepared request to share a plan (besides the
-    account and the server's rates, which :class:`PlanTable` holds)."""
+    account and the server's rates, which :class:`PlanTable` holds); ``page``: the :func:`page_kind`."""
     return (
         bool(ua),
         ip_kind(ip),
@@ -391,24 +434,27 @@ def variant_key(
         gpc == "1",
         tuple(bool(uids.get(key)) for key in uid_keys),
         budget_ms,
+        page,
     )
 
 
 class PlanTable:
     """A prepared request's plans by :func:`variant_key`; a None plan: that variant cannot be planned.
 
-    Each plan holds the account and rates objects it was built with and serves only while the auction
-    has the same ones. A table keeps :data:`PLAN_VARIANTS_MAX` plans (the oldest goes first) and a
-    worker :data:`PLANS_MAX` in all its tables (a table gone with its prepared request gives its share
-    back); builds are bounded (:data:`PLAN_BUILDS_PER_MINUTE`), so inputs that never settle (an account
-    store without a cache hands out a new account every time) cost two runs only now and then.
+    A plan is built the second time its variant comes (:meth:`seen_before`). Each plan holds the
+    account and rates objects it was built with and serves only while the auction has the same ones.
+    A table keeps :data:`PLAN_VARIANTS_MAX` plans (the oldest goes first) and a worker :data:`PLANS_MAX`
+    in all its tables (a table gone with its prepared request gives its share back); builds are bounded
+    (:data:`PLAN_BUILDS_PER_MINUTE`), so inputs that never settle (an account store without a cache
+    hands out a new account every time) cost two runs only now and then.
     """
 
-    __slots__ = ("_builds", "_plans", "_window")
+    __slots__ = ("_builds", "_plans", "_seen", "_window")
     live = 0  # plans held by every table of this worker
 
     def __init__(self) -> None:
         self._plans: dict[tuple[Any, ...], tuple[Any, Any, CallPlan | None]] = {}
+        self._seen = SeenBefore(PLAN_VARIANTS_MAX)  # variants met once, no plan yet
         self._window = 0.0  # monotonic time the current minute of builds started
         self._builds = 0
 
@@ -421,6 +467,13 @@ class PlanTable:
         if entry is None or entry[0] is not account or entry[1] is not rates:
             return False, None
         return True, entry[2]
+
+    def seen_before(self, key: tuple[Any, ...]) -> bool:
+        """Whether variant ``key`` came before (planned, refused or met once); else it is marked now.
+
+        A plan is built only for a variant met before: a build runs the pipeline twice, so a variant
+        that never comes back would make its one auction dearer than no plan at all."""
+        return key in self._plans or self._seen.check(key)
 
     def may_build(self, now: float) -> bool:
         """Whether a build is allowed at monotonic time ``now`` (and counts it)."""

@@ -47,17 +47,22 @@ from hbserver.auction.callplan import (
     PLACEHOLDER_TMAX,
     PLACEHOLDER_UA,
     PLACEHOLDER_UID,
+    SLOT_DOMAIN,
     SLOT_ID,
     SLOT_IP,
+    SLOT_PAGE,
     SLOT_TMAX,
     SLOT_UA,
     CallPlan,
     PlanRun,
     build_plan,
     ip_kind,
+    page_kind,
+    placeholder_page,
     recording,
     spliceable,
     variant_key,
+    with_page,
 )
 from hbserver.auction.currency import Converter
 from hbserver.auction.eventurls import EventUrls
@@ -96,6 +101,7 @@ from hbserver.config import AccountFloorFetch, AccountPriceFloors, Config
 from hbserver.floors.data import Fetched
 from hbserver.floors.enforce import EnforceResult, FloorEnforcement
 from hbserver.floors.resolve import FLOOR_ERROR_CODE, FLOORS_DISABLED, request_has_floors, resolve_floors
+from hbserver.floors.rules import floors_read_visitor
 from hbserver.metrics import Metrics
 from hbserver.privacy.ccpa import parse_us_privacy
 from hbserver.privacy.gvl import GlobalVendorList
@@ -261,18 +267,20 @@ class AuctionService:
         details: bool = False,
         query: Mapping[str, str] | None = None,
         prepared: PreparedRequest | None = None,
+        page: tuple[str, str] | None = None,
     ) -> AuctionResult:
         """The auction of a resolved request (stored request already merged).
 
         ``/openrtb2/auction`` holds ``tmax`` within ``auction_timeouts_ms``; AMP passes its own
         budget (``amp_budget_ms``: the response must leave by ``start`` + budget) and becomes an
         ``amp`` auction (``hb_env=amp``, the AMP entry point for adapters). With ``prepared`` (from
-        :meth:`prepare`) ``request`` and ``warnings`` are ignored: validation was done once for all.
+        :meth:`prepare`) ``request`` and ``warnings`` are ignored: validation was done once for all, and
+        ``page`` (an AMP ``curl`` and its host) is this auction's ``site.page`` and ``site.domain``.
         """
         amp = amp_budget_ms is not None
         if prepared is not None and amp_budget_ms is not None:
             account = await self._account(prepared.account_id)
-            plan, values = self._plan_for(prepared, http, account, amp_budget_ms)
+            plan, values = self._plan_for(prepared, http, account, amp_budget_ms, page)
             if plan is not None:  # a prepared request's auctions: no stored responses, no errors before the account
                 request = plan.request.render(values)
                 validated = prepared.shared(request)
@@ -288,7 +296,10 @@ class AuctionService:
         try:
             if prepared is not None:
                 validated = prepared.instantiate()
-                request = validated.request = _with_http_fields(validated.request, http)
+                request = validated.request
+                if page is not None:
+                    request = with_page(request, *page)
+                request = validated.request = _with_http_fields(request, http)
             else:
                 validated = self.validate(request, http, amp=amp, warnings=warnings)
                 request = validated.request
@@ -575,27 +586,37 @@ class AuctionService:
         return response, len(all_bids), None
 
     def _plan_for(
-        self, prepared: PreparedRequest, http: HttpContext, account: Account, budget_ms: int
+        self,
+        prepared: PreparedRequest,
+        http: HttpContext,
+        account: Account,
+        budget_ms: int,
+        page: tuple[str, str] | None = None,
     ) -> tuple[CallPlan | None, list[Any]]:
-        """The call plan for this auction of ``prepared`` and the values it splices in (built on first
-        use of its variant); (None, []) when the auction takes the full path."""
+        """The call plan for this auction of ``prepared`` and the values it splices in (built on the
+        second use of its variant); (None, []) when the auction takes the full path."""
         ua, ip, uids, uid_keys = http.user_agent, http.ip, http.uids, prepared.uid_keys
         if ua and not spliceable(ua):
             return None, []
-        values: list[Any] = [ua or None, ip or None, None, None]
+        kind = page_kind(*page) if page is not None else 0
+        if kind < 0:
+            return None, []
+        values: list[Any] = [ua or None, ip or None, None, None, None, None]
+        if kind:
+            values[SLOT_PAGE], values[SLOT_DOMAIN] = page  # type: ignore[misc]  # kind > 0: a page
         for uid_key in uid_keys:
             uid = uids.get(uid_key) or None
             if uid is not None and not spliceable(uid):
                 return None, []
             values.append(uid)
         rates = self.server_rates() if self.server_rates is not None else None
-        key = variant_key(ua, ip, http.dnt, http.gpc, uids, uid_keys, budget_ms)
+        key = variant_key(ua, ip, http.dnt, http.gpc, uids, uid_keys, budget_ms, kind)
         table = prepared.plans
         known, plan = table.get(key, account, rates)
         if not known:
-            if not table.may_build(time.monotonic()):
+            if not table.seen_before(key) or not table.may_build(time.monotonic()):
                 return None, []
-            plan = self._build_plan(prepared, http, account, budget_ms)
+            plan = self._build_plan(prepared, http, account, budget_ms, kind)
             table.put(key, account, rates, plan)
         if plan is None:
             return None, []
@@ -605,11 +626,11 @@ class AuctionService:
         return plan, values
 
     def _build_plan(
-        self, prepared: PreparedRequest, http: HttpContext, account: Account, budget_ms: int
+        self, prepared: PreparedRequest, http: HttpContext, account: Account, budget_ms: int, page_kind: int
     ) -> CallPlan | None:
         """Two runs with the two placeholder sets; the plan when they differ only at the placeholders."""
         try:
-            runs = [self._plan_run(prepared, http, account, budget_ms, which) for which in (0, 1)]
+            runs = [self._plan_run(prepared, http, account, budget_ms, which, page_kind) for which in (0, 1)]
         except (RequestError, RegsError, AuctionRefused):  # the full path says it
             return None
         first, second = runs
@@ -618,11 +639,18 @@ class AuctionService:
         return build_plan(first, second, len(first.values) - FIXED_SLOTS - len(prepared.uid_keys))
 
     def _plan_run(
-        self, prepared: PreparedRequest, http: HttpContext, account: Account, budget_ms: int, which: int
+        self,
+        prepared: PreparedRequest,
+        http: HttpContext,
+        account: Account,
+        budget_ms: int,
+        which: int,
+        page_kind: int = 0,
     ) -> PlanRun | None:
         """The pipeline from the HTTP fields to the adapters' calls, as :meth:`execute` and
         :meth:`_auction` run it for an AMP auction, with placeholder set ``which``; None when something
-        on the way cannot be planned (a random draw, a missing adapter, an adapter that raised)."""
+        on the way cannot be planned (a random draw, a missing adapter, an adapter that raised, floors
+        rules that read a spliced value)."""
         validated = prepared.instantiate()
         values: list[Any] = [None] * FIXED_SLOTS
         if http.user_agent:
@@ -632,6 +660,9 @@ class AuctionService:
             values[SLOT_IP] = (PLACEHOLDER_IPV4 if kind == 4 else PLACEHOLDER_IPV6)[which]
         if prepared.fresh_id:
             values[SLOT_ID] = validated.request["id"]  # instantiate's new UUID
+        if page_kind:
+            values[SLOT_PAGE], values[SLOT_DOMAIN] = placeholder_page(page_kind, which)
+            validated.request = with_page(validated.request, values[SLOT_PAGE], values[SLOT_DOMAIN])
         uids: dict[str, str] = {}
         for index, uid_key in enumerate(prepared.uid_keys):
             uid = PLACEHOLDER_UID[which].format(index) if http.uids.get(uid_key) else None
@@ -651,6 +682,8 @@ class AuctionService:
         if floors_on:
             if floor_settings.use_dynamic_data and floor_settings.fetch.enabled:
                 return None  # fetched floors change under the plan
+            if floors_read_visitor(request):
+                return None  # a rule on the device type or the domain would match the placeholders
             draws: list[int] = []
 
             def drawn(n: int) -> int:

@@ -31,6 +31,7 @@ from hbserver.auction.validate import ResolvedBidder, Validated
 from hbserver.uuids import new_uuid
 
 PREPARED_AMP_ENTRIES = 2048  # (query string, Origin) pairs kept per worker; least recently used go first
+PREPARED_AMP_SEEN = 8192  # keys met once, remembered (as hashes) so the second visit prepares
 
 
 @dataclass(frozen=True, slots=True)

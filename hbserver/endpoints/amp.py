@@ -24,25 +24,28 @@ from aiohttp import web
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import AuctionDetails, amp_record
 from hbserver.auction.amp import (
+    MAX_PARAM_LENGTH,
     AmpError,
     AmpParams,
     amp_request,
     amp_targeting,
     amp_tmax,
     check_stored,
+    page_of,
     parse_amp_query,
+    without_page,
 )
 from hbserver.auction.auction_metrics import RequestCounts
 from hbserver.auction.core import STORED_FETCH_TIMEOUT_S, AuctionRefused, AuctionService
 from hbserver.auction.messages import Message
-from hbserver.auction.prepared import PREPARED_AMP_ENTRIES, PreparedRequest, preparable
+from hbserver.auction.prepared import PREPARED_AMP_ENTRIES, PREPARED_AMP_SEEN, PreparedRequest, preparable
 from hbserver.auction.request_error import refusal_text
 from hbserver.auction.stored import UUID_MACRO, fetch_failure
 from hbserver.auction.validate import RequestError
 from hbserver.config import Config
 from hbserver.endpoints.auction import http_context
 from hbserver.metrics import Metrics
-from hbserver.stores.lru import LRUCache
+from hbserver.stores.lru import LRUCache, SeenBefore
 from hbserver.stores.stored import StoredData
 from hbserver.stores.stored.base import id_problem
 from hbserver.usersync.cookie import COOKIE_NAME
@@ -98,6 +101,7 @@ class AmpEndpoint:
         self.metrics = metrics
         self.counts = RequestCounts(metrics)
         self.prepared: LRUCache[_PreparedAmp] = LRUCache(PREPARED_AMP_ENTRIES, 0)
+        self.seen = SeenBefore(PREPARED_AMP_SEEN)
 
     async def handle(self, request: web.Request) -> web.Response:
         start = asyncio.get_running_loop().time()
@@ -114,8 +118,21 @@ class AmpEndpoint:
         response.headers["Access-Control-Expose-Headers"] = SOURCE_ORIGIN_HEADER
         return response
 
+    def _key(self, request: web.Request, origin: str) -> tuple[str, tuple[str, str] | None]:
+        """The prepared-request key and this visit's page: the query less its ``curl`` (every page of a
+        slot shares one prepared request, the page spliced in per auction), the page's shape (none, with
+        a host or without, which decide what the request holds) and the Origin. A query whose curl
+        cannot be cut out is a key of its own, page and all (then no page is spliced: None)."""
+        query_string = request.query_string
+        rest = without_page(query_string)
+        if rest is None:
+            return f"{origin}\x00\x00{query_string}", None
+        page = page_of((request.query.get("curl") or "")[:MAX_PARAM_LENGTH])
+        shape = "0" if page is None else "h" if page[1] else "p"
+        return f"{origin}\x00{shape}\x00{rest}", page
+
     async def _auction(self, request: web.Request, start: float, origin: str) -> web.Response:
-        key = f"{origin}\x00{request.query_string}"
+        key, page = self._key(request, origin)
         entry = self.prepared.get(key)
         if entry is None:
             try:
@@ -155,7 +172,8 @@ class AmpEndpoint:
             auction_request, consent_warnings = amp_request(stored, params, self.gdpr_enabled)
             warnings = query_warnings + consent_warnings
             prepared = None
-            if not params.debug and preparable(auction_request):
+            # prepared on the second visit: one that never comes back costs no preparing
+            if not params.debug and self.seen.check(key) and preparable(auction_request):
                 try:
                     prepared = self.service.prepare(
                         auction_request, warnings, fresh_id=stored.get("id") == UUID_MACRO
@@ -169,7 +187,7 @@ class AmpEndpoint:
             auction_request, http_context(request, self.sync), start,
             amp_budget_ms=budget, warnings=warnings, details=self.analytics.enabled,
             query=request.query,  # adservertargeting's query-parameter lookups (AMP only, as PBS-Go)
-            prepared=prepared,
+            prepared=prepared, page=page,
         )
         self.counts.answered("amp", "ok", asyncio.get_running_loop().time() - start,
                              has_cookie=COOKIE_NAME in request.cookies, account=result.account)

@@ -36,6 +36,10 @@ SCHEMA_FIELDS = frozenset(
     {SITE_DOMAIN, PUB_DOMAIN, DOMAIN, BUNDLE, CHANNEL, MEDIA_TYPE, SIZE, GPT_SLOT, AD_UNIT_CODE, COUNTRY, DEVICE_TYPE}
 )
 
+# The fields whose values come from who is asking and from which page (device.ua, site.domain), not
+# from the stored request: a call plan, built on placeholders for those, cannot serve rules on them.
+VISITOR_FIELDS = frozenset({DEVICE_TYPE, DOMAIN, SITE_DOMAIN})
+
 _MOBILE = re.compile(r"(?i)Phone|iPhone|Android.*Mobile|Mobile.*Android")
 _TABLET = re.compile(r"(?i)tablet|iPad|touch.*Windows NT|Windows NT.*touch|Android")
 
@@ -57,6 +61,28 @@ def _str(obj: dict[str, Any] | None, key: str) -> str:
 def _int(obj: dict[str, Any], key: str) -> int:
     value = obj.get(key)
     return value if type(value) is int else 0
+
+
+def floors_read_visitor(request: Mapping[str, Any]) -> bool:
+    """Whether the request's ``ext.prebid.floors`` has a model group whose schema names one of
+    :data:`VISITOR_FIELDS` (or a shape that cannot be read, to be safe)."""
+    ext = _dict(request.get("ext"))
+    prebid = _dict(ext.get("prebid")) if ext is not None else None
+    floors = prebid.get("floors") if prebid is not None else None
+    if floors is None:
+        return False
+    data = _dict(floors.get("data")) if type(floors) is dict else None
+    if data is None:
+        return type(floors) is not dict or floors.get("data") is not None
+    groups = data.get("modelgroups")
+    if not isinstance(groups, list):
+        return groups is not None
+    for group in groups:
+        schema = _dict(group.get("schema")) if type(group) is dict else None
+        fields = schema.get("fields") if schema is not None else None
+        if not isinstance(fields, list) or not VISITOR_FIELDS.isdisjoint(f for f in fields if type(f) is str):
+            return True
+    return False
 
 
 # ---- request-level values ------------------------------------------------------------------------

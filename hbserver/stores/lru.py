@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -50,3 +50,35 @@ class LRUCache(Generic[V]):
 
     def clear(self) -> None:
         self._data.clear()
+
+
+class SeenBefore:
+    """Which keys came before: at most ``size`` remembered, as hashes (the oldest forgotten first).
+
+    The gate in front of a memo whose miss costs more than no memo (a prepared AMP request, a call
+    plan): the work to keep something is done only for a key met before, so traffic whose keys never
+    repeat pays one hash and one dict insert, not the memo's build. Two keys of one hash count as one:
+    the only effect is a build one visit early.
+    """
+
+    __slots__ = ("_seen", "size")
+
+    def __init__(self, size: int) -> None:
+        if size < 1:
+            raise ValueError("size must be >= 1")
+        self.size = size
+        self._seen: dict[int, None] = {}
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def check(self, key: Hashable) -> bool:
+        """Whether ``key`` came before; if not, it is remembered now."""
+        digest = hash(key)
+        seen = self._seen
+        if digest in seen:
+            return True
+        if len(seen) >= self.size:
+            del seen[next(iter(seen))]
+        seen[digest] = None
+        return False

@@ -12,6 +12,7 @@ import pytest
 
 from hbserver.adapters.base import RequestData
 from hbserver.auction import core
+from hbserver.auction.amp import without_page
 from hbserver.auction.callplan import (
     PLAN_BUILDS_PER_MINUTE,
     PLAN_VARIANTS_MAX,
@@ -19,12 +20,15 @@ from hbserver.auction.callplan import (
     PlanTable,
     build_plan,
     dict_template,
+    page_kind,
     spliceable,
     template_of,
     variant_key,
 )
 from hbserver.auction.privacy import NOTHING_DONE
-from tests.auction.helpers import bid
+from hbserver.stores.lru import SeenBefore
+from hbserver.web.urls import url_host
+from tests.auction.helpers import bid, bidder_config
 from tests.auction.test_amp_prepared import (
     QUERY,
     _answer_without_cache_ids,
@@ -240,8 +244,9 @@ async def test_planned_auctions_send_what_the_full_path_sends(
     for plans_on in (True, False):
         if not plans_on:
             monkeypatch.setattr(core.AuctionService, "_plan_for", lambda *args: (None, []))
+        # twice: a request is prepared on its second visit, and a plan built on its variant's second
         answers = [(status, _answer_without_cache_ids(json.loads(text)))
-                   for status, text in await amp_visits(make_client, bidders, query, VISITS)]
+                   for status, text in await amp_visits(make_client, bidders, query, VISITS * 2)]
         sent = {
             name: [
                 (TMAX.sub('"tmax": 0', UUID.sub("<uuid>", json.dumps(body, sort_keys=True))),
@@ -254,12 +259,123 @@ async def test_planned_auctions_send_what_the_full_path_sends(
         raw[plans_on] = list(bidders.received["alpha"])
     assert runs[True] == runs[False]
     assert bool(started) is planned
-    if planned:  # every visit but the one whose user agent JSON would escape
+    if planned:  # every visit of the second round but the one whose user agent JSON would escape
         assert len(started) == len(VISITS) - 1
-        sent = raw[True]
+        sent = raw[True][len(VISITS):]
         assert sent[0]["device"]["ua"] == VISITS[0]["User-Agent"] or "ua" in stored.get("device", {})
         assert sent[1]["device"]["ipv6"] == "2001:db8::7" and sent[1]["device"]["dnt"] == 1
         assert [s.get("user", {}).get("buyeruid") for s in sent] == ["uid-1", None, None, "uid-4"]
         assert len({s["source"]["tid"] for s in sent}) == len(VISITS)  # each auction its own tid
         if stored["id"] == "{{UUID}}":
             assert len({s["id"] for s in sent}) == len(VISITS)
+
+
+# --- the page (curl): one prepared request and plan for every page of a slot, the page spliced in ----------
+
+PAGE_QUERY = QUERY.replace("curl=https%3A%2F%2Fpub.example%2Fpage", "curl={curl}")
+DOMAIN_FLOORS = {"enabled": True, "data": {"currency": "USD", "modelgroups": [
+    {"schema": {"fields": ["domain"]}, "values": {"a.example": 0.5}, "default": 0.1}]}}  # fmt: skip
+DEVICE_FLOORS = {"enabled": True, "data": {"currency": "USD", "modelgroups": [
+    {"schema": {"fields": ["deviceType"]}, "values": {"phone": 0.5}, "default": 0.1}]}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("stored", "pages", "planned"),
+    [
+        (stored_request(), [f"https://a{n}.example/amp/{n}.html" for n in range(6)], 4),
+        (stored_request(), [f"http://a{n}.example/{n}?x=1" for n in range(6)], 4),  # http, a query
+        (stored_request(), ["https://a.example:8443/p"] * 6, 0),  # a port: the host is not what follows ://
+        (stored_request(), ["not a url"] * 6, 0),  # a page without a host: not spliced
+        (stored_request(site={"page": "https://s.example/", "domain": "s.example"}), ["not a url"] * 6, 0),
+        (stored_request(), [f"https://a.example/{n}?a=1&b=2" for n in range(6)], 0),  # & : JSON-unsafe
+        (stored_request(ext={"prebid": {"floors": DOMAIN_FLOORS}}), [f"https://a{n}.example/" for n in range(6)], 0),
+        (stored_request(ext={"prebid": {"floors": DEVICE_FLOORS}}), [f"https://a{n}.example/" for n in range(6)], 0),
+        (stored_request(ext={"prebid": {"floors": FLOORS}}), [f"https://a{n}.example/" for n in range(6)], 4),
+    ],
+)
+async def test_every_page_of_a_slot_shares_one_plan(make_client, bidders, data_dir, monkeypatch, stored, pages,
+                                                    planned):
+    from urllib.parse import quote
+
+    bidders.bids["alpha"] = [bid("slot-1", 1.5, "a1")]
+    _store(data_dir, "t1", stored)
+    started: list[int] = []
+    original = core.start_planned
+    monkeypatch.setattr(core, "start_planned", lambda *a, **k: started.append(1) or original(*a, **k))
+    visitor = {"User-Agent": "Mozilla/5.0 (Linux; Android 14) Chrome/120.0", "X-Forwarded-For": "203.0.113.1"}
+    runs = {}
+    for plans_on in (True, False):
+        if not plans_on:
+            monkeypatch.setattr(core.AuctionService, "_plan_for", lambda *args: (None, []))
+        bidders.received.clear()
+        bidders.headers.clear()
+        client = await make_client(bidder_config(bidders, "alpha", "beta"))
+        answers = []
+        for page in pages:
+            response = await client.get(f"/openrtb2/amp?{PAGE_QUERY.format(curl=quote(page, safe=''))}",
+                                        headers=visitor)
+            answers.append((response.status, _answer_without_cache_ids(await response.json())))
+        await client.close()
+        sent = [(TMAX.sub('"tmax": 0', UUID.sub("<uuid>", json.dumps(body, sort_keys=True))),
+                 {k: v for k, v in headers.items() if k not in ("Content-Length", "Host", "Date")})
+                for body, headers in zip(bidders.received["alpha"], bidders.headers["alpha"], strict=True)]
+        runs[plans_on] = (answers, sent, [body["site"] for body in bidders.received["alpha"]])
+    assert runs[True] == runs[False]
+    assert len(started) == planned  # visits 3 to 6: prepared on the 2nd, the plan built on the 3rd
+    for site, page in zip(runs[True][2], pages, strict=True):
+        assert site["page"] == page
+        assert site.get("domain") == (url_host(page) or stored["site"].get("domain"))
+
+
+@pytest.mark.parametrize(
+    ("page", "host", "kind"),
+    [
+        ("", "", 0),
+        ("https://a.example/x.html", "a.example", 1),
+        ("https://a.example", "a.example", 1),
+        ("https://a.example?x", "a.example", 1),
+        ("http://a.example/#f", "a.example", 2),
+        ("https://a.example:8443/", "a.example", -1),
+        ("https://a.example.evil/", "a.example", -1),
+        ("https://a.example/\"x", "a.example", -1),
+        ("ftp://a.example/", "a.example", -1),
+        ("not a url", "", -1),
+    ],
+)
+def test_page_kind(page, host, kind):
+    assert page_kind(page, host) == kind
+
+
+@pytest.mark.parametrize(
+    ("query", "rest"),
+    [
+        ("a=1&curl=x&b=2", "a=1&b=2"),
+        ("curl=x&b=2", "b=2"),
+        ("a=1&curl=x", "a=1"),
+        ("curl=x", ""),
+        ("a=1&xcurl=x", None),  # not the curl parameter
+        ("a=1", None),
+        ("curl=1&curl=2", None),  # two: the whole query is the key
+    ],
+)
+def test_without_page(query, rest):
+    assert without_page(query) == rest
+
+
+def test_seen_before_remembers_a_bounded_number_of_keys():
+    seen = SeenBefore(3)
+    assert [seen.check(k) for k in ("a", "b", "a", "c", "d")] == [False, False, True, False, False]
+    assert len(seen) == 3
+    assert seen.check("a") is False  # the oldest went first
+    assert len(seen) == 3
+
+
+def test_plan_table_builds_a_variant_on_its_second_visit_only():
+    table = PlanTable()
+    key = variant_key("ua", "1.2.3.4", "", "", {}, (), 400, 1)
+    assert table.seen_before(key) is False
+    assert table.seen_before(key) is True
+    others = [variant_key("ua", "1.2.3.4", "", "", {}, (), budget, 1) for budget in range(PLAN_VARIANTS_MAX + 1)]
+    for other in others:
+        table.seen_before(other)
+    assert table.seen_before(key) is False  # forgotten: at most PLAN_VARIANTS_MAX remembered
