@@ -16,6 +16,8 @@ Knobs (environment):
                      open-loop generator at 25/50/75/90 % of their wrk saturation (default:
                      amp_full,auction_full, or amp,auction where those do not exist; empty = skip)
   BENCH_LATENCY_DURATION  seconds per latency level (default 10)
+  BENCH_MEMORY       comma list of scenarios whose RSS is followed over a 60 s run after the rounds
+                     (default: amp_varied,auction_varied; empty = skip; bench/memory.py)
 
 Writes bench/results/latest.json, latest.png (and latency.png) and prints a summary. Exit status: 0, or 1 when
 a scenario had failed responses or could not run (a missed target, ratio or p99, is only
@@ -37,7 +39,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bench import latency, procs
+from bench import latency, memory, procs
 from bench.machine import Pinning, detect_pinning, machine_info, process_cpu_seconds, steal_seconds
 from bench.report import RunOutcome, build_report, format_table, write_chart, write_json
 from bench.scenarios import BENCH_DIR, HELLO, Scenario, SetupContext, select
@@ -219,6 +221,7 @@ def main() -> int:
         settings = Settings.from_env(os.environ)
         scenarios = select(settings.scenarios)
         latency_names = latency.resolve_names(settings.latency)
+        memory_names = memory.resolve_names(os.environ.get("BENCH_MEMORY"))
     except ValueError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
@@ -248,6 +251,10 @@ def main() -> int:
                     scratch=Path(scratch),
                     serve=lambda scenario, workdir: serving(scenario, workdir, pinning),
                 )
+                memories = memory.measure_all(
+                    memory_names, settings.connections, pinning, Path(scratch),
+                    serve=lambda scenario, workdir: serving(scenario, workdir, pinning),
+                )
             finally:
                 procs.stop_all()
     except KeyboardInterrupt:
@@ -258,6 +265,10 @@ def main() -> int:
     report = build_report(report_settings, machine, scenarios, outcomes)
     if curves:
         report["latency_curves"] = curves
+    if memories:
+        report["memory"] = memories
+        if any(result.get("flat") is False for result in memories.values()):
+            report["summary"]["memory_flat"] = False
     soak_puts = int(os.environ.get("BENCH_SOAK_PUTS", "1000000"))
     if soak_puts > 0:
         report["soak"] = asyncio.run(soak(soak_puts))
@@ -277,6 +288,8 @@ def main() -> int:
         print(f"NOTE: {pinning.note}; figures are less stable than pinned ones")
     if "soak" in report:
         print(format_soak(report["soak"]))
+    if memories:
+        print(memory.format_all(memories))
     if curves:
         print(latency.format_curves(curves))
         print(f"latency chart: {_latency_chart(report)}")
