@@ -379,3 +379,33 @@ def test_plan_table_builds_a_variant_on_its_second_visit_only():
     for other in others:
         table.seen_before(other)
     assert table.seen_before(key) is False  # forgotten: at most PLAN_VARIANTS_MAX remembered
+
+
+def _amp_endpoint(app: Any) -> Any:
+    """The AmpEndpoint behind the app's wrapped /openrtb2/amp route."""
+    from hbserver.endpoints.amp import AmpEndpoint
+
+    for route in app.router.routes():
+        for cell in route.handler.__closure__ or ():
+            handler = cell.cell_contents
+            if isinstance(getattr(handler, "__self__", None), AmpEndpoint):
+                return handler.__self__
+    raise AssertionError("no AMP route")
+
+
+async def test_prepared_requests_and_seen_keys_are_bounded(make_client, bidders, data_dir, monkeypatch):
+    from hbserver.endpoints import amp as amp_endpoint
+
+    monkeypatch.setattr(amp_endpoint, "PREPARED_AMP_ENTRIES", 2)
+    monkeypatch.setattr(amp_endpoint, "PREPARED_AMP_SEEN", 3)
+    bidders.bids["alpha"] = [bid("slot-1", 1.5, "a1")]
+    _store(data_dir, "t1", stored_request())
+    client = await make_client(bidder_config(bidders, "alpha", "beta"))
+    endpoint = _amp_endpoint(client.server.app)
+    for slot in range(6):  # six slots (queries differing in more than the page), each visited twice
+        for _ in range(2):
+            response = await client.get(f"/openrtb2/amp?{QUERY}&slot=%2F1%2Fs{slot}")
+            assert response.status == 200
+    assert len(endpoint.prepared) == 2  # each prepared on its second visit, the oldest evicted
+    assert len(endpoint.seen) == 3
+    await client.close()
