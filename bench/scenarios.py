@@ -510,6 +510,16 @@ VARIED_SCENARIOS: list[Scenario] = [
         description="the amp scenario with 80 % of requests on 50 pages and 20 % on new ones: no dearer than "
         "amp_varied",
     ),
+    Scenario(
+        name="amp_varied_w2",
+        path=AMP_VARIED_PATH,
+        config=AMP_CONFIG,
+        setup=amp_setup(),
+        workers=2,
+        cpu_within=("amp_varied", 0.05),
+        description="amp_varied with workers: 2 on the server CPU (as amp_full_w2): each worker prepares and "
+        "plans on its own, so its CPU per request must stay within 5 % of one worker's",
+    ),
 ]
 
 SCENARIOS: list[Scenario] = [
