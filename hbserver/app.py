@@ -60,6 +60,7 @@ from hbserver.floors.validate import validate_fetched_floors
 from hbserver.installation import installation_problems
 from hbserver.metrics import FLUSH_INTERVAL_SECONDS, Metrics
 from hbserver.metrics.runtime import RuntimeSampler
+from hbserver.overload import OverloadGuard
 from hbserver.privacy.gvl import load_gvl
 from hbserver.stores.accounts import AccountStore
 from hbserver.stores.cache.service import CacheService, build_cache_store
@@ -172,8 +173,11 @@ def create_app(
         stored=app[STORED], gvl=sync.gate.gvl, server_rates=app[CURRENCY].converter,
         floors_fetcher=app[FLOORS_FETCHER].get,
     )
-    routes.add("POST", "/openrtb2/auction", AuctionEndpoint(auction, sync, analytics, metrics).handle)
-    routes.add("GET", "/openrtb2/amp", AmpEndpoint(auction, app[STORED], sync, config, analytics, metrics).handle)
+    overload = _overload_guard(app, config, metrics)
+    routes.add("POST", "/openrtb2/auction", AuctionEndpoint(auction, sync, analytics, metrics, overload).handle)
+    amp = AmpEndpoint(auction, app[STORED], sync, config, analytics, metrics)
+    amp.overload = overload
+    routes.add("GET", "/openrtb2/amp", amp.handle)
     optout = OptOutEndpoint(sync)
     routes.add("GET", "/optout", optout.show_page)
     routes.add("POST", "/optout", optout.handle)
@@ -209,6 +213,22 @@ def create_admin_app(app: web.Application) -> web.Application:
         routes.add(method, path, handler)
     routes.add_fallback()
     return admin_app
+
+
+def _overload_guard(app: web.Application, config: Config, metrics: Metrics) -> OverloadGuard | None:
+    """The auction endpoints' load shedding, its loop-lag heartbeat running while the app does; None when
+    ``overload.max_wait_ms`` is 0."""
+    if not config.overload.max_wait_ms:
+        return None
+    guard = OverloadGuard(config.overload.max_wait_ms, metrics)
+
+    async def heartbeat(_app: web.Application) -> AsyncIterator[None]:
+        guard.lag.start(asyncio.get_running_loop())
+        yield
+        guard.lag.stop()
+
+    app.cleanup_ctx.append(heartbeat)
+    return guard
 
 
 async def _analytics_lifetime(app: web.Application) -> AsyncIterator[None]:

@@ -586,6 +586,14 @@ class PriceFloors:
 
 
 @dataclass(frozen=True)
+class Overload:
+    """hbserver's load shedding (hbserver.overload): an auction or AMP request that has waited longer than
+    ``max_wait_ms`` to be handled (or past its whole budget) is answered at once with no bids; 0 = off."""
+
+    max_wait_ms: int = _checked(100, _at_least(0))
+
+
+@dataclass(frozen=True)
 class Amp:
     default_timeout_ms: int = _checked(1000, _at_least(1))
     timeout_adjustment_ms: int = _checked(100, _at_least(0))
@@ -689,6 +697,7 @@ class Config:
     currency: Currency = field(default_factory=Currency)
     price_floors: PriceFloors = field(default_factory=PriceFloors)
     amp: Amp = field(default_factory=Amp)
+    overload: Overload = field(default_factory=Overload)
     adapters: dict[str, AdapterConfig] = field(default_factory=dict)
     analytics: Analytics = field(default_factory=Analytics)
     metrics: Metrics = field(default_factory=Metrics)

@@ -125,6 +125,7 @@ CONFIG_EXTENSIONS = (
     "account_defaults.bidadjustments",
     "account_defaults.default_bid_limit",
     "cache.redis.cluster.",
+    "overload.",  # hbserver's own (Prebid Server sheds no load): overload.max_wait_ms
 )
 
 

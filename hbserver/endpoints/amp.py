@@ -45,6 +45,7 @@ from hbserver.auction.validate import RequestError
 from hbserver.config import Config
 from hbserver.endpoints.auction import http_context
 from hbserver.metrics import Metrics
+from hbserver.overload import AMP_SHED_BODY, OverloadGuard
 from hbserver.stores.lru import LRUCache, SeenBefore
 from hbserver.stores.stored import StoredData
 from hbserver.stores.stored.base import id_problem
@@ -100,6 +101,7 @@ class AmpEndpoint:
         self.analytics = analytics
         self.metrics = metrics
         self.counts = RequestCounts(metrics)
+        self.overload: OverloadGuard | None = None  # load shedding (set by create_app)
         self.prepared: LRUCache[_PreparedAmp] = LRUCache(PREPARED_AMP_ENTRIES, 0)
         self.seen = SeenBefore(PREPARED_AMP_SEEN)
 
@@ -107,6 +109,15 @@ class AmpEndpoint:
         start = asyncio.get_running_loop().time()
         origin = request.headers.get("Origin", "")
         source_origin = _header_safe(request.query.get("__amp_source_origin") or origin)
+        overload = self.overload
+        if overload is not None:  # overloaded: no bids at once rather than an auction answered too late
+            waited = overload.waited(request, start)
+            if overload.shed("amp", waited, self._budget_s(request.query.get("timeout"))) is not None:
+                response = FastResponse(body=AMP_SHED_BODY, content_type="application/json")
+                response.headers[SOURCE_ORIGIN_HEADER] = source_origin
+                response.headers["Access-Control-Expose-Headers"] = SOURCE_ORIGIN_HEADER
+                return response
+            start -= waited  # the deadline counts from the request's arrival
         try:
             response = await self._auction(request, start, origin)
         except AuctionRefused as exc:
@@ -117,6 +128,11 @@ class AmpEndpoint:
         response.headers[SOURCE_ORIGIN_HEADER] = source_origin
         response.headers["Access-Control-Expose-Headers"] = SOURCE_ORIGIN_HEADER
         return response
+
+    def _budget_s(self, timeout: str | None) -> float:
+        """The answer's budget from the query's ``timeout`` (the stored tmax is not known yet), seconds."""
+        timeout_ms = int(timeout) if timeout and timeout.isascii() and timeout.isdigit() and len(timeout) < 10 else 0
+        return (amp_tmax(self.default_timeout_ms, timeout_ms, None) - self.adjustment_ms) / 1000
 
     def _key(self, request: web.Request, origin: str) -> tuple[str, tuple[str, str] | None]:
         """The prepared-request key and this visit's page: the query less its ``curl`` (every page of a

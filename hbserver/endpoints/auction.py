@@ -25,6 +25,7 @@ from hbserver.auction.auction_metrics import RequestCounts
 from hbserver.auction.core import AuctionRefused, AuctionService, HttpContext, request_type_of
 from hbserver.auction.ortb_types import body_syntax_error
 from hbserver.metrics import Metrics
+from hbserver.overload import OverloadGuard, auction_shed_body
 from hbserver.usersync.service import SyncService, utcnow
 from hbserver.web.body import JsonTooDeep, loads_json, parse_json, read_body
 from hbserver.web.cookies import request_cookies
@@ -116,7 +117,11 @@ def _parse_body(raw: bytes) -> Any:
 
 
 class AuctionEndpoint:
-    def __init__(self, service: AuctionService, sync: SyncService, analytics: Analytics, metrics: Metrics) -> None:
+    def __init__(
+        self, service: AuctionService, sync: SyncService, analytics: Analytics, metrics: Metrics,
+        overload: OverloadGuard | None = None,
+    ) -> None:
+        self.overload = overload  # load shedding; None = off
         self.service = service
         self.sync = sync
         self.analytics = analytics
@@ -132,6 +137,13 @@ class AuctionEndpoint:
         except HttpError as exc:  # unreadable body: refused like any other bad request
             self._refused(exc.status, exc.message, "openrtb2-web", "badinput", loop.time() - started)
             raise
+        overload = self.overload
+        if overload is not None and isinstance(body, dict):  # overloaded: no bids now, not an auction too late
+            waited = overload.waited(request, started)
+            reason = overload.shed(request_type_of(body), waited, self.service.tmax_ms(body.get("tmax")) / 1000)
+            if reason is not None:
+                return FastResponse(body=auction_shed_body(body.get("id", ""), reason), content_type="application/json")
+            started -= waited  # the deadline counts from the request's arrival
         context = http_context(request, self.sync)
         try:
             result = await self.service.run(body, context, started, details=self.analytics.enabled)

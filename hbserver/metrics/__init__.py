@@ -61,7 +61,7 @@ HBSERVER_FAMILIES = frozenset({
     "analytics_dropped_events", "uids_cookie_size_bytes", "currency_rates_age_seconds", "currency_fetch_errors",
     "floors_fetch_errors",
     "workers", "worker_restarts", "process_resident_memory_bytes", "process_cpu_seconds", "process_open_fds",
-    "gc_collections", "event_loop_lag_seconds",
+    "gc_collections", "event_loop_lag_seconds", "overload_shed_requests",
 })
 
 
@@ -238,6 +238,10 @@ class Metrics:
         self.gc_collections = c("gc_collections", "Garbage collections, by generation, all workers.", "generation")
         self.event_loop_lag = h("event_loop_lag_seconds", "How late the event loop ran a timer (sampled per worker).",
                                 LOOP_LAG_BUCKETS)
+        self.overload_shed = c("overload_shed_requests", "Auction and AMP requests answered at once with no bids "
+                               "because they had waited too long to be handled (overload.max_wait_ms), by "
+                               "request type and reason (queue: longer than the maximum; deadline: past their "
+                               "whole budget).", "request_type", "reason")
         self._preload()
 
     # --- definitions ------------------------------------------------------------------------------

@@ -80,6 +80,19 @@ def _close_after_answer(request: BaseRequest) -> None:
     request._cache.pop("keep_alive", None)
 
 
+class Heartbeat:
+    """When the event loop's heartbeat timer (:class:`hbserver.overload.LoopLag`) is next due; inf without one.
+
+    A head read after that time was read late: the loop was busy, not polling, and the bytes may have
+    waited in the kernel since then; the head is stamped as arrived then."""
+
+    __slots__ = ("due",)
+
+    def __init__(self) -> None:
+        self.due = float("inf")
+
+
+HEARTBEAT = Heartbeat()  # the process's
 _feed = RequestHandler.data_received  # called directly: cheaper than super() on every read
 
 
@@ -114,7 +127,7 @@ class Connection(RequestHandler):
             _feed(self, data)
             if self._messages:  # a head came
                 self._head_since = 0.0
-                self._body_since = self._loop.time()
+                self._body_since = min(self._loop.time(), HEARTBEAT.due)
             return
         # Waiting for a request: these are bytes of its head.
         _feed(self, data)
@@ -123,7 +136,7 @@ class Connection(RequestHandler):
                 self._head_since = self._loop.time()
         else:
             self._head_since = 0.0
-            self._body_since = self._loop.time()
+            self._body_since = min(self._loop.time(), HEARTBEAT.due)
 
     def _process_keepalive(self) -> None:
         """The connection's one timer (aiohttp schedules it under this name too): close it when due."""
