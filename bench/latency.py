@@ -88,14 +88,25 @@ def saturation(outcomes: Sequence[RunOutcome]) -> float | None:
 
 
 def openloop_argv(
-    scenario: Scenario, url: str, rate: float, duration_s: float, cpu: int | None, drain_s: float = DRAIN_S
+    scenario: Scenario,
+    url: str,
+    rate: float,
+    duration_s: float,
+    cpu: int | None,
+    drain_s: float = DRAIN_S,
+    bid_marker: str | None = None,
 ) -> list[str]:
-    """The generator's command line for ``scenario`` at ``url``; ValueError for a Lua-scripted one."""
+    """The generator's command line for ``scenario`` at ``url`` (a varied one rendered per request,
+    ``--vary``); ValueError for a Lua-scripted one."""
     if scenario.lua_script is not None:
         raise ValueError(f"scenario {scenario.name} uses its own wrk Lua script, which the open-loop "
                          "generator cannot replay")
     argv = [sys.executable, str(OPENLOOP), url, "--rate", f"{rate:g}", "--duration", f"{duration_s:g}",
             "--method", scenario.method, "--timeout", f"{drain_s:g}"]
+    if scenario.varied:
+        argv.append("--vary")
+    if bid_marker is not None:
+        argv += ["--bid-marker", bid_marker]
     if scenario.body_file is not None:
         body = Path(scenario.body_file)
         argv += ["--body-file", str(body if body.is_absolute() else BENCH_DIR / body)]

@@ -1,7 +1,12 @@
 """An open-loop HTTP/1.1 load generator: requests at a constant rate, latency from the scheduled time.
 
-``python -m bench.openloop URL --rate R --duration S [--method M] [--body-file F] [--header 'K: V']``
-prints one line of JSON (:meth:`OpenLoopResult.to_dict`).
+``python -m bench.openloop URL --rate R --duration S [--method M] [--body-file F] [--header 'K: V']
+[--vary] [--bid-marker TEXT]`` prints one line of JSON (:meth:`OpenLoopResult.to_dict`).
+
+``--vary``: the URL's path and query and the body are :mod:`bench.varied` templates, request *n* (from
+1) rendered with *n* as wrk's ``varied.lua`` renders it (Content-Length per request); without it
+every request is the same pre-encoded bytes. ``--bid-marker``: count the 2xx answers whose body
+holds this text (``with_marker``), e.g. ``hb_pb`` for AMP answers with bids.
 
 Why not wrk or ``hey -q``: both are closed-loop per connection (or worker): a slow answer delays
 that connection's next request, so a stalled server is offered less load and the requests that
@@ -115,24 +120,32 @@ class Histogram:
 
 @dataclass(frozen=True)
 class Target:
-    """Where to send and the pre-encoded request bytes."""
+    """Where to send and the pre-encoded request bytes (or, varied, how to render request *n*)."""
 
     host: str
     port: int
     request: bytes
     head: bool = False  # a HEAD request: answers carry no body
+    render: Callable[[int], bytes] | None = None  # request n (from 1) of a varied run; None = ``request``
 
     @classmethod
     def build(
-        cls, url: str, method: str = "GET", body: bytes | None = None, headers: Sequence[str] = ()
+        cls,
+        url: str,
+        method: str = "GET",
+        body: bytes | None = None,
+        headers: Sequence[str] = (),
+        *,
+        vary: bool = False,
     ) -> Target:
-        """The target for ``url`` (http only); ``headers`` as ``"Name: value"`` lines."""
+        """The target for ``url`` (http only); ``headers`` as ``"Name: value"`` lines; with ``vary``, the
+        path, query and body are :mod:`bench.varied` templates rendered per request."""
         parts = urlsplit(url)
         if parts.scheme != "http" or not parts.hostname:
             raise ValueError(f"only http://host[:port]/path URLs are supported, got {url!r}")
         port = parts.port or 80
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        lines = [f"{method} {path} HTTP/1.1", f"Host: {parts.netloc}"]
+        lines = [f"Host: {parts.netloc}"]
         names = {"host"}
         for header in headers:
             name, sep, value = header.partition(":")
@@ -140,10 +153,38 @@ class Target:
                 raise ValueError(f"a header is 'Name: value', got {header!r}")
             lines.append(f"{name.strip()}: {value.strip()}")
             names.add(name.strip().lower())
+        if vary:
+            if "content-length" in names:
+                raise ValueError("a varied request's Content-Length is its own: do not set it")
+            render = VariedRequest(method, path, "\r\n".join(lines), body)
+            return cls(parts.hostname, port, render(1), head=method == "HEAD", render=render)
         if body is not None and "content-length" not in names:
             lines.append(f"Content-Length: {len(body)}")
-        encoded = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b"")
-        return cls(parts.hostname, port, encoded, head=method == "HEAD")
+        encoded = (f"{method} {path} HTTP/1.1\r\n" + "\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        return cls(parts.hostname, port, encoded + (body or b""), head=method == "HEAD")
+
+
+class VariedRequest:
+    """Request *n* of a varied run: path and body rendered from their templates (``bench.varied``)."""
+
+    __slots__ = ("body", "head", "method", "path")
+
+    def __init__(self, method: str, path: str, headers: str, body: bytes | None) -> None:
+        try:
+            from bench.varied import Template
+        except ImportError:  # run as a file (python bench/openloop.py): bench/ is on sys.path
+            from varied import Template  # type: ignore[no-redef]
+        self.method = method
+        self.path = Template.of(path)
+        self.head = headers
+        self.body = Template.of(body.decode()) if body is not None else None
+
+    def __call__(self, n: int) -> bytes:
+        start = f"{self.method} {self.path.render(n)} HTTP/1.1\r\n{self.head}\r\n"
+        if self.body is None:
+            return (start + "\r\n").encode("latin-1")
+        body = self.body.render(n).encode()
+        return (start + f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1") + body
 
 
 # --- one connection -----------------------------------------------------------------------
@@ -158,7 +199,7 @@ class ResponseError(Exception):
 class _Connection(asyncio.Protocol):
     """One keep-alive connection, one request in flight at a time (no pipelining)."""
 
-    __slots__ = ("buf", "busy", "close_after", "due", "gen", "need", "state", "status", "transport")
+    __slots__ = ("buf", "busy", "close_after", "due", "gen", "marked", "need", "state", "status", "transport")
 
     def __init__(self, gen: OpenLoop) -> None:
         self.gen = gen
@@ -170,6 +211,7 @@ class _Connection(asyncio.Protocol):
         self.close_after = False
         self.due = 0.0
         self.busy = False
+        self.marked = False  # the answer's body holds the generator's marker
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
@@ -180,7 +222,9 @@ class _Connection(asyncio.Protocol):
         self.due = due
         self.busy = True
         self.state = _HEAD
-        self.transport.write(self.gen.target.request)
+        self.marked = False
+        gen = self.gen
+        self.transport.write(gen.target.request if gen.render is None else gen.next_request())
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.busy and self.state == _UNTIL_CLOSE:
@@ -213,6 +257,9 @@ class _Connection(asyncio.Protocol):
             elif state == _BODY:
                 if len(buf) < self.need:
                     return
+                marker = self.gen.marker
+                if marker is not None and buf.find(marker, 0, self.need) >= 0:
+                    self.marked = True
                 del buf[: self.need]
                 self._finish()
             elif state == _CHUNK_SIZE:
@@ -233,6 +280,9 @@ class _Connection(asyncio.Protocol):
                     return
                 if buf[self.need - 2 : self.need] != b"\r\n":
                     raise ResponseError("chunk not followed by CRLF")
+                marker = self.gen.marker  # (a marker split across two chunks is not seen)
+                if marker is not None and buf.find(marker, 0, self.need - 2) >= 0:
+                    self.marked = True
                 del buf[: self.need]
                 self.state = _CHUNK_SIZE
             elif state == _TRAILER:
@@ -243,6 +293,9 @@ class _Connection(asyncio.Protocol):
                 if end == 0:
                     self._finish()
             else:  # _UNTIL_CLOSE
+                marker = self.gen.marker
+                if marker is not None and marker in buf:
+                    self.marked = True
                 buf.clear()
                 return
         if buf:
@@ -282,7 +335,7 @@ class _Connection(asyncio.Protocol):
     def _finish(self) -> None:
         self.busy = False
         self.state = _HEAD
-        self.gen._answered(self, self.status, self.due)
+        self.gen._answered(self, self.status, self.due, self.marked)
 
 
 def _header(head: bytes, name: bytes) -> bytes:
@@ -327,6 +380,7 @@ class OpenLoopResult:
     waited_for_connection: int  # requests that found the connection cap reached
     cpu_s: float = 0.0  # the generator process's CPU time over the run (all of it, if it shares one)
     flags: list[str] = field(default_factory=list)
+    with_marker: int | None = None  # 2xx answers whose body held the marker (None: no marker asked)
 
     @property
     def error_count(self) -> int:
@@ -349,6 +403,7 @@ class OpenLoopResult:
             "waited_for_connection": self.waited_for_connection,
             "cpu_s": round(self.cpu_s, 3),
             "flags": self.flags,
+            "with_marker": self.with_marker,
         }
 
 
@@ -375,10 +430,17 @@ class OpenLoop:
         *,
         max_connections: int = 2048,
         timeout_s: float = 10.0,
+        marker: bytes | None = None,
     ) -> None:
         if rate <= 0 or duration_s <= 0 or max_connections < 1:
             raise ValueError("rate, duration and max_connections must be > 0")
+        if marker is not None and not marker:
+            raise ValueError("the bid marker must not be empty")
         self.target = target
+        self.render = target.render
+        self.marker = marker
+        self.with_marker = 0
+        self._sent = 0  # requests written so far (the varied request number)
         self.rate = rate
         self.duration_s = duration_s
         self.max_connections = max_connections
@@ -404,6 +466,12 @@ class OpenLoop:
         self._closed = False
         self._done: asyncio.Future[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    def next_request(self) -> bytes:
+        """The next varied request's bytes (request numbers from 1)."""
+        assert self.render is not None
+        self._sent += 1
+        return self.render(self._sent)
 
     def _due(self, index: int) -> float:
         return self._start + index / self.rate
@@ -505,12 +573,14 @@ class OpenLoop:
         else:
             self._idle.append(conn)
 
-    def _answered(self, conn: _Connection, status: int, due: float) -> None:
+    def _answered(self, conn: _Connection, status: int, due: float, marked: bool = False) -> None:
         now = _clock()
         self.latency.record(now - due)
         self._last_answer = now
         if 200 <= status < 300:
             self.status_2xx += 1
+            if marked:
+                self.with_marker += 1
         else:
             self.non_2xx += 1
         if conn.close_after:
@@ -579,6 +649,7 @@ class OpenLoop:
             connections_opened=self.opened,
             waited_for_connection=self.waited,
             cpu_s=_cpu_seconds() - self._cpu_start,
+            with_marker=self.with_marker if self.marker is not None else None,
         )
         result.flags = judge(self.rate, achieved, lag["p99"], result.error_count)
         return result
@@ -590,10 +661,18 @@ def _cpu_seconds() -> float:
 
 
 async def run_openloop(
-    target: Target, rate: float, duration_s: float, *, max_connections: int = 2048, timeout_s: float = 10.0
+    target: Target,
+    rate: float,
+    duration_s: float,
+    *,
+    max_connections: int = 2048,
+    timeout_s: float = 10.0,
+    marker: bytes | None = None,
 ) -> OpenLoopResult:
     """Offer ``rate`` requests/s to ``target`` for ``duration_s`` seconds; the measured result."""
-    return await OpenLoop(target, rate, duration_s, max_connections=max_connections, timeout_s=timeout_s).run()
+    return await OpenLoop(
+        target, rate, duration_s, max_connections=max_connections, timeout_s=timeout_s, marker=marker
+    ).run()
 
 
 # --- the command line ---------------------------------------------------------------------
@@ -609,6 +688,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--header", action="append", default=[], help="'Name: value' (repeatable)")
     parser.add_argument("--max-connections", type=int, default=2048)
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for answers after the last")
+    parser.add_argument("--vary", action="store_true", help="render path and body per request (bench.varied)")
+    parser.add_argument("--bid-marker", help="count 2xx answers whose body holds this text")
     return parser
 
 
@@ -616,9 +697,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         body = args.body_file.read_bytes() if args.body_file is not None else None
-        target = Target.build(args.url, args.method.upper(), body, args.header)
+        target = Target.build(args.url, args.method.upper(), body, args.header, vary=args.vary)
+        marker = args.bid_marker.encode() if args.bid_marker is not None else None
         generator = OpenLoop(
-            target, args.rate, args.duration, max_connections=args.max_connections, timeout_s=args.timeout
+            target, args.rate, args.duration, max_connections=args.max_connections, timeout_s=args.timeout,
+            marker=marker,
         )
     except (OSError, ValueError) as exc:
         sys.stderr.write(f"openloop: {exc}\n")

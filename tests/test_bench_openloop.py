@@ -30,7 +30,8 @@ from bench.openloop import Histogram, OpenLoop, Target, judge, run_openloop
 from bench.procs import free_port
 from bench.report import RunOutcome
 from bench.run import Settings
-from bench.scenarios import BENCH_DIR, Scenario
+from bench.scenarios import BENCH_DIR, SCENARIOS, Scenario
+from bench.varied import Template
 from bench.wrk import WrkResult
 
 ServerFactory = Callable[[web.Application], Awaitable[Any]]
@@ -241,6 +242,52 @@ async def test_post_body_and_headers_reach_the_server(aiohttp_server: ServerFact
     assert (result.status_2xx, result.error_count) == (10, 0)
 
 
+async def test_varied_requests_are_rendered_per_request(aiohttp_server: ServerFactory) -> None:
+    """--vary: request n gets path and body rendered for n (bench.varied), each with its own Content-Length."""
+    seen: list[tuple[str, bytes]] = []
+
+    async def record(request: web.Request) -> web.Response:
+        seen.append((request.path_qs, await request.read()))
+        return web.Response(text="ok")
+
+    template = b'{"id":"r-{{n}}","device":{"ip":"{{ip}}"}}'
+    target = await _target(aiohttp_server, _app(post=record), "/post?n={{n}}", method="POST", body=template,
+                           headers=["Content-Type: text/plain"], vary=True)
+    result = await run_openloop(target, rate=100, duration_s=0.1)
+    assert (result.status_2xx, result.error_count) == (10, 0)
+    expected = [(f"/post?n={n}", Template.of(template.decode()).render(n).encode()) for n in range(1, 11)]
+    assert sorted(seen) == sorted(expected)
+
+
+@pytest.mark.parametrize(
+    ("pieces", "marker", "with_marker"),
+    [
+        ([b"HTTP/1.1 200 OK\r\nContent-Length: 16\r\n\r\n{\"targeting\":{}}"], b"hb_pb", 0),
+        ([b"HTTP/1.1 200 OK\r\nContent-Length: 24\r\n\r\n{\"targeting\":{\"hb_pb\":1}}"], b"hb_pb", 5),
+        ([b"HTTP/1.1 200 OK\r\nContent-Length: 24\r\n\r\n{\"targeting\":{\"hb_p", b"b\":1}}"], b"hb_pb", 5),  # split
+        (CHUNKED, b"world", 5),
+        (CHUNKED, b"nowhere", 0),
+        ([b"HTTP/1.1 200 OK\r\n\r\nuntil close, hb_pb"], b"hb_pb", 5),
+        ([b"HTTP/1.1 404 Not Found\r\nContent-Length: 5\r\n\r\nhb_pb"], b"hb_pb", 0),  # 2xx only
+        ([b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhb_pb"], None, None),  # no marker asked
+    ],
+)
+async def test_answers_with_the_bid_marker_are_counted(
+    pieces: list[bytes], marker: bytes | None, with_marker: int | None
+) -> None:
+    close = b"until close" in pieces[0]
+    servers = _raw_server(pieces, close)
+    port = await anext(servers)
+    try:
+        target = Target.build(f"http://127.0.0.1:{port}/x")
+        result = await run_openloop(target, rate=50, duration_s=0.1, timeout_s=2.0, marker=marker)
+    finally:
+        await servers.aclose()
+    assert result.answered == 5 and result.errors.total == 0
+    assert result.with_marker == with_marker
+    assert result.to_dict()["with_marker"] == with_marker
+
+
 async def test_the_command_line_prints_json(aiohttp_server: ServerFactory) -> None:
     server = await aiohttp_server(_app(hello=_ok))
     process = await asyncio.create_subprocess_exec(
@@ -253,6 +300,22 @@ async def test_the_command_line_prints_json(aiohttp_server: ServerFactory) -> No
     result = json.loads(stdout)
     assert (result["scheduled"], result["status_2xx"], result["error_count"]) == (20, 20, 0)
     assert set(result["latency_ms"]) >= {"p50", "p90", "p99", "max"}
+
+
+async def test_the_command_line_varies_and_counts_markers(aiohttp_server: ServerFactory) -> None:
+    async def echo(request: web.Request) -> web.Response:
+        return web.Response(text=f"bid {request.query['n']}" if int(request.query["n"]) % 2 else "none")
+
+    server = await aiohttp_server(_app(echo=echo))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(BENCH_DIR / "openloop.py"), f"http://127.0.0.1:{server.port}/echo?n={{{{n}}}}",
+        "--rate", "40", "--duration", "0.5", "--vary", "--bid-marker", "bid",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(), 30)
+    assert process.returncode == 0, stderr.decode()
+    result = json.loads(stdout)
+    assert (result["status_2xx"], result["with_marker"], result["error_count"]) == (20, 10, 0)
 
 
 # --- pieces -------------------------------------------------------------------------------
@@ -370,6 +433,31 @@ def test_generator_command_replays_the_scenario_request() -> None:
     assert headers == ["X-A: 1", "Content-Type: text/plain"]
     with pytest.raises(ValueError, match="Lua"):
         openloop_argv(Scenario(name="lua", path="/", lua_script="x.lua"), "http://127.0.0.1:1/", 1, 1, None)
+    assert "--vary" not in argv and "--bid-marker" not in argv
+
+
+@pytest.mark.parametrize("name", ["amp_varied", "auction_varied", "event_varied"])
+def test_generator_command_renders_varied_scenarios(name: str) -> None:
+    scenario = next(s for s in SCENARIOS if s.name == name)
+    assert scenario.varied and scenario.lua_script is None
+    argv = openloop_argv(scenario, "http://127.0.0.1:1/x", 10.0, 1, None, bid_marker="hb_pb")
+    assert "--vary" in argv
+    assert argv[argv.index("--bid-marker") + 1] == "hb_pb"
+
+
+def test_a_varied_target_refuses_a_fixed_content_length() -> None:
+    with pytest.raises(ValueError, match="Content-Length"):
+        Target.build("http://127.0.0.1:1/x", "POST", b"{}", ["Content-Length: 2"], vary=True)
+
+
+def test_a_varied_target_renders_request_n() -> None:
+    target = Target.build("http://h:1/p?n={{n}}", "POST", b'{"id":"{{n}}"}', ["X-A: 1"], vary=True)
+    assert target.render is not None
+    assert target.render(12) == (b"POST /p?n=12 HTTP/1.1\r\nHost: h:1\r\nX-A: 1\r\nContent-Length: 11\r\n\r\n"
+                                 b'{"id":"12"}')
+    assert target.request == target.render(1)
+    get = Target.build("http://h:1/p?n={{n}}", vary=True)
+    assert get.render is not None and get.render(3) == b"GET /p?n=3 HTTP/1.1\r\nHost: h:1\r\n\r\n"
 
 
 def _curves() -> dict[str, dict[str, Any]]:
