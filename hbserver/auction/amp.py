@@ -150,11 +150,6 @@ def without_page(query_string: str) -> str | None:
     return query_string[:at] + query_string[end + 1 :]
 
 
-def page_of(curl: str) -> tuple[str, str] | None:
-    """The page ``curl`` sets (``site.page``) and its host (``site.domain``); None without a curl."""
-    return (curl, url_host(curl)) if curl else None
-
-
 def amp_tmax(default_ms: int, timeout: int | None, stored_tmax: Any) -> int:
     """DECISIONS: the smallest of ``amp.default_timeout_ms``, the ``timeout`` parameter and the stored tmax
     (each when > 0)."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from hbserver.adapters.base import Adapter, BidderError, RequestData
 from hbserver.auction.privacy import AuctionPrivacy, BidderPrivacy
@@ -37,6 +37,7 @@ from hbserver.auction.setup import AuctionSetup
 from hbserver.auction.split import BidderRequest
 from hbserver.floors.enforce import FloorEnforcement
 from hbserver.stores.lru import SeenBefore
+from hbserver.web.urls import url_host
 
 PLAN_VARIANTS_MAX = 32  # plans kept per prepared request (one per variant_key); more: the oldest goes
 PLANS_MAX = 8192  # plans kept per worker, in all its prepared requests (a plan is some 10-30 KB)
@@ -57,7 +58,7 @@ PLACEHOLDER_UID = ("hbPlanUid{}QzA", "hbPlanUid{}JvB")
 # An AMP page (curl) and its host, the page's scheme that of the real one (page_kind)
 PLACEHOLDER_HOST = ("hbplanpageqx7a.example", "hbplanpagewk2b.example")
 PLACEHOLDER_PATH = ("/amp/hbPlanPageQx7A.html", "/amp/hbPlanPageWk2B.html")
-PAGE_SCHEMES = {1: "https://", 2: "http://"}
+PAGE_SCHEMES = {1: "https://", 2: "http://"}  # by AmpPage.kind
 
 _JSON_UNSAFE = frozenset('"\\<>&')
 
@@ -68,22 +69,32 @@ def spliceable(text: str) -> bool:
     return text.isascii() and text.isprintable() and _JSON_UNSAFE.isdisjoint(text)
 
 
-def page_kind(page: str, host: str) -> int:
-    """0: no page to splice, 1 or 2: an https or http page at ``host`` (``scheme://host`` then nothing,
-    ``/``, ``?`` or ``#``) that reads the same spliced; -1: a page that cannot be spliced."""
-    if not page:
-        return 0
-    for kind, scheme in PAGE_SCHEMES.items():
-        if page.startswith(scheme) and host and page.startswith(host, len(scheme)):
-            rest = page[len(scheme) + len(host) : len(scheme) + len(host) + 1]
-            if rest in ("", "/", "?", "#") and spliceable(page):
-                return kind
-            return -1
-    return -1
+class AmpPage(NamedTuple):
+    """An AMP page (``curl``): ``site.page``, its host (``site.domain``; "" when it has none) and its kind
+    for a call plan: 1 or 2, an https or http page that reads the same spliced; -1, one that does not."""
+
+    url: str
+    host: str
+    kind: int
+
+
+# scheme://host then /, ?, # or the end, the host in the characters a URL parser leaves as they are
+_PLAIN_PAGE = re.compile(r"(https?)://([a-z0-9][a-z0-9.-]*)(?:[/?#]|\Z)")
+
+
+def amp_page(curl: str) -> AmpPage | None:
+    """The page ``curl`` names, None without one. A plain page (no port, user info, upper case or
+    character JSON would escape) takes its host from the match, as ``url_host`` would find it."""
+    if not curl:
+        return None
+    match = _PLAIN_PAGE.match(curl)
+    if match is not None and spliceable(curl):
+        return AmpPage(curl, match.group(2), 1 if match.group(1) == "https" else 2)
+    return AmpPage(curl, url_host(curl), -1)
 
 
 def placeholder_page(kind: int, which: int) -> tuple[str, str]:
-    """Placeholder set ``which``'s page of ``kind`` (see :func:`page_kind`) and its host."""
+    """Placeholder set ``which``'s page of ``kind`` (an :class:`AmpPage` kind) and its host."""
     host = PLACEHOLDER_HOST[which]
     return f"{PAGE_SCHEMES[kind]}{host}{PLACEHOLDER_PATH[which]}", host
 
@@ -426,7 +437,7 @@ def variant_key(
     page: int = 0,
 ) -> tuple[Any, ...]:
     """What must be equal for two auctions of one prepared request to share a plan (besides the
-    account and the server's rates, which :class:`PlanTable` holds); ``page``: the :func:`page_kind`."""
+    account and the server's rates, which :class:`PlanTable` holds); ``page``: the :class:`AmpPage` kind."""
     return (
         bool(ua),
         ip_kind(ip),

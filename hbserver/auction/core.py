@@ -53,11 +53,11 @@ from hbserver.auction.callplan import (
     SLOT_PAGE,
     SLOT_TMAX,
     SLOT_UA,
+    AmpPage,
     CallPlan,
     PlanRun,
     build_plan,
     ip_kind,
-    page_kind,
     placeholder_page,
     recording,
     spliceable,
@@ -267,7 +267,7 @@ class AuctionService:
         details: bool = False,
         query: Mapping[str, str] | None = None,
         prepared: PreparedRequest | None = None,
-        page: tuple[str, str] | None = None,
+        page: AmpPage | None = None,
     ) -> AuctionResult:
         """The auction of a resolved request (stored request already merged).
 
@@ -298,7 +298,7 @@ class AuctionService:
                 validated = prepared.instantiate()
                 request = validated.request
                 if page is not None:
-                    request = with_page(request, *page)
+                    request = with_page(request, page.url, page.host)
                 request = validated.request = _with_http_fields(request, http)
             else:
                 validated = self.validate(request, http, amp=amp, warnings=warnings)
@@ -591,19 +591,20 @@ class AuctionService:
         http: HttpContext,
         account: Account,
         budget_ms: int,
-        page: tuple[str, str] | None = None,
+        page: AmpPage | None = None,
     ) -> tuple[CallPlan | None, list[Any]]:
         """The call plan for this auction of ``prepared`` and the values it splices in (built on the
         second use of its variant); (None, []) when the auction takes the full path."""
         ua, ip, uids, uid_keys = http.user_agent, http.ip, http.uids, prepared.uid_keys
         if ua and not spliceable(ua):
             return None, []
-        kind = page_kind(*page) if page is not None else 0
-        if kind < 0:
-            return None, []
+        kind = 0
         values: list[Any] = [ua or None, ip or None, None, None, None, None]
-        if kind:
-            values[SLOT_PAGE], values[SLOT_DOMAIN] = page  # type: ignore[misc]  # kind > 0: a page
+        if page is not None:
+            kind = page.kind
+            if kind < 0:
+                return None, []
+            values[SLOT_PAGE], values[SLOT_DOMAIN] = page.url, page.host
         for uid_key in uid_keys:
             uid = uids.get(uid_key) or None
             if uid is not None and not spliceable(uid):

@@ -31,11 +31,11 @@ from hbserver.auction.amp import (
     amp_targeting,
     amp_tmax,
     check_stored,
-    page_of,
     parse_amp_query,
     without_page,
 )
 from hbserver.auction.auction_metrics import RequestCounts
+from hbserver.auction.callplan import AmpPage, amp_page
 from hbserver.auction.core import STORED_FETCH_TIMEOUT_S, AuctionRefused, AuctionService
 from hbserver.auction.messages import Message
 from hbserver.auction.prepared import PREPARED_AMP_ENTRIES, PREPARED_AMP_SEEN, PreparedRequest, preparable
@@ -134,7 +134,7 @@ class AmpEndpoint:
         timeout_ms = int(timeout) if timeout and timeout.isascii() and timeout.isdigit() and len(timeout) < 10 else 0
         return (amp_tmax(self.default_timeout_ms, timeout_ms, None) - self.adjustment_ms) / 1000
 
-    def _key(self, request: web.Request, origin: str) -> tuple[str, tuple[str, str] | None]:
+    def _key(self, request: web.Request, origin: str) -> tuple[str, AmpPage | None]:
         """The prepared-request key and this visit's page: the query less its ``curl`` (every page of a
         slot shares one prepared request, the page spliced in per auction), the page's shape (none, with
         a host or without, which decide what the request holds) and the Origin. A query whose curl
@@ -143,8 +143,8 @@ class AmpEndpoint:
         rest = without_page(query_string)
         if rest is None:
             return f"{origin}\x00\x00{query_string}", None
-        page = page_of((request.query.get("curl") or "")[:MAX_PARAM_LENGTH])
-        shape = "0" if page is None else "h" if page[1] else "p"
+        page = amp_page((request.query.get("curl") or "")[:MAX_PARAM_LENGTH])
+        shape = "0" if page is None else "h" if page.host else "p"
         return f"{origin}\x00{shape}\x00{rest}", page
 
     async def _auction(self, request: web.Request, start: float, origin: str) -> web.Response:

@@ -17,10 +17,11 @@ from hbserver.auction.callplan import (
     PLAN_BUILDS_PER_MINUTE,
     PLAN_VARIANTS_MAX,
     PLANS_MAX,
+    AmpPage,
     PlanTable,
+    amp_page,
     build_plan,
     dict_template,
-    page_kind,
     spliceable,
     template_of,
     variant_key,
@@ -328,22 +329,32 @@ async def test_every_page_of_a_slot_shares_one_plan(make_client, bidders, data_d
 
 
 @pytest.mark.parametrize(
-    ("page", "host", "kind"),
+    ("curl", "host", "kind"),
     [
-        ("", "", 0),
         ("https://a.example/x.html", "a.example", 1),
         ("https://a.example", "a.example", 1),
         ("https://a.example?x", "a.example", 1),
-        ("http://a.example/#f", "a.example", 2),
-        ("https://a.example:8443/", "a.example", -1),
-        ("https://a.example.evil/", "a.example", -1),
-        ("https://a.example/\"x", "a.example", -1),
+        ("http://a-b.example/#f", "a-b.example", 2),
+        ("https://1.2.3.4/", "1.2.3.4", 1),
+        ("https://a.example:8443/", "a.example", -1),  # a port
+        ("https://user@a.example/", "a.example", -1),  # user info
+        ("https://A.example/", "a.example", -1),  # the host url_host gives is lower-cased
+        ("https://a.example/\"x", "a.example", -1),  # JSON would escape it
+        ("https://a.example/&x", "a.example", -1),
+        ("https://a.example\\evil/", "a.example\\evil", -1),
+        ("https://[::1]/", "::1", -1),
         ("ftp://a.example/", "a.example", -1),
         ("not a url", "", -1),
     ],
 )
-def test_page_kind(page, host, kind):
-    assert page_kind(page, host) == kind
+def test_amp_page_takes_the_host_url_host_finds(curl, host, kind):
+    page = amp_page(curl)
+    assert page == AmpPage(curl, host, kind)
+    assert page.host == url_host(curl)  # the fast path's host is the parser's
+
+
+def test_no_curl_no_page():
+    assert amp_page("") is None
 
 
 @pytest.mark.parametrize(
