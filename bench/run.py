@@ -16,6 +16,11 @@ Knobs (environment):
                      open-loop generator at 25/50/75/90 % of their wrk saturation (default:
                      amp_full,auction_full, or amp,auction where those do not exist; empty = skip)
   BENCH_LATENCY_DURATION  seconds per latency level (default 10)
+  BENCH_OVERLOAD     comma list of scenarios offered twice their wrk saturation after the rounds, open
+                     loop (bench.overload; default amp_varied,auction_varied; empty = skip)
+  BENCH_OVERLOAD_DURATION  seconds of the overload run (default 10)
+  BENCH_OVERLOAD_MAX_WAIT_MS  the servers' overload.max_wait_ms in the overload run (default: theirs;
+                     0 = shedding off)
   BENCH_MEMORY       comma list of scenarios whose RSS is followed over a 60 s run after the rounds
                      (default: amp_varied,auction_varied; empty = skip; bench/memory.py)
 
@@ -40,6 +45,7 @@ from types import FrameType
 from typing import Any
 
 from bench import latency, memory, procs
+from bench import overload as overload_mod
 from bench.machine import Pinning, detect_pinning, machine_info, process_cpu_seconds, steal_seconds
 from bench.report import RunOutcome, build_report, format_table, write_chart, write_json
 from bench.scenarios import BENCH_DIR, HELLO, Scenario, SetupContext, select
@@ -58,6 +64,9 @@ class Settings:
     scenarios: str = ""
     latency: str | None = None  # BENCH_LATENCY as given; None = the default scenarios (bench.latency)
     latency_duration_s: int = 10
+    overload: str | None = None  # BENCH_OVERLOAD as given; None = the default scenarios (bench.overload)
+    overload_duration_s: int = overload_mod.DURATION_S
+    overload_max_wait_ms: str = ""  # BENCH_OVERLOAD_MAX_WAIT_MS; "" = the server's default
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -70,6 +79,9 @@ class Settings:
             scenarios=environ.get("BENCH_SCENARIOS", "").strip(),
             latency=environ.get("BENCH_LATENCY"),
             latency_duration_s=_int(environ, "BENCH_LATENCY_DURATION", cls.latency_duration_s, minimum=1),
+            overload=environ.get("BENCH_OVERLOAD"),
+            overload_duration_s=_int(environ, "BENCH_OVERLOAD_DURATION", cls.overload_duration_s, minimum=1),
+            overload_max_wait_ms=_max_wait(environ),
         )
 
 
@@ -84,6 +96,13 @@ def _int(environ: Mapping[str, str], name: str, default: int, minimum: int) -> i
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return value
+
+
+def _max_wait(environ: Mapping[str, str]) -> str:
+    raw = environ.get("BENCH_OVERLOAD_MAX_WAIT_MS", "").strip()
+    if raw and not raw.isdigit():
+        raise ValueError(f"BENCH_OVERLOAD_MAX_WAIT_MS must be a whole number of ms (0 = off), got {raw!r}")
+    return raw
 
 
 def server_argv(scenario: Scenario, port: int, config: Path | None) -> list[str]:
@@ -221,6 +240,7 @@ def main() -> int:
         settings = Settings.from_env(os.environ)
         scenarios = select(settings.scenarios)
         latency_names = latency.resolve_names(settings.latency)
+        overload_names = overload_mod.resolve_names(settings.overload)
         memory_names = memory.resolve_names(os.environ.get("BENCH_MEMORY"))
     except ValueError as exc:
         print(f"bench: {exc}", file=sys.stderr)
@@ -255,6 +275,16 @@ def main() -> int:
                     memory_names, settings.connections, pinning, Path(scratch),
                     serve=lambda scenario, workdir: serving(scenario, workdir, pinning),
                 )
+                overloads = overload_mod.measure_all(
+                    overload_names,
+                    outcomes,
+                    duration_s=settings.overload_duration_s,
+                    warmup_s=settings.warmup_s,
+                    max_wait_ms=settings.overload_max_wait_ms,
+                    pinning=pinning,
+                    scratch=Path(scratch),
+                    serve=lambda scenario, workdir: serving(scenario, workdir, pinning),
+                )
             finally:
                 procs.stop_all()
     except KeyboardInterrupt:
@@ -265,6 +295,9 @@ def main() -> int:
     report = build_report(report_settings, machine, scenarios, outcomes)
     if curves:
         report["latency_curves"] = curves
+    if overloads:
+        report["overload"] = overloads
+        overload_mod.add_to_summary(report["summary"], overloads)
     if memories:
         report["memory"] = memories
         if any(result.get("flat") is False for result in memories.values()):
@@ -293,6 +326,10 @@ def main() -> int:
     if curves:
         print(latency.format_curves(curves))
         print(f"latency chart: {_latency_chart(report)}")
+    if overloads:
+        print(overload_mod.format_results(overloads))
+    if report["summary"].get("below_target"):
+        print("below target: " + ", ".join(report["summary"]["below_target"]))
     print(f"results: {json_path}\nchart:   {chart}")
     return int(report["summary"]["exit_status"])
 
