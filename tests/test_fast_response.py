@@ -170,6 +170,11 @@ async def test_the_plain_case_skips_aiohttps_chain(aiohttp_server, monkeypatch):
     assert answer.count(b"HTTP/1.1 200 OK\r\n") == 3 and not started
     await _exchange(aiohttp_server, FastResponse, {"text": "ok"}, _headers_case, REQUESTS["head"])
     assert len(started) == 1  # HEAD goes through aiohttp
+    answer = await _exchange(aiohttp_server, FastResponse, {"status": 204}, _headers_case, REQUESTS["get"], 2)
+    assert answer.count(b"HTTP/1.1 204 No Content\r\n") == 2 and b"Content-Length" not in answer
+    assert len(started) == 1  # a 204 without a body (GET /status) is sent without the chain too
+    await _exchange(aiohttp_server, FastResponse, {"status": 304}, _headers_case, REQUESTS["get"])
+    assert len(started) == 2  # other empty-body statuses go through aiohttp
 
 
 async def _get(aiohttp_server: Any, handler: Any) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from hbserver.web.response import FastResponse
+
 
 class Health:
     """What /status and /status/ready report; ``draining`` is set by the server on SIGTERM."""
@@ -30,8 +32,8 @@ class StatusEndpoint:
 
     def _healthy(self) -> web.Response:
         if self.text:
-            return web.Response(text=self.text, content_type="text/plain")
-        return web.Response(status=204)
+            return FastResponse(text=self.text, content_type="text/plain")
+        return FastResponse(status=204)
 
     async def handle_live(self, request: web.Request) -> web.Response:
         if self.health.problems:

@@ -13,7 +13,9 @@ for the plain case in :meth:`~FastResponse.prepare` and one transport write in
   aiohttp's own serializer (same bytes, same refusal of control characters);
 - the head and the body go out in one write, as aiohttp coalesces them.
 
-Anything else takes aiohttp's own path unchanged: HTTP/1.0, HEAD, 1xx/204/304, a body that is not
+A ``204 No Content`` without a body is sent the same way, with aiohttp's headers for it (no
+``Content-Length``). Anything else takes aiohttp's own path unchanged: HTTP/1.0, HEAD, 1xx/304, a
+204 with a body, a body that is not
 bytes, compression, chunking, cookies set through ``set_cookie``, a ``Content-Length`` set by hand,
 a writer with hooks, ``on_response_prepare`` signals, a transport that pushes back (``drain``).
 
@@ -93,7 +95,7 @@ class FastResponse(web.Response):
             (body is not None and body.__class__ is not bytes)
             or request.version != HttpVersion11
             or request.method not in _FAST_METHODS
-            or status in EMPTY_BODY_STATUS_CODES
+            or (status in EMPTY_BODY_STATUS_CODES and (status != 204 or body))
             or self._chunked
             or self._compression
             or self._cookies
@@ -119,8 +121,11 @@ class FastResponse(web.Response):
         status_line = _STATUS_LINES.get(status) if reason is REASON_PHRASES.get(status) else None
         own = _serialize_headers(status_line or f"HTTP/1.1 {status} {reason}", headers)
         length = len(body) if body else 0
-        headers[_CONTENT_LENGTH] = text = str(length)
-        head = [own[:-2], b"Content-Length: ", text.encode(), b"\r\n"]
+        if status == 204:  # aiohttp sets Content-Length: 0, then removes it for a 204
+            head = [own[:-2]]
+        else:
+            headers[_CONTENT_LENGTH] = text = str(length)
+            head = [own[:-2], b"Content-Length: ", text.encode(), b"\r\n"]
         keep_alive = self._keep_alive
         if keep_alive is None:
             keep_alive = self._keep_alive = request.keep_alive
