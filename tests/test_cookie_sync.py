@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import orjson
 import pytest
 
 from hbserver.bidders.registry import build_registry
@@ -333,24 +334,73 @@ async def test_urls_follow_the_privacy_values_of_each_request(sync_client):
         assert f"gdpr_consent%3Dc{i}%26" in document["bidder_status"][0]["usersync"]["url"]
 
 
-def test_the_entry_cache_is_bounded(monkeypatch):
+def _entry_endpoint(monkeypatch, size: int):
     import hbserver.endpoints.cookie_sync as cookie_sync
     from hbserver.analytics import Analytics
     from hbserver.app import build_sync_service
     from hbserver.config import load_config
     from hbserver.metrics import Metrics
     from hbserver.usersync.chooser import Chosen
-    from hbserver.usersync.privacy import SyncPrivacy
 
-    monkeypatch.setattr(cookie_sync, "ENTRY_CACHE_SIZE", 3)
+    monkeypatch.setattr(cookie_sync, "ENTRY_CACHE_SIZE", size)
     service = build_sync_service(load_config(environ={}, overrides={"adapters": ADAPTERS}))
     endpoint = cookie_sync.CookieSyncEndpoint(service, None, Analytics([]), Metrics())
-    alpha = Chosen("alpha", service.registry.lookup("alpha"), "redirect")
-    for i in range(10):
-        entry, encoded = endpoint._status_entry(alpha, SyncPrivacy(0, f"c{i}", "", "", ""))
-        assert json.loads(encoded) == entry and f"c{i}" in entry["usersync"]["url"]
+    return endpoint, Chosen("alpha", service.registry.lookup("alpha"), "redirect")
+
+
+def test_the_entry_cache_is_bounded(monkeypatch):
+    from hbserver.endpoints.cookie_sync import _entry
+    from hbserver.usersync.privacy import SyncPrivacy
+
+    endpoint, alpha = _entry_endpoint(monkeypatch, 3)
+    for i in range(10):  # every request its own US Privacy string: a key each
+        privacy = SyncPrivacy(0, "c", f"1YN{i}", "", "")
+        assert endpoint._status_entry(alpha, privacy) == orjson.dumps(_entry(alpha, privacy.macros()))
         assert len(endpoint._entries) <= 3
-    assert endpoint._status_entry(alpha, SyncPrivacy(0, "c9", "", "", ""))[0] is entry  # a repeat is served kept
+    assert len(endpoint._entries) == 1  # emptied when full, then filled again
+
+
+@pytest.mark.parametrize("consent", ["", "CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA.YAAAAAAAAAA", "a~b_c-d.e"])
+def test_entries_of_each_users_consent_string_come_from_one_kept_entry(monkeypatch, consent):
+    """The consent string is not part of the entry's key: every user's own string is joined into
+    the kept pieces, and the entry is the one rendered for that string."""
+    from hbserver.endpoints.cookie_sync import _entry
+    from hbserver.usersync.privacy import SyncPrivacy
+
+    endpoint, alpha = _entry_endpoint(monkeypatch, 3)
+    for i in range(5):
+        privacy = SyncPrivacy(1, consent + ("" if consent == "" else str(i)), "1YNN", "", "")
+        encoded = endpoint._status_entry(alpha, privacy)
+        assert encoded == orjson.dumps(_entry(alpha, privacy.macros()))
+        assert privacy.consent in json.loads(encoded)["usersync"]["url"]
+    assert len(endpoint._entries) == 1
+
+
+@pytest.mark.parametrize("consent", ['a"b', "a\\b", "a\nb", "h\u00e9", "a b"])
+def test_a_consent_string_json_would_change_is_rendered_whole_and_not_kept(monkeypatch, consent):
+    from hbserver.endpoints.cookie_sync import _entry
+    from hbserver.usersync.privacy import SyncPrivacy
+
+    endpoint, alpha = _entry_endpoint(monkeypatch, 3)
+    privacy = SyncPrivacy(1, consent, "", "", "")
+    encoded = endpoint._status_entry(alpha, privacy)
+    assert encoded == orjson.dumps(_entry(alpha, privacy.macros()))
+    assert json.loads(encoded)["usersync"]["url"].count(consent) >= 1
+    assert endpoint._entries == {}
+
+
+def test_a_sync_url_holding_the_slot_text_itself_is_rendered_whole(monkeypatch):
+    from hbserver.endpoints import cookie_sync
+    from hbserver.endpoints.cookie_sync import _entry
+    from hbserver.usersync.privacy import SyncPrivacy
+
+    endpoint, alpha = _entry_endpoint(monkeypatch, 3)
+    monkeypatch.setattr(cookie_sync, "_CONSENT_SLOT", "alpha")  # appears in the bidder's own URL text
+    for consent in ("CONE", "CTWO"):
+        privacy = SyncPrivacy(1, consent, "", "", "")
+        assert endpoint._status_entry(alpha, privacy) == orjson.dumps(_entry(alpha, privacy.macros()))
+        assert consent.encode() in endpoint._status_entry(alpha, privacy)
+    assert list(endpoint._entries.values()) == [()]  # kept as "render it whole"
 
 
 def test_parsed_bodies_are_kept_by_their_bytes_and_bounded(monkeypatch):

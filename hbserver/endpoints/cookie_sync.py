@@ -8,6 +8,7 @@ numeric ``account`` (prebid-universal-creative sends one) is read as its decimal
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -44,8 +45,8 @@ from hbserver.web.response import FastResponse
 
 UNKNOWN_ACCOUNT = "unknown"
 MAX_BIDDERS = 1000  # a request naming more bidders than any host has is cut here
-# bidder_status entries kept by (bidder, sync type, privacy values); cleared when full, since
-# requests with per-user consent strings would otherwise grow it without end
+# bidder_status entries kept by (bidder, sync type, privacy values but the consent string); cleared
+# when full, since requests with per-user US Privacy or GPP strings would otherwise grow it without end
 ENTRY_CACHE_SIZE = 4096
 _STATUS_OK = b'{"status":"ok","bidder_status":['
 _STATUS_NO_COOKIE = b'{"status":"no_cookie","bidder_status":['
@@ -241,7 +242,7 @@ class CookieSyncEndpoint:
         self.clock = clock
         self.note_account = note_account  # hand the account to the access log (off when it samples nothing)
         self._outcomes = {s: metrics.counter(metrics.cookie_sync_requests, s) for s in COOKIE_SYNC_STATUSES}
-        self._entries: dict[tuple[Any, ...], tuple[dict[str, Any], bytes]] = {}
+        self._entries: dict[tuple[Any, ...], tuple[bytes, ...]] = {}  # see _status_entry
         # (sync key, status) -> its syncer_requests handle, None for statuses not counted there
         self._syncer_counters: dict[tuple[str, Status], PendingCounter | None] = {}
 
@@ -356,41 +357,31 @@ class CookieSyncEndpoint:
 
         return check
 
-    def _status_entry(
-        self, item: Chosen, privacy: SyncPrivacy, signals: tuple[Any, ...] | None = None
-    ) -> tuple[dict[str, Any], bytes]:
-        """One ``bidder_status`` entry and its JSON; kept, since most requests repeat the same few.
-        ``signals`` is :func:`_signals` of ``privacy``, when the caller has it already."""
-        key = (item.bidder, item.sync_type, signals or _signals(privacy))
-        cached = self._entries.get(key)
-        if cached is None:
-            syncer = item.definition.syncer
-            assert syncer is not None
-            entry = {
-                "bidder": item.bidder,
-                "no_cookie": True,
-                "usersync": {
-                    "url": syncer.templates[item.sync_type].render(privacy.macros()),
-                    "type": item.sync_type,
-                    "supportCORS": syncer.support_cors,
-                },
-            }
+    def _status_entry(self, item: Chosen, privacy: SyncPrivacy) -> bytes:
+        """One ``bidder_status`` entry's JSON. A consent string that JSON keeps as it is (every TC
+        string) is joined into the entry's kept pieces: the entry of every other request with the
+        same bidder, sync type and other signals, cut where the consent goes, so that a consent
+        string of each user's own still finds its entry kept."""
+        consent = privacy.consent
+        if not _VERBATIM_CONSENT(consent):
+            return orjson.dumps(_entry(item, privacy.macros()))
+        key = (item.bidder, item.sync_type, privacy.gdpr_signal, privacy.us_privacy, privacy.gpp, privacy.gpp_sid)
+        pieces = self._entries.get(key)
+        if pieces is None:
+            pieces = _entry_pieces(item, privacy)
             if len(self._entries) >= ENTRY_CACHE_SIZE:
                 self._entries.clear()
-            cached = self._entries[key] = (entry, orjson.dumps(entry))
-        return cached
+            self._entries[key] = pieces
+        if not pieces:  # the slot text is the bidder's own: rendered whole each time
+            return orjson.dumps(_entry(item, privacy.macros()))
+        return consent.encode().join(pieces) if len(pieces) > 1 else pieces[0]
 
     def _respond(
         self, status_text: str, chosen: list[Chosen], evaluations: list[Evaluation], debug: bool,
         privacy: SyncPrivacy,
     ) -> web.Response:
-        signals = _signals(privacy)
-        kept = self._entries
-        entries = [kept.get((item.bidder, item.sync_type, signals)) or self._status_entry(item, privacy, signals)
-                   for item in chosen]
-        body = b"".join((
-            _STATUS_OK if status_text == "ok" else _STATUS_NO_COOKIE, b",".join([e[1] for e in entries]), b"]",
-        ))
+        entries = [self._status_entry(item, privacy) for item in chosen]
+        body = b"".join((_STATUS_OK if status_text == "ok" else _STATUS_NO_COOKIE, b",".join(entries), b"]"))
         if debug:
             rejected = [
                 {"bidder": e.bidder, "error": e.message()} if e.message() else {"bidder": e.bidder}
@@ -399,10 +390,41 @@ class CookieSyncEndpoint:
             if rejected:
                 body += b',"debug":' + orjson.dumps(rejected)
         if self.analytics.enabled:
-            self.analytics.log(cookie_sync_record(200, [], [e[0] for e in entries]))
+            self.analytics.log(cookie_sync_record(200, [], [orjson.loads(entry) for entry in entries]))
         return FastResponse(body=body + b"}\n", content_type="application/json", charset="utf-8")
 
 
-def _signals(privacy: SyncPrivacy) -> tuple[Any, ...]:
-    """What of ``privacy`` a ``bidder_status`` entry depends on (the sync URL's macros)."""
-    return (privacy.gdpr_signal, privacy.consent, privacy.us_privacy, privacy.gpp, privacy.gpp_sid)
+# A consent string of these characters is written into JSON unchanged (TC strings are base64url
+# segments joined by '.'), so it can be joined into an entry's pieces.
+_VERBATIM_CONSENT = re.compile(r"[A-Za-z0-9._~-]*").fullmatch
+# What an entry is rendered with in the consent's place (JSON keeps it unchanged); its pieces are
+# kept only when it appears exactly as often as the consent macro.
+_CONSENT_SLOT = "hbsConsentSlot7q3x"
+
+
+def _entry(item: Chosen, macros: dict[str, str]) -> dict[str, Any]:
+    """One ``bidder_status`` entry."""
+    syncer = item.definition.syncer
+    assert syncer is not None
+    return {
+        "bidder": item.bidder,
+        "no_cookie": True,
+        "usersync": {
+            "url": syncer.templates[item.sync_type].render(macros),
+            "type": item.sync_type,
+            "supportCORS": syncer.support_cors,
+        },
+    }
+
+
+def _entry_pieces(item: Chosen, privacy: SyncPrivacy) -> tuple[bytes, ...]:
+    """The entry's JSON cut where the consent goes (one piece when it does not appear; none when
+    the slot text is in the URL already, so that the cut would be wrong)."""
+    macros = privacy.macros()
+    macros["GDPRConsent"] = _CONSENT_SLOT
+    pieces = tuple(orjson.dumps(_entry(item, macros)).split(_CONSENT_SLOT.encode()))
+    syncer = item.definition.syncer
+    assert syncer is not None
+    if len(pieces) - 1 != syncer.templates[item.sync_type].parts[1::2].count("GDPRConsent"):
+        return ()
+    return pieces

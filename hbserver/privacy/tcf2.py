@@ -15,7 +15,6 @@ Bits left over in the final partial byte of the decoded segment are not read, as
 from __future__ import annotations
 
 import binascii
-import functools
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ RESTRICTION_NOT_ALLOWED = 0
 RESTRICTION_REQUIRE_CONSENT = 1
 RESTRICTION_REQUIRE_LI = 2
 
-CACHE_SIZE = 1024  # parsed strings kept by parse_tcf2_cached (per process)
+CACHE_SIZE = 1024  # choices keys kept by parse_tcf2_cached (per process)
 
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -330,18 +329,56 @@ def parse_tcf2(consent: str) -> TCF2Consent:
     )
 
 
-@functools.lru_cache(maxsize=CACHE_SIZE)
-def _parse_memo(consent: str) -> TCF2Consent | str:
-    """parse_tcf2's result, or its error message: failures are cached too (they repeat as well)."""
-    try:
-        return parse_tcf2(consent)
-    except ConsentError as exc:
-        return str(exc)
+# The memo behind parse_tcf2_cached: a string's choices key -> (the string parsed, its result or
+# the error's message). Emptied when full: a memo of per-user text must never grow without end.
+_memo: dict[str, tuple[str, TCF2Consent | str]] = {}
+# Characters 1-12 of a TC string are its Created and LastUpdated fields (bits 6-77), and nothing else.
+_STAMP_SHIFT = 96 - 78  # 16 characters decode to 96 bits; the stamps end at bit 78
+_MASK72 = (1 << 72) - 1
+
+
+def choices_key(consent: str) -> str | None:
+    """``consent`` without its Created and LastUpdated characters (1-12), when those are base64url
+    and more follow; else None (such a string cannot decode: it is too short, or its core segment
+    is not base64url). Every user's string differs in its timestamps and no decision reads them,
+    so strings with one key decode alike but for those two fields."""
+    if len(consent) > 16 and _BASE64URL.fullmatch(consent, 1, 13):
+        return consent[0] + consent[13:]
+    return None
+
+
+def _restamped(parsed: TCF2Consent, consent: str) -> TCF2Consent:
+    """``parsed`` (of a string with ``consent``'s choices key) with ``consent``'s own timestamps."""
+    head = binascii.a2b_base64(consent[:16].encode("ascii").translate(_TO_STANDARD))
+    stamps = (int.from_bytes(head, "big") >> _STAMP_SHIFT) & _MASK72
+    fields = dict(parsed.__dict__)
+    fields["created"] = _time(stamps >> 36)
+    fields["last_updated"] = _time(stamps & _MASK36)
+    return _new(TCF2Consent, **fields)
 
 
 def parse_tcf2_cached(consent: str) -> TCF2Consent:
-    """parse_tcf2 behind a bounded LRU cache (CACHE_SIZE strings per process)."""
-    result = _parse_memo(consent)
-    if isinstance(result, str):
+    """:func:`parse_tcf2` behind a memo of at most CACHE_SIZE choices keys per process: a string
+    differing from one seen before only in its timestamps is that one's result, restamped. Failures
+    are kept too (they repeat as well; a failure never depends on the timestamp characters).
+
+    On traffic where every user's string is its own, the key still repeats: users who made the same
+    choices with the same CMP share it."""
+    key = choices_key(consent)
+    if key is None:
+        return parse_tcf2(consent)  # fails, and fast: not kept
+    found = _memo.get(key)
+    if found is None:
+        try:
+            result: TCF2Consent | str = parse_tcf2(consent)
+        except ConsentError as exc:
+            result = str(exc)
+        if len(_memo) >= CACHE_SIZE:
+            _memo.clear()
+        found = _memo[key] = (consent, result)
+    text, result = found
+    if result.__class__ is str:
         raise ConsentError(result)
-    return result
+    if text != consent:
+        return _restamped(result, consent)  # type: ignore[arg-type]  # not a str: a TCF2Consent
+    return result  # type: ignore[return-value]

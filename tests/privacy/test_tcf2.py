@@ -540,24 +540,56 @@ def test_purpose_lookup_out_of_range_is_false(p: int) -> None:
     assert not c.purpose_consent(p) and not c.purpose_li(p)
 
 
-def test_cached_parse_returns_the_same_object_and_caches_failures() -> None:
-    tcf2._parse_memo.cache_clear()
+def test_cached_parse_returns_the_same_object_and_caches_failures(monkeypatch) -> None:
+    monkeypatch.setattr(tcf2, "_memo", {})
     first = parse_tcf2_cached(PBS_CONSENT)
     assert parse_tcf2_cached(PBS_CONSENT) is first
     assert first == parse_tcf2(PBS_CONSENT)
+    truncated = PBS_CONSENT[:20]
     for _ in range(2):
-        with pytest.raises(ConsentError, match=r"^invalid base64url$"):
-            parse_tcf2_cached("malformed")
-    info = tcf2._parse_memo.cache_info()
-    assert (info.hits, info.misses, info.maxsize) == (2, 2, tcf2.CACHE_SIZE)
+        with pytest.raises(ConsentError, match=r"^truncated core segment$"):
+            parse_tcf2_cached(truncated)
+    assert set(tcf2._memo) == {tcf2.choices_key(PBS_CONSENT), tcf2.choices_key(truncated)}
+    monkeypatch.setattr(tcf2, "parse_tcf2", None)  # both are answered from the memo now
+    assert parse_tcf2_cached(PBS_CONSENT) is first
+    with pytest.raises(ConsentError, match=r"^truncated core segment$"):
+        parse_tcf2_cached(truncated)
 
 
-def test_cache_is_bounded() -> None:
-    tcf2._parse_memo.cache_clear()
+def test_strings_that_cannot_decode_are_refused_without_being_kept(monkeypatch) -> None:
+    monkeypatch.setattr(tcf2, "_memo", {})
+    for consent in ("malformed", "C!" + PBS_CONSENT[2:], PBS_CONSENT[:5] + "." + PBS_CONSENT[6:]):
+        assert tcf2.choices_key(consent) is None
+        with pytest.raises(ConsentError):
+            parse_tcf2_cached(consent)
+    assert tcf2._memo == {}
+
+
+@pytest.mark.parametrize(("created", "updated"), [(0, 0), (16_504_920_000, 16_504_930_000), ((1 << 36) - 1, 1)])
+def test_a_string_differing_only_in_its_timestamps_is_the_kept_one_restamped(monkeypatch, created, updated):
+    """Every user's string has its own timestamps: the memo keys on the rest, and each caller still
+    gets its own string's Created and LastUpdated (the whole result equals parse_tcf2's)."""
+    monkeypatch.setattr(tcf2, "_memo", {})
+    base = CoreSegment(vendors=[1, 32, 755], purposes=[1, 2, 7], created=16_504_920_000)
+    first = parse_tcf2_cached(base.encode())
+    other = CoreSegment(vendors=[1, 32, 755], purposes=[1, 2, 7], created=created, last_updated=updated).encode()
+    assert tcf2.choices_key(other) == tcf2.choices_key(base.encode()) and other != base.encode()
+    again = parse_tcf2_cached(other)
+    assert again == parse_tcf2(other) and again is not first
+    assert (again.created, again.last_updated) == (tcf2._time(created), tcf2._time(updated))
+    assert len(tcf2._memo) == 1  # one key for both
+    different = CoreSegment(vendors=[1, 32], purposes=[1, 2, 7], created=created, last_updated=updated).encode()
+    assert parse_tcf2_cached(different) == parse_tcf2(different) and not parse_tcf2_cached(different).vendor_consent(755)
+    assert len(tcf2._memo) == 2
+
+
+def test_cache_is_bounded(monkeypatch) -> None:
+    monkeypatch.setattr(tcf2, "_memo", {})
     for i in range(tcf2.CACHE_SIZE + 50):
-        parse_tcf2_cached(CoreSegment(cmp_id=i % 4096, vendor_list_version=1 + i // 4096).encode())
-    assert tcf2._parse_memo.cache_info().currsize == tcf2.CACHE_SIZE
-    tcf2._parse_memo.cache_clear()
+        consent = CoreSegment(cmp_id=i % 4096, vendor_list_version=1 + i // 4096).encode()
+        assert parse_tcf2_cached(consent) == parse_tcf2(consent)
+        assert len(tcf2._memo) <= tcf2.CACHE_SIZE
+    assert len(tcf2._memo) == 50  # emptied when full, then filled again
 
 
 def test_overlong_consent_strings_are_refused_before_decoding():
