@@ -32,6 +32,7 @@ from hbserver.config import Config
 from hbserver.cpus import usable_cpus
 from hbserver.multiproc import MULTIPROC_ENV
 from hbserver.web.connection import ConnectionLimits, ConnectionRunner, ConnectionServer
+from hbserver.web.listener import BatchSite
 
 log = logging.getLogger("hbserver.server")
 
@@ -120,7 +121,8 @@ async def _serve(config: Config) -> int:
     if _early_stop:  # a signal that came while the worker was still starting
         stop.set()
     await runner.setup()
-    site = web.TCPSite(runner, config.host, config.port, reuse_port=True, backlog=LISTEN_BACKLOG)
+    # connections accepted in batches: uvloop takes one per loop turn (hbserver.web.listener)
+    site = BatchSite(runner, config.host, config.port, backlog=LISTEN_BACKLOG, reuse_port=True)
     try:
         await site.start()
     except OSError as exc:
