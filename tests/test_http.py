@@ -237,3 +237,49 @@ async def test_sync_endpoints_read_the_uids_cookie_among_many(make_client):
     response = await client.get("/getuids", headers={"Cookie": header})
     assert response.status == 200
     assert (await response.json()) == {"buyeruids": {"adnxs": "u-1"}}
+
+
+async def test_a_body_received_whole_is_taken_from_the_buffer_without_resuming_reading(aiohttp_server, monkeypatch):
+    """read_body takes a one-chunk body as read_nowait() would, minus its resume_reading() (a
+    re-feed of the parser and a transport call per POST); a chunked body pipelined behind it on the
+    same connection still goes through aiohttp's own read."""
+    import asyncio
+
+    from aiohttp.web_protocol import RequestHandler
+
+    from hbserver.appkeys import MAX_REQUEST_SIZE
+    from hbserver.web.body import read_body
+
+    resumed: list[bool] = []
+    original = RequestHandler.resume_reading
+
+    def resume_reading(self: RequestHandler, resume_parser: bool = True) -> None:
+        resumed.append(resume_parser)
+        original(self, resume_parser)
+
+    monkeypatch.setattr(RequestHandler, "resume_reading", resume_reading)
+    seen: list[tuple[bytes, int, bytes]] = []
+
+    async def echo(request: web.Request) -> web.Response:
+        await asyncio.sleep(0.05)  # the whole request is in by now
+        before = len(resumed)
+        body = await read_body(request)
+        seen.append((body, len(resumed) - before, await request.content.read()))
+        return web.Response(body=body)
+
+    app = web.Application()
+    app[MAX_REQUEST_SIZE] = 1000
+    app.router.add_post("/e", echo)
+    server = await aiohttp_server(app)
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    writer.write(b"POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+                 b"POST /e HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nde\r\n1\r\nf\r\n0\r\n\r\n")
+    try:
+        for expected in (b"abc", b"def"):
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+            assert head.startswith(b"HTTP/1.1 200 OK\r\n") and b"Content-Length: 3\r\n" in head
+            assert await reader.readexactly(3) == expected
+    finally:
+        writer.close()
+    assert seen[0] == (b"abc", 0, b"")  # taken whole, nothing resumed, nothing left
+    assert seen[1][0] == b"def" and seen[1][2] == b""

@@ -46,7 +46,8 @@ from hbserver.privacy.tcf2 import (
     RESTRICTION_REQUIRE_LI,
     ConsentError,
     TCF2Consent,
-    parse_tcf2_cached,
+    choices_key,
+    parse_tcf2_choices,
 )
 from hbserver.privacy.tcf_policy import ALGO_BASIC, ALGO_FULL, PurposePolicy, TcfPolicy
 
@@ -177,6 +178,7 @@ Enforcer = FullEnforcement | BasicEnforcement
 
 
 RESULTS_CACHE_SIZE = 4096  # auction decisions kept per account policy (cleared when full)
+SYNCS_CACHE_SIZE = 4096  # sync decisions kept per account policy (cleared when full)
 
 
 class _Enforcers:
@@ -185,14 +187,16 @@ class _Enforcers:
     PBS-Go builds and caches them per request; here they are built once per policy (account).
     """
 
-    __slots__ = ("basic_vendors", "results", "rows")
+    __slots__ = ("basic_vendors", "results", "rows", "syncs")
 
     def __init__(self, policy: TcfPolicy) -> None:
         basic_vendors = policy.basic_enforcement_vendors
         self.basic_vendors = basic_vendors
-        # Auction decisions by (consent string, core bidder, vendor id, vendor list): TCF 2.2 CMPs
-        # date strings to the day, so the same string comes back from many users; bounded.
+        # Auction decisions by (consent's choices key, core bidder, vendor id, vendor list): the
+        # key leaves out the timestamps, so every user who made the same choices shares it; bounded.
         self.results: dict[tuple[str, str, int, int], AuctionPermissions] = {}
+        # Sync decisions by (choices key, bidder or None for the host, vendor id, vendor list); bounded.
+        self.syncs: dict[tuple[str, str | None, int, GlobalVendorList | None], bool] = {}
         rows = []
         for n in range(1, 11):
             cfg = policy.purpose(n)
@@ -252,7 +256,7 @@ _UNPARSED = object()
 class GdprPermissions:
     """TCF v2 decisions for one request in GDPR scope (PBS-Go ``permissionsImpl``)."""
 
-    __slots__ = ("_alias_gvl_ids", "_consent", "_error", "_gvl", "_non_standard", "_parsed", "_policy")
+    __slots__ = ("_alias_gvl_ids", "_consent", "_error", "_gvl", "_key", "_non_standard", "_parsed", "_policy")
 
     def __init__(
         self,
@@ -271,19 +275,21 @@ class GdprPermissions:
         self._non_standard = publisher_id in non_standard_publishers
         self._parsed: object = _UNPARSED
         self._error = ""
+        self._key = choices_key(consent)  # None: the string cannot decode (or is empty)
 
     @property
     def policy(self) -> TcfPolicy:
         return self._policy
 
     def parsed_consent(self) -> TCF2Consent | None:
-        """The decoded consent string, or None when it is empty or malformed (decoded once)."""
+        """The decoded consent string, or None when it is empty or malformed (decoded once). For
+        decisions: its timestamps may be those of a string with the same choices (``parse_tcf2_choices``)."""
         parsed = self._parsed
         if parsed is _UNPARSED:
             parsed = None
             if self._consent:
                 try:
-                    parsed = parse_tcf2_cached(self._consent)
+                    parsed = parse_tcf2_choices(self._consent, self._key)
                 except ConsentError as exc:
                     self._error = str(exc)
             self._parsed = parsed
@@ -303,24 +309,40 @@ class GdprPermissions:
         """
         if host_vendor_id == 0:
             return True
+        key = self._key
+        memo_key = (key, None, host_vendor_id, self._gvl)
+        if key is not None and (decided := enforcers(self._policy).syncs.get(memo_key)) is not None:  # type: ignore[arg-type]
+            return decided
         consent = self.parsed_consent()
         if consent is None:
             if self._error:
                 raise ConsentError(self._error)
             return False
-        return sync_allowed(self._policy, consent, host_vendor_id, self._gvl)
+        return self._keep_sync(memo_key, sync_allowed(self._policy, consent, host_vendor_id, self._gvl))
 
     def bidder_sync_allowed(self, bidder: str, vendor_id: int) -> bool:
         """May this bidder sync? False for vendor id 0, an id the GVL does not hold, or an empty
         or malformed consent; purpose-1 vendor exceptions apply."""
         if vendor_id <= 0 or not listed(self._gvl, vendor_id):
             return False
+        key = self._key
+        memo_key = (key, bidder, vendor_id, self._gvl)
+        if key is not None and (decided := enforcers(self._policy).syncs.get(memo_key)) is not None:  # type: ignore[arg-type]
+            return decided
         consent = self.parsed_consent()
         if consent is None:
             return False
         policy = self._policy
         exception = bidder in policy.purpose_vendor_exceptions(PURPOSE_STORAGE)
-        return sync_allowed(policy, consent, vendor_id, self._gvl, bidder, exception)
+        return self._keep_sync(memo_key, sync_allowed(policy, consent, vendor_id, self._gvl, bidder, exception))
+
+    def _keep_sync(self, memo_key: tuple[str | None, str | None, int, GlobalVendorList | None], allowed: bool) -> bool:
+        """Keep a sync decision (made on a consent that decoded, so its choices key is set) by that key."""
+        syncs = enforcers(self._policy).syncs
+        if len(syncs) >= SYNCS_CACHE_SIZE:
+            syncs.clear()
+        syncs[memo_key] = allowed  # type: ignore[index]
+        return allowed
 
     # -- auction ------------------------------------------------------------------------------
 
@@ -349,7 +371,7 @@ class GdprPermissions:
                 vendor_id = 0  # not in the list: PBS-Go resolves it to 0
         has_gvl = gvl is not None
         found = enforcers(self._policy)
-        key = (self._consent, core, vendor_id, id(gvl))
+        key = (self._key, core, vendor_id, id(gvl))  # the choices key: set, since the consent decoded
         decided = found.results.get(key)
         if decided is not None:
             return decided

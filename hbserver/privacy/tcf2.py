@@ -357,6 +357,20 @@ def _restamped(parsed: TCF2Consent, consent: str) -> TCF2Consent:
     return _new(TCF2Consent, **fields)
 
 
+def _memoized(consent: str, key: str) -> tuple[str, TCF2Consent | str]:
+    """The memo's (string parsed, result or error message) for ``key``, parsing ``consent`` on a miss."""
+    found = _memo.get(key)
+    if found is None:
+        try:
+            result: TCF2Consent | str = parse_tcf2(consent)
+        except ConsentError as exc:
+            result = str(exc)
+        if len(_memo) >= CACHE_SIZE:
+            _memo.clear()
+        found = _memo[key] = (consent, result)
+    return found
+
+
 def parse_tcf2_cached(consent: str) -> TCF2Consent:
     """:func:`parse_tcf2` behind a memo of at most CACHE_SIZE choices keys per process: a string
     differing from one seen before only in its timestamps is that one's result, restamped. Failures
@@ -367,18 +381,21 @@ def parse_tcf2_cached(consent: str) -> TCF2Consent:
     key = choices_key(consent)
     if key is None:
         return parse_tcf2(consent)  # fails, and fast: not kept
-    found = _memo.get(key)
-    if found is None:
-        try:
-            result: TCF2Consent | str = parse_tcf2(consent)
-        except ConsentError as exc:
-            result = str(exc)
-        if len(_memo) >= CACHE_SIZE:
-            _memo.clear()
-        found = _memo[key] = (consent, result)
-    text, result = found
+    text, result = _memoized(consent, key)
     if result.__class__ is str:
         raise ConsentError(result)
     if text != consent:
         return _restamped(result, consent)  # type: ignore[arg-type]  # not a str: a TCF2Consent
+    return result  # type: ignore[return-value]
+
+
+def parse_tcf2_choices(consent: str, key: str | None) -> TCF2Consent:
+    """For decisions only: :func:`parse_tcf2_cached` without the restamping, so ``created`` and
+    ``last_updated`` may be those of another string with the same :func:`choices_key` (``key``,
+    which the caller has made). No decision reads them."""
+    if key is None:
+        return parse_tcf2(consent)
+    result = _memoized(consent, key)[1]
+    if result.__class__ is str:
+        raise ConsentError(result)
     return result  # type: ignore[return-value]

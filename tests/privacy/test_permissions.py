@@ -853,11 +853,11 @@ def test_enforcers_are_built_once_per_policy() -> None:
 def test_consent_is_decoded_once_per_request(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
 
-    def counting(value: str) -> Any:
+    def counting(value: str, key: str | None) -> Any:
         calls.append(value)
         return parse_tcf2(value)
 
-    monkeypatch.setattr(permissions_module, "parse_tcf2_cached", counting)
+    monkeypatch.setattr(permissions_module, "parse_tcf2_choices", counting)
     tc = consent(**P2)
     perms = GdprPermissions(policy(), tc, gvl=GVL_P2_CONSENT)
     for bidder in ("a", "b", "c"):
@@ -866,6 +866,37 @@ def test_consent_is_decoded_once_per_request(monkeypatch: pytest.MonkeyPatch) ->
     assert calls == [tc]
     GdprPermissions(policy(), "", gvl=None).auction(BIDDER, BIDDER, V)
     assert calls == [tc]  # an empty consent is not decoded
+
+
+def test_sync_decisions_are_kept_by_the_consents_choices_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every user's string has its own timestamps: a decision is made once per choices key (bidder,
+    vendor, vendor list) and kept on the policy, at most SYNCS_CACHE_SIZE of them."""
+    monkeypatch.setattr(permissions_module, "SYNCS_CACHE_SIZE", 4)
+    tcf = policy()
+    allowed = {"purposes": [1], "vendors": [V]}
+    strings = [consent(**allowed, created=16_500_000_000 + n, last_updated=16_500_000_000 + 2 * n) for n in range(3)]
+    assert len(set(strings)) == 3
+    assert GdprPermissions(tcf, strings[0], gvl=NO_GVL).bidder_sync_allowed(BIDDER, V)
+    assert GdprPermissions(tcf, strings[0], gvl=NO_GVL).host_cookie_allowed(V)
+    kept = permissions_module.enforcers(tcf).syncs
+    assert len(kept) == 2
+    monkeypatch.setattr(permissions_module, "sync_allowed", None)  # the others' decisions come from the memo
+    for other in strings[1:]:
+        perms = GdprPermissions(tcf, other, gvl=NO_GVL)
+        assert perms.bidder_sync_allowed(BIDDER, V) and perms.host_cookie_allowed(V)
+    assert len(kept) == 2
+    monkeypatch.undo()
+    monkeypatch.setattr(permissions_module, "SYNCS_CACHE_SIZE", 4)
+    refused = consent(purposes=[1], vendors=[6])  # other choices: a key of its own, decided anew
+    assert not GdprPermissions(tcf, refused, gvl=NO_GVL).bidder_sync_allowed(BIDDER, V)
+    for vendor_id in range(40, 50):
+        GdprPermissions(tcf, refused, gvl=NO_GVL).bidder_sync_allowed(BIDDER, vendor_id)
+        assert len(kept) <= 4
+    before = dict(kept)
+    with pytest.raises(ConsentError):  # a malformed string is never kept
+        GdprPermissions(tcf, strings[0][:30], gvl=NO_GVL).host_cookie_allowed(V)
+    assert not GdprPermissions(tcf, strings[0][:30], gvl=NO_GVL).bidder_sync_allowed(BIDDER, V)
+    assert kept == before
 
 
 # PBS-Go TestBasicLegalBasis, run on BasicEnforcement itself with its overrides.
