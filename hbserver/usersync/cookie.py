@@ -36,7 +36,6 @@ _HTML_ESCAPES = (
 )
 _ESCAPE_CANDIDATES = b"<>&\xe2"
 _URLSAFE = bytes.maketrans(b"+/", b"-_")  # standard base64 alphabet -> URL alphabet
-_SORTED_UTC_Z = orjson.OPT_UTC_Z | orjson.OPT_SORT_KEYS
 # Go's URLEncoding: URL alphabet, '=' padding, a length that is a multiple of 4 (checked on decode).
 _BASE64URL = re.compile(r"(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}==|[A-Za-z0-9_-]{3}=)?")
 _RFC3339 = re.compile(
@@ -158,16 +157,19 @@ def decode_cookie(value: str | None) -> UidsCookie:
     return cookie
 
 
+def _uids_document(uids: dict[str, UidEntry]) -> dict[str, dict[str, object]]:
+    """The uids as Go writes them: map keys sorted, each entry {"uid", "expires"} in field order. Plain
+    dicts: orjson writes a slots dataclass about five times slower than a dict of its fields."""
+    return {key: {"uid": (entry := uids[key]).uid, "expires": entry.expires} for key in sorted(uids)}
+
+
 def encode_cookie(cookie: UidsCookie) -> str:
-    # orjson writes each UidEntry as {"uid", "expires"} (a dataclass, in field order), the aware
-    # UTC datetimes as RFC 3339 with "Z", as Go does (a non-zero fraction keeps its six digits where
-    # Go would trim trailing zeros; both read the same), and sorts the map keys, as Go does.
-    if not cookie.optout:
-        data = orjson.dumps({"tempUIDs": cookie.uids} if cookie.uids else {}, option=_SORTED_UTC_Z)
-    else:  # "optout" after "tempUIDs" (the key order Go writes), so not sorted at the top
-        doc: dict[str, object] = {"tempUIDs": dict(sorted(cookie.uids.items()))} if cookie.uids else {}
+    # orjson writes the aware UTC datetimes as RFC 3339 with "Z", as Go does (a non-zero fraction
+    # keeps its six digits where Go would trim trailing zeros; both read the same).
+    doc: dict[str, object] = {"tempUIDs": _uids_document(cookie.uids)} if cookie.uids else {}
+    if cookie.optout:  # "optout" after "tempUIDs" (the key order Go writes)
         doc["optout"] = True
-        data = orjson.dumps(doc, option=orjson.OPT_UTC_Z)
+    data = orjson.dumps(doc, option=orjson.OPT_UTC_Z)
     # Anything _HTML_ESCAPES may replace? (0xE2 leads U+2028/U+2029; other characters starting with
     # it only cost a needless replace pass.) One deleting translate is cheaper than four scans.
     if len(data.translate(None, _ESCAPE_CANDIDATES)) != len(data):

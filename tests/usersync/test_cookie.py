@@ -250,3 +250,20 @@ def test_host_cookie_fills_its_family(existing, expected):
     cookies = {"uids": encode_cookie(UidsCookie(dict(existing))), "hostid": "host-1"}
     cookie = read_request_cookie(cookies, NOW, host_family="host", host_cookie_name="hostid")
     assert cookie.uids["host"].uid == expected
+
+
+@pytest.mark.parametrize("optout", [False, True])
+def test_encoding_matches_orjsons_sorted_dataclass_output(optout):
+    """encode_cookie writes plain dicts (faster) with the bytes orjson gives the UidEntry dataclasses
+    with sorted keys: field order inside each entry, keys in UTF-8 order (non-ASCII ones too)."""
+    import orjson
+
+    uids = {key: UidEntry(f"u-{key}", datetime(2026, 1, 15, 3, 4, 5, 678, tzinfo=UTC) if key < "m" else ZERO_TIME)
+            for key in ("zeta", "alpha", "\u00e9t\u00e9", "Beta", "\U0001f600", "a")}
+    cookie = UidsCookie(dict(uids), optout=optout)
+    if optout:
+        doc = {"tempUIDs": dict(sorted(uids.items())), "optout": True}
+        expected = orjson.dumps(doc, option=orjson.OPT_UTC_Z)
+    else:
+        expected = orjson.dumps({"tempUIDs": uids}, option=orjson.OPT_UTC_Z | orjson.OPT_SORT_KEYS)
+    assert base64.urlsafe_b64decode(encode_cookie(cookie)) == expected
