@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -355,6 +355,15 @@ def format_table(report: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# the criteria comparing a scenario's CPU per request with another's: the key, and (own, theirs, bound) ->
+# (the comparison, the criterion) as the table says them
+_PEER_CRITERIA: tuple[tuple[str, Callable[[Any, Any, float], tuple[str, str]]], ...] = (
+    ("cpu_within", lambda own, theirs, x: (
+        f"{100 * (own / theirs - 1):+.1f} %" if own and theirs else "", f"within ±{100 * x:g} %")),
+    ("cpu_at_most", lambda own, theirs, x: (f"{own / theirs:.2f}x" if own and theirs else "", f"at most {x:g}x")),
+)
+
+
 def _comparison_lines(entries: Sequence[Mapping[str, Any]]) -> list[str]:
     """A line per scenario with a ceiling (limit server) or a ``cpu_within`` criterion."""
     lines = []
@@ -366,28 +375,18 @@ def _comparison_lines(entries: Sequence[Mapping[str, Any]]) -> list[str]:
                 f"{entry['name']} cpu {_fmt(entry['cpu_ratio'], '.2f')} of a ceiling "
                 f"{_fmt(ceiling['cpu_ratio'], '.2f')} ({ceiling['scenario']}): {share}"
             )
-    for entry in entries:
-        if entry.get("cpu_within") is None:
-            continue
-        reference, tolerance = entry["cpu_within"]
-        own, theirs = entry["median"].get("server_cpu_us_per_request"), entry.get("cpu_within_reference_us")
-        change = "-" if own is None or not theirs else f"{100 * (own / theirs - 1):+.1f} %"
-        verdict = {True: "met", False: "NOT MET", None: "not judged"}[entry.get("cpu_within_met")]
-        lines.append(
-            f"{entry['name']} server CPU {_fmt(own, '.1f')} µs/request vs {reference} {_fmt(theirs, '.1f')}: "
-            f"{change} (within ±{100 * tolerance:g} %: {verdict})"
-        )
-    for entry in entries:
-        if entry.get("cpu_at_most") is None:
-            continue
-        reference, factor = entry["cpu_at_most"]
-        own, theirs = entry["median"].get("server_cpu_us_per_request"), entry.get("cpu_at_most_reference_us")
-        share = "-" if own is None or not theirs else f"{own / theirs:.2f}x"
-        verdict = {True: "met", False: "NOT MET", None: "not judged"}[entry.get("cpu_at_most_met")]
-        lines.append(
-            f"{entry['name']} server CPU {_fmt(own, '.1f')} µs/request vs {reference} {_fmt(theirs, '.1f')}: "
-            f"{share} (at most {factor:g}x: {verdict})"
-        )
+    for key, describe in _PEER_CRITERIA:
+        for entry in entries:
+            if entry.get(key) is None:
+                continue
+            reference, bound = entry[key]
+            own, theirs = entry["median"].get("server_cpu_us_per_request"), entry.get(f"{key}_reference_us")
+            change, criterion = describe(own, theirs, bound)
+            verdict = {True: "met", False: "NOT MET", None: "not judged"}[entry.get(f"{key}_met")]
+            lines.append(
+                f"{entry['name']} server CPU {_fmt(own, '.1f')} µs/request vs {reference} {_fmt(theirs, '.1f')}: "
+                f"{'-' if own is None or not theirs else change} ({criterion}: {verdict})"
+            )
     return lines
 
 
