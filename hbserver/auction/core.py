@@ -653,24 +653,10 @@ class AuctionService:
         on the way cannot be planned (a random draw, a missing adapter, an adapter that raised, floors
         rules that read a spliced value)."""
         validated = prepared.instantiate()
-        values: list[Any] = [None] * FIXED_SLOTS
-        if http.user_agent:
-            values[SLOT_UA] = PLACEHOLDER_UA[which]
-        kind = ip_kind(http.ip)
-        if kind:
-            values[SLOT_IP] = (PLACEHOLDER_IPV4 if kind == 4 else PLACEHOLDER_IPV6)[which]
-        if prepared.fresh_id:
-            values[SLOT_ID] = validated.request["id"]  # instantiate's new UUID
+        values, placeholders = _placeholders(prepared, http, which, validated.request["id"])
         if page_kind:
             values[SLOT_PAGE], values[SLOT_DOMAIN] = placeholder_page(page_kind, which)
             validated.request = with_page(validated.request, values[SLOT_PAGE], values[SLOT_DOMAIN])
-        uids: dict[str, str] = {}
-        for index, uid_key in enumerate(prepared.uid_keys):
-            uid = PLACEHOLDER_UID[which].format(index) if http.uids.get(uid_key) else None
-            if uid is not None:
-                uids[uid_key] = uid
-            values.append(uid)
-        placeholders = HttpContext(values[SLOT_UA] or "", http.referer, values[SLOT_IP] or "", http.dnt, http.gpc, uids)
         request = validated.request = _with_http_fields(validated.request, placeholders)
         tids: list[str] = []
         apply_tids(request, self.config.auto_gen_source_tid, recording(new_uuid, tids))
@@ -696,7 +682,7 @@ class AuctionService:
                 return None
         privacy = read_privacy(request, self.config, account, "amp", self.gvl)
         bidder_requests, blocked, notices = self._split(
-            request, validated, uids, privacy, account, setup.adjustments, setup.alt_codes, setup.multibid,
+            request, validated, placeholders.uids, privacy, account, setup.adjustments, setup.alt_codes, setup.multibid,
             floors_on and floor_settings.adjust_for_bid_adjustment,
         )  # fmt: skip
         extra_headers = {"Sec-GPC": "1"} if http.gpc == "1" else {}
@@ -1139,6 +1125,29 @@ def _checked_us_privacy(request: dict[str, Any], warnings: list[Message]) -> dic
         ))
         return {**request, "regs": {k: v for k, v in regs.items() if k != "us_privacy"}}
     return request
+
+
+def _placeholders(
+    prepared: PreparedRequest, http: HttpContext, which: int, request_id: Any
+) -> tuple[list[Any], HttpContext]:
+    """A plan run's values by slot (placeholder set ``which`` where ``http`` has a value; the page slots
+    left to the caller) and the HTTP context holding them; ``request_id``: the instantiated request's."""
+    values: list[Any] = [None] * FIXED_SLOTS
+    if http.user_agent:
+        values[SLOT_UA] = PLACEHOLDER_UA[which]
+    kind = ip_kind(http.ip)
+    if kind:
+        values[SLOT_IP] = (PLACEHOLDER_IPV4 if kind == 4 else PLACEHOLDER_IPV6)[which]
+    if prepared.fresh_id:
+        values[SLOT_ID] = request_id  # instantiate's new UUID
+    uids: dict[str, str] = {}
+    for index, uid_key in enumerate(prepared.uid_keys):
+        uid = PLACEHOLDER_UID[which].format(index) if http.uids.get(uid_key) else None
+        if uid is not None:
+            uids[uid_key] = uid
+        values.append(uid)
+    context = HttpContext(values[SLOT_UA] or "", http.referer, values[SLOT_IP] or "", http.dnt, http.gpc, uids)
+    return values, context
 
 
 def _with_http_fields(request: dict[str, Any], http: HttpContext) -> dict[str, Any]:
