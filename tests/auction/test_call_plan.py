@@ -420,3 +420,10 @@ async def test_prepared_requests_and_seen_keys_are_bounded(make_client, bidders,
     assert len(endpoint.prepared) == 2  # each prepared on its second visit, the oldest evicted
     assert len(endpoint.seen) == 3
     await client.close()
+
+
+@pytest.mark.parametrize("code", range(0x180))
+def test_a_plain_page_reads_the_same_spliced_exactly_when_spliceable_says_so(code):
+    """The page match checks in one pass what spliceable() checks: each character after the host."""
+    url = f"https://a.example/p{chr(code)}q"
+    assert (amp_page(url).kind == 1) is spliceable(url)
