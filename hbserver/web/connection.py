@@ -37,6 +37,7 @@ from aiohttp.web_request import BaseRequest
 
 from hbserver.appkeys import METRICS
 from hbserver.config import HttpTimeouts
+from hbserver.web.dispatch import fast_request_handler
 from hbserver.web.errors import HttpError
 
 if TYPE_CHECKING:  # the metrics module fixes prometheus-client's mode when imported
@@ -276,7 +277,7 @@ class ConnectionRunner(web.AppRunner):
     async def _make_server(self) -> ConnectionServer:
         made = await super()._make_server()  # the application's start-up, its handler and request factory
         return ConnectionServer(
-            made.request_handler,
+            fast_request_handler(self._app, made.request_handler),  # plain routes without aiohttp's routing
             limits=self._limits,
             metrics=self._app.get(METRICS),
             request_factory=made.request_factory,

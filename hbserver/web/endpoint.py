@@ -95,7 +95,8 @@ def wrap(
                 if request.transport is None:  # the client left (mid-body, say): not an error of ours
                     return client_disconnected(request, endpoint, metrics, web.Response(status=499))
                 response = internal_error(request, endpoint, metrics, rid)
-            if request.transport is None:
+            protocol = request._protocol  # request.transport, without the property call
+            if protocol is None or protocol.transport is None:
                 return client_disconnected(request, endpoint, metrics, response)
             # response.prepared, without the property call (StreamResponse's own fields)
             if response._payload_writer is None and not response._eof_sent:
@@ -106,7 +107,7 @@ def wrap(
                 if origin is not None and len(origin) <= MAX_ORIGIN_LENGTH:
                     apply_cors(headers, origin)
             seconds = _perf_counter() - start
-            status = response.status
+            status = response._status  # response.status, without the property call
             handles = answers.get(status)
             if handles is None:
                 handles = answers[status] = metrics.answer_handles(endpoint, status)
