@@ -427,6 +427,12 @@ def test_parsed_bodies_are_kept_by_their_bytes_and_bounded(monkeypatch):
         cookie_sync.parse_request_cached(b'{"limit":%d}' % n)
         assert len(cookie_sync._parsed) <= 3
     assert cookie_sync.parse_request_cached(b'{"limit":4}').limit == 4
+    kept = dict(cookie_sync._parsed)
+    consent = b'{"gdpr":1,"gdpr_consent":"CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA"}'
+    for per_user in (consent, b'{"gpp":"DBABMA~x"}'):
+        parsed = cookie_sync.parse_request_cached(per_user)  # each user's own string: never kept
+        assert parsed == cookie_sync.parse_request(per_user) and parsed.gdpr_consent + parsed.gpp
+    assert cookie_sync._parsed == kept
 
 
 def test_evaluations_and_choices_are_shared_values_and_bounded(monkeypatch):
