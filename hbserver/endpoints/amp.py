@@ -175,6 +175,8 @@ class AmpEndpoint:
         if entry is not None and raw == entry.raw:  # bytes compare identity first
             tmax, prepared = entry.tmax, entry.prepared
         else:  # first seen, or the stored request changed
+            if entry is not None:  # the entry's parameters hold another visit's page: this one's own
+                params, query_warnings = parse_amp_query(request.query, origin)  # parsed as before: no error
             try:
                 stored = check_stored(params.tag_id, loads_json(raw))
             except orjson.JSONDecodeError as exc:  # malformed, or nested too deep (JsonTooDeep)

@@ -427,3 +427,26 @@ def test_a_plain_page_reads_the_same_spliced_exactly_when_spliceable_says_so(cod
     """The page match checks in one pass what spliceable() checks: each character after the host."""
     url = f"https://a.example/p{chr(code)}q"
     assert (amp_page(url).kind == 1) is spliceable(url)
+
+
+@pytest.mark.parametrize(
+    ("debug", "changed"),
+    [("", {"tmax": 700}), ("", {"test": 1}), ("&debug=1", {"tmax": 700})],  # test/debug: the full path
+)
+async def test_a_changed_stored_request_is_built_with_this_visits_page(make_client, bidders, data_dir, debug, changed):
+    from urllib.parse import quote
+
+    from hbserver.appkeys import STORED
+
+    bidders.bids["alpha"] = [bid("slot-1", 1.5, "a1")]
+    _store(data_dir, "t1", stored_request())
+    client = await make_client(bidder_config(bidders, "alpha", "beta"))
+    for page in ("https://a.example/1", "https://a.example/2"):  # prepared on the second visit
+        await client.get(f"/openrtb2/amp?{PAGE_QUERY.format(curl=quote(page, safe=''))}{debug}")
+    _store(data_dir, "t1", stored_request(**changed))
+    client.app[STORED].invalidate("requests", ["t1"])
+    response = await client.get(f"/openrtb2/amp?{PAGE_QUERY.format(curl=quote('https://b.example/3', safe=''))}{debug}")
+    assert response.status == 200
+    assert bidders.received["alpha"][-1]["site"]["page"] == "https://b.example/3"
+    assert bidders.received["alpha"][-1]["site"]["domain"] == "b.example"
+    await client.close()
