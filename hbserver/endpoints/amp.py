@@ -36,7 +36,7 @@ from hbserver.auction.amp import (
 )
 from hbserver.auction.auction_metrics import RequestCounts
 from hbserver.auction.callplan import AmpPage, amp_page
-from hbserver.auction.core import STORED_FETCH_TIMEOUT_S, AuctionRefused, AuctionService
+from hbserver.auction.core import STORED_FETCH_TIMEOUT_S, AuctionRefused, AuctionResult, AuctionService
 from hbserver.auction.messages import Message
 from hbserver.auction.prepared import PREPARED_AMP_ENTRIES, PREPARED_AMP_SEEN, PreparedRequest, preparable
 from hbserver.auction.request_error import refusal_text
@@ -151,55 +151,18 @@ class AmpEndpoint:
         key, page = self._key(request, origin)
         entry = self.prepared.get(key)
         if entry is None:
-            try:
-                params, query_warnings = parse_amp_query(request.query, origin)
-            except AmpError as exc:
-                raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
-            problem = id_problem(params.tag_id)
-            if problem is not None:  # the client's: no backend could look it up
-                raise AuctionRefused(400, f"Invalid request: tag_id is invalid: {problem}", "badinput")
+            params, query_warnings = _params(request, origin)
         else:
             params, query_warnings = entry.params, entry.query_warnings
-        raw = self.stored.cached_amp_request(params.tag_id)
-        errors: list[str] = []
-        if raw is None:
-            remaining = self.default_timeout_ms / 1000
-            raw, errors = await self.stored.fetch_amp_request(params.tag_id, min(STORED_FETCH_TIMEOUT_S, remaining))
-        if raw is None:
-            failure = fetch_failure(errors)
-            if failure is not None:  # the server's: a backend failed (its detail is logged, not sent)
-                raise AuctionRefused(503, str(failure), "err")
-            raise AuctionRefused(400, f"Invalid request: No AMP config found for tag_id {params.tag_id}.", "badinput")
+        raw = await self._stored_bytes(params.tag_id)
         auction_request: dict[str, Any] = {}
         warnings: list[Message] = []
         if entry is not None and raw == entry.raw:  # bytes compare identity first
             tmax, prepared = entry.tmax, entry.prepared
         else:  # first seen, or the stored request changed
             if entry is not None:  # the entry's parameters hold another visit's page: this one's own
-                params, query_warnings = parse_amp_query(request.query, origin)  # parsed as before: no error
-            try:
-                stored = check_stored(params.tag_id, loads_json(raw))
-            except orjson.JSONDecodeError as exc:  # malformed, or nested too deep (JsonTooDeep)
-                raise AuctionRefused(
-                    400, f"Invalid request: the stored request for tag_id {params.tag_id} is not valid JSON: {exc}",
-                    "badinput",
-                ) from None
-            except AmpError as exc:
-                raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
-            tmax = amp_tmax(self.default_timeout_ms, params.timeout, stored.get("tmax"))
-            auction_request, consent_warnings = amp_request(stored, params, self.gdpr_enabled)
-            warnings = query_warnings + consent_warnings
-            prepared = None
-            # prepared on the second visit: one that never comes back costs no preparing
-            if not params.debug and self.seen.check(key) and preparable(auction_request):
-                try:
-                    prepared = self.service.prepare(
-                        auction_request, warnings, fresh_id=stored.get("id") == UUID_MACRO
-                    )
-                except RequestError as exc:
-                    raise AuctionRefused(400, refusal_text(exc), "badinput") from None
-                if prepared is not None:
-                    self.prepared.put(key, _PreparedAmp(params, query_warnings, raw, tmax, prepared))
+                params, query_warnings = _params(request, origin)  # parsed as before: no error
+            tmax, auction_request, warnings, prepared = self._build(key, params, query_warnings, raw)
         budget = max(0, tmax - self.adjustment_ms)
         result = await self.service.execute(
             auction_request, http_context(request, self.sync), start,
@@ -211,16 +174,50 @@ class AmpEndpoint:
                              has_cookie=COOKIE_NAME in request.cookies, account=result.account)
         request[ACCOUNT] = result.account  # for the access and interaction logs
         request[BIDDERS] = result.bidders
-        targeting = result.amp_targeting if result.amp_targeting is not None else amp_targeting(result.response)
         self._record(200, result.account, result.bidders, result.bids, [], result.details)
-        body: dict[str, Any] = {"targeting": targeting}
-        source_ext = result.response.get("ext", {})
-        ext = {key: source_ext[key] for key in ("errors", "warnings") if key in source_ext}
-        if params.debug and "debug" in source_ext:
-            ext["debug"] = source_ext["debug"]
-        if ext:
-            body["ext"] = ext
-        return FastResponse(body=orjson.dumps(body), content_type="application/json")
+        return _answer(result, params.debug)
+
+    async def _stored_bytes(self, tag_id: str) -> bytes | str:
+        """The stored request's bytes (the in-process cache first); AuctionRefused 503/400 without them."""
+        raw = self.stored.cached_amp_request(tag_id)
+        errors: list[str] = []
+        if raw is None:
+            remaining = self.default_timeout_ms / 1000
+            raw, errors = await self.stored.fetch_amp_request(tag_id, min(STORED_FETCH_TIMEOUT_S, remaining))
+        if raw is None:
+            failure = fetch_failure(errors)
+            if failure is not None:  # the server's: a backend failed (its detail is logged, not sent)
+                raise AuctionRefused(503, str(failure), "err")
+            raise AuctionRefused(400, f"Invalid request: No AMP config found for tag_id {tag_id}.", "badinput")
+        return raw
+
+    def _build(
+        self, key: str, params: AmpParams, query_warnings: list[Message], raw: bytes | str
+    ) -> tuple[int, dict[str, Any], list[Message], PreparedRequest | None]:
+        """The auction request from the stored bytes and the query: (tmax, request, warnings, its prepared
+        form when it is kept under ``key``, on the key's second visit)."""
+        try:
+            stored = check_stored(params.tag_id, loads_json(raw))
+        except orjson.JSONDecodeError as exc:  # malformed, or nested too deep (JsonTooDeep)
+            raise AuctionRefused(
+                400, f"Invalid request: the stored request for tag_id {params.tag_id} is not valid JSON: {exc}",
+                "badinput",
+            ) from None
+        except AmpError as exc:
+            raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+        tmax = amp_tmax(self.default_timeout_ms, params.timeout, stored.get("tmax"))
+        auction_request, consent_warnings = amp_request(stored, params, self.gdpr_enabled)
+        warnings = query_warnings + consent_warnings
+        prepared = None
+        # prepared on the second visit: one that never comes back costs no preparing
+        if not params.debug and self.seen.check(key) and preparable(auction_request):
+            try:
+                prepared = self.service.prepare(auction_request, warnings, fresh_id=stored.get("id") == UUID_MACRO)
+            except RequestError as exc:
+                raise AuctionRefused(400, refusal_text(exc), "badinput") from None
+            if prepared is not None:
+                self.prepared.put(key, _PreparedAmp(params, query_warnings, raw, tmax, prepared))
+        return tmax, auction_request, warnings, prepared
 
     def _record(
         self,
@@ -233,3 +230,28 @@ class AmpEndpoint:
     ) -> None:
         if self.analytics.enabled:
             self.analytics.log(amp_record(status, account, bidders, bids, errors, details))
+
+
+def _params(request: web.Request, origin: str) -> tuple[AmpParams, list[Message]]:
+    """The query's AMP parameters; AuctionRefused 400 for a missing or unusable ``tag_id`` or ``timeout``."""
+    try:
+        params, query_warnings = parse_amp_query(request.query, origin)
+    except AmpError as exc:
+        raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
+    problem = id_problem(params.tag_id)
+    if problem is not None:  # the client's: no backend could look it up
+        raise AuctionRefused(400, f"Invalid request: tag_id is invalid: {problem}", "badinput")
+    return params, query_warnings
+
+
+def _answer(result: AuctionResult, debug: bool) -> web.Response:
+    """The AMP answer: the targeting, and the response's errors and warnings (and debug, when asked)."""
+    targeting = result.amp_targeting if result.amp_targeting is not None else amp_targeting(result.response)
+    body: dict[str, Any] = {"targeting": targeting}
+    source_ext = result.response.get("ext", {})
+    ext = {key: source_ext[key] for key in ("errors", "warnings") if key in source_ext}
+    if debug and "debug" in source_ext:
+        ext["debug"] = source_ext["debug"]
+    if ext:
+        body["ext"] = ext
+    return FastResponse(body=orjson.dumps(body), content_type="application/json")
