@@ -279,20 +279,9 @@ class AuctionService:
         """
         amp = amp_budget_ms is not None
         if prepared is not None and amp_budget_ms is not None:
-            account = await self._account(prepared.account_id)
-            plan, values = self._plan_for(prepared, http, account, amp_budget_ms, page)
-            if plan is not None:  # a prepared request's auctions: no stored responses, no errors before the account
-                request = plan.request.render(values)
-                validated = prepared.shared(request)
-                deadline = start + amp_budget_ms / 1000
-                collected = AuctionDetails() if details else None
-                response, bids, amp_targeting = await self._auction(
-                    request, validated, StoredResponses(), account, http, deadline, amp_budget_ms, "amp",
-                    collected, query, (plan, values),
-                )  # fmt: skip
-                return AuctionResult(
-                    response, account.id, "amp", list(validated.bidders), bids, collected, amp_targeting
-                )
+            planned = await self._execute_planned(prepared, http, start, amp_budget_ms, details, query, page)
+            if planned is not None:
+                return planned
         try:
             if prepared is not None:
                 validated = prepared.instantiate()
@@ -326,6 +315,31 @@ class AuctionService:
         return AuctionResult(
             response, account.id, request_type, list(validated.bidders), bids, collected, amp_targeting
         )
+
+    async def _execute_planned(
+        self,
+        prepared: PreparedRequest,
+        http: HttpContext,
+        start: float,
+        budget_ms: int,
+        details: bool,
+        query: Mapping[str, str] | None,
+        page: AmpPage | None,
+    ) -> AuctionResult | None:
+        """A prepared AMP request's auction on its call plan; None when it takes the full path. A planned
+        auction has no stored responses and no error before the account."""
+        account = await self._account(prepared.account_id)
+        plan, values = self._plan_for(prepared, http, account, budget_ms, page)
+        if plan is None:
+            return None
+        request = plan.request.render(values)
+        validated = prepared.shared(request)
+        collected = AuctionDetails() if details else None
+        response, bids, amp_targeting = await self._auction(
+            request, validated, StoredResponses(), account, http, start + budget_ms / 1000, budget_ms, "amp",
+            collected, query, (plan, values),
+        )  # fmt: skip
+        return AuctionResult(response, account.id, "amp", list(validated.bidders), bids, collected, amp_targeting)
 
     async def _account(self, account_id: str) -> Account:
         try:  # a cached account (or cached refusal) costs no coroutine
