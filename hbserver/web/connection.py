@@ -31,8 +31,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
+from aiohttp.helpers import ceil_timeout
 from aiohttp.http_exceptions import HttpProcessingError
-from aiohttp.web_protocol import RequestHandler, RequestPayloadError
+from aiohttp.http_writer import StreamWriter
+from aiohttp.streams import StreamReader
+from aiohttp.web_protocol import _PAYLOAD_ACCESS_ERROR, ERROR, RequestHandler, RequestPayloadError, _ErrInfo
 from aiohttp.web_request import BaseRequest
 
 from hbserver.appkeys import METRICS
@@ -138,6 +141,107 @@ class Connection(RequestHandler):
         else:
             self._head_since = 0.0
             self._body_since = min(self._loop.time(), HEARTBEAT.due)
+
+    async def start(self) -> None:
+        """The connection's request loop: aiohttp's (``RequestHandler.start``, aiohttp 3.14), except that
+        each request's handler is awaited in this task instead of a task of its own.
+
+        On Python 3.11 aiohttp makes a task per request (3.12 and later start it eagerly, in the
+        same turn of the loop): a task object, a copy of the context, and two more turns of the event
+        loop (the task's first step, then this loop's wake-up when it is done), about a tenth of a
+        small endpoint's cost. What the separate task gave, a fresh context per request, matters here
+        only for :data:`hbserver.logsetup.REQUEST_ID`, which every request sets before it logs.
+        Cancellation is unchanged: aiohttp cancels this task when the client goes (handler
+        cancellation), which cancelled the request's task through its ``await`` before.
+        tests/test_connection_loop.py pins the aiohttp code this follows.
+        """
+        loop = self._loop
+        messages = self._messages
+        keepalive_timeout = self._keepalive_timeout
+        while not self._force_close:
+            if not messages:
+                try:
+                    self._waiter = loop.create_future()
+                    await self._waiter
+                finally:
+                    self._waiter = None
+            message, payload = messages.popleft()
+            if self._parser is not None:
+                self._parser.message_consumed()  # a parser slot is free again
+            if self._buffer_paused and len(messages) <= self._msg_queue_resume_size:
+                self._resume_reading_if_drained()
+            if not await self._serve(message, payload):
+                break
+            if self._keepalive and not self._close and not self._force_close:
+                self._next_keepalive_close_time = loop.time() + keepalive_timeout
+                if self._keepalive_handle is None:
+                    self._keepalive_handle = loop.call_at(self._next_keepalive_close_time, self._process_keepalive)
+            else:
+                break
+        if not self._force_close:
+            self._task_handler = None
+            if self.transport is not None:
+                self.transport.close()
+
+    async def _serve(self, message: Any, payload: StreamReader) -> bool:
+        """Answer one request; False when the connection is done with (the client went)."""
+        manager = self._manager
+        assert manager is not None and self._request_factory is not None
+        manager.requests_count += 1
+        writer = StreamWriter(self, self._loop)
+        handler = self._request_handler
+        if isinstance(message, _ErrInfo):  # a request the parser refused: aiohttp's error answer
+            handler = self._make_error_handler(message)
+            message = ERROR
+        assert handler is not None
+        request = self._request_factory(message, payload, self, writer, self._task_handler or asyncio.current_task())
+        try:
+            try:
+                response, reset = await self._handle_request(request, None, handler)
+            except ConnectionError:
+                self.log_debug("Ignored premature client disconnection")
+                return False
+            if reset:
+                self.log_debug("Ignored premature client disconnection 2")
+                return False
+            self._keepalive = bool(response.keep_alive)
+            if not payload.is_eof():
+                await self._linger(payload)
+            payload.set_exception(_PAYLOAD_ACCESS_ERROR)  # the body cannot be read after the answer
+        except asyncio.CancelledError:
+            self.log_debug("Ignored premature client disconnection")
+            self.force_close()
+            raise
+        except Exception as exc:
+            self.log_exception("Unhandled exception", exc_info=exc)
+            self.force_close()
+        except BaseException:
+            self.force_close()
+            raise
+        finally:
+            request._task = None  # type: ignore[assignment]  # no cycle through a traceback
+        return True
+
+    async def _linger(self, payload: StreamReader) -> None:
+        """Read and drop what is left of an unread body for up to ``lingering_time``, so the next
+        request on the connection can be parsed; close the connection if it does not all come."""
+        lingering_time = self._lingering_time
+        if not self._force_close and lingering_time:
+            loop = self._loop
+            now = loop.time()
+            end = now + lingering_time
+            try:
+                while not payload.is_eof() and now < end:
+                    async with ceil_timeout(end - now):
+                        await payload.readany()
+                    now = loop.time()
+            except (TimeoutError, asyncio.CancelledError):
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+        if not payload.is_eof() and not self._force_close:
+            self.log_debug("Uncompleted request.")
+            self.close()
 
     def _process_keepalive(self) -> None:
         """The connection's one timer (aiohttp schedules it under this name too): close it when due."""
