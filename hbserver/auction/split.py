@@ -19,6 +19,7 @@ from hbserver.auction.mergepatch import merge_patch
 from hbserver.auction.ortb import DownconvertMemo, downconvert, has_26_fields
 from hbserver.auction.privacy import NOTHING_DONE, AuctionPrivacy, BidderPrivacy
 from hbserver.auction.validate import ResolvedBidder, Validated
+from hbserver.bidders.registry import Bidder
 from hbserver.floors.enforce import adjust_floors_for_bidder
 from hbserver.privacy.regs import legacy_from_gpp
 
@@ -130,10 +131,21 @@ def split_request(
             if legacy is not None:  # regs.gdpr, user.consent, regs.us_privacy filled in from GPP
                 own = legacy
                 convert = True
-        if convert and bidder.openrtb_version != "2.6":
+        if convert and not takes_26(name, bidder):
             downconvert(own, memo)
         out.append(BidderRequest(name, resolved, own, done, uid_removed))
     return out
+
+
+def takes_26(name: str, bidder: Bidder) -> bool:
+    """Does the bidder named ``name`` in the request get OpenRTB 2.6 places?
+
+    PBS-Go (``exchange/utils.go``, ``cleanOpenRTBRequests``) looks the bidder-info up by the name as
+    the request spells it and down-converts unless that entry declares ``openrtb.version: 2.6``: a
+    request alias (``ext.prebid.aliases``) or another spelling of a bidder's code has no entry and
+    gets 2.5, whatever its core bidder declares. A host or definition alias is an entry of its own.
+    """
+    return bidder.openrtb_version == "2.6" and name == bidder.code
 
 
 class _ImpParts:

@@ -1,6 +1,6 @@
-"""Pure rules of the auction core as tables: merge patch (RFC 7386), OpenRTB 2.5/2.6 places,
-IP masking, winners and targeting (reference vectors V50, V51, V52), shared targeting options,
-bid validation, stored-response references, cache TTL."""
+"""Pure rules of the auction core as tables: merge patch (RFC 7386), IP masking, winners and
+targeting (reference vectors V50, V51, V52), shared targeting options, bid validation,
+stored-response references, cache TTL (OpenRTB 2.5/2.6 places: tests/auction/test_ortb_places.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hbserver.auction import targeting as targeting_module
 from hbserver.auction.bidadjust import BidAdjustments
 from hbserver.auction.bids import AuctionBid, _problem, accept_bids
 from hbserver.auction.mergepatch import merge_patch
-from hbserver.auction.ortb import downconvert, has_26_fields, upconvert
+from hbserver.auction.ortb import downconvert, has_26_fields
 from hbserver.auction.privacy import mask_ip
 from hbserver.auction.stored import load_stored_responses, refers_to_stored_responses
 from hbserver.auction.targeting import (
@@ -51,39 +51,6 @@ def test_merge_patch_rfc7386(target, patch, result):
     before = repr(target)
     assert merge_patch(target, patch) == result
     assert repr(target) == before  # the target is never mutated
-
-
-@pytest.mark.parametrize(
-    ("incoming", "upconverted", "downconverted"),
-    [
-        (
-            {"regs": {"ext": {"gdpr": 1, "us_privacy": "1YNN"}}, "user": {"ext": {"consent": "C", "eids": [1]}}},
-            {"regs": {"gdpr": 1, "us_privacy": "1YNN"}, "user": {"consent": "C", "eids": [1]}},
-            {"regs": {"ext": {"gdpr": 1, "us_privacy": "1YNN"}}, "user": {"ext": {"consent": "C", "eids": [1]}}},
-        ),
-        (  # a 2.6 value already there wins; the 2.5 copy is dropped
-            {"regs": {"gdpr": 0, "ext": {"gdpr": 1, "other": 2}}},
-            {"regs": {"gdpr": 0, "ext": {"other": 2}}},
-            {"regs": {"ext": {"other": 2, "gdpr": 0}}},
-        ),
-        (
-            {
-                "source": {"ext": {"schain": {"ver": "1.0"}}},
-                "imp": [{"id": "1", "ext": {"prebid": {"is_rewarded_inventory": 1}}}],
-            },
-            {"source": {"schain": {"ver": "1.0"}}, "imp": [{"id": "1", "ext": {"prebid": {}}, "rwdd": 1}]},
-            {
-                "source": {"ext": {"schain": {"ver": "1.0"}}},
-                "imp": [{"id": "1", "ext": {"prebid": {"is_rewarded_inventory": 1}}}],
-            },
-        ),
-    ],
-)
-def test_ortb_places(incoming, upconverted, downconverted):
-    before = repr(incoming)
-    up = upconvert(incoming)
-    assert up == upconverted and repr(incoming) == before
-    assert downconvert(dict(up)) == downconverted
 
 
 @pytest.mark.parametrize(
@@ -201,8 +168,10 @@ def test_no_adjustments_cost_nothing():
         pytest.param({"regs": {"gdpr": 1}}, True, id="regs.gdpr"),
         pytest.param({"regs": {"gdpr": None}}, True, id="regs.gdpr-null"),
         pytest.param({"regs": {"us_privacy": "1YNN"}}, True, id="regs.us_privacy"),
-        pytest.param({"regs": {"gpp": "DBAA"}}, True, id="regs.gpp"),
-        pytest.param({"regs": {"gpp_sid": [2]}}, True, id="regs.gpp_sid"),
+        # PBS-Go's ConvertDownTo25 leaves GPP at the top level (openrtb_ext/convert_down.go)
+        pytest.param({"regs": {"gpp": "DBAA"}}, False, id="regs.gpp-never-moves"),
+        pytest.param({"regs": {"gpp_sid": [2]}}, False, id="regs.gpp_sid-never-moves"),
+        pytest.param({"user": {"consent": ""}}, True, id="user.consent-empty-is-dropped"),
         pytest.param({"user": {"consent": "C"}}, True, id="user.consent"),
         pytest.param({"user": {"eids": [{"source": "s"}]}}, True, id="user.eids"),
         pytest.param({"source": {"schain": {"ver": "1.0"}}}, True, id="source.schain"),
@@ -397,6 +366,8 @@ def test_targeting_settings_that_are_not_json_are_not_shared(shared_options):
 
 
 # -- bid validation (PBS-Go's texts; price rules reported only in debug) -------------------------
+# PBS-Go exchange/bidder_validate_bids.go validateBid: a bad price is an error only when the response
+# may carry debug (responseDebugAllowed), else the bid is dropped silently; no seat-non-bid either.
 
 IMP_IDS = {"imp-1", "imp-2"}
 _DROP = object()

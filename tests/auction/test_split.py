@@ -69,11 +69,11 @@ MOVED = [
         {"regs": {"us_privacy": "1YNN", "coppa": 0}},
         id="regs.us_privacy",
     ),
-    pytest.param(
-        {"regs": {"gpp": "DBAA", "gpp_sid": [2], "ext": {"dsa": {"required": 1}}}},
-        {"regs": {"ext": {"dsa": {"required": 1}, "gpp": "DBAA", "gpp_sid": [2]}}},
-        {"regs": {"gpp": "DBAA", "gpp_sid": [2], "ext": {"dsa": {"required": 1}}}},
-        id="regs.gpp",
+    pytest.param(  # PBS-Go's ConvertDownTo25 does not move GPP (openrtb_ext/convert_down.go)
+        {"regs": {"gpp": "DBAA", "gpp_sid": [2], "gdpr": 1, "ext": {"dsa": {"required": 1}}}},
+        {"regs": {"gpp": "DBAA", "gpp_sid": [2], "ext": {"dsa": {"required": 1}, "gdpr": 1}}},
+        {"regs": {"gpp": "DBAA", "gpp_sid": [2], "gdpr": 1, "ext": {"dsa": {"required": 1}}}},
+        id="regs.gpp-stays-at-the-top-level",
     ),
     pytest.param(
         {"user": {"id": "u1", "consent": "CONSENT"}},
@@ -175,6 +175,47 @@ def test_without_regs_or_user_none_is_added():
     for name in ("alpha", "beta"):
         assert set(out[name]) == {"id", "site", "imp"}
         assert "rwdd" not in out[name]["imp"][0] and "prebid" not in out[name]["imp"][0]["ext"]
+
+
+# PBS-Go exchange/utils.go cleanOpenRTBRequests: rs.bidderInfo[bidder as the request spells it]
+# must declare openrtb.version "2.6", else ConvertDownTo25; a host alias carries its parent's
+# version (config/bidderinfo.go: an alias without openrtb takes its parent's).
+REGISTRY_ALIASES = build_registry(
+    make_config(
+        adapters={
+            "beta": {"alias_of": "generic", "endpoint": "http://beta.example/", "openrtb_version": "2.6"},
+            # rubicon declares 2.6 (and is off until the host turns it on)
+            "gamma": {"alias_of": "rubicon", "endpoint": "http://gamma.example/", "disabled": False},
+        }
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "aliases", "places"),
+    [
+        pytest.param("beta", {}, "2.6", id="declared-2.6"),
+        pytest.param("generic", {}, "2.5", id="generic-default-2.5"),
+        pytest.param("gamma", {}, "2.6", id="host-alias-of-a-2.6-bidder"),
+        pytest.param("BETA", {}, "2.5", id="other-spelling-has-no-bidder-info"),
+        pytest.param("mine", {"mine": "beta"}, "2.5", id="request-alias-has-no-bidder-info"),
+    ],
+)
+def test_which_bidders_get_26_places(name: str, aliases: dict[str, str], places: str) -> None:
+    banner = {"id": "imp-1", "banner": {"format": [{"w": 300, "h": 250}]}, "ext": {"prebid": {"bidder": {name: {}}}}}
+    request = upconvert({
+        "id": "req-1",
+        "site": {"page": "https://news.example/a"},
+        "imp": [banner],
+        "regs": {"gdpr": 1, "gpp": "DBAA", "gpp_sid": [2]},
+        "ext": {"prebid": {"aliases": aliases}} if aliases else {},
+    })  # fmt: skip
+    validated = validate_request(request, REGISTRY_ALIASES, lambda _bidder, _params: None)
+    [bidder] = split_request(request, validated, {}, NO_PRIVACY)
+    expected = {"gdpr": 1, "gpp": "DBAA", "gpp_sid": [2]}
+    if places == "2.5":  # GPP stays at the top level for a 2.5 bidder too
+        expected = {"gpp": "DBAA", "gpp_sid": [2], "ext": {"gdpr": 1}}
+    assert (bidder.name, bidder.request["regs"]) == (name, expected)
 
 
 # --- account activity controls (privacy.allowactivities, component type "bidder") --------------
