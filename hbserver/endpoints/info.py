@@ -24,6 +24,7 @@ from aiohttp import web
 
 from hbserver.adapters.params import SCHEMALESS_ADAPTERS, schema_of
 from hbserver.bidders.registry import Bidder, Registry
+from hbserver.web.errors import text_response
 
 JSON = "application/json"
 INVALID_ENABLED_ONLY = "Invalid value for 'enabledonly' query param, must be of boolean type"
@@ -80,10 +81,10 @@ class InfoEndpoints:
     async def handle_list(self, request: web.Request) -> web.Response:
         enabled_only = _flag(request, "enabledonly")
         if enabled_only is None:
-            return web.Response(status=400, text=INVALID_ENABLED_ONLY)
+            return text_response(400, INVALID_ENABLED_ONLY)
         base_only = _flag(request, "baseadaptersonly")
         if base_only is None:
-            return web.Response(status=400, text=INVALID_BASE_ONLY)
+            return text_response(400, INVALID_BASE_ONLY)
         return web.Response(body=self._lists[(enabled_only, base_only)], content_type=JSON)
 
     async def handle_detail(self, request: web.Request) -> web.Response:
@@ -91,7 +92,7 @@ class InfoEndpoints:
         body = self._details.get(name.lower())
         if body is None:
             shown = name if len(name) <= MAX_NAME_ECHO else name[:MAX_NAME_ECHO] + "..."
-            return web.Response(status=404, text=f"unknown bidder: {shown}")
+            return text_response(404, f"unknown bidder: {shown}")  # echoes the name: nosniff
         return web.Response(body=body, content_type=JSON)
 
     async def handle_params(self, request: web.Request) -> web.Response:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from hbserver.web.errors import text_response
 from hbserver.web.response import FastResponse
 
 
@@ -37,10 +38,10 @@ class StatusEndpoint:
 
     async def handle_live(self, request: web.Request) -> web.Response:
         if self.health.problems:
-            return web.Response(status=503, text="unhealthy: " + self.health.problems[0], content_type="text/plain")
+            return text_response(503, "unhealthy: " + self.health.problems[0])
         return self._healthy()
 
     async def handle_ready(self, request: web.Request) -> web.Response:
         if self.health.draining:
-            return web.Response(status=503, text="draining: shutting down", content_type="text/plain")
+            return text_response(503, "draining: shutting down")
         return await self.handle_live(request)
