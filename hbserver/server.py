@@ -7,7 +7,9 @@ closed once the request on it is answered (see :mod:`hbserver.web.connection`).
 
 The supervisor also makes a run directory for the workers' shared files (``HBSERVER_RUN_DIR``:
 the currency rates one worker fetched for all, see :mod:`hbserver.auction.currency_fetch`),
-removed at exit like its metrics directory.
+removed at exit like its metrics directory. With ``cache.store: memory`` it first forks the cache
+keeper, which holds the one memory store all workers share (:mod:`hbserver.stores.cache.keeper`),
+and ends it after the last worker.
 """
 
 from __future__ import annotations
@@ -242,6 +244,7 @@ class Supervisor:
         self._own_metrics_dir: str | None = None
         self._run_dir: str | None = None
         self._restarts: Any = None  # prometheus_client Counter, made on the first restart
+        self._keeper: Any = None  # hbserver.stores.cache.keeper.Keeper with cache.store: memory
 
     def run(self) -> int:
         for port in (self.config.port, self.config.admin.port):
@@ -254,11 +257,31 @@ class Supervisor:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self._on_signal)
         try:
+            if not self._start_keeper():
+                return 1
             for _ in range(self.count):
                 self._spawn()
             return self._wait()
         finally:
+            if self._keeper is not None:
+                self._keeper.stop()  # after the workers: those draining still use it
             self._remove_dirs()
+
+    def _start_keeper(self) -> bool:
+        """``cache.store: memory``: one store for all workers, in a process of its own (keeper.py)."""
+        if self.config.cache.store != "memory":
+            return True
+        from hbserver.stores.cache.keeper import Keeper
+
+        assert self._run_dir is not None
+        self._keeper = Keeper(self._run_dir, self.config.cache.memory.max_bytes)
+        try:
+            self._keeper.start()
+        except OSError as exc:
+            log.error("cannot start the cache keeper on %s: %s", self._keeper.path, exc)
+            self._keeper = None
+            return False
+        return True
 
     def _remove_dirs(self) -> None:
         for directory in (self._own_metrics_dir, self._run_dir):
@@ -329,6 +352,8 @@ class Supervisor:
                 pid, wait_status = os.wait()
             except ChildProcessError:
                 break
+            if self._keeper is not None and self._keeper.reap(pid, wait_status, restart=not self.stopping):
+                continue
             started = self.children.pop(pid, None)
             if started is None:
                 continue

@@ -215,12 +215,18 @@ def test_the_supervisor_does_not_import_prometheus_client():
 
 
 def worker_pids(master: int) -> set[int]:
+    """The supervisor's children but its cache keeper (cache.store: memory)."""
     children = Path(f"/proc/{master}/task/{master}/children")
-    return {int(pid) for pid in children.read_text().split()}
+    pids = {int(pid) for pid in children.read_text().split()}
+    return {pid for pid in pids if Path(f"/proc/{pid}/comm").read_text().strip() != "hbserver-cache"}
 
 
 def test_a_dead_worker_is_replaced(servers, tmp_path):
     server = start(servers, "--workers", "2", cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while server.output().count("listening on") < 2:  # the survivor must be serving already
+        assert time.monotonic() < deadline, server.output()
+        time.sleep(0.1)
     before = worker_pids(server.proc.pid)
     assert len(before) == 2
     victim = min(before)

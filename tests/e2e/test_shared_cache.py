@@ -1,16 +1,25 @@
 """Two real hbserver processes sharing Redis as the cache store (one Redis, or a Redis Cluster of
-three masters and three replicas): what A stores, B serves; and a third process using A as its
-remote Prebid Cache."""
+three masters and three replicas): what A stores, B serves; a third process using A as its
+remote Prebid Cache; and one process with two workers sharing the memory store (the cache keeper)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import re
+import signal
+import time
 import urllib.request
 import uuid
+from pathlib import Path
 
+import aiohttp
 import pytest
+from prometheus_client.mmap_dict import MmapedDict
 from redis.crc import key_slot
 
+from hbserver.metrics import FLUSH_INTERVAL_SECONDS
 from tests.e2e.helpers import Server, get
 from tests.services import REDIS_URL, require_redis
 
@@ -82,3 +91,110 @@ def test_a_remote_store_is_another_prebid_cache(servers, tmp_path):
     [entry] = json.loads(body)["responses"]
     assert get(f"{upstream.base}/cache?uuid={entry['uuid']}") == (200, b"<VAST>r</VAST>")
     assert get(f"{front.base}/cache?uuid={entry['uuid']}") == (200, b"<VAST>r</VAST>")
+
+
+# -- cache.store: memory (the default) with several workers: one store, held by the cache keeper --
+
+
+def _cache_counts(metrics_dir) -> dict[int, dict[str, float]]:
+    """Per worker pid: memory-store puts written and gets by outcome, from its multiprocess file."""
+    out: dict[int, dict[str, float]] = {}
+    for path in metrics_dir.glob("counter_*.db"):
+        pid = int(path.stem.split("_")[1])
+        for key, value, *_ in MmapedDict.read_all_values_from_file(str(path)):
+            _name, sample, labels, *_ = json.loads(key)
+            if sample in ("hbserver_cache_puts_total", "hbserver_cache_gets_total") and labels["store"] == "memory":
+                name = f"{sample.split('_')[2]}_{labels['outcome']}"
+                out.setdefault(pid, {}).setdefault(name, 0.0)
+                out[pid][name] += value
+    return out
+
+
+def _start_workers(servers: list[Server], tmp_path, *args: str, env: dict[str, str] | None = None) -> Server:
+    server = Server("--workers", "2", *args, env=env, cwd=tmp_path)
+    servers.append(server)
+    server.wait_ready()
+    deadline = time.monotonic() + 60
+    while server.output().count("listening on") < 2:  # both workers, before the load
+        assert time.monotonic() < deadline, server.output()
+        time.sleep(0.1)
+    return server
+
+
+def _keeper(server: Server, nth: int = -1) -> tuple[int, str]:
+    """The pid and socket path of the supervisor's ``nth`` cache keeper, from its log."""
+    started = re.findall(r"started cache keeper (\d+) on (\S+?)\"", server.output())
+    pid, path = started[nth]
+    return int(pid), path
+
+
+async def _put_and_read_back(base: str, count: int, concurrency: int) -> list[tuple[int, bytes, bytes]]:
+    """``count`` puts of 1-3 values, each value read back twice: every request on a new connection
+    (SO_REUSEPORT spreads connections over the workers). Each read as (status, expected, body)."""
+    limit = asyncio.Semaphore(concurrency)
+    reads: list[tuple[int, bytes, bytes]] = []
+    connector = aiohttp.TCPConnector(force_close=True, limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=30)) as session:
+
+        async def one(i: int) -> None:
+            values = [{"type": "json", "value": {"put": i, "n": n}} for n in range(i % 3)]
+            values.append({"type": "xml", "value": f"<VAST version=\"4.0\"><Ad id=\"{i}\"/></VAST>"})
+            async with limit, session.post(base + "/cache", json={"puts": values}) as response:
+                assert response.status == 200, await response.text()
+                keys = [entry["uuid"] for entry in (await response.json())["responses"]]
+            for key, put in zip(keys * 2, values * 2, strict=True):
+                expected = put["value"].encode() if put["type"] == "xml" else json.dumps(
+                    put["value"], separators=(",", ":")).encode()
+                async with limit, session.get(f"{base}/cache?uuid={key}") as response:
+                    reads.append((response.status, expected, await response.read()))
+
+        await asyncio.gather(*(one(i) for i in range(count)))
+    return reads
+
+
+def test_two_workers_share_the_memory_store(servers, tmp_path):
+    """What one worker stores every worker serves: many concurrent puts and gets over real sockets."""
+    metrics_dir = tmp_path / "metrics"
+    server = _start_workers(servers, tmp_path, env={"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)})
+    reads = asyncio.run(_put_and_read_back(server.base, count=200, concurrency=32))
+    assert len(reads) == 2 * sum(1 + i % 3 for i in range(200))
+    assert [r for r in reads if r[0] != 200 or r[1] != r[2]] == []  # every put read back, whoever answered
+    time.sleep(FLUSH_INTERVAL_SECONDS + 0.5)
+    counts = _cache_counts(metrics_dir)
+    assert len(counts) == 2, counts  # both workers took puts and answered reads
+    assert all(c.get("puts_ok", 0) > 0 and c.get("gets_hit", 0) > 0 for c in counts.values()), counts
+    assert sum(c.get("gets_hit", 0) for c in counts.values()) == len(reads)
+    assert sum(c.get("gets_miss", 0) + c.get("gets_error", 0) for c in counts.values()) == 0
+    keeper, path = _keeper(server)
+    assert Path(f"/proc/{keeper}/comm").read_text().strip() == "hbserver-cache"
+    server.signal(signal.SIGTERM)
+    assert server.wait(30) == 0
+    assert not Path(f"/proc/{keeper}").exists()  # stopped after the workers, and reaped
+    assert not Path(path).parent.exists()  # the run directory with its socket is gone
+
+
+def test_a_dead_keeper_means_clean_errors_then_a_new_store(servers, tmp_path):
+    server = _start_workers(servers, tmp_path)
+    status, body = post(server.base + "/cache", {"puts": [{"type": "xml", "value": "<VAST>old</VAST>"}]})
+    [entry] = json.loads(body)["responses"]
+    keeper, _path = _keeper(server)
+    os.kill(keeper, signal.SIGKILL)
+    for _ in range(10):  # meanwhile: a store error or, once the new keeper runs, a miss; never a hang
+        started = time.monotonic()
+        status, body = get(f"{server.base}/cache?uuid={entry['uuid']}", timeout=5)
+        assert time.monotonic() - started < 1.5
+        assert (status, body) in {
+            (500, f"GET /cache uuid={entry['uuid']}: memory: the shared store is unavailable\n".encode()),
+            (404, f"GET /cache uuid={entry['uuid']}: Key not found\n".encode()),
+        }, (status, body)
+    deadline = time.monotonic() + 15
+    while server.output().count("started cache keeper") < 2:
+        assert time.monotonic() < deadline, server.output()
+        time.sleep(0.1)
+    assert f"cache keeper {keeper} exited unexpectedly with status -9" in server.output()
+    reads = asyncio.run(_put_and_read_back(server.base, count=20, concurrency=8))
+    assert [r for r in reads if r[0] != 200 or r[1] != r[2]] == []
+    new_keeper, _path = _keeper(server)
+    server.signal(signal.SIGTERM)
+    assert server.wait(30) == 0
+    assert not Path(f"/proc/{new_keeper}").exists()

@@ -82,6 +82,33 @@ class MemoryStore:
         self._evict()
         return keys
 
+    def put_stored_now(self, entries: Sequence[tuple[str, int, bytes]]) -> list[str]:
+        """(key, TTL seconds, stored value) entries, every key create-only, all or nothing as
+        :meth:`put_many_now`: what the cache keeper calls for a worker's put (the worker chose the keys)."""
+        now = self.clock()
+        store = self._items
+        keys: list[str] = []
+        for key, ttl, value in entries:
+            size = len(key) + len(value) + ENTRY_OVERHEAD_BYTES
+            if size > self.max_bytes:
+                self._take_back(keys)
+                raise CacheStoreError(f"item of {size} bytes exceeds the store's {self.max_bytes} bytes")
+            if self._live(key, now) is not None:  # drops an expired entry
+                keys.append("")
+                continue
+            store[key] = (now + ttl, value)
+            self.bytes += size
+            keys.append(key)
+        self._evict()
+        return keys
+
+    def get_stored_now(self, key: str) -> bytes | None:
+        """The live stored value under ``key`` (type prefix included), marked as recently used."""
+        value = self._live(key, self.clock())
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
     def _take_back(self, keys: list[str]) -> None:
         """Remove what a refused batch had written (an expired entry it replaced stays gone)."""
         for key in keys:

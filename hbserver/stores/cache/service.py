@@ -1,13 +1,15 @@
 """The cache client every part of the server uses (/cache, /vtrack, auctions).
 
-It holds the store chosen by ``cache.store`` (in-process call for memory and Redis, HTTP for a
-remote Prebid Cache), applies the TTL rule, bounds every call by a deadline and counts outcomes.
+It holds the store chosen by ``cache.store`` (in-process calls for memory with one worker, the
+cache keeper's Unix socket with several, Redis, HTTP for a remote Prebid Cache), applies the TTL
+rule, bounds every call by a deadline and counts outcomes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Awaitable, Sequence
 from typing import TypeVar
 
@@ -119,6 +121,13 @@ def build_cache_store(config: Config, session: SharedSession) -> CacheStore:
         from hbserver.stores.cache.remote import RemoteStore
 
         return RemoteStore(cache.remote.url, session)
+    from hbserver.stores.cache.keeper import CACHE_SOCKET_ENV
+
+    shared = os.environ.get(CACHE_SOCKET_ENV)
+    if shared:  # several workers: the supervisor's cache keeper holds the one store
+        from hbserver.stores.cache.shared import SharedMemoryStore
+
+        return SharedMemoryStore(shared, cache.memory.max_bytes)
     from hbserver.stores.cache.memory import MemoryStore
 
     return MemoryStore(cache.memory.max_bytes)
