@@ -61,10 +61,28 @@ async def test_no_cors_headers_without_origin(client):
     assert response.headers["X-Prebid"] == SERVER_HEADER_VALUE
 
 
-async def test_cors_never_wildcard(client):
-    response = await client.get("/status", headers={"Origin": "null"})
-    assert response.headers["Access-Control-Allow-Origin"] == "null"
-    assert "*" not in response.headers.getall("Access-Control-Allow-Origin")
+# (Origin, Access-Control-Allow-Origin, Access-Control-Allow-Credentials): "*" never with credentials.
+# PBS-Go echoes every origin, "null" included (router/router.go SupportCORS: rs/cors, AllowOriginFunc
+# true, AllowCredentials); hbserver does not echo "null" (sandboxed frames, file: and data: pages
+# share it), it answers "*" without credentials (hbserver/web/cors.py says why).
+CORS_ROWS = [
+    pytest.param("https://pub.example", "https://pub.example", "true", id="echoed-with-credentials"),
+    pytest.param("null", "*", None, id="null-is-not-echoed"),
+    pytest.param("NULL", "NULL", "true", id="only-the-serialized-null"),
+]
+
+
+@pytest.mark.parametrize(("origin", "allowed", "credentials"), CORS_ROWS)
+@pytest.mark.parametrize("preflight", [False, True], ids=["request", "preflight"])
+async def test_cors_origins(client, origin, allowed, credentials, preflight):
+    if preflight:
+        headers = {"Origin": origin, "Access-Control-Request-Method": "POST"}
+        response = await client.options("/event", headers=headers)
+    else:
+        response = await client.get("/status", headers={"Origin": origin})
+    assert response.headers.getall("Access-Control-Allow-Origin") == [allowed]
+    assert response.headers.get("Access-Control-Allow-Credentials") == credentials
+    assert response.headers["Vary"] == "Origin"
 
 
 @pytest.mark.parametrize("path", ["/event", "/test/echo", "/status"])

@@ -1,7 +1,18 @@
-"""CORS: echo the caller's Origin with credentials (never ``*``) and answer preflights.
+"""CORS: echo the caller's Origin with credentials (never ``*`` with credentials) and answer preflights.
 
 Prebid.js calls with ``credentials: 'include'``, so a wildcard origin would be refused by the
 browser; the Origin is echoed and ``Vary: Origin`` keeps shared caches honest.
+
+``Origin: null`` is not echoed. Sandboxed frames, ``file:`` and ``data:`` pages and some redirects
+all send that same ``null``, so echoing it with credentials would let any such document read
+answers made with the user's cookies (the ``uids`` cookie behind /getuids, /cookie_sync, the
+auction's buyer ids). PBS-Go does echo it (rs/cors with ``AllowOriginFunc`` returning true and
+``AllowCredentials``, ``router/router.go`` ``SupportCORS``); we differ on purpose. A ``null``
+origin gets ``Access-Control-Allow-Origin: *`` without ``Access-Control-Allow-Credentials``
+instead of nothing: its reads without credentials (a creative in a sandboxed or ``data:`` frame
+fetching from /cache, say) still work, while a browser refuses any credentialed read. This shuts no
+attacker out - every real origin is still echoed - but it keeps a user's ids away from opaque
+documents, which anyone can create inside any page.
 """
 
 from __future__ import annotations
@@ -15,9 +26,16 @@ PREFLIGHT_MAX_AGE = "600"
 MAX_ORIGIN_LENGTH = 2048
 
 
+NULL_ORIGIN = "null"
+
+
 def apply_cors(headers: CIMultiDict[str], origin: str) -> None:
-    headers["Access-Control-Allow-Origin"] = origin
-    headers["Access-Control-Allow-Credentials"] = "true"
+    """The CORS headers of an answer to ``origin``; ``null`` gets ``*`` without credentials."""
+    if origin == NULL_ORIGIN:
+        headers["Access-Control-Allow-Origin"] = "*"
+    else:
+        headers["Access-Control-Allow-Origin"] = origin
+        headers["Access-Control-Allow-Credentials"] = "true"
     headers["Vary"] = "Origin"
 
 
