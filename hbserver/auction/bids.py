@@ -1,9 +1,12 @@
 """From adapters' typed bids to auction bids: validation, currency, bid adjustments (factors and
 rules, :mod:`hbserver.auction.bidadjust`; reference §3.5, §3.6).
 
-A rejected bid never enters the auction; its reason goes to the bidder's errors (code 3) except
-the price rules, which PBS-Go reports only in debug. Each accepted bid is a copy of the bidder's
-bid with ``price`` in the auction currency and ``ext.origbidcpm``/``ext.origbidcur``.
+A rejected bid never enters the auction; its reason goes to the bidder's errors except the price
+rules, which PBS-Go reports only in debug. PBS-Go's ``validateBid`` errors
+(``exchange/bidder_validate_bids.go``) carry no code, so their entries are code 999 (and count as
+``unknown`` adapter errors); a bid with no media type the auction knows is a bad server response
+(code 3), as an adapter reports it. Each accepted bid is a copy of the bidder's bid with
+``price`` in the auction currency and ``ext.origbidcpm``/``ext.origbidcur``.
 """
 
 from __future__ import annotations
@@ -124,11 +127,13 @@ def accept_bids(
                     continue
                 seat = typed.seat
             problem = _problem(bid, imp_ids, debug)
+            code = ErrorCode.UNKNOWN  # PBS-Go's validateBid errors have no code of their own
             if problem is None and typed.bid_type not in MEDIA_TYPES:
                 problem = f'Bid "{bid["id"]}" has no media type the auction knows: {typed.bid_type!r}'
+                code = ErrorCode.BAD_SERVER_RESPONSE
             if problem is not None:
                 if problem:
-                    errors.append(bad_server_response(problem))
+                    errors.append(BidderError(problem, code))
                 if seen is not None:
                     reason = problem or _problem(bid, imp_ids, True) or ""
                     scale = rate if adjustments is None else rate * adjustments.factor(bidder, typed.seat)
