@@ -57,9 +57,16 @@ class _Link(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         buffer = self.buffer
         source: bytes | bytearray = data
-        if buffer:  # the usual answer comes whole, and is read from ``data`` without a copy
+        if buffer:
             buffer += data
             source = buffer
+        elif len(data) >= HEADER.size and self.waiting:  # the usual case: one whole answer
+            length, code = HEADER.unpack_from(data)
+            if length + 4 == len(data):
+                future, _sent = self.waiting.popleft()
+                if not future.done():
+                    future.set_result((code, data[HEADER.size:]))
+                return
         with memoryview(source) as view:
             used = self._answer_calls(view)
         if used < 0:

@@ -51,19 +51,20 @@ def put_request(keys: Sequence[str], items: Sequence[CacheItem]) -> bytes:
     if len(items) > MAX_ITEMS:
         raise CacheStoreError(f"a put of {len(items)} items exceeds the store's {MAX_ITEMS}")
     parts = [b"", COUNT.pack(len(items))]
-    append = parts.append
+    size = 1 + COUNT.size  # the code, the count
     for key, item in zip(keys, items, strict=True):
         raw_key = key.encode()
         if len(raw_key) > MAX_KEY_BYTES:
             raise CacheStoreError(f"key of {len(raw_key)} bytes exceeds the store's {MAX_KEY_BYTES}")
         prefix = _TYPE_PREFIX[item.type]
-        ttl = min(max(item.ttl_seconds, 0), MAX_TTL)
-        append(ITEM.pack(ttl, len(raw_key), len(prefix) + len(item.payload)))
-        append(raw_key)
-        append(prefix)
-        append(item.payload)
-    body_length = sum(map(len, parts)) + 1
-    parts[0] = HEADER.pack(body_length, PUT)
+        payload = item.payload
+        value_length = len(prefix) + len(payload)
+        ttl = item.ttl_seconds
+        if not 0 <= ttl <= MAX_TTL:
+            ttl = 0 if ttl < 0 else MAX_TTL
+        parts += (ITEM.pack(ttl, len(raw_key), value_length), raw_key, prefix, payload)
+        size += ITEM.size + len(raw_key) + value_length
+    parts[0] = HEADER.pack(size, PUT)
     return b"".join(parts)
 
 
