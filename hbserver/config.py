@@ -409,12 +409,35 @@ class AnonIPv6:
 
 
 @dataclass(frozen=True)
+class CookieDeprecation:
+    """PBS-Go's account ``privacy.privacysandbox.cookiedeprecation`` (config/account.go)."""
+
+    enabled: bool = False
+    ttl_sec: int = _checked(604800, _at_least(0))  # the receive-cookie-deprecation cookie's lifetime
+    # PBS-Go's account JSON spelling (CookieDeprecation has no json tags: the field TTLSec); wins when set
+    ttlsec: int | None = _checked(None, lambda v: None if v is None or v >= 0 else f"must be at least 0, got {v}")
+
+    @property
+    def ttl_seconds(self) -> int:
+        return self.ttl_sec if self.ttlsec is None else self.ttlsec
+
+
+@dataclass(frozen=True)
+class PrivacySandbox:
+    """PBS-Go's account ``privacy.privacysandbox``: Topics into ``user.data``, and the CHIPS label."""
+
+    topicsdomain: str = ""  # empty: Sec-Browsing-Topics is ignored
+    cookiedeprecation: CookieDeprecation = field(default_factory=CookieDeprecation)
+
+
+@dataclass(frozen=True)
 class AccountPrivacy:
     allowactivities: dict[str, Any] = field(default_factory=dict)
     ipv4: AnonIPv4 = field(default_factory=AnonIPv4)
     ipv6: AnonIPv6 = field(default_factory=AnonIPv6)
     # PBS-Java's privacy modules, e.g. [{"code": "iab.usgeneral", "enabled": true, "config": {...}}]
     modules: list[dict[str, Any]] = field(default_factory=list)
+    privacysandbox: PrivacySandbox = field(default_factory=PrivacySandbox)
 
 
 def _between(low: int, high: int, unit: str = "") -> Check:

@@ -118,6 +118,7 @@ CONFIG_EXTENSIONS = (
     "account_defaults.privacy.ipv4.",
     "account_defaults.privacy.ipv6.",
     "account_defaults.privacy.modules",
+    "account_defaults.privacy.privacysandbox.",  # PBS-Go's Privacy Sandbox switches (Topics, cookie deprecation)
     "price_floors.",
     "auto_gen_source_tid",
     "account_defaults.price_floors.",

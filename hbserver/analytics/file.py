@@ -20,6 +20,7 @@ from hbserver.metrics import Metrics
 
 class FileModule(BufferedModule):
     name = "file"
+    component = "filelogger"  # PBS-Go's name for its file module (analytics/build/build.go)
 
     def __init__(self, filename: str, metrics: Metrics, capacity: int = DEFAULT_CAPACITY) -> None:
         super().__init__(metrics, capacity)

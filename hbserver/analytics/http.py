@@ -66,6 +66,7 @@ def backoff_seconds(attempt: int, first: float, cap: float, rand: float) -> floa
 
 class HttpModule(BufferedModule):
     name = "http"
+    component = "http"  # hbserver's own module (PBS-Go has none like it): its activity component name
 
     def __init__(
         self,

@@ -103,9 +103,11 @@ from hbserver.floors.enforce import EnforceResult, FloorEnforcement
 from hbserver.floors.resolve import FLOOR_ERROR_CODE, FLOORS_DISABLED, request_has_floors, resolve_floors
 from hbserver.floors.rules import floors_read_visitor
 from hbserver.metrics import Metrics
+from hbserver.privacy.activity import ActivityControl
 from hbserver.privacy.ccpa import parse_us_privacy
 from hbserver.privacy.gvl import GlobalVendorList
 from hbserver.privacy.regs import RegsError
+from hbserver.privacy.sandbox import apply_topics, fill_cdep
 from hbserver.stores.accounts import Account, AccountError, AccountStore
 from hbserver.stores.cache.base import CacheItem, CacheStoreError
 from hbserver.stores.cache.service import CacheService
@@ -148,6 +150,8 @@ class HttpContext:
     dnt: str = ""
     gpc: str = ""
     uids: Mapping[str, str] = field(default_factory=dict)  # syncer key -> uid (the uids cookie)
+    topics: str = ""  # Sec-Browsing-Topics
+    cdep: str = ""  # Sec-Cookie-Deprecation
 
 
 @dataclass(slots=True)
@@ -161,6 +165,7 @@ class AuctionResult:
     # an AMP auction without debug or ad-server targeting: its answer's targeting, and ``response`` holds
     # only ``ext`` (errors, warnings), no OpenRTB response being built for an answer that shows none
     amp_targeting: dict[str, str] | None = None
+    activities: ActivityControl | None = None  # the account's activity controls, when it has any
 
 
 class AuctionService:
@@ -307,13 +312,16 @@ class AuctionService:
             raise AuctionRefused(503, str(exc), "err") from None
         deadline = start + tmax / 1000
         account = await self._account(_account_id(request))
+        if (http.topics or http.cdep) and _sandbox_applies(http, account):
+            _apply_sandbox(validated, http, account, amp)
         request_type = "amp" if amp else _request_type(request)
         collected = AuctionDetails() if details else None
         response, bids, amp_targeting = await self._auction(
             request, validated, stored_responses, account, http, deadline, tmax, request_type, collected, query
         )
         return AuctionResult(
-            response, account.id, request_type, list(validated.bidders), bids, collected, amp_targeting
+            response, account.id, request_type, list(validated.bidders), bids, collected, amp_targeting,
+            account.activities if account.activities.any() else None,
         )
 
     async def _execute_planned(
@@ -339,7 +347,10 @@ class AuctionService:
             request, validated, StoredResponses(), account, http, start + budget_ms / 1000, budget_ms, "amp",
             collected, query, (plan, values),
         )  # fmt: skip
-        return AuctionResult(response, account.id, "amp", list(validated.bidders), bids, collected, amp_targeting)
+        return AuctionResult(
+            response, account.id, "amp", list(validated.bidders), bids, collected, amp_targeting,
+            account.activities if account.activities.any() else None,
+        )
 
     async def _account(self, account_id: str) -> Account:
         try:  # a cached account (or cached refusal) costs no coroutine
@@ -612,6 +623,8 @@ class AuctionService:
         ua, ip, uids, uid_keys = http.user_agent, http.ip, http.uids, prepared.uid_keys
         if ua and not spliceable(ua):
             return None, []
+        if (http.topics or http.cdep) and _sandbox_applies(http, account):
+            return None, []  # the signal changes the request: the full path adds it
         kind = 0
         values: list[Any] = [ua or None, ip or None, None, None, None, None]
         if page is not None:
@@ -1176,6 +1189,8 @@ def _with_http_fields(request: dict[str, Any], http: HttpContext) -> dict[str, A
         device["dnt"] = int(http.dnt)
     if device:
         out["device"] = device
+    if http.gpc == "1":
+        _set_gpc(out)
     site = out.get("site")
     if isinstance(site, dict) and http.referer and not site.get("page"):
         site = dict(site)
@@ -1188,6 +1203,46 @@ def _with_http_fields(request: dict[str, Any], http: HttpContext) -> dict[str, A
     if "at" not in out:
         out["at"] = 1
     return out
+
+
+def _set_gpc(request: dict[str, Any]) -> None:
+    """PBS-Go ``setGPCImplicitly``: ``Sec-GPC: 1`` sets ``regs.ext.gpc`` to "1" unless the request has one."""
+    regs = request.get("regs")
+    if regs is None:
+        regs = {}
+    ext = regs.get("ext") if isinstance(regs, dict) else None
+    if not isinstance(regs, dict) or not (ext is None or isinstance(ext, dict)):
+        return  # a malformed regs is the validation's to refuse
+    if ext is not None and ext.get("gpc") is not None:
+        return
+    request["regs"] = {**regs, "ext": {**(ext or {}), "gpc": "1"}}
+
+
+def _sandbox_applies(http: HttpContext, account: Account) -> bool:
+    """Whether a Privacy Sandbox header is present and its account setting on (else both are ignored)."""
+    sandbox = account.settings.privacy.privacysandbox
+    return bool(http.topics and sandbox.topicsdomain) or bool(http.cdep and sandbox.cookiedeprecation.enabled)
+
+
+def _apply_sandbox(validated: Validated, http: HttpContext, account: Account, amp: bool) -> None:
+    """Sec-Browsing-Topics into ``user.data`` and Sec-Cookie-Deprecation into ``device.ext.cdep``
+    (PBS-Go ``setSecBrowsingTopicsImplicitly``, ``validateOrFillCookieDeprecation``), once the account
+    is known. The topics' warnings are debug ones: shown with ``test: 1`` (AMP, as PBS-Go's AMP
+    endpoint) or with the auction's debug allowed."""
+    request = validated.request
+    settings = account.settings
+    sandbox = settings.privacy.privacysandbox
+    if http.topics and sandbox.topicsdomain:
+        warnings = apply_topics(request, http.topics, sandbox.topicsdomain)
+        if warnings:
+            prebid = (request.get("ext") or {}).get("prebid") or {}
+            debug = request.get("test") == 1 or (not amp and prebid.get("debug") is True)
+            if debug and (amp or settings.debug_allow):
+                validated.warnings.extend(warnings)
+    if http.cdep and sandbox.cookiedeprecation.enabled:
+        warning = fill_cdep(request, http.cdep)
+        if warning is not None:
+            validated.warnings.append(warning)
 
 
 def _stored_bidder_outcome(bidder_request: BidderRequest, adapter: Adapter, stored: list[Any]) -> BidderOutcome:

@@ -43,9 +43,10 @@ from hbserver.auction.request_error import refusal_text
 from hbserver.auction.stored import UUID_MACRO, fetch_failure
 from hbserver.auction.validate import RequestError
 from hbserver.config import Config
-from hbserver.endpoints.auction import http_context
+from hbserver.endpoints.auction import http_context, observe_topics
 from hbserver.metrics import Metrics
 from hbserver.overload import AMP_SHED_BODY, OverloadGuard
+from hbserver.privacy.activity import ActivityControl
 from hbserver.stores.lru import LRUCache, SeenBefore
 from hbserver.stores.stored import StoredData
 from hbserver.stores.stored.base import id_problem
@@ -116,6 +117,7 @@ class AmpEndpoint:
                 response = FastResponse(body=AMP_SHED_BODY, content_type="application/json")
                 response.headers[SOURCE_ORIGIN_HEADER] = source_origin
                 response.headers["Access-Control-Expose-Headers"] = SOURCE_ORIGIN_HEADER
+                observe_topics(request, response)
                 return response
             start -= waited  # the deadline counts from the request's arrival
         try:
@@ -127,6 +129,7 @@ class AmpEndpoint:
             response = text_response(exc.status, exc.message)
         response.headers[SOURCE_ORIGIN_HEADER] = source_origin
         response.headers["Access-Control-Expose-Headers"] = SOURCE_ORIGIN_HEADER
+        observe_topics(request, response)
         return response
 
     def _budget_s(self, timeout: str | None) -> float:
@@ -174,7 +177,7 @@ class AmpEndpoint:
                              has_cookie=COOKIE_NAME in request.cookies, account=result.account)
         request[ACCOUNT] = result.account  # for the access and interaction logs
         request[BIDDERS] = result.bidders
-        self._record(200, result.account, result.bidders, result.bids, [], result.details)
+        self._record(200, result.account, result.bidders, result.bids, [], result.details, result.activities)
         return _answer(result, params.debug)
 
     async def _stored_bytes(self, tag_id: str) -> bytes | str:
@@ -227,9 +230,10 @@ class AmpEndpoint:
         bids: int,
         errors: list[str],
         details: AuctionDetails | None = None,
+        activities: ActivityControl | None = None,
     ) -> None:
         if self.analytics.enabled:
-            self.analytics.log(amp_record(status, account, bidders, bids, errors, details))
+            self.analytics.log(amp_record(status, account, bidders, bids, errors, details), activities)
 
 
 def _params(request: web.Request, origin: str) -> tuple[AmpParams, list[Message]]:

@@ -2,7 +2,7 @@
 
 Thin: read the body (any Content-Type, gzip by header or ``?gzip=1``, size-capped, at most
 ``MAX_JSON_DEPTH`` deep), gather what the HTTP request says (cookie uids, UA, IP, Referer, DNT,
-Sec-GPC), run the exchange, render JSON.
+Sec-GPC, Sec-Browsing-Topics, Sec-Cookie-Deprecation), run the exchange, render JSON.
 
 Headers enter the OpenRTB request here and only here (:func:`http_context`, shared with AMP), so
 they are made safe here once: bytes that were not UTF-8 become U+FFFD (aiohttp hands them over as
@@ -26,6 +26,7 @@ from hbserver.auction.core import AuctionRefused, AuctionService, HttpContext, r
 from hbserver.auction.ortb_types import body_syntax_error
 from hbserver.metrics import Metrics
 from hbserver.overload import OverloadGuard, auction_shed_body
+from hbserver.privacy.sandbox import OBSERVE_BROWSING_TOPICS, SEC_BROWSING_TOPICS
 from hbserver.usersync.service import SyncService, utcnow
 from hbserver.web.body import JsonTooDeep, loads_json, parse_json, read_body
 from hbserver.web.cookies import request_cookies
@@ -86,6 +87,8 @@ def http_context(request: web.Request, sync: SyncService) -> HttpContext:
     headers = request.headers
     cookies = request_cookies(request)
     uids = sync.read_cookie(cookies, utcnow()).buyeruids() if cookies else {}
+    topics = headers.get(SEC_BROWSING_TOPICS)  # Privacy Sandbox: used when the account asks for them
+    cdep = headers.get("Sec-Cookie-Deprecation")
     return HttpContext(
         user_agent=header_text(headers.get("User-Agent", "")[:MAX_HEADER_VALUE]),
         referer=header_text(headers.get("Referer", "")[:MAX_HEADER_VALUE]),
@@ -93,7 +96,15 @@ def http_context(request: web.Request, sync: SyncService) -> HttpContext:
         dnt=headers.get("DNT", ""),
         gpc=headers.get("Sec-GPC", ""),
         uids=uids,
+        topics=header_text(topics) if topics else "",
+        cdep=header_text(cdep) if cdep else "",
     )
+
+
+def observe_topics(request: web.Request, response: web.StreamResponse) -> None:
+    """PBS-Go ``setBrowsingTopicsHeader``: ``Observe-Browsing-Topics: ?1`` answers any Sec-Browsing-Topics."""
+    if request.headers.get(SEC_BROWSING_TOPICS):
+        response.headers[OBSERVE_BROWSING_TOPICS] = "?1"
 
 
 # json-iterator's text needs a model of its decoder walked over the body (about 0.2 µs a byte): bigger
@@ -142,7 +153,9 @@ class AuctionEndpoint:
             waited = overload.waited(request, started)
             reason = overload.shed(request_type_of(body), waited, self.service.tmax_ms(body.get("tmax")) / 1000)
             if reason is not None:
-                return FastResponse(body=auction_shed_body(body.get("id", ""), reason), content_type="application/json")
+                shed = FastResponse(body=auction_shed_body(body.get("id", ""), reason), content_type="application/json")
+                observe_topics(request, shed)
+                return shed
             started -= waited  # the deadline counts from the request's arrival
         context = http_context(request, self.sync)
         try:
@@ -150,14 +163,22 @@ class AuctionEndpoint:
         except AuctionRefused as exc:
             self._refused(exc.status, exc.message, request_type_of(body), exc.metric, loop.time() - started,
                           len(raw), bool(context.uids))
-            return text_response(exc.status, exc.message)
+            refused = text_response(exc.status, exc.message)
+            if context.topics:
+                refused.headers[OBSERVE_BROWSING_TOPICS] = "?1"
+            return refused
         self.counts.answered(result.request_type, "ok", loop.time() - started, len(raw), bool(context.uids),
                              result.account)
         request[ACCOUNT] = result.account  # for the access and interaction logs
         request[BIDDERS] = result.bidders
         if self.analytics.enabled:
-            self.analytics.log(auction_record(200, result.account, result.bidders, result.bids, [], result.details))
-        return FastResponse(body=orjson.dumps(result.response), content_type="application/json")
+            self.analytics.log(
+                auction_record(200, result.account, result.bidders, result.bids, [], result.details), result.activities
+            )
+        response = FastResponse(body=orjson.dumps(result.response), content_type="application/json")
+        if context.topics:
+            response.headers[OBSERVE_BROWSING_TOPICS] = "?1"
+        return response
 
     def _refused(
         self, status: int, message: str, request_type: str, metric: str, seconds: float, size: int = 0,

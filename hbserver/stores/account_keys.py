@@ -171,6 +171,7 @@ PBS_KEYS: Tree = _union(PBS_GO, _with_kebab_aliases(PBS_JAVA))
 # path with '-' read as '_'; the result is named only when hbserver applies it.
 _SAME_AS = tuple((re.compile(pattern), replacement) for pattern, replacement in (
     (r"^privacy\.(gdpr|ccpa)(\.|$)", r"\1\2"),
+    (r"^auction\.privacysandbox\.", "privacy.privacysandbox."),
     (r"^auction\.", ""),
     (r"\.purposes\.p(\d+)\.", r".purpose\1."),
     (r"\.special_features\.sf(\d+)\.", r".special_feature\1."),
@@ -365,6 +366,11 @@ MEANINGS: dict[str, str] = {
     "privacy.ipv4.anon_keep_bits": "bits of an IPv4 address kept when the address must be masked",
     "privacy.ipv6.anon_keep_bits": "bits of an IPv6 address kept when the address must be masked",
     "privacy.modules": "PBS-Java's privacy modules (`code`, `enabled`, `config`), e.g. `iab.usgeneral`",
+    "privacy.privacysandbox.topicsdomain": "the `user.data` name `Sec-Browsing-Topics` topics go under (PBS-Go); "
+                                           "empty: the header is ignored",
+    "privacy.privacysandbox.cookiedeprecation.enabled": "`Sec-Cookie-Deprecation` into `device.ext.cdep` (PBS-Go)",
+    "privacy.privacysandbox.cookiedeprecation.ttl_sec": "lifetime of the `receive-cookie-deprecation` cookie, seconds",
+    "privacy.privacysandbox.cookiedeprecation.ttlsec": "the same, as PBS-Go account files spell it; wins when set",
     "gdpr.enabled": "TCF enforcement for the account's requests; `null` = the host's `gdpr.tcf2.enabled`",
     "gdpr.integration_enabled.{amp,app,video,web,dooh}": "TCF enforcement per channel, PBS-Go's former name, "
                                                          "read after `channel_enabled`; `null` = `gdpr.enabled`",
