@@ -132,3 +132,19 @@ async def test_amp_visits_carry_the_signals_on_every_path(make_client, bidders, 
         assert regs_ext(sent) is None and user_data(sent) is None and cdep(sent) is None, visit
     assert len(bidders.received["alpha"]) == 8
     assert json.dumps(bidders.received["alpha"][-1]).count("ads.example") == 0
+
+
+async def test_amp_call_plan_keeps_gpc_apart(make_client, bidders, data_dir: Path):
+    """Sec-GPC alone does not leave the AMP call plan: the plan of a visit with it carries regs.ext.gpc,
+    the plan of a visit without it does not (auction.go setGPCImplicitly, on every AMP path)."""
+    bidders.bids["alpha"] = [bid("slot-1", 1.0)]
+    store(data_dir, "101", amp_stored("alpha"))
+    client = await make_client(bidder_config(bidders, "alpha"))
+    url = "/openrtb2/amp?tag_id=101&account=1001"
+    for visit in range(8):
+        gpc = visit % 2 == 0
+        response = await client.get(url, headers={"Sec-GPC": "1"} if gpc else {})
+        assert response.status == 200
+        sent = bidders.received["alpha"][-1]
+        assert regs_ext(sent) == ({"gpc": "1"} if gpc else None), visit
+        assert (bidders.headers["alpha"][-1].get("Sec-GPC") == "1") is gpc, visit
