@@ -62,6 +62,7 @@ from hbserver.metrics import FLUSH_INTERVAL_SECONDS, Metrics
 from hbserver.metrics.runtime import RuntimeSampler
 from hbserver.overload import OverloadGuard
 from hbserver.privacy.gvl import load_gvl
+from hbserver.privacy.vendorlists import VendorLists
 from hbserver.stores.accounts import AccountStore
 from hbserver.stores.cache.service import CacheService, build_cache_store
 from hbserver.stores.lru import LRUCache
@@ -92,10 +93,14 @@ def build_account_store(config: Config, metrics: Metrics, stored_data: StoredDat
     return accounts
 
 
-def build_sync_service(config: Config) -> SyncService:
-    """Registry, vendor list and privacy gate; raises RegistryError or GVLError on bad configuration."""
-    gvl = load_gvl(config.gdpr.vendorlist_file) if config.gdpr.vendorlist_file else None
-    return SyncService(config, build_registry(config), PrivacyGate(config, gvl))
+def build_sync_service(config: Config, metrics: Metrics | None = None) -> SyncService:
+    """Registry, vendor lists and privacy gate; raises RegistryError or GVLError on bad configuration.
+
+    The gate's ``gvl`` is the store of vendor lists by version (``gdpr.vendorlist_file`` its
+    fallback); it fetches only once started (:func:`_vendorlists_lifetime`)."""
+    fallback = load_gvl(config.gdpr.vendorlist_file) if config.gdpr.vendorlist_file else None
+    lists = VendorLists(config.gdpr.vendorlist, fallback, metrics)
+    return SyncService(config, build_registry(config), PrivacyGate(config, lists))  # type: ignore[arg-type]
 
 
 def build_analytics(config: Config, metrics: Metrics) -> Analytics:
@@ -138,7 +143,8 @@ def create_app(
     app.cleanup_ctx.append(_floors_fetcher_lifetime)  # likewise
     app.cleanup_ctx.append(_worker_gauge)
 
-    sync = build_sync_service(config)
+    sync = build_sync_service(config, metrics)
+    app.cleanup_ctx.append(_vendorlists_lifetime)  # after _outgoing_lifetime: stops before the session closes
     sync.cookie_sizes = metrics.histogram(metrics.uids_cookie_size)
     app[SYNC] = sync
     accounts, analytics = app[ACCOUNTS], app[ANALYTICS]
@@ -258,6 +264,14 @@ async def _currency_lifetime(app: web.Application) -> AsyncIterator[None]:
     await app[CURRENCY].start()
     yield
     await app[CURRENCY].close()
+
+
+async def _vendorlists_lifetime(app: web.Application) -> AsyncIterator[None]:
+    """Fetches of the vendor lists consent strings name (none at start-up: only on demand)."""
+    lists = app[SYNC].gate.gvl
+    lists.start(app[HTTP])
+    yield
+    await lists.close()
 
 
 async def _floors_fetcher_lifetime(app: web.Application) -> AsyncIterator[None]:

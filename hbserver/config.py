@@ -228,12 +228,57 @@ class Tcf2:
         return getattr(self, f"purpose{n}")
 
 
+IAB_VENDORLIST_TEMPLATE = "https://vendor-list.consensu.org/v{spec}/archives/vendor-list-v{{VERSION}}.json"
+
+
+def _vendorlist_template(value: str) -> str | None:
+    """Empty (no fetching) or an http(s) URL holding PBS-Java's ``{VERSION}`` placeholder."""
+    if value == "":
+        return None
+    if "{VERSION}" not in value:
+        return f"must contain {{VERSION}} (where the list's version goes): {value!r}"
+    return None if URL(value.replace("{VERSION}", "1")) is None else f"not an http(s) URL template: {value!r}"
+
+
+@dataclass(frozen=True)
+class VendorListSpec:
+    """One GVL specification's archive (PBS-Java's ``gdpr.vendorlist.v2``/``v3``); empty = no fetching."""
+
+    http_endpoint_template: str = _checked(IAB_VENDORLIST_TEMPLATE.format(spec=3), _vendorlist_template)
+
+
+@dataclass(frozen=True)
+class ExponentialBackoff:
+    """PBS-Java's ``retry-policy.exponential-backoff``: the wait before a failed version is fetched again."""
+
+    delay_millis: int = _checked(60000, _at_least(1))
+    max_delay_millis: int = _checked(120000, _at_least(1))
+    factor: float = _checked(1.1, _at_least(1))
+    jitter: float = _checked(0.2, _fraction)
+
+
+@dataclass(frozen=True)
+class VendorListRetry:
+    exponential_backoff: ExponentialBackoff = field(default_factory=ExponentialBackoff)
+
+
+@dataclass(frozen=True)
+class VendorListConfig:
+    """PBS-Java's ``gdpr.vendorlist``: where each version a consent string names is fetched from."""
+
+    default_timeout_ms: int = _checked(2000, _at_least(1))
+    v2: VendorListSpec = field(default_factory=lambda: VendorListSpec(IAB_VENDORLIST_TEMPLATE.format(spec=2)))
+    v3: VendorListSpec = field(default_factory=VendorListSpec)
+    retry_policy: VendorListRetry = field(default_factory=VendorListRetry)
+
+
 @dataclass(frozen=True)
 class Gdpr:
     enabled: bool = True
     default_value: Literal["0", "1"] = "0"
     host_vendor_id: int = _checked(0, _bits(0xFFFF))
-    vendorlist_file: str = ""
+    vendorlist_file: str = ""  # the fallback list (every version, until the named one is fetched)
+    vendorlist: VendorListConfig = field(default_factory=VendorListConfig)
     non_standard_publishers: list[str] = field(default_factory=list)  # publisher ids never enforced
     eea_countries: list[str] = _checked_factory(lambda: list(EEA_COUNTRIES), _country_codes)
     tcf2: Tcf2 = field(default_factory=Tcf2)

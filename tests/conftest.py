@@ -4,25 +4,51 @@ bidders on a real socket (tests/auction/helpers.py)."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from aiohttp.test_utils import TestClient
 
 from hbserver.app import create_app
 from hbserver.config import Config, deep_merge, load_config
+from hbserver.privacy.vendorlists import FetchFailed, VendorLists
 from hbserver.web.endpoint import Routes
 from tests.auction.helpers import MockBidders
 from tests.services import require_redis_cluster_tools, running_redis_cluster
 
 MakeClient = Callable[..., Awaitable[TestClient]]
 
+# Tests never fetch IAB's vendor lists: test configurations turn fetching off (a test that fetches
+# names its own loopback server), servers started as processes inherit the same from the
+# environment, and any other fetch in this process is refused before it leaves (offline_vendor_lists).
+NO_VENDORLIST_FETCH: dict[str, Any] = {
+    "gdpr": {"vendorlist": {"v2": {"http_endpoint_template": ""}, "v3": {"http_endpoint_template": ""}}}
+}
+for _spec in ("V2", "V3"):
+    os.environ.setdefault(f"HBS_GDPR__VENDORLIST__{_spec}__HTTP_ENDPOINT_TEMPLATE", '""')
+
 
 def make_config(raw: dict[str, Any] | None = None, **keys: Any) -> Config:
-    """A validated Config from plain data only (no file, no environment)."""
-    return load_config(environ={}, overrides=deep_merge(raw or {}, keys))
+    """A validated Config from plain data only (no file, no environment); no vendor list fetching
+    unless ``raw`` names a template."""
+    return load_config(environ={}, overrides=deep_merge(deep_merge(NO_VENDORLIST_FETCH, raw or {}), keys))
+
+
+@pytest.fixture(autouse=True)
+def offline_vendor_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vendor list fetch to anything but 127.0.0.1 fails at once, as a failed fetch does."""
+    download = VendorLists._download
+
+    async def loopback_only(self: VendorLists, url: str) -> Any:
+        if urlsplit(url).hostname != "127.0.0.1":
+            raise FetchFailed(f"{url}: tests fetch from 127.0.0.1 only")
+        return await download(self, url)
+
+    monkeypatch.setattr(VendorLists, "_download", loopback_only)
 
 
 @pytest.fixture

@@ -111,6 +111,7 @@ CONFIG_EXTENSIONS = (
     "gdpr.non_standard_publishers",
     "gdpr.eea_countries",
     "gdpr.tcf2.",
+    "gdpr.vendorlist.",  # PBS-Java's gdpr.vendorlist (v2/v3 http-endpoint-template, ...), snake_case
     "lmt.",
     "host_schain_node.",
     "account_defaults.gdpr.",
@@ -360,6 +361,13 @@ def test_unopenable_analytics_file_is_a_config_problem(tmp_path):
         ({"HBS_USER_SYNC__REDIRECT_URL": "{{.ExternalURL}}/setuid?b={{.Nope}}"},
          "user_sync.redirect_url: unknown macro {{.Nope}}"),
         ({"HBS_GDPR__VENDORLIST_FILE": "/nonexistent/gvl.json"}, "gdpr.vendorlist_file: "),
+        ({"HBS_GDPR__VENDORLIST__V3__HTTP_ENDPOINT_TEMPLATE": "https://gvl.example/v3/list.json"},
+         "gdpr.vendorlist.v3.http_endpoint_template: must contain {VERSION} (where the list's version goes): "
+         "'https://gvl.example/v3/list.json'"),
+        ({"HBS_GDPR__VENDORLIST__V2__HTTP_ENDPOINT_TEMPLATE": "file:///gvl/v{VERSION}.json"},
+         "gdpr.vendorlist.v2.http_endpoint_template: not an http(s) URL template: 'file:///gvl/v{VERSION}.json'"),
+        ({"HBS_GDPR__VENDORLIST__RETRY_POLICY__EXPONENTIAL_BACKOFF__JITTER": "1.5"},
+         "gdpr.vendorlist.retry_policy.exponential_backoff.jitter: must be between 0 and 1, got 1.5"),
         # an endpoint the bidder's adapter cannot use (PBS-Go's amx builder refuses a ';' in the query)
         ({"HBS_ADAPTERS__AMX__ENDPOINT": "https://amx.example/bid?a=1;b=2"},
          "adapters.amx.endpoint: invalid endpoint: 'https://amx.example/bid?a=1;b=2'"),

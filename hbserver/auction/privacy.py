@@ -37,6 +37,7 @@ from hbserver.privacy.gvl import GlobalVendorList
 from hbserver.privacy.permissions import ALLOW_ALL, AuctionPermissions, GdprPermissions
 from hbserver.privacy.regs import EMPTY_REGS, Regs, read_regs
 from hbserver.privacy.tcf_policy import gdpr_default_applies, policy_for
+from hbserver.privacy.vendorlists import VendorLists
 from hbserver.stores.accounts import Account
 
 DEVICE_IDS = ("ifa", "didsha1", "didmd5", "dpidsha1", "dpidmd5", "macsha1", "macmd5")
@@ -204,7 +205,7 @@ def read_privacy(
     config: Config,
     account: Account,
     request_type: str,
-    gvl: GlobalVendorList | None,
+    gvl: GlobalVendorList | VendorLists | None,
 ) -> AuctionPrivacy:
     """The auction's privacy: signals of a request in 2.6 places and the host's and account's rules.
 

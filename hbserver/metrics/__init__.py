@@ -59,7 +59,7 @@ HBSERVER_FAMILIES = frozenset({
     "event_notifications", "vtrack_requests", "account_fetch_errors", "stored_data_cache_performance",
     "stored_data_fetch_errors", "stored_data_fetch_time_seconds", "cache_puts", "cache_gets", "analytics_events",
     "analytics_dropped_events", "uids_cookie_size_bytes", "currency_rates_age_seconds", "currency_fetch_errors",
-    "floors_fetch_errors",
+    "floors_fetch_errors", "privacy_tcf_vendorlist",
     "workers", "worker_restarts", "process_resident_memory_bytes", "process_cpu_seconds", "process_open_fds",
     "gc_collections", "event_loop_lag_seconds", "overload_shed_requests",
 })
@@ -156,6 +156,11 @@ class Metrics:
                              "source", "source")
         self.privacy_tcf = c("privacy_tcf", "Count of TCF versions for requests where GDPR was enforced by source "
                              "and version.", "version", "source")
+        self.gvl_requests = c("gvl_requests", "Count number of times GVL list is fetched")
+        self.privacy_tcf_vendorlist = c(
+            "privacy_tcf_vendorlist", "Count of Global Vendor List fetches (ok, err) and of consent strings read "
+            "against another list than the one they name because it was not loaded (fallback: the nearest "
+            "loaded version or gdpr.vendorlist_file; missing: no list), by GVL specification.", "spec", "result")
         self.stored_request_cache = c("stored_request_cache_performance",
                                       "Count of stored request cache requests attempts by hits or miss.",
                                       "cache_result")
@@ -272,6 +277,9 @@ class Metrics:
             self.connections_error.labels(kind)
         for generation in ("0", "1", "2"):
             self.gc_collections.labels(generation)
+        for spec in ("v2", "v3"):
+            for status in ("ok", "err", "fallback", "missing"):
+                self.privacy_tcf_vendorlist.labels(spec, status)
 
     def describe(self) -> list[tuple[str, str, tuple[str, ...]]]:
         """(exposed name, type, label names) of every family, sorted: the README's table."""

@@ -37,6 +37,8 @@ LABEL_VALUES = {
     "store": "memory, redis, remote",
     "module": "file, http",
     "generation": "0, 1, 2",
+    "spec": "v2, v3",
+    "result": "ok, err, fallback, missing",
 }
 
 

@@ -1,7 +1,8 @@
 """Privacy primitives for user syncing and the auction: pure functions over plain data, fast enough per request.
 
 - ``tcf2``: IAB TCF v2 consent string (TC string) decoder.
-- ``gvl``: optional IAB Global Vendor List loader.
+- ``gvl``: IAB Global Vendor List parser and file loader.
+- ``vendorlists``: the lists by version each consent string names, fetched in the background.
 - ``tcf_policy``: an account's TCF v2 settings (host ``gdpr.tcf2`` + account ``gdpr``), the EEA default.
 - ``permissions``: TCF v2 decisions per request: host cookie, bidder sync, auction activities.
 - ``enforcement``: the purpose-1 sync checks as plain functions (wrappers over ``permissions``).

@@ -6,6 +6,8 @@ for callers holding one consent string and one vendor. ``policy`` is the account
 purpose 1 enforced on purpose and vendors with the "full" algorithm, no vendor exceptions,
 purpose-one treatment enabled with ``access_allowed: true``. Without a GVL enforcement is
 "basic" (the permissions module says how, and why a type-0 publisher restriction still denies).
+``gvl`` may be the :class:`~hbserver.privacy.vendorlists.VendorLists` store: the consent string's
+own version is used.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from hbserver.privacy.gvl import GlobalVendorList
 from hbserver.privacy.permissions import PURPOSE_STORAGE, GdprPermissions, listed, sync_allowed
 from hbserver.privacy.tcf2 import ConsentError, TCF2Consent, parse_tcf2_cached
 from hbserver.privacy.tcf_policy import TcfPolicy, default_policy
+from hbserver.privacy.vendorlists import VendorLists, resolve
 
 
 def allow_sync(
     consent: TCF2Consent,
     vendor_id: int,
-    gvl: GlobalVendorList | None,
+    gvl: GlobalVendorList | VendorLists | None,
     *,
     policy: TcfPolicy | None = None,
     bidder: str = "",
@@ -30,6 +33,7 @@ def allow_sync(
     even purpose-one treatment does not help an unlisted vendor). ``bidder`` names the bidder for
     purpose-1 vendor exceptions.
     """
+    gvl = resolve(gvl, consent)
     if not listed(gvl, vendor_id):
         return False
     policy = policy or default_policy()
@@ -40,7 +44,7 @@ def allow_sync(
 def allow_bidder_sync(
     consent: str,
     vendor_id: int,
-    gvl: GlobalVendorList | None,
+    gvl: GlobalVendorList | VendorLists | None,
     *,
     policy: TcfPolicy | None = None,
     bidder: str = "",
@@ -50,7 +54,7 @@ def allow_bidder_sync(
     False for vendor id 0 (no ``gvl_vendor_id``), for a vendor missing from a loaded GVL and
     for an empty or malformed consent string ("Rejected by privacy" in /cookie_sync).
     """
-    if vendor_id <= 0 or not listed(gvl, vendor_id):
+    if vendor_id <= 0:
         return False
     try:
         parsed = parse_tcf2_cached(consent)
@@ -63,7 +67,7 @@ def host_cookie_allowed(
     gdpr_signal: int,
     consent: str,
     host_vendor_id: int,
-    gvl: GlobalVendorList | None,
+    gvl: GlobalVendorList | VendorLists | None,
     *,
     policy: TcfPolicy | None = None,
 ) -> bool:

@@ -20,9 +20,12 @@ The auction (``AuctionActivitiesAllowed``):
 Vendor exceptions, basic enforcement vendors and the "basic" downgrade are looked up by the core
 bidder name in the auction and by the bidder name for syncs, as PBS-Go keys them.
 
-Without a Global Vendor List (``gdpr.vendorlist_file`` empty, ``gvl`` None) enforcement is
-"basic" for every purpose, as hbserver has always documented: full enforcement needs the vendors'
-declarations. Two hbserver rules make that the closest stand-in for PBS-Go's full algorithm:
+``gvl`` is one list or the :class:`~hbserver.privacy.vendorlists.VendorLists` store, which gives
+each request the list its consent string names (resolved once per request, after decoding).
+
+Without a Global Vendor List (none fetched yet and no ``gdpr.vendorlist_file``: ``gvl`` None)
+enforcement is "basic" for every purpose, as hbserver has always documented: full enforcement
+needs the vendors' declarations. Two hbserver rules make that the closest stand-in for PBS-Go's full algorithm:
 - where the configured algorithm is "full" (and no basic-vendor downgrade applies), the basic
   check still refuses a vendor a publisher restriction of type 0 (not allowed) names for the
   purpose, which full enforcement reads from the consent string alone;
@@ -50,6 +53,7 @@ from hbserver.privacy.tcf2 import (
     parse_tcf2_choices,
 )
 from hbserver.privacy.tcf_policy import ALGO_BASIC, ALGO_FULL, PurposePolicy, TcfPolicy
+from hbserver.privacy.vendorlists import VendorLists
 
 PURPOSE_STORAGE = 1
 PURPOSE_BASIC_ADS = 2
@@ -194,7 +198,8 @@ class _Enforcers:
         self.basic_vendors = basic_vendors
         # Auction decisions by (consent's choices key, core bidder, vendor id, vendor list): the
         # key leaves out the timestamps, so every user who made the same choices shares it; bounded.
-        self.results: dict[tuple[str, str, int, int], AuctionPermissions] = {}
+        # The list itself, not its id(): a list dropped from the store must not lend its id to another.
+        self.results: dict[tuple[str, str, int, GlobalVendorList | None], AuctionPermissions] = {}
         # Sync decisions by (choices key, bidder or None for the host, vendor id, vendor list); bounded.
         self.syncs: dict[tuple[str, str | None, int, GlobalVendorList | None], bool] = {}
         rows = []
@@ -263,14 +268,14 @@ class GdprPermissions:
         policy: TcfPolicy,
         consent: str,
         *,
-        gvl: GlobalVendorList | None,
+        gvl: GlobalVendorList | VendorLists | None,
         alias_gvl_ids: Mapping[str, int] | None = None,
         publisher_id: str = "",
         non_standard_publishers: frozenset[str] = frozenset(),
     ) -> None:
         self._policy = policy
         self._consent = consent
-        self._gvl = gvl
+        self._gvl: GlobalVendorList | VendorLists | None = gvl
         self._alias_gvl_ids = alias_gvl_ids
         self._non_standard = publisher_id in non_standard_publishers
         self._parsed: object = _UNPARSED
@@ -295,6 +300,15 @@ class GdprPermissions:
             self._parsed = parsed
         return parsed  # type: ignore[return-value]
 
+    def vendor_list(self) -> GlobalVendorList | None:
+        """The list this request is read against: ``gvl``, or the store's for the consent's version
+        (None for an empty or malformed consent); resolved once."""
+        gvl = self._gvl
+        if gvl.__class__ is VendorLists:
+            consent = self.parsed_consent()
+            gvl = self._gvl = gvl.for_consent(consent) if consent is not None else None  # type: ignore[union-attr]
+        return gvl  # type: ignore[return-value]
+
     @property
     def consent_valid(self) -> bool:
         """Whether the consent string decodes as TCF v2 (the ``privacy_tcf`` version label)."""
@@ -310,7 +324,8 @@ class GdprPermissions:
         if host_vendor_id == 0:
             return True
         key = self._key
-        memo_key = (key, None, host_vendor_id, self._gvl)
+        gvl = self.vendor_list()
+        memo_key = (key, None, host_vendor_id, gvl)
         if key is not None and (decided := enforcers(self._policy).syncs.get(memo_key)) is not None:  # type: ignore[arg-type]
             return decided
         consent = self.parsed_consent()
@@ -318,15 +333,16 @@ class GdprPermissions:
             if self._error:
                 raise ConsentError(self._error)
             return False
-        return self._keep_sync(memo_key, sync_allowed(self._policy, consent, host_vendor_id, self._gvl))
+        return self._keep_sync(memo_key, sync_allowed(self._policy, consent, host_vendor_id, gvl))
 
     def bidder_sync_allowed(self, bidder: str, vendor_id: int) -> bool:
         """May this bidder sync? False for vendor id 0, an id the GVL does not hold, or an empty
         or malformed consent; purpose-1 vendor exceptions apply."""
-        if vendor_id <= 0 or not listed(self._gvl, vendor_id):
+        gvl = self.vendor_list()
+        if vendor_id <= 0 or not listed(gvl, vendor_id):
             return False
         key = self._key
-        memo_key = (key, bidder, vendor_id, self._gvl)
+        memo_key = (key, bidder, vendor_id, gvl)
         if key is not None and (decided := enforcers(self._policy).syncs.get(memo_key)) is not None:  # type: ignore[arg-type]
             return decided
         consent = self.parsed_consent()
@@ -334,7 +350,7 @@ class GdprPermissions:
             return False
         policy = self._policy
         exception = bidder in policy.purpose_vendor_exceptions(PURPOSE_STORAGE)
-        return self._keep_sync(memo_key, sync_allowed(policy, consent, vendor_id, self._gvl, bidder, exception))
+        return self._keep_sync(memo_key, sync_allowed(policy, consent, vendor_id, gvl, bidder, exception))
 
     def _keep_sync(self, memo_key: tuple[str | None, str | None, int, GlobalVendorList | None], allowed: bool) -> bool:
         """Keep a sync decision (made on a consent that decoded, so its choices key is set) by that key."""
@@ -363,7 +379,7 @@ class GdprPermissions:
         aliases = self._alias_gvl_ids
         if aliases:
             vendor_id = aliases.get(bidder, vendor_id)
-        gvl = self._gvl
+        gvl = self.vendor_list()
         vendor = None
         if gvl is not None:
             vendor = gvl.vendor(vendor_id)
@@ -371,7 +387,7 @@ class GdprPermissions:
                 vendor_id = 0  # not in the list: PBS-Go resolves it to 0
         has_gvl = gvl is not None
         found = enforcers(self._policy)
-        key = (self._key, core, vendor_id, id(gvl))  # the choices key: set, since the consent decoded
+        key = (self._key, core, vendor_id, gvl)  # the choices key: set, since the consent decoded
         decided = found.results.get(key)
         if decided is not None:
             return decided
@@ -379,7 +395,7 @@ class GdprPermissions:
         allow_bid = enforcer.legal_basis(consent, vendor_id, vendor, core, allow_li=enforcer.is_basic)
         decided = AuctionPermissions(
             allow_bid,
-            self._allow_geo(core, consent, vendor),
+            self._allow_geo(core, consent, vendor, has_gvl),
             self._allow_id(found, core, consent, vendor_id, vendor, has_gvl),
         )
         if len(found.results) >= RESULTS_CACHE_SIZE:
@@ -387,13 +403,13 @@ class GdprPermissions:
         found.results[key] = decided
         return decided
 
-    def _allow_geo(self, core: str, consent: TCF2Consent, vendor: VendorInfo | None) -> bool:
+    def _allow_geo(self, core: str, consent: TCF2Consent, vendor: VendorInfo | None, has_gvl: bool) -> bool:
         policy = self._policy
         if not policy.feature_one_enforced() or core in policy.feature_one_vendor_exceptions:
             return True
         if not consent.special_feature_optin(SPECIAL_FEATURE_GEO):
             return False
-        if core in policy.basic_enforcement_vendors or self._gvl is None:
+        if core in policy.basic_enforcement_vendors or not has_gvl:
             return True
         return vendor is not None and SPECIAL_FEATURE_GEO in vendor.special_features
 
