@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 
 import orjson
 import pytest
@@ -117,10 +118,14 @@ async def test_account_errors(sync_client, data_dir, account, status, text):
 
 
 async def test_account_required(sync_client, data_dir):
+    # PBS-Go account.GetAccount: a request naming no account is refused; one naming an account that is
+    # not stored gets account_defaults, unless they are disabled too
     client = await sync_client(account_required=True)
     expected = (400, "account must be valid if provided, please reach out to the prebid server host\n")
     assert (await post(client, {}))[:2] == expected
-    assert (await post(client, {"account": "nobody"}))[:2] == expected
+    assert (await post(client, {"account": "nobody"}))[0] == 200
+    strict = await sync_client(account_required=True, account_defaults={"disabled": True})
+    assert (await post(strict, {"account": "nobody"}))[:2] == expected
     write_account(data_dir, "1001", {})
     assert (await post(client, {"account": 1001}))[0] == 200  # a numeric account (prebid-universal-creative)
 
@@ -448,3 +453,35 @@ def test_evaluations_and_choices_are_shared_values_and_bounded(monkeypatch):
     assert len(chooser._evaluations) <= 4
     _, again = chooser.choose(names[-1:], 0, registry, UidsCookie(), datetime.now(UTC), chooser.NO_FILTERS, None)
     assert again[0] is evaluations[-1]  # the same value, made once
+
+
+CDEP_ON = {"privacy": {"privacysandbox": {"cookiedeprecation": {"enabled": True, "ttlsec": 60}}}}
+
+
+@pytest.mark.parametrize(
+    ("settings", "body", "cookies", "expected"),
+    [
+        # endpoints/cookie_sync.go setCookieDeprecationHeader: on every answer once the account is known
+        (CDEP_ON, {"account": "acc", "bidders": ["alpha"]}, None, True),
+        (CDEP_ON, {"account": "acc", "gdpr": 1}, None, True),  # an error answer after the account loaded
+        (CDEP_ON, {"account": "acc"}, {"uids": live_cookie("alpha")}, True),  # other cookies: still set
+        (CDEP_ON, {"account": "acc"}, {"receive-cookie-deprecation": "1"}, False),  # the browser has it
+        ({"privacy": {"privacysandbox": {"cookiedeprecation": {"enabled": False}}}}, {"account": "acc"}, None, False),
+        ({}, {"account": "acc"}, None, False),
+    ],
+    ids=["ok", "privacy-error", "other-cookies", "already-set", "disabled", "no-settings"],
+)
+async def test_receive_cookie_deprecation(sync_client, data_dir, settings, body, cookies, expected):
+    write_account(data_dir, "acc", settings)
+    client = await sync_client()
+    _, _, response = await post(client, body, cookies)
+    labels = [v for v in response.headers.getall("Set-Cookie", []) if v.startswith("receive-cookie-deprecation=")]
+    if not expected:
+        assert labels == []
+        return
+    (label,) = labels
+    assert label.startswith("receive-cookie-deprecation=1; Path=/; Expires=") and label.endswith(
+        "; HttpOnly; Secure; SameSite=None; Partitioned;"
+    )
+    expires = parsedate_to_datetime(label.split("Expires=")[1].split(";")[0])
+    assert abs((expires - datetime.now(UTC)).total_seconds() - 60) < 5  # ttlsec from the account

@@ -18,6 +18,10 @@ PIXEL_B64 = (
 UNVERIFIED = (
     "Invalid request: Prebid-server could not verify the Account ID. Please reach out to the prebid server host."
 )
+REQUIRED = (
+    "Invalid request: Prebid-server has been configured to discard requests without a valid Account ID. "
+    "Please reach out to the prebid server host."
+)
 T_PREFIX = "Type 't' is required query parameter. Possible values are win and imp, but was "
 
 # (query, status, body); the body is exact. Validation order: t, vtype, b, ts, f, x, int, then a.
@@ -212,18 +216,22 @@ async def test_account_settings(make_client, data_dir, account, query, status, b
         ({}, "t=win&b=b&a=unknown", 200, ""),  # unknown account -> account_defaults (events on)
         ({"account_defaults": {"events": {"enabled": False}}}, "t=win&b=b&a=unknown", 401,
          "Account 'unknown' doesn't support events"),
-        ({"account_required": True}, "t=win&b=b&a=unknown", 400,
-         UNVERIFIED),
+        # PBS-Go account.GetAccount: account_required refuses a request naming no account ("unknown");
+        # an account that is not stored gets the defaults unless they are disabled too
+        ({"account_required": True}, "t=win&b=b&a=unknown", 400, REQUIRED),
         ({"account_required": True}, "t=win&b=b&a=known", 200, ""),
+        ({"account_required": True}, "t=win&b=b&a=nobody", 200, ""),
+        ({"account_required": True, "account_defaults": {"disabled": True}}, "t=win&b=b&a=nobody", 400,
+         UNVERIFIED),
         ({"account_defaults": {"disabled": True}}, "t=win&b=b&a=unknown", 503,
          "Invalid request: Prebid-server has disabled Account ID: unknown, "
          "please reach out to the prebid server host."),
         # an account file overrides the defaults it is merged over
         ({"account_defaults": {"events": {"enabled": False}}}, "t=win&b=b&a=known", 200, ""),
         # ids that would leave the accounts directory are never looked up: they are unknown accounts
-        ({"account_required": True}, "t=win&b=b&a=../accounts/known", 400,
-         UNVERIFIED),
-        ({"account_required": True}, "t=win&b=b&a=..", 400,
+        ({"account_required": True, "account_defaults": {"events": {"enabled": False}}},
+         "t=win&b=b&a=../accounts/known", 401, "Account '../accounts/known' doesn't support events"),
+        ({"account_required": True, "account_defaults": {"disabled": True}}, "t=win&b=b&a=..", 400,
          UNVERIFIED),
     ],
 )

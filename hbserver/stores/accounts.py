@@ -1,7 +1,9 @@
 """Accounts: stored settings merged over ``account_defaults``, looked up through an LRU.
 
-Resolution follows PBS-Go: an unknown account gets the defaults (or is refused when
-``account_required``); a disabled account and a malformed account file are errors. Outcomes,
+Resolution follows PBS-Go's ``account.GetAccount``: with ``account_required`` a request without an
+account id (``unknown``) is refused; an account that is not stored gets the defaults (refused only
+when ``account_required`` and ``account_defaults.disabled`` are both on); a disabled account and a
+malformed account file are errors. Outcomes,
 including "not found" and "malformed", are cached so that unknown ids never cost a disk read
 per request.
 """
@@ -26,6 +28,7 @@ from hbserver.stores.lru import LRUCache
 log = logging.getLogger("hbserver.accounts")
 
 FETCH_TIMEOUT_SECONDS = 1.0
+UNKNOWN_ACCOUNT = "unknown"  # PBS-Go metrics.PublisherUnknown: the id of a request that names none
 
 
 class AccountFetcher(Protocol):
@@ -55,6 +58,15 @@ class AccountError(Exception):
         self.status = status
         self.message = message
         self.reason = reason
+
+
+def _required() -> _Refusal:
+    return _Refusal(
+        400,
+        "Invalid request: Prebid-server has been configured to discard requests without a valid Account ID. "
+        "Please reach out to the prebid server host.",
+        "unknown",
+    )
 
 
 def _unverified() -> _Refusal:
@@ -164,6 +176,8 @@ class AccountStore:
             self._stale.add(task)
 
     async def _resolve(self, account_id: str) -> Account | _Refusal:
+        if self.required and account_id == UNKNOWN_ACCOUNT:
+            return _required()
         raw = None
         if self.fetcher is not None:
             try:
@@ -180,7 +194,7 @@ class AccountStore:
                     500, f"Error occurred while fetching account: {exc.strerror or exc}", "io"
                 ) from None
         if raw is None:
-            if self.required:
+            if self.required and self.defaults.disabled:
                 return _unverified()
             return self._checked(Account(account_id, self.defaults, self._default_activities))
         return self._parse(account_id, raw)
