@@ -3,8 +3,9 @@
 Per imp the winner is the highest price (strict ``>``, first seen wins a tie; with
 ``preferdeals`` any deal beats any non-deal). Per imp and bidder only the top bid gets bidder
 keys (``hb_pb_<bidder>``...); the imp winner also gets the plain keys. Every key is cut to 20
-characters. Keys that depend on the cache (``hb_cache_id``, ``hb_uuid``, host and path) are
-added once bids are cached.
+characters. ``hb_cache_id`` and ``hb_uuid`` are added once bids are cached; ``hb_cache_host`` and
+``hb_cache_path`` go on every targeted bid, cached or not, as PBS-Go's ``setTargeting`` writes them
+whenever a cache host is known (PBS-Java only on cached bids).
 
 Multibid (:mod:`hbserver.auction.multibid`) follows PBS-Go's ``exchange/auction.go``
 (``validateAndUpdateMultiBid``: each bidder's bids per imp ranked as the winner is chosen, those
@@ -323,7 +324,7 @@ def _values(
         values["cache_id"] = bid.cache_id
     if bid.vast_cache_id:
         values["uuid"] = bid.vast_cache_id
-    if (bid.cache_id or bid.vast_cache_id) and cache_host:
+    if cache_host:  # PBS-Go setTargeting: on every targeted bid, cached or not
         values["cache_host"] = cache_host
         values["cache_path"] = cache_path
     if options.env:

@@ -102,6 +102,9 @@ def test_v50_winners_and_bidder_keys():
         "hb_bidder_audienceNe": "audienceNetwork",
         "hb_size_audienceNetw": "200x250",
         "hb_deal_audienceNetw": "deal-4",
+        # PBS-Go exchange/targeting.go setTargeting: the cache host and path on every targeted bid
+        "hb_cache_host_audien": "www.pbcserver.com",
+        "hb_cache_path_audien": "/pbcache/endpoint",
     }
     assert targeting["other-bid"]["hb_pb"] == "0.60" and targeting["other-bid"]["hb_size"] == "300x500"
     assert all(len(key) <= 20 for t in targeting.values() for key in t)
@@ -126,8 +129,9 @@ def test_v52_mobile_env_and_cache_keys():
     assert bids[0].targeting["hb_env"] == "mobile-app" and bids[0].targeting["hb_env_appnexus"] == "mobile-app"
     assert bids[0].targeting["hb_cache_id"] == "0" and bids[0].targeting["hb_cache_host"] == "www.pbcserver.com"
     assert bids[0].targeting["hb_cache_path_appnex"] == "/pbcache/endpoint"
-    assert "hb_cache_host_audien" not in bids[3].targeting  # an uncached bid gets no cache keys
+    # an uncached bid gets no cache id, but the host and path all the same (PBS-Go setTargeting)
     assert "hb_cache_id_audienceNe" not in bids[3].targeting
+    assert bids[3].targeting["hb_cache_host_audien"] == "www.pbcserver.com"
     winners_only = TargetingOptions.from_request({"includebidderkeys": False}, "")
     assert [b.bid["id"] for b in bids_to_cache(results, winners_only, bids)] == ["winning-bid", "other-bid"]
 

@@ -2,9 +2,9 @@
 (exchangetest/multi-bids-error.json), what each bidder is sent (exchange/utils.go), and targeting
 with multibid (exchangetest/multi-bid*.json, targeting_test.go "Full basic targeting with multibid").
 
-PBS-Go's exchange tests also expect ``hb_cache_host``/``hb_cache_path`` on bids that were not
-cached; here those keys go only on cached bids (tests/auction/test_core_rules.py), so the ports
-below leave them out and run without a cache host.
+PBS-Go's exchange tests also expect ``hb_cache_host``/``hb_cache_path`` on every targeted bid (as
+hbserver writes them too: tests/auction/test_core_rules.py); the ports below run without a cache
+host, so those keys are left out.
 """
 
 from __future__ import annotations
