@@ -513,7 +513,8 @@ class AuctionService:
             await finish_bidders(outcomes, client)
             for outcome in outcomes:
                 name = outcome.bidder.name
-                adapter_code = outcome.bidder.resolved.bidder.adapter
+                # PBS-Go's BidderCoreName: a hard alias (adform of adf) is its own core bidder
+                adapter_code = outcome.bidder.resolved.bidder.code
                 response_times[name] = outcome.elapsed_ms
                 seen: list[AuctionBid | RejectedBid] | None = [] if details is not None else None
                 bids, bid_errors = accept_bids(

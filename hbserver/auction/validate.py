@@ -140,6 +140,8 @@ def validate_request(request: dict[str, Any], registry: Registry, check_params: 
     checked_imps: list[Any] | None = None
     seen_ids: dict[str, int] = {}
     duplicates: list[str] = []  # PBS-Go collects these and goes on checking the imps
+    first_imp_lines: list[str] = []
+    general = len(warnings)  # the warnings before the imps (imp warnings are appended to the same list)
     for index, imp in enumerate(imps):
         if not isinstance(imp, dict):
             raise fail(f"request.imp[{index}] must be an object")
@@ -151,11 +153,16 @@ def validate_request(request: dict[str, Any], registry: Registry, check_params: 
                     "Imp IDs must be unique."
                 )
             seen_ids[imp_id] = index
+        reported: list[str] = []
         try:
             checked = validate_imp_media(imp, index)
-            validated.imp_bidders.append(_imp_bidders(checked, index, registry, aliases, check_params, validated))
+            validated.imp_bidders.append(
+                _imp_bidders(checked, index, registry, aliases, check_params, validated, reported)
+            )
         except RequestError as exc:
             raise RequestError(str(exc), [*(w.message for w in warnings), *duplicates]) from None
+        if index == 0:  # what PBS-Go has reported when imp[0] is left without a bidder
+            first_imp_lines = [*(w.message for w in warnings[:general]), *reported]
         if checked is not imp:
             if checked_imps is None:
                 checked_imps = list(imps)
@@ -163,8 +170,9 @@ def validate_request(request: dict[str, Any], registry: Registry, check_params: 
     if duplicates:
         raise RequestError(duplicates[-1], [*(w.message for w in warnings), *duplicates[:-1]])
     if not any(validated.imp_bidders):
-        # every bidder named was unknown or disabled: nothing can bid (PBS-Go's text, alone)
-        raise RequestError("request.imp[0].ext.prebid.bidder must contain at least one bidder")
+        # every bidder named was unknown or disabled: nothing can bid. PBS-Go's 400 (ortb
+        # validateImpExt) lists the warnings it had, imp[0]'s disabled bidders among them, then its text.
+        raise RequestError("request.imp[0].ext.prebid.bidder must contain at least one bidder", first_imp_lines)
     if checked_imps is not None:
         request = {**request, "imp": checked_imps}
     config_problem = validate_bidder_config(request, registry, aliases)  # PBS-Go: the exchange's FPD step
@@ -315,7 +323,11 @@ def _imp_bidders(
     aliases: dict[str, str],
     check_params: ParamsCheck,
     validated: Validated,
+    reported: list[str],
 ) -> dict[str, Any]:
+    """The bidders of one imp with their params. ``reported`` gets the texts PBS-Go's
+    ``validateImpExt`` collects for this imp (a legacy ``imp.ext`` name it does not know, a disabled
+    bidder's ``BidderTemporarilyDisabled``), which a refusal then lists."""
     ext = imp.get("ext")
     if not isinstance(ext, dict):
         raise RequestError(
@@ -339,9 +351,9 @@ def _imp_bidders(
             if _known(key, registry, aliases):
                 bidders[key] = params
             else:
-                validated.warnings.append(
-                    Message(WarningCode.UNKNOWN, f"request.imp[{index}].ext contains unknown bidder: '{key}', ignoring")
-                )
+                text = f"request.imp[{index}].ext contains unknown bidder: '{key}', ignoring"
+                validated.warnings.append(Message(WarningCode.UNKNOWN, text))
+                reported.append(text)
                 named_unknown = True
     if not bidders:
         if named_unknown:
@@ -359,13 +371,12 @@ def _imp_bidders(
             validated.warnings.append(Message(WarningCode.UNKNOWN_BIDDER, text))
             continue
         if resolved.bidder.disabled:
-            validated.bidder_warnings.setdefault(name, []).append(
-                Message(
-                    WarningCode.UNKNOWN,
-                    f'Bidder "{name}" has been disabled on this instance of Prebid Server. '
-                    "Please work with the PBS host to enable this bidder again.",
-                )
+            text = (
+                f'Bidder "{name}" has been disabled on this instance of Prebid Server. '
+                "Please work with the PBS host to enable this bidder again."
             )
+            validated.bidder_warnings.setdefault(name, []).append(Message(WarningCode.UNKNOWN, text))
+            reported.append(text)
             continue
         problem = check_params(resolved.bidder.adapter, params)
         if problem is not None:

@@ -65,7 +65,8 @@ async def test_two_bidders_winner_targeting_cache_and_events(make_client, bidder
     beta_targeting = beta["ext"]["prebid"]["targeting"]
     assert "hb_pb" not in beta_targeting and beta_targeting["hb_pb_beta"] == "0.90"
     assert beta_targeting["hb_deal_beta"] == "deal-9" and beta_targeting["hb_size_beta"] == "300x600"
-    assert alpha["ext"]["prebid"]["type"] == "banner" and alpha["ext"]["prebid"]["meta"]["adaptercode"] == "generic"
+    # a host alias is its own core bidder (PBS-Go exchange/bidder.go: AdapterCode is BidderCoreName)
+    assert alpha["ext"]["prebid"]["type"] == "banner" and alpha["ext"]["prebid"]["meta"]["adaptercode"] == "alpha"
     assert alpha["ext"]["origbidcpm"] == 1.87 and alpha["ext"]["origbidcur"] == "USD"
     # the cached value is the bid, retrievable from the cache endpoint at hb_cache_host + hb_cache_path
     cache_id = targeting["hb_cache_id"]
@@ -247,21 +248,26 @@ async def test_unknown_and_disabled_bidders_do_not_sink_the_auction(
     assert {bid["impid"] for bids in seat_bids(data).values() for bid in bids} == set(bidders_called["alpha"])
 
 
+# PBS-Go's 400 (ortb/request_validator.go validateImpExt) lists imp[0]'s disabled bidders and legacy
+# imp.ext names it does not know before its text (sample-requests/disabled/bad/bad-bidder.json).
 @pytest.mark.parametrize(
-    "imps",
+    ("imps", "before"),
     [
-        [banner_imp("imp-1", nobody={}), banner_imp("imp-2", ghost={})],
-        [banner_imp("imp-1", off={})],
-        [banner_imp("imp-1", nobody={}, off={})],
+        ([banner_imp("imp-1", nobody={}), banner_imp("imp-2", ghost={})], []),
+        ([banner_imp("imp-1", off={})], [DISABLED_TEXT.format("off")]),
+        ([banner_imp("imp-1", nobody={}, off={})], [DISABLED_TEXT.format("off")]),
+        ([{"id": "imp-1", "banner": {"w": 1, "h": 1}, "ext": {"nobody": {}, "off": {}}}],
+         ["request.imp[0].ext contains unknown bidder: 'nobody', ignoring", DISABLED_TEXT.format("off")]),
+        ([banner_imp("imp-1", off={}), banner_imp("imp-2", off={})], [DISABLED_TEXT.format("off")]),
     ],
-    ids=["all-unknown", "all-disabled", "unknown-and-disabled"],
+    ids=["all-unknown", "all-disabled", "unknown-and-disabled", "legacy-unknown-and-disabled", "imp-0-only"],
 )
-async def test_no_bidder_left_anywhere_is_a_400(make_client, bidders, imps):
+async def test_no_bidder_left_anywhere_is_a_400(make_client, bidders, imps, before):
     client = await make_client(bidder_config(bidders, "alpha", "off", off={"disabled": True}))
     response = await post(client, auction_request(*imps))
     assert response.status == 400
-    text = "Invalid request: request.imp[0].ext.prebid.bidder must contain at least one bidder\n"
-    assert await response.text() == text
+    lines = [*before, "request.imp[0].ext.prebid.bidder must contain at least one bidder"]
+    assert await response.text() == "".join(f"Invalid request: {line}\n" for line in lines)
     assert bidders.received == {}
 
 
@@ -756,18 +762,18 @@ async def test_refused_bodies_are_counted_and_recorded(make_client, bidders, tmp
 @pytest.mark.parametrize(
     ("bidder_ext", "winner", "expected"),
     [
-        ({}, True, {"type": "banner", "meta": {"adaptercode": "generic"}}),
+        ({}, True, {"type": "banner", "meta": {"adaptercode": "alpha"}}),
         (
             {"prebid": {"meta": {"networkId": 7}, "targeting": {"stale": "x"}, "type": "video", "dealtier": 3}},
             True,
-            {"meta": {"networkId": 7, "adaptercode": "generic"}, "type": "banner", "dealtier": 3},
+            {"meta": {"networkId": 7, "adaptercode": "alpha"}, "type": "banner", "dealtier": 3},
         ),
         (
             {"prebid": {"meta": "junk", "targeting": {"stale": "x"}}},
             False,  # no targeting for this bid: the bidder's is dropped
-            {"meta": {"adaptercode": "generic"}, "type": "banner"},
+            {"meta": {"adaptercode": "alpha"}, "type": "banner"},
         ),
-        ({"prebid": "junk"}, True, {"type": "banner", "meta": {"adaptercode": "generic"}}),
+        ({"prebid": "junk"}, True, {"type": "banner", "meta": {"adaptercode": "alpha"}}),
     ],
 )
 async def test_bidder_ext_prebid_in_the_response(make_client, bidders, bidder_ext, winner, expected):
