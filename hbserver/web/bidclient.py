@@ -76,6 +76,31 @@ class _NoAnswer(BidderClientError):
     """The server closed the connection before sending a single byte of the answer."""
 
 
+class _Failure:
+    """An error a request's future or task ends with: set as its result, raised by whoever takes it.
+
+    An exception set on a future (or ending a task) stays there, and once raised its traceback
+    holds the frames it went through; those frames hold the future (a local, ``PendingRequest
+    .answer``): a reference cycle, and with it whatever the frames hold — a cut answer's 2 MiB of
+    body or decoded bomb. With CPython's collector at a first-generation threshold of 100,000
+    (``hbserver.server.tune_gc``) that garbage waits, often promoted to an older generation that is
+    collected far more rarely; a worker grew by ~2 MB per cut answer. So an error travels as a
+    result instead, without a traceback, and :meth:`take` hands it over once: the exception then
+    raised is held by no future, and when the caller drops it, it is freed at once.
+    """
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error: BaseException | None = error.with_traceback(None)
+
+    def take(self) -> BaseException:
+        """The error, to raise; the failure keeps no reference to it."""
+        error = self.error
+        self.error = None
+        return error if error is not None else BidderClientError("the request's error was already taken")
+
+
 class _Target:
     """One parsed URL: its pool key and the request line and headers that never change."""
 
@@ -101,7 +126,7 @@ class _Pool:
         self.tls = target.tls
         self.idle: list[_Connection] = []
         # A waiter gets a connection handed over, or None: "a slot is yours, open one".
-        self.waiters: collections.deque[asyncio.Future[_Connection | None]] = collections.deque()
+        self.waiters: collections.deque[asyncio.Future[_Connection | _Failure | None]] = collections.deque()
         self.total = 0  # open, connecting and reserved connections
 
 
@@ -114,7 +139,7 @@ class PendingRequest:
 
     def __init__(
         self,
-        answer: asyncio.Future[_Answer] | asyncio.Task[tuple[int, bytes, float]] | None,
+        answer: asyncio.Future[_Answer | _Failure] | asyncio.Task[tuple[int, bytes, float] | _Failure] | None,
         connection: _Connection | None,
         method: str,
         url: str,
@@ -162,8 +187,8 @@ class _Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.connected = False
         self.state = _BUSY
-        self.parser = httptools.HttpResponseParser(self)
-        self.waiter: asyncio.Future[_Answer] | None = None
+        self.parser = httptools.HttpResponseParser(self)  # which holds this protocol: see close()
+        self.waiter: asyncio.Future[_Answer | _Failure] | None = None
         self.served = 0
         self.idle_since = 0.0
         self.lost: asyncio.Future[None] = loop.create_future()
@@ -295,13 +320,13 @@ class _Connection(asyncio.Protocol):
 
     # --- requests -----------------------------------------------------------------------------
 
-    def send(self, data: bytes, loop: asyncio.AbstractEventLoop) -> asyncio.Future[_Answer]:
+    def send(self, data: bytes, loop: asyncio.AbstractEventLoop) -> asyncio.Future[_Answer | _Failure]:
         """Write one request; the future gets its answer or the error (the client watches the deadline)."""
-        waiter: asyncio.Future[_Answer] = loop.create_future()
+        waiter: asyncio.Future[_Answer | _Failure] = loop.create_future()
         transport = self.transport
         if self.state != _BUSY or transport is None or transport.is_closing():
             self.close(abort=True)
-            waiter.set_exception(_NoAnswer("the connection was closed before the request"))
+            waiter.set_result(_Failure(_NoAnswer("the connection was closed before the request")))
             return waiter
         self.waiter = waiter
         transport.write(data)
@@ -314,11 +339,19 @@ class _Connection(asyncio.Protocol):
             self.close(abort=True)
 
     def close(self, abort: bool = False) -> None:
-        """Close once and give the pool slot back."""
+        """Close once and give the pool slot back.
+
+        The answer's buffers are let go at once (a cut one's may be 2 MiB, and the deadline heap
+        holds the connection until its deadline), and so is the parser: it holds this protocol's
+        methods, a reference cycle that would leave every closed connection to the collector. No
+        data is parsed after this: :meth:`data_received` stops at the missing waiter.
+        """
         if self.state == _CLOSED:
             return
         was_idle = self.state == _IDLE
         self.state = _CLOSED
+        self._reset()
+        self.parser = _SPENT_PARSER
         if was_idle:
             try:
                 self.pool.idle.remove(self)
@@ -359,12 +392,22 @@ class _Connection(asyncio.Protocol):
         self.waiter = None
         self.close(abort=True)
         if waiter is not None and not waiter.done():
-            waiter.set_exception(exc)
+            waiter.set_result(_Failure(exc))
 
 
-def _expire(waiter: asyncio.Future[_Connection | None]) -> None:
+class _NoCallbacks:
+    """The protocol of :data:`_SPENT_PARSER`: no callbacks."""
+
+    __slots__ = ()
+
+
+# What a closed connection holds instead of its parser (never fed: see _Connection.close).
+_SPENT_PARSER: Final = httptools.HttpResponseParser(_NoCallbacks())
+
+
+def _expire(waiter: asyncio.Future[_Connection | _Failure | None]) -> None:
     if not waiter.done():
-        waiter.set_exception(TimeoutError("no connection became free before the deadline"))
+        waiter.set_result(_Failure(TimeoutError("no connection became free before the deadline")))
 
 
 class BidderClient:
@@ -399,7 +442,7 @@ class BidderClient:
         self._sweeper: asyncio.TimerHandle | None = None
         # Deadlines of requests in flight, one timer for the earliest: a timer per request costs more
         # than the rest of the request. Entries of finished requests are skipped when they come up.
-        self._deadlines: list[tuple[float, int, _Connection, asyncio.Future[_Answer]]] = []
+        self._deadlines: list[tuple[float, int, _Connection, asyncio.Future[_Answer | _Failure]]] = []
         self._deadline_timer: asyncio.TimerHandle | None = None
         self._deadline_at = 0.0
         self._sequence = itertools.count()
@@ -458,22 +501,26 @@ class BidderClient:
         """
         connection = pending.connection
         if connection is None:  # the task's own result already carries the time
-            return await cast("asyncio.Task[tuple[int, bytes, float]]", pending.answer)
+            done = await cast("asyncio.Task[tuple[int, bytes, float] | _Failure]", pending.answer)
+            if isinstance(done, _Failure):
+                raise done.take()  # never held in a local here: this frame is in its traceback
+            return done
         if pending.answer is None:
             raise BidderClientError("the request was never sent")
         try:
-            status, raw, coding, done_at, pending.response_headers = await cast(
-                "asyncio.Future[_Answer]", pending.answer
-            )
-        except _NoAnswer:
+            got = await cast("asyncio.Future[_Answer | _Failure]", pending.answer)
+        except BaseException:
+            connection.abandon()
+            raise
+        if isinstance(got, _Failure):
+            if not isinstance(got.error, _NoAnswer):
+                raise got.take()
             status, raw = await self._request(
                 pending.method, pending.url, pending.body, pending.headers, pending.deadline, fresh=True,
                 pending=pending,
             )
             return status, raw, cast(asyncio.AbstractEventLoop, self._loop).time()
-        except BaseException:
-            connection.abandon()
-            raise
+        status, raw, coding, done_at, pending.response_headers = got
         if coding is not None:
             raw = self._decode(raw, coding)
         return status, raw, done_at
@@ -495,8 +542,12 @@ class BidderClient:
     async def _timed(
         self, method: str, url: str, body: bytes | None, headers: Mapping[str, str], deadline: float,
         pending: PendingRequest,
-    ) -> tuple[int, bytes, float]:
-        status, raw = await self._request(method, url, body, headers, deadline, fresh=False, pending=pending)
+    ) -> tuple[int, bytes, float] | _Failure:
+        """:meth:`_request` in a task; what it raises by design is the task's result (see _Failure)."""
+        try:
+            status, raw = await self._request(method, url, body, headers, deadline, fresh=False, pending=pending)
+        except (OSError, ValueError) as exc:  # TimeoutError, BidderClientError, ResponseTooLarge...
+            return _Failure(exc)
         return status, raw, cast(asyncio.AbstractEventLoop, self._loop).time()
 
     async def _request(
@@ -524,15 +575,16 @@ class BidderClient:
             answer = connection.send(data, loop)
             self._track(deadline, connection, answer, loop)
             try:
-                status, raw, coding, _, extra = await answer
-            except _NoAnswer:
-                if reused and not retried:  # a keep-alive connection the server had closed: once more, on a new one
-                    fresh = retried = True
-                    continue
-                raise
+                got = await answer
             except BaseException:
                 connection.abandon()
                 raise
+            if isinstance(got, _Failure):
+                if reused and not retried and isinstance(got.error, _NoAnswer):
+                    fresh = retried = True  # a keep-alive connection the server had closed: once more, on a new one
+                    continue
+                raise got.take()
+            status, raw, coding, _, extra = got
             if coding is not None:
                 raw = self._decode(raw, coding)
             if pending is not None:
@@ -540,7 +592,8 @@ class BidderClient:
             return status, raw
 
     def _track(
-        self, deadline: float, connection: _Connection, answer: asyncio.Future[_Answer], loop: asyncio.AbstractEventLoop
+        self, deadline: float, connection: _Connection, answer: asyncio.Future[_Answer | _Failure],
+        loop: asyncio.AbstractEventLoop,
     ) -> None:
         """Watch ``answer``'s deadline with the one timer."""
         heapq.heappush(self._deadlines, (deadline, next(self._sequence), connection, answer))
@@ -563,14 +616,14 @@ class BidderClient:
             while pool.waiters:
                 waiter = pool.waiters.popleft()
                 if not waiter.done():
-                    waiter.set_exception(BidderClientError("the bidder client is closed"))
+                    waiter.set_result(_Failure(BidderClientError("the bidder client is closed")))
         connections = list(self._connections)
         for connection in connections:
             waiter = connection.waiter
             connection.waiter = None
             connection.close(abort=True)
             if waiter is not None and not waiter.done():
-                waiter.set_exception(BidderClientError("the bidder client is closed"))
+                waiter.set_result(_Failure(BidderClientError("the bidder client is closed")))
         lost = [c.lost for c in connections if c.transport is not None and not c.lost.done()]
         if lost:
             await asyncio.wait(lost, timeout=1.0)
@@ -625,14 +678,15 @@ class BidderClient:
         if pool.total < self.max_connections_per_host:
             pool.total += 1
             return await self._open(pool, deadline, loop)
-        waiter: asyncio.Future[_Connection | None] = loop.create_future()
+        waiter: asyncio.Future[_Connection | _Failure | None] = loop.create_future()
         pool.waiters.append(waiter)
         timer = loop.call_at(deadline, _expire, waiter)
         try:
             got = await waiter
         except BaseException:
-            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
-                self._hand_back(pool, waiter.result())  # handed over as this task was cancelled
+            if waiter.done() and not waiter.cancelled() and not isinstance(waiter.result(), _Failure):
+                # handed over as this task was cancelled
+                self._hand_back(pool, cast("_Connection | None", waiter.result()))
             else:
                 try:
                     pool.waiters.remove(waiter)
@@ -641,6 +695,8 @@ class BidderClient:
             raise
         finally:
             timer.cancel()
+        if isinstance(got, _Failure):
+            raise got.take()
         if got is None:
             return await self._open(pool, deadline, loop)
         return got
