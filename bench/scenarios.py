@@ -391,7 +391,9 @@ FULL_CONFIG: Mapping[str, Any] = {
     **AUCTION_CONFIG,
     "external_url": "https://hb.bench.test",
     "currency": {"fetch_url": "{currency_url}"},
-    "gdpr": {"enabled": True, "vendorlist_file": str(BENCH_DIR / "payloads" / "gvl.json")},
+    # the consent names version 126: no fetch of IAB's list (bench/payloads/gvl.json is what it is read against)
+    "gdpr": {"enabled": True, "vendorlist_file": str(BENCH_DIR / "payloads" / "gvl.json"),
+             "vendorlist": {"v2": {"http_endpoint_template": ""}, "v3": {"http_endpoint_template": ""}}},
     "ccpa": {"enforce": True},
     "price_floors": {"enabled": True},
     "account_defaults": {"events": {"enabled": True}, "price_floors": {"enabled": True}},

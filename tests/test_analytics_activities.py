@@ -127,3 +127,16 @@ async def test_records_carry_no_request_data_to_scrub(make_client, bidders, data
     text = log_file.read_text()
     assert len(text.splitlines()) == 2 and '"bid_count":1' in text
     assert [s for s in SECRETS if s in text] == []
+
+
+async def test_account_controls_decide_event_records(make_client, data_dir: Path, tmp_path: Path):
+    """endpoints/events/event.go: LogNotificationEventObject gets the account's activity controls."""
+    write_account(data_dir, "quiet", {**DENY_FILE, "events": {"enabled": True}})
+    write_account(data_dir, "open", {"events": {"enabled": True}})
+    log_file = tmp_path / "analytics.jsonl"
+    client = await make_client({}, analytics={"file": {"filename": str(log_file)}})
+    for account in ("quiet", "open"):
+        assert (await client.get(f"/event?t=win&b=bid-{account}&a={account}")).status == 200
+    await client.close()
+    records = [json.loads(line) for line in log_file.read_text().splitlines()]
+    assert [r.get("account") for r in records] == ["open"]

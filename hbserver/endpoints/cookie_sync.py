@@ -14,12 +14,13 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 import orjson
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import cookie_sync_record
 from hbserver.bidders.registry import Bidder
 from hbserver.metrics import Metrics, PendingCounter
+from hbserver.privacy.sandbox import RECEIVE_COOKIE_DEPRECATION, receive_cookie_deprecation
 from hbserver.privacy.tcf2 import ConsentError
 from hbserver.stores.accounts import Account, AccountError, AccountStore
 from hbserver.usersync.chooser import (
@@ -281,6 +282,17 @@ class CookieSyncEndpoint:
             account = self.accounts.cached(account_id) or await self.accounts.load(account_id)
         except AccountError as exc:
             return self._fail(*account_error(exc))
+        cookies = request_cookies(request)
+        response = self._answer(sync_request, account, cookies)
+        deprecation = account.settings.privacy.privacysandbox.cookiedeprecation
+        if deprecation.enabled:  # PBS-Go: on every answer once the account is known
+            label = receive_cookie_deprecation(RECEIVE_COOKIE_DEPRECATION in cookies, deprecation)
+            if label is not None:
+                response.headers.add(hdrs.SET_COOKIE, label)
+        return response
+
+    def _answer(self, sync_request: CookieSyncRequest, account: Account, cookies: dict[str, str]) -> web.Response:
+        """The answer for a parsed request of a known account."""
         service = self.service
         settings = account.settings.cookie_sync
         limit = effective_limit(sync_request.limit, settings.default_limit, settings.max_limit)
@@ -303,7 +315,7 @@ class CookieSyncEndpoint:
             return self._fail(400, str(exc), "bad_request")
 
         now = self.clock()
-        cookie = service.read_cookie(request_cookies(request), now)
+        cookie = service.read_cookie(cookies, now)
         if cookie.optout:
             return self._fail(401, "User has opted out", "opt_out")
         status_text = "ok" if cookie.has_live_uid(now) else "no_cookie"

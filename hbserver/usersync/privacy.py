@@ -17,6 +17,7 @@ from hbserver.privacy.gpp import SECTION_TCF_EU_V2, SECTION_US_PRIVACY, GPPError
 from hbserver.privacy.gvl import GlobalVendorList
 from hbserver.privacy.permissions import GdprPermissions
 from hbserver.privacy.tcf_policy import TcfPolicy, policy_for
+from hbserver.privacy.vendorlists import VendorLists
 
 
 class PrivacyRequestError(ValueError):
@@ -119,7 +120,7 @@ def valid_us_privacy(value: str) -> str:
 class PrivacyGate:
     """The host's privacy settings applied to a request's signals."""
 
-    def __init__(self, config: Config, gvl: GlobalVendorList | None = None) -> None:
+    def __init__(self, config: Config, gvl: GlobalVendorList | VendorLists | None = None) -> None:
         self.enabled = config.gdpr.enabled
         self.gdpr = config.gdpr
         self.default_value = config.gdpr.default_value
