@@ -27,6 +27,7 @@ from hbserver.adapters.base import (
 )
 from hbserver.auction.altcodes import NOT_CONFIGURED, AlternateBidderCodes
 from hbserver.auction.bidadjust import BidAdjustments
+from hbserver.auction.iso4217 import iso4217_problem
 from hbserver.auction.messages import Message, WarningCode
 from hbserver.web.body import MAX_JSON_DEPTH, within_depth
 
@@ -103,7 +104,9 @@ def accept_bids(
     """
     accepted: list[AuctionBid] = []
     errors: list[BidderError] = []
+    seat_currency: dict[str, str] = {}  # PBS-Go's seat currency: what its last bid's adjustments left
     for response in responses:
+        core_currency = currency  # the bidder's own seat, reset per answer (PBS-Go requestBid)
         from_currency = (response.currency or "USD").upper()
         try:
             rate = 1.0 if from_currency == currency else convert(1.0, from_currency, currency)
@@ -144,18 +147,14 @@ def accept_bids(
             if adjustments is None:
                 price = original * rate
             else:
-                price, adjusted_currency = adjustments.adjust(
-                    original, rate, currency, bidder, typed.seat, typed.bid_type, bid["impid"], bid.get("dealid"),
-                    convert,
+                # a static adjustment sets the price in its own currency, and that becomes the seat's
+                price, core_currency_after = adjustments.adjust(
+                    original, rate, core_currency, bidder, typed.seat, typed.bid_type, bid["impid"],
+                    bid.get("dealid"), convert,
                 )  # fmt: skip
-                if adjusted_currency != currency:  # a static adjustment in its own currency
-                    try:
-                        price = convert(price, adjusted_currency, currency)
-                    except ConversionError as exc:
-                        errors.append(BidderError(str(exc), ErrorCode.UNKNOWN))
-                        if seen is not None:
-                            seen.append(_rejected(bidder, typed, str(exc), None, currency, from_currency))
-                        continue
+                seat_currency[seat] = core_currency_after
+                if seat == bidder:
+                    core_currency = core_currency_after
             own["price"] = price
             ext = own.get("ext")
             ext = dict(ext) if isinstance(ext, dict) else {}
@@ -167,7 +166,39 @@ def accept_bids(
             )
             if seen is not None:
                 seen.append(accepted[-1])
+    if seat_currency and any(c != currency for c in seat_currency.values()):  # only after a static rule
+        accepted = _drop_foreign_seats(accepted, errors, seat_currency, currency, seen)
     return accepted, errors
+
+
+def _drop_foreign_seats(
+    accepted: list[AuctionBid],
+    errors: list[BidderError],
+    seat_currency: dict[str, str],
+    currency: str,
+    seen: list[AuctionBid | RejectedBid] | None,
+) -> list[AuctionBid]:
+    """PBS-Go's ``validateCurrency`` (``exchange/bidder_validate_bids.go``), run on each seat after the
+    adjustments: a seat a static adjustment left in another currency than the auction's loses all its
+    bids, with one error (PBS-Java converts the static price instead; PBS-Go's sample test
+    ``bidadjustments/static.json`` runs without this check and shows the static price and currency)."""
+    dropped: dict[str, str] = {}
+    for seat, seat_cur in seat_currency.items():
+        if seat_cur.upper() == currency.upper():
+            continue
+        dropped[seat] = iso4217_problem(seat_cur) or (
+            f"Bid currency is not allowed. Was '{seat_cur.upper()}', wants: ['{currency}']"
+        )
+        errors.append(BidderError(dropped[seat], ErrorCode.UNKNOWN))
+    if not dropped:
+        return accepted
+    if seen is not None:
+        for index, entry in enumerate(seen):
+            if isinstance(entry, AuctionBid) and entry.bidder in dropped:
+                typed = TypedBid(entry.bid, entry.bid_type)
+                reason, seat_cur = dropped[entry.bidder], seat_currency[entry.bidder]
+                seen[index] = RejectedBid(entry.bidder, typed, reason, entry.price, seat_cur)
+    return [b for b in accepted if b.bidder not in dropped]
 
 
 def drop_deep_bids(response: BidderResponse, errors: list[BidderError]) -> None:

@@ -357,7 +357,8 @@ class AuctionService:
             return self.accounts.cached(account_id) or await self.accounts.load(account_id)
         except AccountError as exc:
             metric = {"disabled": "blockedapp", "malformed": "acctconfigerr"}.get(exc.reason, "badinput")
-            raise AuctionRefused(exc.status, exc.message, metric) from None
+            # PBS-Go's auction and AMP endpoints end each "Invalid request: ..." line with a newline
+            raise AuctionRefused(exc.status, exc.message + "\n", metric) from None
 
     def validate(
         self,
