@@ -475,9 +475,26 @@ class PrivacySandbox:
     cookiedeprecation: CookieDeprecation = field(default_factory=CookieDeprecation)
 
 
+def _dsa_default(value: Any) -> str | None:
+    from hbserver.auction.dsa import default_problem  # the auction's reading of regs.ext.dsa
+
+    return default_problem(value)
+
+
+@dataclass(frozen=True)
+class AccountDsa:
+    """PBS-Go's account ``privacy.dsa`` (config/account.go ``AccountDSA``): ``default`` is the
+    ``regs.ext.dsa`` a request without one gets, as a JSON string (PBS-Go; PBS-Java's object is read
+    too); ``gdpr_only``: only when GDPR is enforced for the request (:mod:`hbserver.auction.dsa`)."""
+
+    default: Any = _checked(None, _dsa_default)
+    gdpr_only: bool = False
+
+
 @dataclass(frozen=True)
 class AccountPrivacy:
     allowactivities: dict[str, Any] = field(default_factory=dict)
+    dsa: AccountDsa = field(default_factory=AccountDsa)
     ipv4: AnonIPv4 = field(default_factory=AnonIPv4)
     ipv6: AnonIPv6 = field(default_factory=AnonIPv6)
     # PBS-Java's privacy modules, e.g. [{"code": "iab.usgeneral", "enabled": true, "config": {...}}]

@@ -120,6 +120,7 @@ CONFIG_EXTENSIONS = (
     "account_defaults.privacy.ipv6.",
     "account_defaults.privacy.modules",
     "account_defaults.privacy.privacysandbox.",  # PBS-Go's Privacy Sandbox switches (Topics, cookie deprecation)
+    "account_defaults.privacy.dsa.",  # PBS-Go's account DSA default (default, gdpr_only)
     "price_floors.",
     "auto_gen_source_tid",
     "account_defaults.price_floors.",
@@ -128,6 +129,8 @@ CONFIG_EXTENSIONS = (
     "account_defaults.default_bid_limit",
     "cache.redis.cluster.",
     "overload.",  # hbserver's own (Prebid Server sheds no load): overload.max_wait_ms
+    "geolocation.",  # PBS-Java's geolocation, here a local MaxMind file: geolocation.database
+    "account_defaults.privacy.geo.",  # hbserver's own: privacy.geo.precise_geo_blocked_states
 )
 
 

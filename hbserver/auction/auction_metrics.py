@@ -140,6 +140,11 @@ class AuctionMetrics:
         """A bidder kept out of the auction for want of TCF purpose 2 (PBS-Go RecordAdapterGDPRRequestBlocked)."""
         self._adapter(code).gdpr_blocked.inc()
 
+    def dsa_rejected(self, code: str) -> None:
+        """A bid rejected by the DSA check (:mod:`hbserver.auction.dsa`); PBS-Go counts none."""
+        metrics = self.metrics
+        metrics.counter(metrics.adapter_dsa_rejected, code.lower()).inc()
+
     def debug_request(self, account: str) -> None:
         self.debug.inc()
         metrics = self.metrics

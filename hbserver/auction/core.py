@@ -34,6 +34,7 @@ from hbserver.adapters.base import (
     TypedBid,
 )
 from hbserver.analytics.records import AuctionDetails
+from hbserver.auction import dsa
 from hbserver.auction.adservertargeting import apply_ad_server_targeting, wants_ad_server_targeting
 from hbserver.auction.altcodes import AlternateBidderCodes
 from hbserver.auction.auction_metrics import AuctionMetrics
@@ -443,6 +444,7 @@ class AuctionService:
                     errors.setdefault("prebid", []).append({"code": FLOOR_ERROR_CODE, "message": text})
 
         all_bids: list[AuctionBid] = []
+        gdpr_enforced = False  # for the DSA default; stored auction responses read no privacy
         response_times: dict[str, int] = {}
         httpcalls: dict[str, list[dict[str, Any]]] = {}
         if stored_responses.auction or stored_responses.by_bidder:
@@ -470,6 +472,7 @@ class AuctionService:
                 plan = planned[0]
                 privacy, blocked, notices = plan.privacy, plan.blocked, plan.notices
             counts.privacy(privacy)
+            gdpr_enforced = privacy.gdpr_enforced
             for code, text in privacy.regs.warnings:
                 warnings["general"].append(Message(code, text))
             for name, done in blocked.items():
@@ -559,6 +562,16 @@ class AuctionService:
                     details.late_rejections[id(rejection.bid)] = warning
             for text in bid_floors.errors:
                 errors.setdefault("prebid", []).append({"code": FLOOR_ERROR_CODE, "message": text})
+        if all_bids:
+            req_dsa = dsa.effective(request, account.settings.privacy.dsa, gdpr_enforced)
+            all_bids, dsa_rejected = dsa.enforce(all_bids, req_dsa)
+            for rejection in dsa_rejected:
+                warnings.setdefault(rejection.bid.bidder, []).append(rejection.warning)
+                counts.dsa_rejected(rejection.bid.adapter)
+                if nonbids is not None:
+                    nonbids.add_bid(rejection.bid, NonBidReason.RESPONSE_REJECTED_GENERAL)  # PBS-Java: 305
+                if details is not None:
+                    details.late_rejections[id(rejection.bid)] = rejection.warning.message
         if targeting_conf is not None:  # PBS-Go: multibid and the bid limit only with targeting
             results = run_auction(all_bids, targeting_conf.get("preferdeals") is True, multibid)
             all_bids = results.kept(all_bids)
@@ -769,6 +782,7 @@ class AuctionService:
             request, validated.aliases, self.config.host_schain_node, account.activities, registry=self.registry
         )
         floor_factor = adjustments.floor_factor if adjust_floors and adjustments is not None else None
+        request = dsa.with_default(request, account.settings.privacy.dsa, privacy.gdpr_enforced)
         bidder_requests = split_request(
             request, validated, uids, privacy, blocked, notices, bidder_data=bidder_data,
             bidder_prebid=_bidder_prebid(alt_codes, multibid), floor_factor=floor_factor,

@@ -1486,3 +1486,9 @@ def imp_ext_prebid_error(request: dict[str, Any]) -> str | None:
         if error is not None:
             return error
     return None
+
+
+def regs_dsa_error(value: Any) -> str | None:
+    """Why ``value`` does not decode into PBS-Go's ``openrtb_ext.ExtRegsDSA`` (``regs.ext.dsa``); None when
+    it does. Checks an account's ``privacy.dsa.default`` as PBS-Go's ``config.UnpackDSADefault`` does."""
+    return _ext_error({"dsa": value}, (("dsa", _EXT_REGS_DSA),))

@@ -59,7 +59,7 @@ HBSERVER_FAMILIES = frozenset({
     "event_notifications", "vtrack_requests", "account_fetch_errors", "stored_data_cache_performance",
     "stored_data_fetch_errors", "stored_data_fetch_time_seconds", "cache_puts", "cache_gets", "analytics_events",
     "analytics_dropped_events", "uids_cookie_size_bytes", "currency_rates_age_seconds", "currency_fetch_errors",
-    "floors_fetch_errors", "privacy_tcf_vendorlist",
+    "floors_fetch_errors", "privacy_tcf_vendorlist", "adapter_dsa_rejected_bids",
     "workers", "worker_restarts", "process_resident_memory_bytes", "process_cpu_seconds", "process_open_fds",
     "gc_collections", "event_loop_lag_seconds", "overload_shed_requests",
 })
@@ -235,6 +235,9 @@ class Metrics:
         self.floors_fetch_errors = c("floors_fetch_errors", "Price floors provider fetches that failed or were "
                                      "refused, by reason (status, timeout, network, too_large, invalid, "
                                      "capacity).", "reason")
+        self.adapter_dsa_rejected = c("adapter_dsa_rejected_bids", "Bids rejected for their DSA transparency "
+                                      "(ext.dsa missing when regs.ext.dsa.dsarequired is 2 or 3, behalf or paid "
+                                      "too long, adrender against pubrender), by adapter.", "adapter")
         self.workers = g("workers", "Worker processes serving requests.")
         self.worker_restarts = c("worker_restarts", "Workers the supervisor restarted after an unexpected exit.")
         self.process_rss = g("process_resident_memory_bytes", "Resident memory, all workers.")
