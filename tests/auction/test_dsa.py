@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from hbserver.auction import dsa
+from hbserver.auction.core import AuctionService
 from hbserver.config import AccountDsa, AccountSettings, build
 from tests.auction.helpers import banner_imp, bid, bidder_config
 from tests.auction.test_auction_endpoint import auction_request, post
@@ -187,3 +188,32 @@ async def test_malformed_account_default_refuses_the_account(make_client, bidder
     response = await post(client, auction_request(banner_imp("imp-1", alpha={"p": 1})))
     assert response.status == 500  # PBS-Go: MalformedAcct is an internal error
     assert "is malformed" in await response.text()
+
+
+async def test_amp_prepared_path_writes_and_enforces_the_default(make_client, bidders, data_dir: Path,
+                                                                 monkeypatch) -> None:
+    """go writer.go + validate.go on /openrtb2/amp: the same on the full path and on a prepared call plan
+    (the second and third visits of one variant)."""
+    plans: list[Any] = []
+    build_plan = AuctionService._build_plan
+
+    def spy(self: AuctionService, *args: Any) -> Any:
+        plans.append(build_plan(self, *args))
+        return plans[-1]
+
+    monkeypatch.setattr(AuctionService, "_build_plan", spy)
+    write_account(data_dir, "1001", {"privacy": {"dsa": {"default": json.dumps(DEFAULT)}}})
+    imp = {"id": "slot-1", "banner": {"format": [{"w": 300, "h": 250}]},
+           "ext": {"prebid": {"bidder": {"alpha": {"p": 1}, "beta": {"p": 2}}}}}
+    stored = {"id": "amp-req", "site": {"page": "https://pub.example/a"}, "imp": [imp]}
+    (data_dir / "stored_requests" / "t1.json").write_text(json.dumps(stored))
+    bidders.bids["alpha"] = [bid("slot-1", 2.0, "a1")]  # no ext.dsa
+    bidders.bids["beta"] = [bid("slot-1", 1.0, "b1", ext={"dsa": {"adrender": 1, "behalf": "A", "paid": "A"}})]
+    client = await make_client(bidder_config(bidders, "alpha", "beta"))
+    headers = {"User-Agent": "ua-one", "X-Forwarded-For": "203.0.113.1"}
+    for _ in range(3):
+        response = await client.get("/openrtb2/amp?tag_id=t1&account=1001", headers=headers)
+        assert response.status == 200, await response.text()
+        assert (await response.json())["targeting"]["hb_bidder"] == "beta"
+    assert [sent["regs"]["ext"]["dsa"] for sent in bidders.received["alpha"]] == [DEFAULT] * 3
+    assert len(plans) == 1 and plans[0] is not None  # visits two and three ran on the call plan
