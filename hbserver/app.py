@@ -252,7 +252,9 @@ async def _stored_data_lifetime(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _outgoing_lifetime(app: web.Application) -> AsyncIterator[None]:
-    """The cache store's connections and the shared HTTP session, closed after in-flight requests."""
+    """The cache store's connections and the shared HTTP session, closed after in-flight requests.
+    A worker's cache shard listens for the other workers from here on (before the port opens)."""
+    await app[CACHE].start()
     yield
     await app[CACHE].close()
     await app[BIDDER_HTTP].close()

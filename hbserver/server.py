@@ -7,9 +7,9 @@ closed once the request on it is answered (see :mod:`hbserver.web.connection`).
 
 The supervisor also makes a run directory for the workers' shared files (``HBSERVER_RUN_DIR``:
 the currency rates one worker fetched for all, see :mod:`hbserver.auction.currency_fetch`),
-removed at exit like its metrics directory. With ``cache.store: memory`` it first forks the cache
-keeper, which holds the one memory store all workers share (:mod:`hbserver.stores.cache.keeper`),
-and ends it after the last worker.
+removed at exit like its metrics directory. Each worker gets its slot's index (``HBSERVER_WORKER_INDEX``,
+kept by the worker restarted in that slot) and the worker count (``HBSERVER_WORKERS``): with
+``cache.store: memory`` each worker owns a shard of the keys (:mod:`hbserver.stores.cache.sharded`).
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ log = logging.getLogger("hbserver.server")
 
 # The directory the supervisor shares with its workers (files any worker may read or replace).
 RUN_DIR_ENV = "HBSERVER_RUN_DIR"
+# A worker's slot, 0..count-1 (kept when it is restarted), and the worker count.
+WORKER_INDEX_ENV = "HBSERVER_WORKER_INDEX"
+WORKER_COUNT_ENV = "HBSERVER_WORKERS"
 
 LISTEN_BACKLOG = 2048
 # A worker that dies sooner than this after starting counts towards a crash loop.
@@ -242,11 +245,11 @@ class Supervisor:
         self.config = config
         self.count = workers
         self.children: dict[int, float] = {}  # pid -> start time
+        self.slots: dict[int, int] = {}  # pid -> worker index
         self.stopping = False
         self._own_metrics_dir: str | None = None
         self._run_dir: str | None = None
         self._restarts: Any = None  # prometheus_client Counter, made on the first restart
-        self._keeper: Any = None  # hbserver.stores.cache.keeper.Keeper with cache.store: memory
 
     def run(self) -> int:
         for port in (self.config.port, self.config.admin.port):
@@ -259,31 +262,11 @@ class Supervisor:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self._on_signal)
         try:
-            if not self._start_keeper():
-                return 1
-            for _ in range(self.count):
-                self._spawn()
+            for index in range(self.count):
+                self._spawn(index)
             return self._wait()
         finally:
-            if self._keeper is not None:
-                self._keeper.stop()  # after the workers: those draining still use it
             self._remove_dirs()
-
-    def _start_keeper(self) -> bool:
-        """``cache.store: memory``: one store for all workers, in a process of its own (keeper.py)."""
-        if self.config.cache.store != "memory":
-            return True
-        from hbserver.stores.cache.keeper import Keeper
-
-        assert self._run_dir is not None
-        self._keeper = Keeper(self._run_dir, self.config.cache.memory.max_bytes)
-        try:
-            self._keeper.start()
-        except OSError as exc:
-            log.error("cannot start the cache keeper on %s: %s", self._keeper.path, exc)
-            self._keeper = None
-            return False
-        return True
 
     def _remove_dirs(self) -> None:
         for directory in (self._own_metrics_dir, self._run_dir):
@@ -303,11 +286,13 @@ class Supervisor:
             directory = self._own_metrics_dir = tempfile.mkdtemp(prefix="hbserver-metrics-")
             os.environ[MULTIPROC_ENV] = directory
 
-    def _spawn(self) -> None:
+    def _spawn(self, index: int) -> None:
         pid = os.fork()
         if pid == 0:  # the worker
             code = 1
             try:
+                os.environ[WORKER_INDEX_ENV] = str(index)
+                os.environ[WORKER_COUNT_ENV] = str(self.count)
                 # Until the worker's event loop takes the signals over, remember a stop request
                 # (a worker signalled while starting must still exit cleanly).
                 signal.signal(signal.SIGTERM, _remember_stop)
@@ -319,6 +304,7 @@ class Supervisor:
                 logging.shutdown()
                 os._exit(code)
         self.children[pid] = time.monotonic()
+        self.slots[pid] = index
         log.info("started worker %d", pid)
 
     def _count_restart(self) -> None:
@@ -354,11 +340,10 @@ class Supervisor:
                 pid, wait_status = os.wait()
             except ChildProcessError:
                 break
-            if self._keeper is not None and self._keeper.reap(pid, wait_status, restart=not self.stopping):
-                continue
             started = self.children.pop(pid, None)
             if started is None:
                 continue
+            index = self.slots.pop(pid)
             code = os.waitstatus_to_exitcode(wait_status)
             mark_process_dead(pid)
             if self.stopping:
@@ -376,5 +361,5 @@ class Supervisor:
             time.sleep(min(quick_exits, 3) * 0.5)
             if not self.stopping:
                 self._count_restart()
-                self._spawn()
+                self._spawn(index)
         return status

@@ -9,7 +9,7 @@ from __future__ import annotations
 import binascii
 import os
 
-__all__ = ["new_uuid"]
+__all__ = ["new_uuid", "new_uuid_batch"]
 
 _PER_BATCH = 64
 _ids: list[str] = []
@@ -28,8 +28,8 @@ _VERSION_4 = bytes((b & 0x0F) | 0x40 for b in range(256))
 _VARIANT_RFC4122 = bytes((b & 0x3F) | 0x80 for b in range(256))
 
 
-def _refill() -> None:
-    """Format a batch of version 4 UUIDs from one read of kernel randomness, in bulk C operations.
+def new_uuid_batch() -> list[str]:
+    """A batch of fresh version 4 UUIDs from one read of kernel randomness, formatted in bulk C operations.
 
     The batch is hexlified with a dash every two bytes (8 groups of 4 digits per id, 40 characters
     with the dash before the next id); deleting the three dashes a UUID does not have leaves
@@ -43,11 +43,11 @@ def _refill() -> None:
     del text[29::39]  # between the 6th and 7th
     del text[4::38]  # between the 1st and 2nd
     keys = text.decode("ascii")
-    _ids.extend([keys[at:at + 36] for at in range(0, 37 * _PER_BATCH, 37)])
+    return [keys[at:at + 36] for at in range(0, 37 * _PER_BATCH, 37)]
 
 
 def new_uuid() -> str:
     """A random (version 4) UUID string, like ``str(uuid.uuid4())`` at a fraction of its cost."""
     if not _ids:
-        _refill()
+        _ids.extend(new_uuid_batch())
     return _ids.pop()

@@ -107,8 +107,7 @@ def hostile_bidder() -> Iterator[str]:
 
 
 def worker_rss(master: int) -> dict[int, int]:
-    """Resident bytes of each of the supervisor's children (the workers, and the cache keeper of
-    ``cache.store: memory``), from /proc."""
+    """Resident bytes of each of the supervisor's children (the workers), from /proc."""
     children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
     rss = {}
     for pid in map(int, children):

@@ -1,6 +1,7 @@
 """Two real hbserver processes sharing Redis as the cache store (one Redis, or a Redis Cluster of
 three masters and three replicas): what A stores, B serves; a third process using A as its
-remote Prebid Cache; and one process with two workers sharing the memory store (the cache keeper)."""
+remote Prebid Cache; and one process with two workers sharing the memory store (each worker owns a
+shard of the keys and serves it to the other)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import signal
 import time
 import urllib.request
 import uuid
+import zlib
 from pathlib import Path
 
 import aiohttp
@@ -93,7 +95,7 @@ def test_a_remote_store_is_another_prebid_cache(servers, tmp_path):
     assert get(f"{front.base}/cache?uuid={entry['uuid']}") == (200, b"<VAST>r</VAST>")
 
 
-# -- cache.store: memory (the default) with several workers: one store, held by the cache keeper --
+# -- cache.store: memory (the default) with several workers: each owns a shard, serves it to the other --
 
 
 def _cache_counts(metrics_dir) -> dict[int, dict[str, float]]:
@@ -121,11 +123,19 @@ def _start_workers(servers: list[Server], tmp_path, *args: str, env: dict[str, s
     return server
 
 
-def _keeper(server: Server, nth: int = -1) -> tuple[int, str]:
-    """The pid and socket path of the supervisor's ``nth`` cache keeper, from its log."""
-    started = re.findall(r"started cache keeper (\d+) on (\S+?)\"", server.output())
-    pid, path = started[nth]
-    return int(pid), path
+def _shards(server: Server) -> dict[int, tuple[int, str]]:
+    """Per worker index: the pid and socket path of the worker now serving that shard, from the log."""
+    shards: dict[int, tuple[int, str]] = {}
+    for line in server.output().splitlines():
+        found = re.search(r"serving cache shard (\d+) of 2 on (\S+?)\"", line)
+        if found:
+            shards[int(found[1])] = (json.loads(line)["worker_pid"], found[2])
+    return shards
+
+
+def _owner(key: str) -> int:
+    """The index of the worker owning ``key`` (hbserver.stores.cache.sharded.owner, two workers)."""
+    return zlib.crc32(key.encode()) % 2
 
 
 async def _put_and_read_back(base: str, count: int, concurrency: int) -> list[tuple[int, bytes, bytes]]:
@@ -153,9 +163,14 @@ async def _put_and_read_back(base: str, count: int, concurrency: int) -> list[tu
 
 
 def test_two_workers_share_the_memory_store(servers, tmp_path):
-    """What one worker stores every worker serves: many concurrent puts and gets over real sockets."""
+    """What one worker stores every worker serves: many concurrent puts and gets over real sockets.
+    A worker's generated keys are its own, so about half the reads are answered by the other worker
+    asking the owner: without forwarding they would be 404s."""
     metrics_dir = tmp_path / "metrics"
     server = _start_workers(servers, tmp_path, env={"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)})
+    shards = _shards(server)
+    assert sorted(shards) == [0, 1] and len({pid for pid, _path in shards.values()}) == 2, server.output()
+    assert all(Path(path).is_socket() for _pid, path in shards.values())
     reads = asyncio.run(_put_and_read_back(server.base, count=200, concurrency=32))
     assert len(reads) == 2 * sum(1 + i % 3 for i in range(200))
     assert [r for r in reads if r[0] != 200 or r[1] != r[2]] == []  # every put read back, whoever answered
@@ -165,36 +180,43 @@ def test_two_workers_share_the_memory_store(servers, tmp_path):
     assert all(c.get("puts_ok", 0) > 0 and c.get("gets_hit", 0) > 0 for c in counts.values()), counts
     assert sum(c.get("gets_hit", 0) for c in counts.values()) == len(reads)
     assert sum(c.get("gets_miss", 0) + c.get("gets_error", 0) for c in counts.values()) == 0
-    keeper, path = _keeper(server)
-    assert Path(f"/proc/{keeper}/comm").read_text().strip() == "hbserver-cache"
     server.signal(signal.SIGTERM)
     assert server.wait(30) == 0
-    assert not Path(f"/proc/{keeper}").exists()  # stopped after the workers, and reaped
-    assert not Path(path).parent.exists()  # the run directory with its socket is gone
+    assert not Path(shards[0][1]).parent.exists()  # the run directory with the sockets is gone
 
 
-def test_a_dead_keeper_means_clean_errors_then_a_new_store(servers, tmp_path):
+def test_a_dead_worker_loses_its_shard_only_and_its_successor_serves_the_slot(servers, tmp_path):
     server = _start_workers(servers, tmp_path)
-    status, body = post(server.base + "/cache", {"puts": [{"type": "xml", "value": "<VAST>old</VAST>"}]})
-    [entry] = json.loads(body)["responses"]
-    keeper, _path = _keeper(server)
-    os.kill(keeper, signal.SIGKILL)
-    for _ in range(10):  # meanwhile: a store error or, once the new keeper runs, a miss; never a hang
+    entries = []
+    while {_owner(e["uuid"]) for e in entries} != {0, 1}:  # a value on each shard
+        status, body = post(server.base + "/cache", {"puts": [{"type": "xml", "value": "<VAST>old</VAST>"}]})
+        entries += json.loads(body)["responses"]
+    shards = _shards(server)
+    victim, _path = shards[1]
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 15
+    while f"worker {victim} exited unexpectedly with status -9" not in server.output():  # its port is closed
+        assert time.monotonic() < deadline, server.output()
+        time.sleep(0.01)
+    for entry in entries[-10:]:  # meanwhile: the dead worker's keys are store errors or misses; never a hang
         started = time.monotonic()
         status, body = get(f"{server.base}/cache?uuid={entry['uuid']}", timeout=5)
         assert time.monotonic() - started < 1.5
+        if _owner(entry["uuid"]) == 0:  # the survivor's keys are kept
+            assert (status, body) == (200, b"<VAST>old</VAST>"), (status, body)
+            continue
         assert (status, body) in {
             (500, f"GET /cache uuid={entry['uuid']}: memory: the shared store is unavailable\n".encode()),
             (404, f"GET /cache uuid={entry['uuid']}: Key not found\n".encode()),
         }, (status, body)
-    deadline = time.monotonic() + 15
-    while server.output().count("started cache keeper") < 2:
+    while _shards(server)[1][0] == victim:  # restarted in its slot, serving shard 1 again
         assert time.monotonic() < deadline, server.output()
         time.sleep(0.1)
-    assert f"cache keeper {keeper} exited unexpectedly with status -9" in server.output()
+    while server.output().count("listening on") < 3:
+        assert time.monotonic() < deadline, server.output()
+        time.sleep(0.1)
+    assert _shards(server)[0] == shards[0]
     reads = asyncio.run(_put_and_read_back(server.base, count=20, concurrency=8))
     assert [r for r in reads if r[0] != 200 or r[1] != r[2]] == []
-    new_keeper, _path = _keeper(server)
     server.signal(signal.SIGTERM)
     assert server.wait(30) == 0
-    assert not Path(f"/proc/{new_keeper}").exists()

@@ -29,6 +29,7 @@ class MemoryStore:
         self.max_bytes = max_bytes
         self.clock = clock
         self.bytes = 0  # accounted size of what is held now
+        self.new_key: Callable[[], str] = new_uuid  # a worker's shard draws keys it owns (sharded.py)
         self._items: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
 
     def __len__(self) -> int:
@@ -60,10 +61,11 @@ class MemoryStore:
         """
         now = self.clock()
         store = self._items
+        new_key = self.new_key
         keys: list[str] = []
         for item in items:
             value = item.stored()
-            key = item.key or new_uuid()
+            key = item.key or new_key()
             size = len(key) + len(value) + ENTRY_OVERHEAD_BYTES  # _size, inline: once per bid
             if size > self.max_bytes:
                 self._take_back(keys)
@@ -84,7 +86,7 @@ class MemoryStore:
 
     def put_stored_now(self, entries: Sequence[tuple[str, int, bytes]]) -> list[str]:
         """(key, TTL seconds, stored value) entries, every key create-only, all or nothing as
-        :meth:`put_many_now`: what the cache keeper calls for a worker's put (the worker chose the keys)."""
+        :meth:`put_many_now`: what a shard calls for a peer's put (the peer chose the keys)."""
         now = self.clock()
         store = self._items
         keys: list[str] = []

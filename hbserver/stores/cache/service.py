@@ -1,16 +1,15 @@
 """The cache client every part of the server uses (/cache, /vtrack, auctions).
 
-It holds the store chosen by ``cache.store`` (in-process calls for memory with one worker, the
-cache keeper's Unix socket with several, Redis, HTTP for a remote Prebid Cache), applies the TTL
-rule, bounds every call by a deadline and counts outcomes.
+It holds the store chosen by ``cache.store`` (in-process calls for memory with one worker; with
+several, each worker's own shard in process and the others' over Unix sockets; Redis; HTTP for a
+remote Prebid Cache), applies the TTL rule, bounds every call by a deadline and counts outcomes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from hbserver.config import Config, host_port
@@ -40,8 +39,11 @@ class CacheService:
         self.max_num_values = cache.max_num_values
         self.public_url = cache.public_url or config.external_url.rstrip("/") + "/cache"
         self._puts = {o: metrics.counter(metrics.cache_puts, store.name, o) for o in PUT_OUTCOMES}
-        # the in-process memory store is called directly: no coroutine, no deadline to watch
-        self._put_now = getattr(store, "put_many_now", None) if store.in_process else None
+        # the in-process memory store is called directly: no coroutine, no deadline to watch; so is a
+        # worker's shard for a put of keys it owns (None: some key is another worker's)
+        self._put_now: Callable[[Sequence[CacheItem]], list[str] | None] | None = (
+            getattr(store, "put_many_now", None) if store.in_process else getattr(store, "put_local_now", None)
+        )
         self._gets = {o: metrics.counter(metrics.cache_gets, store.name, o) for o in GET_OUTCOMES}
         self._log = LogLimiter(log)
 
@@ -75,7 +77,9 @@ class CacheService:
             return []
         try:
             put_now = self._put_now
-            keys = put_now(items) if put_now is not None else await self._within(self.store.put_many(items), timeout)
+            keys = put_now(items) if put_now is not None else None
+            if keys is None:
+                keys = await self._within(self.store.put_many(items), timeout)
         except TimeoutError:
             self._puts["timeout"].inc(len(items))
             raise CacheTimeout("Timeout has been exceeded") from None
@@ -102,6 +106,12 @@ class CacheService:
         self._gets["hit" if value is not None else "miss"].inc()
         return value
 
+    async def start(self) -> None:
+        """What the store needs before serving (a worker's shard listens for the other workers)."""
+        start = getattr(self.store, "start", None)
+        if start is not None:
+            await start()
+
     async def close(self) -> None:
         await self.store.close()
 
@@ -121,13 +131,11 @@ def build_cache_store(config: Config, session: SharedSession) -> CacheStore:
         from hbserver.stores.cache.remote import RemoteStore
 
         return RemoteStore(cache.remote.url, session)
-    from hbserver.stores.cache.keeper import CACHE_SOCKET_ENV
+    from hbserver.stores.cache.sharded import from_environment
 
-    shared = os.environ.get(CACHE_SOCKET_ENV)
-    if shared:  # several workers: the supervisor's cache keeper holds the one store
-        from hbserver.stores.cache.shared import SharedMemoryStore
-
-        return SharedMemoryStore(shared, cache.memory.max_bytes)
+    sharded = from_environment(cache.memory.max_bytes)
+    if sharded is not None:  # several workers: each owns a shard of the keys
+        return sharded
     from hbserver.stores.cache.memory import MemoryStore
 
     return MemoryStore(cache.memory.max_bytes)

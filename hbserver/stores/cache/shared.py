@@ -1,14 +1,13 @@
-"""A worker's side of the memory cache store shared by all workers of one machine (see :mod:`.keeper`).
+"""A worker's client of another worker's cache shard (see :mod:`.sharded` and :mod:`.shard_server`).
 
-One Unix-socket connection per worker carries every call, pipelined: a call writes its frame and
-waits for the answer in its place in line, so calls never wait for each other's round trips and
-a worker makes no pool. The worker chooses the UUIDs (its own random batch, as the in-process
-store does), so the keeper only stores and looks up.
+One Unix-socket connection per peer carries every call to it, pipelined: a call writes its frame
+and waits for the answer in its place in line, so calls never wait for each other's round trips
+and a worker makes no pool. The caller chooses the keys, so the owner only stores and looks up.
 
-Failures are store errors, never waits without end: no keeper (refused or no socket) fails at
-once, a lost connection fails the calls on it at once, and a keeper that stops answering fails
-them after :data:`STALL_SECONDS` (the caller's own, usually shorter, deadline applies as well);
-the next call connects again. Messages name no path (they reach clients); ``detail`` is logged.
+Failures are store errors, never waits without end: no owner listening (refused or no socket)
+fails at once, a lost connection fails the calls on it at once, and an owner that stops answering
+fails them after :data:`STALL_SECONDS` (the caller's own, usually shorter, deadline applies as
+well); the next call connects again. Messages name no path (they reach clients); ``detail`` is logged.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from hbserver.stores.cache.base import CachedValue, CacheItem, CacheStoreError, 
 from hbserver.stores.cache.wire import ERROR, FRAME_SLACK_BYTES, HEADER, MISS, OK, get_request, put_request
 from hbserver.uuids import new_uuid
 
-STALL_SECONDS = 1.0  # the keeper answers in microseconds; one this late is taken as hung
+STALL_SECONDS = 1.0  # an owner answers in microseconds; one this late is taken as hung
 MAX_WAITING = 10_000  # calls in line on the connection before new ones fail at once
 UNAVAILABLE = "memory: the shared store is unavailable"
 
@@ -44,7 +43,7 @@ class _Link(asyncio.Protocol):
     def call(self, request: bytes) -> asyncio.Future[tuple[int, bytes]]:
         """Send ``request``; the future of its (code, body) answer."""
         if len(self.waiting) >= MAX_WAITING:
-            raise CacheStoreError(UNAVAILABLE, detail=f"{MAX_WAITING} calls waiting for the keeper")
+            raise CacheStoreError(UNAVAILABLE, detail=f"{MAX_WAITING} calls waiting for the owner")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[tuple[int, bytes]] = loop.create_future()
         assert self.transport is not None
@@ -95,7 +94,7 @@ class _Link(asyncio.Protocol):
         return at
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._fail(f"connection lost: {exc or 'closed by the keeper'}")
+        self._fail(f"connection lost: {exc or 'closed by the owner'}")
 
     def _check_stall(self) -> None:
         self._watch = None
@@ -128,10 +127,10 @@ def _retrieve(future: asyncio.Future[_Link]) -> None:
         future.exception()
 
 
-class SharedMemoryStore:
-    """The memory store held by the cache keeper, reached over the Unix socket at ``path``."""
+class PeerStore:
+    """Another worker's shard of the memory store, reached over the Unix socket at ``path``."""
 
-    name = "memory"  # the metrics label of the memory store: the same store, shared
+    name = "memory"  # the metrics label of the memory store: one store, sharded
     in_process = False
 
     def __init__(self, path: str, max_bytes: int) -> None:

@@ -1,4 +1,4 @@
-"""The frames workers and the cache keeper exchange over its Unix socket (see :mod:`.keeper`).
+"""The frames a worker exchanges with the owner of a cache shard over its Unix socket (see :mod:`.sharded`).
 
 Every frame is a little-endian ``u32`` length (of what follows it) and a ``u8`` code, then a body:
 
@@ -8,7 +8,7 @@ Every frame is a little-endian ``u32`` length (of what follows it) and a ``u8`` 
 - answer ``OK``: for a get the stored value, for a put one byte per item (1 written, 0 the key
   existed); ``MISS``: a get found nothing; ``ERROR``: a UTF-8 message clients may read.
 
-The keeper answers the requests of one connection in order, so a client matches answers to
+The owner answers the requests of one connection in order, so a client matches answers to
 requests by position (pipelining, as Redis clients do): no request ids.
 """
 
@@ -32,8 +32,8 @@ ERROR = 2
 MAX_ITEMS = 0xFFFF
 MAX_KEY_BYTES = 0xFFFF
 MAX_TTL = 0xFFFFFFFF
-# Added to the store's bound for the largest frame the keeper reads: a put of one item as large as
-# the whole store still fits, with its framing.
+# Added to the shard's bound for the largest frame its owner reads: a put of one item as large as
+# the whole shard still fits, with its framing.
 FRAME_SLACK_BYTES = 1 << 20
 _TYPE_PREFIX = {"xml": b"xml", "json": b"json"}
 
