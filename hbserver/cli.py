@@ -69,6 +69,13 @@ def runtime_problems(config: Config) -> list[str]:
             load_gvl(config.gdpr.vendorlist_file)
         except GVLError as exc:
             problems.append(f"gdpr.vendorlist_file: {exc}")
+    if config.geolocation.database:
+        from hbserver.geo.lookup import GeoDatabaseError, open_reader
+
+        try:
+            open_reader(config.geolocation.database).close()
+        except GeoDatabaseError as exc:
+            problems.append(f"geolocation.database: {exc}")
     if config.port == 0 and (config.workers or usable_cpus()) > 1:
         problems.append("port: 0 (any free port) cannot be shared by several workers; name a port")
     return problems

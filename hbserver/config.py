@@ -491,9 +491,24 @@ class AccountDsa:
     gdpr_only: bool = False
 
 
+def _us_states(value: list[str]) -> str | None:
+    for state in value:
+        if not isinstance(state, str) or len(state) != 2 or not state.isascii() or not state.isalpha():
+            return f"US states are two-letter codes (CA, NY, ...), got {state!r}"
+    return None
+
+
+@dataclass(frozen=True)
+class AccountGeo:
+    """hbserver's own (no Prebid Server has it): where a bidder gets no precise geo (hbserver.auction.privacy)."""
+
+    precise_geo_blocked_states: list[str] = _checked_factory(list, _us_states)
+
+
 @dataclass(frozen=True)
 class AccountPrivacy:
     allowactivities: dict[str, Any] = field(default_factory=dict)
+    geo: AccountGeo = field(default_factory=AccountGeo)
     dsa: AccountDsa = field(default_factory=AccountDsa)
     ipv4: AnonIPv4 = field(default_factory=AnonIPv4)
     ipv6: AnonIPv6 = field(default_factory=AnonIPv6)
@@ -755,6 +770,13 @@ class Metrics:
 
 
 @dataclass(frozen=True)
+class Geolocation:
+    """PBS-Java's ``geolocation`` (there a downloaded MaxMind file): here a local one (hbserver.geo)."""
+
+    database: str = ""  # a MaxMind (GeoIP2/GeoLite2 City) file; "" = no geo lookup
+
+
+@dataclass(frozen=True)
 class Config:
     host: str = "0.0.0.0"
     port: int = _checked(8000, _port)
@@ -781,6 +803,7 @@ class Config:
     auction_timeouts_ms: AuctionTimeouts = field(default_factory=AuctionTimeouts)
     currency: Currency = field(default_factory=Currency)
     price_floors: PriceFloors = field(default_factory=PriceFloors)
+    geolocation: Geolocation = field(default_factory=Geolocation)
     amp: Amp = field(default_factory=Amp)
     overload: Overload = field(default_factory=Overload)
     adapters: dict[str, AdapterConfig] = field(default_factory=dict)

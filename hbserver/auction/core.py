@@ -103,6 +103,7 @@ from hbserver.floors.data import Fetched
 from hbserver.floors.enforce import EnforceResult, FloorEnforcement
 from hbserver.floors.resolve import FLOOR_ERROR_CODE, FLOORS_DISABLED, request_has_floors, resolve_floors
 from hbserver.floors.rules import floors_read_visitor
+from hbserver.geo.lookup import geo_lookup
 from hbserver.metrics import Metrics
 from hbserver.privacy.activity import ActivityControl
 from hbserver.privacy.ccpa import parse_us_privacy
@@ -197,6 +198,7 @@ class AuctionService:
         self.server_rates = server_rates  # the fetched currency file's rates (None = identity only)
         self.floors_fetcher = floors_fetcher  # (account id, fetch settings) -> (floors data, status)
         self.rand = rand  # Go's rand.Intn for the floors' skip, model-weight and enforce rates
+        self.geo = geo_lookup(config.geolocation.database)  # device.geo from the IP; None = off
         self.external_url = config.external_url.rstrip("/")
         parts = urllib.parse.urlsplit(cache.public_url)
         self.cache_host = parts.netloc
@@ -298,6 +300,8 @@ class AuctionService:
             else:
                 validated = self.validate(request, http, amp=amp, warnings=warnings)
                 request = validated.request
+            if self.geo is not None:  # before floors and privacy, which read device.geo
+                request = validated.request = self.geo.fill(request)
             apply_tids(request, self.config.auto_gen_source_tid)
             tmax = amp_budget_ms if amp_budget_ms is not None else self.tmax_ms(request.get("tmax"))
             request["tmax"] = tmax  # the top level is our own copy (_with_http_fields)
@@ -640,6 +644,8 @@ class AuctionService:
             return None, []
         if (http.topics or http.cdep) and _sandbox_applies(http, account):
             return None, []  # the signal changes the request: the full path adds it
+        if self.geo is not None:
+            return None, []  # device.geo follows the IP: the full path looks it up
         kind = 0
         values: list[Any] = [ua or None, ip or None, None, None, None, None]
         if page is not None:

@@ -16,6 +16,10 @@ Follows PBS-Go's ``cleanOpenRTBRequests`` / ``isBidderBlockedByPrivacy`` / ``app
 - **LMT and COPPA.** ``device.lmt=1`` (with ``lmt.enforce``) and ``regs.coppa=1`` scrub device ids,
   user ids and demographics, EIDs and the IP; COPPA empties ``geo`` altogether.
 - ``transmitTid`` denied removes ``source.tid`` and ``imp[].ext.tid``.
+- **US states without precise geo** (hbserver's own account key
+  ``privacy.geo.precise_geo_blocked_states``): a request whose ``device.geo`` is in the USA and in
+  one of the listed regions reaches every bidder without ``lat``/``lon`` (device and user geo) and
+  with its IPs masked as for ``transmitPreciseGeo``; country, region and metro still go.
 
 Where PBS-Go removes only ``user.ext.eids`` (the 2.5 place), hbserver removes ``user.eids`` too: the
 request is held in 2.6 places here, and the point of the scrub is that no EID reaches the bidder.
@@ -61,6 +65,7 @@ SCRUB_TCF_GEO = "tcf special feature 1"
 SCRUB_LMT = "lmt"
 SCRUB_COPPA = "coppa"
 SCRUB_TID_ACTIVITY = "activity transmitTid"
+SCRUB_GEO_STATE = "precise_geo_blocked_states"
 
 # PBS ChannelType names by hbserver request type.
 _CHANNELS = {"amp": "amp", "openrtb2-app": "app", "openrtb2-dooh": "dooh", "openrtb2-web": "web"}
@@ -103,10 +108,14 @@ class AuctionPrivacy:
     # ext.prebid.createtids (PBS-Java) decides over the transmitTid activity; false: the auction already
     # dropped every tid (hbserver.auction.tids), true: no bidder's are removed
     create_tids: bool | None = None
+    geo_blocked: bool = False  # device.geo is in a state of privacy.geo.precise_geo_blocked_states
 
     @property
     def any(self) -> bool:
-        return self.gdpr is not None or self.ccpa or self.lmt or self.coppa or self.activities is not None
+        return (
+            self.gdpr is not None or self.ccpa or self.lmt or self.coppa or self.activities is not None
+            or self.geo_blocked
+        )
 
     @property
     def gdpr_enforced(self) -> bool:
@@ -142,7 +151,7 @@ class AuctionPrivacy:
             permissions.pass_id
             and permissions.pass_geo
             and self.activities is None
-            and not (self.ccpa or self.lmt or self.coppa)
+            and not (self.ccpa or self.lmt or self.coppa or self.geo_blocked)
         ):
             return ()  # consent for everything: the usual GDPR request
         reasons: list[str] = []
@@ -166,6 +175,9 @@ class AuctionPrivacy:
         elif not permissions.pass_geo:
             self._mask_location(request)
             reasons.append(SCRUB_TCF_GEO)
+        if self.geo_blocked:
+            self._drop_precise_geo(request)
+            reasons.append(SCRUB_GEO_STATE)
         if self.lmt or self.coppa:
             self._scrub_ids_ip_demographics(request, full_geo=self.coppa)
             reasons.append(SCRUB_COPPA if self.coppa else SCRUB_LMT)
@@ -192,6 +204,19 @@ class AuctionPrivacy:
             self._mask_ips(device)
             request["device"] = device
         _scrub_geo(request, full=False)
+
+    def _drop_precise_geo(self, request: dict[str, Any]) -> None:
+        """IPs masked and no ``lat``/``lon``: the request's coarse geo (country, region, metro) stays."""
+        device = request.get("device")
+        if isinstance(device, dict):
+            device = dict(device)
+            self._mask_ips(device)
+            request["device"] = device
+        for holder_key in ("device", "user"):
+            holder = request.get(holder_key)
+            geo = holder.get("geo") if isinstance(holder, dict) else None
+            if isinstance(geo, dict) and ("lat" in geo or "lon" in geo):
+                request[holder_key] = {**holder, "geo": _without(geo, ("lat", "lon"))}
 
     def _mask_ips(self, device: dict[str, Any]) -> None:
         if isinstance(device.get("ip"), str):
@@ -257,7 +282,23 @@ def read_privacy(
         ipv4_bits=settings.privacy.ipv4.anon_keep_bits,
         ipv6_bits=settings.privacy.ipv6.anon_keep_bits,
         create_tids=_create_tids(request),
+        geo_blocked=_geo_blocked(request, settings.privacy.geo.precise_geo_blocked_states),
     )
+
+
+def _geo_blocked(request: dict[str, Any], states: list[str]) -> bool:
+    """``device.geo`` is a US state of ``states`` (region compared case-insensitively)."""
+    if not states:
+        return False
+    device = request.get("device")
+    geo = device.get("geo") if isinstance(device, dict) else None
+    if not isinstance(geo, dict):
+        return False
+    country, region = geo.get("country"), geo.get("region")
+    if not isinstance(country, str) or country.upper() not in ("USA", "US") or not isinstance(region, str):
+        return False
+    region = region.upper()
+    return any(region == state.upper() for state in states)
 
 
 def _create_tids(request: dict[str, Any]) -> bool | None:

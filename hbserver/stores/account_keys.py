@@ -366,6 +366,8 @@ MEANINGS: dict[str, str] = {
     "privacy.dsa.default": "the `regs.ext.dsa` a request without one gets, as a JSON string (PBS-Go; PBS-Java's "
                            "object is read too), e.g. `\"{\\\"dsarequired\\\":3}\"`; bids are checked against it",
     "privacy.dsa.gdpr_only": "`true`: the default only when GDPR is enforced for the request",
+    "privacy.geo.precise_geo_blocked_states": "US states (`CA`, ...) whose requests reach bidders without lat/lon "
+    "and with masked IPs (hbserver's own)",
     "privacy.ipv4.anon_keep_bits": "bits of an IPv4 address kept when the address must be masked",
     "privacy.ipv6.anon_keep_bits": "bits of an IPv6 address kept when the address must be masked",
     "privacy.modules": "PBS-Java's privacy modules (`code`, `enabled`, `config`), e.g. `iab.usgeneral`",

@@ -1,0 +1,92 @@
+"""Geo lookup through /openrtb2/auction: the real app, mock bidders on real sockets, a MaxMind file
+written by the test. The looked-up ``device.geo`` is read by the GDPR scope (PBS-Go
+``gdpr.eea_countries``), activity ``geo`` conditions (PBS-Java), the floors' ``country`` field (PBS-Go
+``floors/rule.go``) and the account's ``privacy.geo.precise_geo_blocked_states`` (hbserver's own)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.auction.helpers import banner_imp, bid, bidder_config
+from tests.conftest import write_account
+from tests.geo.mmdb import write_db
+
+ACCOUNT = {
+    "privacy": {
+        "geo": {"precise_geo_blocked_states": ["CA"]},
+        # beta is not asked from New York (PBS-Java's activity geo condition)
+        "allowactivities": {
+            "fetchBids": {"rules": [{"condition": {"componentName": ["beta"], "geo": ["USA.NY"]}, "allow": False}]}
+        },
+    },
+}
+FLOORS = {"enabled": True, "data": {"modelgroups": [
+    {"schema": {"fields": ["country"]}, "values": {"USA": 5.0, "DEU": 3.0, "*": 0.25}}]}}  # fmt: skip
+
+
+def _request(device: dict[str, Any] | None = None) -> dict[str, Any]:
+    request: dict[str, Any] = {
+        "id": "req-1",
+        "tmax": 500,
+        "imp": [banner_imp("imp-1", alpha={"p": 1}, beta={"p": 2})],
+        "site": {"page": "https://news.example/a", "publisher": {"id": "1001"}},
+        "ext": {"prebid": {"floors": FLOORS}},
+    }
+    if device is not None:
+        request["device"] = device
+    return request
+
+
+ROWS = [
+    # (id, X-Forwarded-For, body device, bidders asked, device alpha gets, alpha's imp floor)
+    ("california-coarse-geo-only", "8.8.8.8", {"geo": {"lat": 37.77, "lon": -122.42}}, ("alpha", "beta"),
+     {"ip": "8.8.8.0", "geo": {"country": "USA", "region": "CA", "metro": "807"}}, 5.0),
+    ("new-york-precise-beta-not-asked", "9.9.9.9", {"geo": {"lat": 40.71, "lon": -74.0}}, ("alpha",),
+     {"ip": "9.9.9.9", "geo": {"lat": 40.71, "lon": -74.0, "country": "USA", "region": "NY", "metro": "501"}}, 5.0),
+    ("germany-gdpr-applies-no-consent", "81.2.69.160", None, (), None, None),
+    ("client-country-wins", "81.2.69.160", {"geo": {"country": "USA", "region": "TX"}}, ("alpha", "beta"),
+     {"ip": "81.2.69.160", "geo": {"country": "USA", "region": "TX"}}, 5.0),
+    ("unknown-address-no-geo", "192.0.2.10", None, ("alpha", "beta"), {"ip": "192.0.2.10"}, 0.25),
+]
+
+
+@pytest.mark.parametrize(
+    ("forwarded", "device", "asked", "alpha_device", "floor"), [r[1:] for r in ROWS], ids=[r[0] for r in ROWS]
+)
+async def test_geo_from_ip(
+    forwarded, device, asked, alpha_device, floor, make_client, bidders, data_dir: Path, tmp_path: Path
+) -> None:
+    bidders.bids["alpha"] = [bid("imp-1", 9.0, "a1")]
+    bidders.bids["beta"] = [bid("imp-1", 8.0, "b1")]
+    write_account(data_dir, "1001", ACCOUNT)
+    config = bidder_config(bidders, "alpha", "beta", alpha={"gvl_vendor_id": 32}, beta={"gvl_vendor_id": 52})
+    config["geolocation"] = {"database": str(write_db(tmp_path / "city.mmdb"))}
+    client = await make_client(config)
+    response = await client.post(
+        "/openrtb2/auction", data=json.dumps(_request(device)), headers={"X-Forwarded-For": forwarded}
+    )
+    assert response.status == 200, await response.text()
+    data = await response.json()
+    assert tuple(sorted(bidders.received)) == asked, data.get("ext")
+    if not asked:  # GDPR applies (an EEA country, no consent): TCF purpose 2 blocks both
+        warnings = data["ext"]["warnings"]
+        assert {w["code"] for name in ("alpha", "beta") for w in warnings[name]} == {10017}
+        return
+    sent = bidders.received["alpha"][0]
+    assert {k: v for k, v in sent["device"].items() if k in ("ip", "geo")} == alpha_device
+    assert sent["imp"][0]["bidfloor"] == floor
+
+
+async def test_no_database_no_geo(make_client, bidders, data_dir: Path) -> None:
+    bidders.bids["alpha"] = []
+    client = await make_client(bidder_config(bidders, "alpha"))
+    assert client.app is not None
+    request = _request()
+    request["imp"] = [banner_imp("imp-1", alpha={"p": 1})]
+    response = await client.post("/openrtb2/auction", data=json.dumps(request), headers={"X-Forwarded-For": "8.8.8.8"})
+    assert response.status == 200
+    assert "geo" not in bidders.received["alpha"][0]["device"]
