@@ -131,8 +131,6 @@ CONFIG_EXTENSIONS = (
     "overload.",  # hbserver's own (Prebid Server sheds no load): overload.max_wait_ms
     "geolocation.",  # PBS-Java's geolocation, here a local MaxMind file: geolocation.database
     "account_defaults.privacy.geo.",  # hbserver's own: privacy.geo.precise_geo_blocked_states
-    "geolocation.",  # PBS-Java's geolocation, here a local MaxMind file: geolocation.database
-    "account_defaults.privacy.geo.",  # hbserver's own: privacy.geo.precise_geo_blocked_states
 )
 
 
