@@ -20,6 +20,7 @@ costs a few microseconds (tests/geo/test_lookup.py measures it), so it runs on t
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -35,14 +36,23 @@ class GeoDatabaseError(ValueError):
     """The database file cannot be opened or read as a MaxMind database."""
 
 
-def open_reader(path: str) -> maxminddb.Reader:
-    """``path`` opened as a memory map (the C extension; the pure-Python reader if it is missing)."""
+def reader_mode() -> int:
+    """MODE_MMAP_EXT (the C extension on a memory map); MODE_MMAP, pure Python, when maxminddb was
+    installed without its extension (lookups then cost tens of microseconds: a warning says so)."""
     try:
-        try:
-            return maxminddb.open_database(path, maxminddb.MODE_MMAP_EXT)
-        except ImportError:  # maxminddb built without its extension
-            log.warning("maxminddb's C extension is missing: geo lookups use the slower pure-Python reader")
-            return maxminddb.open_database(path, maxminddb.MODE_MMAP)
+        extension = importlib.import_module("maxminddb.extension")
+    except ImportError:
+        extension = None
+    if extension is not None and hasattr(extension, "Reader"):
+        return maxminddb.MODE_MMAP_EXT
+    log.warning("maxminddb's C extension is missing: geo lookups use the slower pure-Python reader")
+    return maxminddb.MODE_MMAP
+
+
+def open_reader(path: str) -> maxminddb.Reader:
+    """``path`` opened as a memory map, read by the C extension when it is there."""
+    try:
+        return maxminddb.open_database(path, reader_mode())
     except (OSError, ValueError, maxminddb.InvalidDatabaseError) as exc:
         raise GeoDatabaseError(f"cannot open {path!r} as a MaxMind database: {exc}") from None
 

@@ -5,14 +5,16 @@
 from __future__ import annotations
 
 import copy
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import maxminddb
 import pytest
 
 from hbserver.geo.countries import ALPHA3, alpha3
-from hbserver.geo.lookup import GeoDatabaseError, GeoLookup, geo_lookup
+from hbserver.geo.lookup import GeoDatabaseError, GeoLookup, geo_lookup, reader_mode
 from tests.geo.mmdb import write_db
 
 WRAPPER = "PBS-Java auction/GeoLocationServiceWrapper.java"
@@ -91,6 +93,21 @@ def test_bad_database_is_named(tmp_path: Path, content: bytes | None, problem: s
     with pytest.raises(GeoDatabaseError) as caught:
         GeoLookup.open(str(path))
     assert str(path) in str(caught.value) and problem in str(caught.value)
+
+
+def test_without_the_c_extension_the_pure_python_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setitem(sys.modules, "maxminddb.extension", None)  # import fails as if never built
+    assert reader_mode() == maxminddb.MODE_MMAP
+    geo = GeoLookup.open(str(write_db(tmp_path / "city.mmdb")))
+    assert geo.find("8.8.8.8") == US_CA
+    geo.close()
+    assert "C extension is missing" in caplog.text
+
+
+def test_the_c_extension_is_used() -> None:
+    assert reader_mode() == maxminddb.MODE_MMAP_EXT
 
 
 def test_no_database_no_lookup() -> None:
