@@ -90,3 +90,26 @@ async def test_no_database_no_geo(make_client, bidders, data_dir: Path) -> None:
     response = await client.post("/openrtb2/auction", data=json.dumps(request), headers={"X-Forwarded-For": "8.8.8.8"})
     assert response.status == 200
     assert "geo" not in bidders.received["alpha"][0]["device"]
+
+
+async def test_amp_auctions_each_look_up_their_ip(make_client, bidders, data_dir: Path, tmp_path: Path) -> None:
+    """AMP takes the full path while geo lookup is on (a call plan would splice the first visitor's
+    geo into later auctions): each visit gets its own country, floor and precise-geo rule."""
+    bidders.bids["alpha"] = [bid("slot-1", 9.0, "a1")]
+    write_account(data_dir, "1001", ACCOUNT)
+    stored = _request()
+    stored["imp"] = [{"id": "slot-1", "banner": {"format": [{"w": 300, "h": 250}]},
+                      "ext": {"prebid": {"bidder": {"alpha": {"p": 1}}}}}]  # fmt: skip
+    (data_dir / "stored_requests" / "t1.json").write_text(json.dumps(stored))
+    config = bidder_config(bidders, "alpha")
+    config["geolocation"] = {"database": str(write_db(tmp_path / "city.mmdb"))}
+    client = await make_client(config)
+    query = "tag_id=t1&w=300&h=250&curl=https%3A%2F%2Fpub.example%2Fpage&account=1001"
+    visits = [("8.8.8.8", "CA"), ("9.9.9.9", "NY"), ("192.0.2.10", None), ("8.8.8.8", "CA"), ("9.9.9.9", "NY")]
+    for address, _ in visits:
+        response = await client.get(f"/openrtb2/amp?{query}", headers={"X-Forwarded-For": address})
+        assert response.status == 200, await response.text()
+    sent = bidders.received["alpha"]
+    assert [s["device"].get("geo", {}).get("region") for s in sent] == [region for _, region in visits]
+    assert [s["device"]["ip"] for s in sent] == ["8.8.8.0", "9.9.9.9", "192.0.2.10", "8.8.8.0", "9.9.9.9"]
+    assert [s["imp"][0]["bidfloor"] for s in sent] == [5.0, 5.0, 0.25, 5.0, 5.0]
