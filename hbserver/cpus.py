@@ -13,6 +13,8 @@ import math
 import os
 from pathlib import Path
 
+from hbserver.numbers import NumberError, parse_int
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PROC_SELF_CGROUP = Path("/proc/self/cgroup")
 
@@ -97,7 +99,7 @@ def _v1_quota(directory: Path) -> float | None:
 
 def _ratio(quota: str, period: str) -> float | None:
     try:
-        q, p = int(quota), int(period)
-    except ValueError:
+        q, p = parse_int(quota.strip()), parse_int(period.strip())
+    except NumberError:
         return None  # "max"
     return q / p if q > 0 and p > 0 else None  # v1 says -1 for no limit

@@ -760,9 +760,13 @@ def _described(thing: object) -> str:
         (Reply(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\nxxxx"), "invalid gzip"),
         (Reply(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 10\r\n\r\n" + GZIPPED[:10]),
          "truncated gzip"),
+        # issue 38: a length int() would not convert (or would take wrongly) is refused as the parser's
+        (Reply(b"HTTP/1.1 200 OK\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\nok"), "invalid HTTP response"),
+        (Reply(b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\nok"), "invalid HTTP response"),
+        (Reply("HTTP/1.1 200 OK\r\nContent-Length: \u00b2\r\n\r\nok".encode()), "invalid HTTP response"),
     ],
     ids=["garbage", "short-content-length", "short-chunked", "two-lengths", "huge-head", "many-headers", "upgrade",
-         "brotli", "bad-gzip", "truncated-gzip"],
+         "brotli", "bad-gzip", "truncated-gzip", "length-of-5000-digits", "length-past-uint64", "superscript-length"],
 )  # fmt: skip
 def test_protocol_errors(run: Run, reply: Reply, message: str) -> None:
     async def body() -> None:

@@ -83,6 +83,12 @@ def logged() -> Iterator[Records]:
         (f"limit={MAX_LIMIT}&endpoint=amp&statusCode=503&account=a-1", 200, None),
         ("limit=%2B7&endpoint=auction&statusCode=200", 200, None),  # "+7", as Java parseInt takes it
         ("limit=+7", 400, "Invalid 'limit' parameter value"),  # " 7": no spaces
+        # issue 38: digits int() refuses or takes, and thousands of them
+        ("limit=%C2%B2", 400, "Invalid 'limit' parameter value"),  # "²"
+        ("limit=%D9%A3", 400, "Invalid 'limit' parameter value"),  # Arabic-Indic "3"
+        ("limit=1_0", 400, "Invalid 'limit' parameter value"),
+        ("limit=" + "9" * 5000, 400, "Invalid 'limit' parameter value"),
+        ("limit=1&statusCode=" + "2" * 5000, 400, "Invalid 'statusCode' parameter value"),
     ],
 )
 async def test_validation(make_client, query, status, message):

@@ -31,6 +31,9 @@ async def stored(client, uuid: str) -> str:
     return await response.text()
 
 
+TTL_REFUSED = "Failed to parse request body: puts[0].ttlseconds must be an integer from -2147483648 to 2147483647"
+
+
 @pytest.mark.parametrize(
     ("query", "body", "status", "text"),
     [
@@ -44,7 +47,15 @@ async def stored(client, uuid: str) -> str:
         ("?a=acc", {"puts": [put(type="json")]}, 400, "vtrack only accepts type xml"),
         ("?a=acc", {"puts": [put(value="invalidValue")]}, 400, "vtrack content must be vast"),
         ("?a=acc", {"puts": [put(value=5)]}, 400, "vtrack content must be vast"),
-        ("?a=acc", {"puts": [put(ttlseconds="soon")]}, 400, "Failed to parse request body"),
+        ("?a=acc", {"puts": [put(ttlseconds="soon")]}, 400, TTL_REFUSED),
+        # issue 38: text int() refuses or takes wrongly, and numbers past PBS-Java's Integer / Long
+        ("?a=acc", {"puts": [put(ttlseconds="\u00b2")]}, 400, TTL_REFUSED),
+        ("?a=acc", {"puts": [put(ttlseconds="-\u00b2")]}, 400, TTL_REFUSED),
+        ("?a=acc", {"puts": [put(ttlseconds="\u0663")]}, 400, TTL_REFUSED),
+        ("?a=acc", {"puts": [put(ttlseconds="9" * 5000)]}, 400, TTL_REFUSED),
+        ("?a=acc", {"puts": [put(ttlseconds=2**31)]}, 400, TTL_REFUSED),
+        ("?a=acc", {"puts": [put(ttlseconds="1_000")]}, 400, TTL_REFUSED),
+        ("?a=acc", {"puts": [put(), put(ttlseconds="-" + "9" * 5000)]}, 400, TTL_REFUSED.replace("[0]", "[1]")),
         ("?a=acc", {"puts": [put()] * 11}, 400, "More keys than allowed: 10"),
         ("?a=acc&int=Te$t", {"puts": [put()]}, 400, "Integration 'int' query parameter is not valid: Te$t"),
         ("?a=acc&int=" + "a" * 65, {"puts": [put()]}, 400,
@@ -129,7 +140,7 @@ async def test_account_errors(make_client, data_dir):
 
 
 @pytest.mark.parametrize(
-    ("ttl", "expected"), [(3600, 3600), (None, 300), (0, 300), ("120", 120), (99999, 3600)]
+    ("ttl", "expected"), [(3600, 3600), (None, 300), (0, 300), ("120", 120), (" 120", 120), ("-5", 300), (99999, 3600)]
 )
 async def test_ttl_rule(make_client, ttl, expected):
     client = await make_client({})

@@ -37,11 +37,10 @@ from hbserver.adapters.golike import (
     go_request_top,
     imp_bidder_params,
 )
+from hbserver.numbers import INT64, NumberError, parse_int
 
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # the JSON number grammar Go's encoding/json checks a json.Number against before writing it
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
-_DECIMAL_INT = re.compile(r"[+-]?[0-9]+\Z")
 _PARAMS = "openrtb_ext.ExtImpAdtelligent"
 _GO_QUOTE_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
 
@@ -95,12 +94,10 @@ def _go_float(value: Any, where: str) -> int | float:
 
 def _parse_int64(text: str) -> int:
     """Go's ``strconv.ParseInt(text, 10, 64)``; ValueError in its words."""
-    if not _DECIMAL_INT.match(text):
-        raise ValueError(f"strconv.ParseInt: parsing {_go_quote(text)}: invalid syntax")
-    number = int(text)
-    if not _INT64_MIN <= number <= _INT64_MAX:
-        raise ValueError(f"strconv.ParseInt: parsing {_go_quote(text)}: value out of range")
-    return number
+    try:
+        return parse_int(text, INT64)
+    except NumberError as exc:
+        raise ValueError(f"strconv.ParseInt: parsing {_go_quote(text)}: {exc.reason}") from None
 
 
 class _Params:

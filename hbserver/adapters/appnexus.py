@@ -35,7 +35,8 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import decode_answer
+from hbserver.adapters.common import decode_answer, items_of, seat_bids
+from hbserver.numbers import INT64, NumberError, check_int, int_or, parse_int
 
 DEFAULT_PLATFORM_ID = 5
 MAX_IMPS_PER_REQUEST = 10
@@ -95,14 +96,18 @@ def _string(params: dict[str, Any], name: str) -> str:
 
 
 def _int_or_digits(params: dict[str, Any], name: str) -> int:
-    """An id given as a number or as a string of digits ("" and absent are 0)."""
+    """An id given as a number or as a string of digits ("" and absent are 0): PBS-Go's
+    ``jsonutil.StringInt`` (jsonparser.ParseInt: an optional minus, ASCII digits, within int64)."""
     value = params.get(name)
     if value is None or value == "":
         return 0
-    if _is_int(value):
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
+    try:
+        if _is_int(value):
+            return check_int(value, INT64)
+        if isinstance(value, str):
+            return parse_int(value, INT64, signs="-")
+    except NumberError as exc:
+        raise _BadParams(f"appnexus params: {name}: {exc}") from None
     raise _BadParams(f"appnexus params: {name} must be an integer or a string of digits")
 
 
@@ -114,6 +119,8 @@ def _flag(params: dict[str, Any], name: str) -> bool | None:
 
 
 def _pairs(key: Any, values: Any) -> Iterator[str]:
+    if values is not None and not (isinstance(values, list) and all(isinstance(v, str) for v in values)):
+        raise _BadParams("appnexus params: keywords values must be arrays of strings")
     if not values:
         yield str(key)
         return
@@ -316,7 +323,7 @@ class AppnexusAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
         platform_id = str(config.extra.get("platform_id", ""))
-        self.hb_source = int(platform_id) if platform_id.isdigit() else DEFAULT_PLATFORM_ID
+        self.hb_source = int_or(platform_id, DEFAULT_PLATFORM_ID, INT64)  # strconv.Atoi, else the default
         # Ad pod ids (63-bit, non-negative); tests replace it with a constant.
         self.random_int: Callable[[], int] = lambda: random.getrandbits(63)
 
@@ -388,8 +395,8 @@ class AppnexusAdapter:
             return None, failure
         result = BidderResponse(currency=data.get("cur") or "USD")
         errors: list[BidderError] = []
-        for seatbid in data.get("seatbid") or ():
-            for bid in (seatbid.get("bid") if isinstance(seatbid, dict) else None) or ():
+        for seatbid in items_of(data.get("seatbid")):
+            for bid in seat_bids(seatbid):
                 try:
                     result.bids.append(self._typed(bid))
                 except _BadParams as exc:

@@ -178,6 +178,16 @@ def imp_bid_type(imps: Iterable[Mapping[str, Any]], imp_id: Any, order: Iterable
     return None
 
 
+def items_of(value: Any) -> list[Any]:
+    """A JSON array's items; anything else (null, an object, a number) has none."""
+    return value if isinstance(value, list) else []
+
+
+def seat_bids(seatbid: Any) -> list[Any]:
+    """The ``bid`` items of a ``seatbid`` entry (none when either has the wrong shape)."""
+    return items_of(seatbid.get("bid")) if isinstance(seatbid, dict) else []
+
+
 def answer_bids(answer: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     """(seatbid, bid) for every bid object of an OpenRTB answer; entries of the wrong shape are skipped."""
     seatbids = answer.get("seatbid")

@@ -33,13 +33,13 @@ from hbserver.adapters.golike import (
     imp_bidder_params,
 )
 from hbserver.adapters.gourl import go_url_scheme_host
+from hbserver.numbers import INT64, NumberError, check_int, parse_int
 
 _ANSWER_WORDING = AnswerWording(
     status="Invalid Status Returned: {}. Run with request.debug = 1 for more info",
     bad_request_is_input=False,
     body_text="Unable to unpackage bid response. Error: {}",
 )
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 class _BadImp(ValueError):
@@ -53,20 +53,14 @@ class _BadParams(ValueError):
 def _string_int(value: Any) -> int:
     """``value`` as PBS-Go's ``jsonutil.StringInt`` reads it: a JSON integer, or a string of an
     optional ``-`` and digits ("" is 0), within int64; _BadParams otherwise (null included)."""
-    if isinstance(value, str):
-        if value == "":
-            return 0
-        digits = value[1:] if value[:1] == "-" else value
-        if not (digits.isascii() and digits.isdigit()):
-            raise _BadParams(value)
-        number = int(value)
-    elif isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    else:
-        raise _BadParams(value)
-    if not _INT64_MIN <= number <= _INT64_MAX:
-        raise _BadParams(value)
-    return number
+    try:
+        if isinstance(value, str):
+            return parse_int(value, INT64, signs="-") if value else 0
+        if isinstance(value, int) and not isinstance(value, bool):
+            return check_int(value, INT64)
+    except NumberError:
+        pass
+    raise _BadParams(value)
 
 
 def _params(imp: dict[str, Any]) -> tuple[int, float]:

@@ -29,7 +29,15 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, decode_answer, imp_bid_type, json_call, json_headers
+from hbserver.adapters.common import (
+    AnswerWording,
+    JsonShapeError,
+    decode_answer,
+    imp_bid_type,
+    items_of,
+    json_call,
+    json_headers,
+)
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
     ImpExtError,
@@ -169,7 +177,7 @@ class ConversantAdapter:
         if not isinstance(seatbids, list) or not seatbids:
             return None, [bad_server_response("Empty bid request")]
         first = seatbids[0] if isinstance(seatbids[0], dict) else {}
-        bids = [bid for bid in first.get("bid") or () if isinstance(bid, dict)]
+        bids = [bid for bid in items_of(first.get("bid")) if isinstance(bid, dict)]
         imps = request.get("imp") or []
         typed = [TypedBid(bid, imp_bid_type(imps, bid.get("impid"), _TYPE_ORDER) or "banner") for bid in bids]
         return BidderResponse(typed), []

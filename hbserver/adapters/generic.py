@@ -72,12 +72,12 @@ class GenericAdapter:
                 if not isinstance(bid, dict):
                     errors.append(bad_server_response("Bad response body: a bid is not an object"))
                     continue
-                mtype = bid.get("mtype")
-                kind = MTYPE_TO_TYPE.get(mtype) if mtype else None
+                mtype, impid = bid.get("mtype"), bid.get("impid")
+                kind = MTYPE_TO_TYPE.get(mtype) if mtype and isinstance(mtype, int | float) else None
                 if kind is None:
                     if imp_types is None:
                         imp_types = {imp.get("id"): first_media_type(imp) or "banner" for imp in request.get("imp", ())}
-                    kind = imp_types.get(bid.get("impid"))
+                    kind = imp_types.get(impid) if isinstance(impid, str) else None
                 if kind is None:
                     errors.append(
                         bad_server_response(f'Failed to find impression "{bid.get("impid")}" for bid "{bid.get("id")}"')

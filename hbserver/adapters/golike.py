@@ -20,8 +20,6 @@ pin them, so they are copied here once:
 from __future__ import annotations
 
 import functools
-import math
-import re
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from enum import Enum
@@ -39,6 +37,7 @@ from hbserver.adapters.common import (
     expect_string,
     found,
 )
+from hbserver.numbers import NumberError, parse_float
 
 # json-iterator decoding an absent value (Go's empty json.RawMessage) as an object: the character it
 # "found" is the zero byte that ends the input
@@ -50,9 +49,6 @@ GO_WORDING = AnswerWording(not_an_object=NOT_AN_OBJECT)
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _JSON_SPACE = b" \t\n\r"
-_DECIMAL_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
-_HEX_FLOAT = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+\Z")
-_INF_OR_NAN = re.compile(r"(?:[+-]?inf(?:inity)?|nan)\Z", re.IGNORECASE)
 
 
 # --- struct fields ---------------------------------------------------------------------------------
@@ -349,18 +345,12 @@ def decode_go_answer(
 
 
 def go_parse_float(text: str) -> float | None:
-    """Go's ``strconv.ParseFloat(text, 64)``: None where it fails (bad syntax, or out of range)."""
-    if _DECIMAL_FLOAT.match(text):
-        value = float(text)
-        return None if math.isinf(value) else value
-    if _INF_OR_NAN.match(text):
-        return float(text)
-    if _HEX_FLOAT.match(text):
-        try:
-            return float.fromhex(text)
-        except OverflowError:
-            return None
-    return None
+    """Go's ``strconv.ParseFloat(text, 64)`` (:func:`hbserver.numbers.parse_float`): None where it
+    fails (bad syntax, or out of range)."""
+    try:
+        return parse_float(text)
+    except NumberError:
+        return None
 
 
 def go_float_text(value: float) -> str:

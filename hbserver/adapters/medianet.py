@@ -59,7 +59,8 @@ class MedianetAdapter:
                 if not isinstance(bid, dict):
                     continue
                 mtype = bid.get("mtype")
-                bid_type = None if isinstance(mtype, bool) else _MTYPES.get(mtype)  # type: ignore[arg-type]
+                number = isinstance(mtype, int | float) and not isinstance(mtype, bool)
+                bid_type = _MTYPES.get(mtype) if number else None  # type: ignore[arg-type]
                 if bid_type is None:
                     errors.append(BidderError(f"Unable to fetch mediaType for imp: {bid.get('impid', '')}"))
                 else:

@@ -27,8 +27,8 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import BANNER_VIDEO_NATIVE, decode_answer, first_media_type
-from hbserver.adapters.golike import set_omitempty
+from hbserver.adapters.common import BANNER_VIDEO_NATIVE, decode_answer, first_media_type, items_of, seat_bids
+from hbserver.adapters.golike import go_parse_float, set_omitempty
 
 BIDDER_CONFIG = "hb_pbs_1.0.0"
 _MTYPES = {1: "banner", 2: "video", 4: "native"}  # audio (3) is not OpenX's: typed by its imp
@@ -77,7 +77,7 @@ def _build_imp(imp: dict[str, Any], req_ext: dict[str, Any]) -> dict[str, Any]:
         raise _BadImp("openx params: customParams must be an object")
     unit = _number_text(params, "unit")
     floor_text = _number_text(params, "customFloor")
-    floor = float(floor_text) if floor_text else 0.0
+    floor = (go_parse_float(floor_text) or 0.0) if floor_text else 0.0  # out of float64 range: no floor (Go)
     req_ext["delDomain"] = _string(params, "delDomain")
     req_ext["platform"] = _string(params, "platform")
 
@@ -154,8 +154,8 @@ class OpenxAdapter:
                 {"impid": imp_id, "bidder": self.bidder, "config": config} for imp_id, config in configs.items()
             ]
         imp_types = None
-        for seatbid in data.get("seatbid") or ():
-            for bid in (seatbid.get("bid") if isinstance(seatbid, dict) else None) or ():
+        for seatbid in items_of(data.get("seatbid")):
+            for bid in seat_bids(seatbid):
                 if not isinstance(bid, dict):
                     continue
                 mtype = bid.get("mtype")

@@ -29,8 +29,17 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, decode_answer, expect_object, expect_string, found
+from hbserver.adapters.common import (
+    JsonShapeError,
+    decode_answer,
+    expect_object,
+    expect_string,
+    found,
+    items_of,
+    seat_bids,
+)
 from hbserver.adapters.golike import ABSENT_OBJECT, GO_WORDING, NOT_AN_OBJECT, go_parse_float
+from hbserver.numbers import INT64, parse_int
 
 _HEADERS = {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}
 _DCTR = "key_val"
@@ -49,11 +58,8 @@ def _int(value: Any, where: str) -> int:
 
 
 def _atoi(text: str) -> int:
-    """Go's strconv.Atoi: an optional sign and ASCII digits only."""
-    digits = text[1:] if text[:1] in ("+", "-") else text
-    if not digits or not digits.isascii() or not digits.isdigit():
-        raise ValueError(text)
-    return int(text)
+    """Go's strconv.Atoi: an optional sign and ASCII digits, within int64; NumberError otherwise."""
+    return parse_int(text, INT64)
 
 
 def _parse_float(text: str) -> float | None:
@@ -374,8 +380,8 @@ class PubmaticAdapter:
 
         result = BidderResponse(currency=data.get("cur") or "USD")
         errors: list[BidderError] = []
-        for seatbid in data.get("seatbid") or ():
-            for bid in (seatbid.get("bid") if isinstance(seatbid, dict) else None) or ():
+        for seatbid in items_of(data.get("seatbid")):
+            for bid in seat_bids(seatbid):
                 if not isinstance(bid, dict):
                     continue
                 typed = _typed_bid(bid, errors)

@@ -30,8 +30,17 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, found, status_error
+from hbserver.adapters.common import (
+    JsonShapeError,
+    expect_object,
+    expect_string,
+    found,
+    items_of,
+    seat_bids,
+    status_error,
+)
 from hbserver.adapters.golike import NOT_AN_OBJECT, with_query_param
+from hbserver.numbers import INT64, NumberError, int_or, parse_int
 
 _BADV_LIMIT = 50
 _SITE_SEGTAXES = frozenset((1, 2, 5, 6))
@@ -53,15 +62,13 @@ def _is_number(value: Any) -> bool:
 def _int64(value: Any) -> int:
     """A json.Number's Int64(): an integer, or a string of one (PBS-Go accepts both)."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    text = "" if value is None else value if isinstance(value, str) else orjson.dumps(value).decode()
-    digits = text[1:] if text[:1] in ("+", "-") else text
-    if not digits or not digits.isascii() or not digits.isdigit():
-        raise JsonShapeError(f'strconv.ParseInt: parsing "{text}": invalid syntax')
-    number = int(text)
-    if not -(2**63) <= number < 2**63:
-        raise JsonShapeError(f'strconv.ParseInt: parsing "{text}": value out of range')
-    return number
+        text = str(value)  # orjson reads integers up to uint64: past int64 Go refuses them too
+    else:
+        text = "" if value is None else value if isinstance(value, str) else orjson.dumps(value).decode()
+    try:
+        return parse_int(text, INT64)
+    except NumberError as exc:
+        raise JsonShapeError(f'strconv.ParseInt: parsing "{text}": {exc.reason}') from None
 
 
 def _small_int(value: Any) -> int:
@@ -469,12 +476,12 @@ class RubiconAdapter:
         default_override = _request_cpm_override(request)
 
         result = BidderResponse(currency=data.get("cur") or "USD")
-        for seatbid in data.get("seatbid") or ():
+        for seatbid in items_of(data.get("seatbid")):
             if not isinstance(seatbid, dict):
                 continue
             buyer = _atoi(seatbid.get("buyer"))
             seat = seatbid.get("seat") or ""
-            for bid in seatbid.get("bid") or ():
+            for bid in seat_bids(seatbid):
                 if not isinstance(bid, dict):
                     continue
                 impid = bid.get("impid")
@@ -486,10 +493,8 @@ class RubiconAdapter:
 
 
 def _atoi(value: Any) -> int:
-    if not isinstance(value, str):
-        return 0
-    digits = value[1:] if value[:1] in ("+", "-") else value
-    return int(value) if digits and digits.isascii() and digits.isdigit() else 0
+    """Go's strconv.Atoi of a string; 0 for anything else or what it refuses."""
+    return int_or(value, 0, INT64) if isinstance(value, str) else 0
 
 
 def _typed_bid(

@@ -59,6 +59,7 @@ from hbserver.adapters.golike import (
     go_value,
     set_omitempty,
 )
+from hbserver.numbers import INT64, int_or
 
 CLIENT_VERSION = "prebid_server_1.2"
 VIDEO_ENTRY_POINT = "openrtb2-video"
@@ -70,7 +71,6 @@ _PUBLISHER_OWNERS = ("site", "app", "dooh")
 _MARKUP_TYPES = {"Img": "banner", "Richmedia": "banner", "Video": "video", "Native": "native"}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MILLISECOND = timedelta(milliseconds=1)
-_GO_INT = re.compile(r"[+-]?[0-9]+\Z")  # strconv.ParseInt(s, 10, 64)'s syntax
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # Go's json.Marshal of a raw value: whitespace outside strings dropped, HTML characters escaped
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[ \t\n\r]+', re.DOTALL)
@@ -309,11 +309,8 @@ class SmaatoAdapter:
     def _ttl(self, headers: Mapping[str, str]) -> int:
         """Seconds until ``X-Smt-Expires`` (epoch milliseconds; never below 0), else 300. Go's int64
         arithmetic: the difference wraps and the division truncates."""
-        text = _header(headers, "x-smt-expires")
-        if not _GO_INT.match(text):
-            return DEFAULT_TTL
-        expires = int(text)
-        if not _INT64_MIN <= expires <= _INT64_MAX:
+        expires = int_or(_header(headers, "x-smt-expires"), None, INT64)  # strconv.ParseInt(s, 10, 64)
+        if expires is None:
             return DEFAULT_TTL
         now = (self.now() - _EPOCH) // _MILLISECOND
         left = (expires - now - _INT64_MIN) % 2**64 + _INT64_MIN

@@ -92,7 +92,7 @@ class SonobiAdapter:
         result = BidderResponse(currency="USD")
         for _, bid in answer_bids(data):
             imp_id = bid.get("impid", "")
-            if imp_id not in imp_types:
+            if not isinstance(imp_id, str) or imp_id not in imp_types:
                 return None, [bad_input(f'Failed to find impression "{imp_id}" ')]
             result.bids.append(TypedBid(bid, imp_types[imp_id]))
         return result, []

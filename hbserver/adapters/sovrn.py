@@ -137,7 +137,7 @@ class SovrnAdapter:
                 if decoded != adm:
                     bid = {**bid, "adm": decoded}
             imp_id = bid.get("impid", "")
-            if imp_id not in imp_is_video:
+            if not isinstance(imp_id, str) or imp_id not in imp_is_video:
                 errors.append(bad_input(f"Imp ID {imp_id} in bid didn't match with any imp in the original request"))
                 continue
             result.bids.append(TypedBid(bid, "video" if imp_is_video[imp_id] else "banner"))

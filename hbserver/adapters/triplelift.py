@@ -25,7 +25,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import decode_answer
+from hbserver.adapters.common import decode_answer, items_of, seat_bids
 
 VIDEO_FORMATS = frozenset({11, 12, 17})
 
@@ -107,8 +107,8 @@ class TripleliftAdapter:
             return None, failure
         result = BidderResponse(currency=data.get("cur") or "USD")
         errors: list[BidderError] = []
-        for seatbid in data.get("seatbid") or ():
-            for bid in (seatbid.get("bid") if isinstance(seatbid, dict) else None) or ():
+        for seatbid in items_of(data.get("seatbid")):
+            for bid in seat_bids(seatbid):
                 try:
                     if not isinstance(bid, dict):
                         raise _Invalid("a bid is not a JSON object")

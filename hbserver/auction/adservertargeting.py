@@ -26,6 +26,8 @@ from typing import Any
 
 import orjson
 
+from hbserver.numbers import INT64, int_or
+
 WARNING_CODE = 10007  # errortypes.AdServerTargetingWarningCode
 MAX_KEY_LENGTH = 20  # respdataprocessor.go MaxKeyLength
 
@@ -294,10 +296,10 @@ def typed_lookup(data: Any, path: str, keys: Sequence[str]) -> str:
                 raise _not_found(path)
             node = node[key]
         elif isinstance(node, list) and len(key) > 2 and key[0] == "[" and key[-1] == "]":
-            digits = key[2:-1] if key[1] == "+" else key[1:-1]  # strconv.Atoi's digits
-            if not (digits.isascii() and digits.isdigit()) or int(digits) >= len(node):
+            index = int_or(key[1:-1], -1, INT64, signs="+")  # strconv.Atoi's; a negative one finds nothing
+            if not 0 <= index < len(node):
                 raise _not_found(path)
-            node = node[int(digits)]
+            node = node[index]
         else:
             raise _not_found(path)
     if isinstance(node, str):

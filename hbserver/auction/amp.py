@@ -16,6 +16,7 @@ import orjson
 
 from hbserver.auction.mergepatch import merge_patch
 from hbserver.auction.messages import Message, WarningCode
+from hbserver.numbers import SYNTAX, NumberError, int_or, int_range, parse_int
 from hbserver.privacy.ccpa import parse_us_privacy
 from hbserver.privacy.gpp import GPPError, parse_gpp, parse_gpp_sid
 from hbserver.privacy.tcf2 import ConsentError, parse_tcf2_cached
@@ -28,7 +29,9 @@ MAX_PARAM_LENGTH = 8192
 MAX_SIZES = 50
 TARGETING_WARNING_CODE = 2  # PBS-Go's code for the targeting merge warning
 MAX_INT_DIGITS = 9  # numbers in the query (sizes, consent_type, timeout): more digits are no real value
-MAX_PROVIDER_ID_DIGITS = 9  # addtl_consent's Google ATP ids are small; a longer one no encoder writes
+QUERY_INT = int_range(-(10**MAX_INT_DIGITS - 1), 10**MAX_INT_DIGITS - 1)
+# addtl_consent's Google ATP ids are small; a longer one no encoder writes
+PROVIDER_ID = int_range(0, 10**9 - 1)
 
 
 class AmpError(ValueError):
@@ -57,15 +60,9 @@ class AmpParams:
     source_origin: str = ""
 
 
-def _digits(value: str, limit: int = MAX_INT_DIGITS) -> bool:
-    """ASCII digits only, at most ``limit`` of them (``str.isdigit`` also takes "²", which int() refuses)."""
-    return 0 < len(value) <= limit and value.isascii() and value.isdigit()
-
-
 def _int(value: str) -> int:
     """Go's ``strconv.ParseInt`` leniency of AMP: anything unparsable (or out of range) is 0."""
-    digits = value[1:] if value.startswith("-") else value
-    return int(value) if _digits(digits) else 0
+    return int_or(value, 0, QUERY_INT, signs="-")
 
 
 def parse_multisize(value: str) -> list[tuple[int, int]]:
@@ -97,11 +94,14 @@ def parse_amp_query(query: Mapping[str, str], origin: str = "") -> tuple[AmpPara
     timeout_text = get("timeout")
     timeout = None
     if timeout_text:
-        if not (timeout_text.isascii() and timeout_text.isdigit()):
-            shown = timeout_text[:32] + ("..." if len(timeout_text) > 32 else "")
-            raise AmpError(f'timeout must be a non-negative integer (milliseconds), got "{shown}"')
-        # more digits than any deadline needs: as long as possible (the smallest candidate wins anyway)
-        timeout = int(timeout_text) if len(timeout_text) <= MAX_INT_DIGITS else 10**MAX_INT_DIGITS
+        try:
+            timeout = parse_int(timeout_text, QUERY_INT, signs="")
+        except NumberError as exc:
+            if exc.reason == SYNTAX:
+                shown = timeout_text[:32] + ("..." if len(timeout_text) > 32 else "")
+                raise AmpError(f'timeout must be a non-negative integer (milliseconds), got "{shown}"') from None
+            # more digits than any deadline needs: as long as possible (the smallest candidate wins anyway)
+            timeout = 10**MAX_INT_DIGITS
     applies_text = get("gdpr_applies")
     gdpr_applies = None
     if applies_text in ("true", "false"):
@@ -245,7 +245,7 @@ def _with_additional_consent(user: Any, addtl: str) -> dict[str, Any]:
     ext["ConsentedProvidersSettings"] = {"consented_providers": addtl}
     parts = addtl.split("~")
     if len(parts) == 2:
-        ids = [int(p) for p in parts[1].split(".") if _digits(p, MAX_PROVIDER_ID_DIGITS)]
+        ids = [n for n in (int_or(p, -1, PROVIDER_ID, signs="") for p in parts[1].split(".")) if n >= 0]
         if ids:
             ext["consented_providers_settings"] = {"consented_providers": ids}
     user["ext"] = ext

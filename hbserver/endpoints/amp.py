@@ -25,6 +25,7 @@ from hbserver.analytics import Analytics
 from hbserver.analytics.records import AuctionDetails, amp_record
 from hbserver.auction.amp import (
     MAX_PARAM_LENGTH,
+    QUERY_INT,
     AmpError,
     AmpParams,
     amp_request,
@@ -45,6 +46,7 @@ from hbserver.auction.validate import RequestError
 from hbserver.config import Config
 from hbserver.endpoints.auction import http_context, observe_topics
 from hbserver.metrics import Metrics
+from hbserver.numbers import int_or
 from hbserver.overload import AMP_SHED_BODY, OverloadGuard
 from hbserver.privacy.activity import ActivityControl
 from hbserver.stores.lru import LRUCache, SeenBefore
@@ -134,7 +136,7 @@ class AmpEndpoint:
 
     def _budget_s(self, timeout: str | None) -> float:
         """The answer's budget from the query's ``timeout`` (the stored tmax is not known yet), seconds."""
-        timeout_ms = int(timeout) if timeout and timeout.isascii() and timeout.isdigit() and len(timeout) < 10 else 0
+        timeout_ms = int_or(timeout, 0, QUERY_INT, signs="") if timeout else 0
         return (amp_tmax(self.default_timeout_ms, timeout_ms, None) - self.adjustment_ms) / 1000
 
     def _key(self, request: web.Request, origin: str) -> tuple[str, AmpPage | None]:

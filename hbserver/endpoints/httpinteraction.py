@@ -14,11 +14,11 @@ answers it (call it once per worker, or run one worker while debugging).
 from __future__ import annotations
 
 import os
-import re
 
 import orjson
 from aiohttp import web
 
+from hbserver.numbers import INT32, NumberError, parse_int
 from hbserver.web.errors import HttpError
 from hbserver.web.requestlog import HttpInteractionLog, InteractionSpec
 
@@ -27,8 +27,6 @@ MAX_ACCOUNT_LENGTH = 256
 MIN_STATUS, MAX_STATUS = 100, 599
 ENDPOINTS = ("auction", "amp")
 PARAMETERS = ("endpoint", "statusCode", "account", "limit")
-_INTEGER = re.compile(r"[+-]?[0-9]{1,10}")
-_INT32_MAX = 2**31 - 1
 
 
 def _bad(message: str) -> HttpError:
@@ -39,9 +37,10 @@ def _integer(query: dict[str, str], name: str) -> int | None:
     value = query.get(name)
     if value is None:
         return None
-    if not _INTEGER.fullmatch(value) or abs(int(value)) > _INT32_MAX:
-        raise _bad(f"Invalid '{name}' parameter value")
-    return int(value)
+    try:
+        return parse_int(value, INT32)  # PBS-Java's Integer.parseInt, ASCII digits only
+    except NumberError:
+        raise _bad(f"Invalid '{name}' parameter value") from None
 
 
 def parse_spec(request: web.BaseRequest) -> InteractionSpec:

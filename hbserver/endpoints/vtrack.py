@@ -23,6 +23,7 @@ from hbserver.bidders.registry import Registry
 from hbserver.endpoints.cache import responses_body
 from hbserver.events import integration_problem
 from hbserver.metrics import Metrics
+from hbserver.numbers import INT32, IntRange, NumberError, check_int, parse_int
 from hbserver.stores.accounts import AccountError, AccountStore
 from hbserver.stores.cache.base import CacheItem, CacheStoreError
 from hbserver.stores.cache.service import CacheService
@@ -64,14 +65,21 @@ def _optional_text(value: Any) -> str | None:
     return None
 
 
-def _ttl(value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    raise _bad("Failed to parse request body")
+def _integer(put: dict[str, Any], name: str, index: int, bounds: IntRange) -> int | None:
+    """An integer field of a put (PBS-Java: Jackson reads a JSON integer or a string of one into
+    ``Integer``/``Long``); None when absent; 400 naming the field otherwise."""
+    value = put.get(name)
+    try:
+        if value is None:
+            return None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return check_int(value, bounds)
+        if isinstance(value, str):
+            return parse_int(value.strip(), bounds)
+    except NumberError:
+        pass
+    raise _bad(f"Failed to parse request body: puts[{index}].{name} must be an integer "
+               f"from {bounds.low} to {bounds.high}")
 
 
 def parse_vtrack_body(body: bytes, max_puts: int) -> list[VtrackPut]:
@@ -90,7 +98,7 @@ def parse_vtrack_body(body: bytes, max_puts: int) -> list[VtrackPut]:
     if len(puts) > max_puts:
         raise _bad(f"More keys than allowed: {max_puts}")
     parsed = []
-    for put in puts:
+    for index, put in enumerate(puts):
         bidid, bidder = put.get("bidid"), put.get("bidder")
         if not isinstance(bidid, str) or not bidid:
             raise _bad("'bidid' is required field and can't be empty")
@@ -105,7 +113,7 @@ def parse_vtrack_body(body: bytes, max_puts: int) -> list[VtrackPut]:
         if refusal is not None:
             raise _bad(DOCTYPE_TEXT if refusal == DOCTYPE else NOT_VAST_TEXT)
         parsed.append(VtrackPut(
-            bidid, bidder, value, _ttl(put.get("ttlseconds")), _optional_text(put.get("aid")),
+            bidid, bidder, value, _integer(put, "ttlseconds", index, INT32), _optional_text(put.get("aid")),
             _optional_text(put.get("timestamp")),
         ))
     return parsed

@@ -47,6 +47,7 @@ from hbserver.config import AccountFloorFetch, PriceFloors
 from hbserver.floors.data import FETCH_ERROR, FETCH_INPROGRESS, FETCH_NONE, FETCH_SUCCESS, FETCH_TIMEOUT
 from hbserver.logsetup import LogLimiter
 from hbserver.metrics import Metrics
+from hbserver.numbers import INT64, NumberError, parse_int
 from hbserver.web.client import BodyTooLarge, read_bounded
 
 __all__ = [
@@ -359,8 +360,8 @@ class FloorsFetcher:
         if not header:
             return 0
         try:
-            max_age = int(header.strip())
-        except ValueError:
+            max_age = parse_int(header.strip(), INT64)  # strconv.Atoi
+        except NumberError:
             self._log.warning(
                 f"max-age:{fetch.url}", "floors fetcher: max-age in header is malformed for url %s", _short(fetch.url)
             )

@@ -12,8 +12,9 @@ base64 decoder.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
+
+from hbserver.numbers import INT8, NumberError, parse_int
 
 SECTION_TCF_EU_V2 = 2
 SECTION_US_PRIVACY = 6
@@ -24,7 +25,6 @@ _SIXBITS = {c: format(i, "06b") for i, c in enumerate(_ALPHABET)}
 _FIB = [1, 2]  # the value of each bit position of a Fibonacci code: 1, 2, 3, 5, 8, ...
 while len(_FIB) < 24:
     _FIB.append(_FIB[-1] + _FIB[-2])
-_GO_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 
 class GPPError(ValueError):
@@ -118,10 +118,8 @@ def parse_gpp_sid(value: str) -> tuple[int, ...]:
         return ()
     out = []
     for item in value.split(","):
-        if not _GO_INT.fullmatch(item):
-            raise ValueError(f"strconv.ParseInt: parsing {_go_quote(item)}: invalid syntax")
-        number = int(item)
-        if not -128 <= number <= 127:
-            raise ValueError(f"strconv.ParseInt: parsing {_go_quote(item)}: value out of range")
-        out.append(number)
+        try:
+            out.append(parse_int(item, INT8))
+        except NumberError as exc:
+            raise ValueError(f"strconv.ParseInt: parsing {_go_quote(item)}: {exc.reason}") from None
     return tuple(out)

@@ -33,6 +33,7 @@ from urllib.parse import quote, unquote, urlsplit
 import httptools
 
 from hbserver import SERVER_HEADER_VALUE
+from hbserver.numbers import UINT64, int_or
 
 __all__ = ["BidderClient", "BidderClientError", "PendingRequest", "ResponseTooLarge"]
 
@@ -219,7 +220,7 @@ class _Connection(asyncio.Protocol):
         self.head += size + len(value)
         if size == 14:
             if name.lower() == b"content-length":
-                self.length = int(value) if value.isdigit() else -1
+                self.length = int_or(value.decode("latin-1"), -1, UINT64, signs="")  # httptools checked it
         elif size == 16:
             if name.lower() == b"content-encoding":
                 self.coding = value.strip().lower() or None

@@ -50,6 +50,12 @@ def test_site_id_becomes_tagid(site_id, tagid):
         ({"params": {"siteId": None}}, "Impression id=i, has invalid Ext"),
         ({"params": {"siteId": True}}, "Impression id=i, has invalid Ext"),
         ({"params": {"siteId": 2**63}}, "Impression id=i, has invalid Ext"),
+        # issue 38: more digits than int() takes, and digits it should not take
+        ({"params": {"siteId": 1, "networkId": "9" * 5000}}, "Impression id=i, has invalid Ext"),
+        ({"params": {"siteId": "-" + "9" * 5000}}, "Impression id=i, has invalid Ext"),
+        ({"params": {"siteId": "\u00b2"}}, "Impression id=i, has invalid Ext"),
+        ({"params": {"siteId": "\u0663"}}, "Impression id=i, has invalid Ext"),
+        ({"params": {"siteId": "9223372036854775808"}}, "Impression id=i, has invalid Ext"),
         ({"params": {"siteId": 1, "networkId": "x"}}, "Impression id=i, has invalid Ext"),
         ({"params": {"siteId": 1, "bidfloor": "1"}}, "Impression id=i, has invalid Ext"),
         ({"params": "x"}, "Impression id=i, has invalid Ext"),

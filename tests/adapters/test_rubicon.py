@@ -71,6 +71,12 @@ def test_one_request_per_imp_with_xapi_fields():
     ({"accountId": 1, "siteId": 2, "zoneId": "abc"}, 'strconv.ParseInt: parsing "abc": invalid syntax'),
     ({"accountId": 1, "siteId": "", "zoneId": 3}, 'strconv.ParseInt: parsing "": invalid syntax'),
     ({"accountId": 1.5, "siteId": 2, "zoneId": 3}, 'strconv.ParseInt: parsing "1.5": invalid syntax'),
+    # issue 38: past int() (4,300 digits) and past int64 as a JSON integer (orjson reads up to uint64)
+    ({"accountId": "9" * 5000, "siteId": 2, "zoneId": 3},
+     f'strconv.ParseInt: parsing "{"9" * 5000}": value out of range'),
+    ({"accountId": 1, "siteId": 2**64 - 1, "zoneId": 3},
+     'strconv.ParseInt: parsing "18446744073709551615": value out of range'),
+    ({"accountId": 1, "siteId": 2, "zoneId": "\u00b2"}, 'strconv.ParseInt: parsing "\u00b2": invalid syntax'),
     ([PARAMS], "cannot unmarshal rubicon.rubiconExtImpBidder.Bidder: expect { or n, but found ["),
     ("x", "cannot unmarshal rubicon.rubiconExtImpBidder.Bidder: expect { or n, but found \""),
 ])

@@ -363,6 +363,8 @@ def test_video_bid_information(ext, cat, video):
         (" 1624618800000", 300),
         ("1_624_618_800_000", 300),
         ("9223372036854775808", 300),  # beyond int64: ParseInt fails
+        ("9" * 5000, 300),  # issue 38: beyond what int() converts
+        ("\u00b2", 300),
         ("-9223372036854775808", (2**63 - NOW_MS) // 1000),  # the int64 difference wraps
     ],
 )

@@ -462,6 +462,11 @@ WRONG_TYPE = "incorrect value type for path: site.page, value can only be string
         pytest.param({"a": ["x", "y"]}, ["a", "[-1]"], None, NOT_FOUND, id="negative-index"),
         pytest.param({"a": ["x", "y"]}, ["a", "[x]"], None, NOT_FOUND, id="index-not-a-number"),
         pytest.param({"a": ["x", "y"]}, ["a", "[]"], None, NOT_FOUND, id="empty-index"),
+        # issue 38: what int() refuses ("²", thousands of digits) or takes (Arabic-Indic digits)
+        pytest.param({"a": ["x", "y"]}, ["a", "[\u00b2]"], None, NOT_FOUND, id="superscript-index"),
+        pytest.param({"a": ["x", "y"]}, ["a", "[\u0661]"], None, NOT_FOUND, id="arabic-indic-index"),
+        pytest.param({"a": ["x", "y"]}, ["a", "[" + "9" * 5000 + "]"], None, NOT_FOUND, id="huge-index"),
+        pytest.param({"a": ["x", "y"]}, ["a", "[" + "0" * 5000 + "1]"], "y", None, id="zero-padded-index"),
         pytest.param({"a": ["x", "y"]}, ["a", "0"], None, NOT_FOUND, id="key-on-an-array"),
         pytest.param({"a": {"[0]": "z"}}, ["a", "[0]"], "z", None, id="bracket-key-on-an-object"),
     ],

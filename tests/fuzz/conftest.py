@@ -9,9 +9,13 @@ with the example database under .cache/hypothesis so a finding is replayed first
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
+
+from tests.fuzz.harness import Harness
 
 _CHECKS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 _EXAMPLES = os.environ.get("HBS_FUZZ_EXAMPLES")
@@ -25,3 +29,11 @@ settings.register_profile(
     database=DirectoryBasedExampleDatabase(".cache/hypothesis"), suppress_health_check=_CHECKS, print_blob=True,
 )
 settings.load_profile(os.environ.get("HBS_FUZZ_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harness]:
+    """The application under fuzz (tests/fuzz/harness.py), one per test module."""
+    h = Harness(tmp_path_factory.mktemp("fuzz"))
+    yield h
+    h.close()

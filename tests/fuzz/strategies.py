@@ -60,3 +60,25 @@ def _replace(draw: st.DrawFn, node: Any, value: Any) -> Any:
 def queries(names: list[str]) -> st.SearchStrategy[dict[str, str]]:
     """A query string's parameters: known names (and a stranger) with odd values."""
     return st.dictionaries(st.sampled_from([*names, "zz"]), TEXT, max_size=len(names) + 1)
+
+
+# --- numbers given as text and JSON numbers past their range ---------------------------------------
+
+# "²" (No), "٣", fullwidth and mathematical digits (Nd): all but 0-9 are foreign to every wire format
+_DIGITS = st.characters(categories=("Nd", "No"))
+UNICODE_DIGITS = st.text(alphabet=_DIGITS, min_size=1, max_size=12)
+MIXED_DIGITS = st.tuples(st.integers(0, 10**6), UNICODE_DIGITS).map(lambda pair: f"{pair[0]}{pair[1]}")
+HUGE_DIGITS = st.tuples(st.sampled_from(["", "-", "+", "0" * 4400]), st.integers(4290, 6000)).map(
+    lambda pair: pair[0] + "9" * pair[1])
+OVERFLOW_TEXT = st.one_of(st.integers(min_value=2**31, max_value=2**90),
+                          st.integers(min_value=-(2**90), max_value=-(2**31))).map(str)
+# What orjson reads into an int (up to uint64) past the signed ranges; larger literals become floats.
+OVERFLOW_JSON = st.one_of(st.integers(min_value=2**31, max_value=2**64 - 1),
+                          st.integers(min_value=-(2**63), max_value=-(2**31)),
+                          st.sampled_from([1e20, -1e20, 1e308, 5e-324, -0.0, 1.5]))
+NUMERIC = st.one_of(
+    st.sampled_from(["²", "-²", "٣", "\uff11", "9" * 5000, "99999999999999999999", "18446744073709551616",
+                     "9223372036854775808", "-9223372036854775809", "1_000", " 1", "+1", "0x10", "1e3", ""]),
+    UNICODE_DIGITS, MIXED_DIGITS, HUGE_DIGITS, OVERFLOW_TEXT, OVERFLOW_JSON,
+)
+NUMERIC_TEXT = NUMERIC.map(lambda value: value if isinstance(value, str) else repr(value))

@@ -1,32 +1,16 @@
 """Every endpoint answers below 500 whatever the client sends (bodies, queries, headers) and
-whatever a bidder answers. The real application runs in-process on a real socket, with two
-generic bidders on a mock that answers what the example says."""
+whatever a bidder answers. The real application runs in-process on a real socket (tests/fuzz/harness.py),
+with generic bidders on a mock that answers what the example says."""
 
 from __future__ import annotations
 
-import asyncio
 import gzip
-import json
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
-import pytest
-from aiohttp import ClientSession, web
-from aiohttp.test_utils import TestServer
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hbserver.app import create_app
-from tests.conftest import make_config
+from tests.fuzz.harness import AUCTION, below_500, encode
 from tests.fuzz.strategies import JSON, ODD_TEXT, json_values, mutated, queries
-
-ROOT = Path(__file__).resolve().parents[2]
-AUCTION = json.loads((ROOT / "bench" / "payloads" / "auction.json").read_text())
-AMP_STORED = {"id": "amp-1", "imp": [{"id": "slot", "banner": {"format": [{"w": 300, "h": 250}]},
-                                      "ext": {"prebid": {"bidder": {"alpha": {}, "beta": {}}}}}],
-              "site": {"page": "https://amp.example/"}, "ext": {"prebid": {"targeting": {}, "cache": {"bids": {}}}}}
 
 
 def _header_safe(text: str) -> bool:
@@ -40,81 +24,6 @@ HEADERS = st.fixed_dictionaries({}, optional={
     "Cookie": HEADER_TEXT.map(lambda v: f"uids={v}"), "X-Request-Id": HEADER_TEXT,
     "Content-Type": st.sampled_from(["text/plain", "application/json", "application/x-www-form-urlencoded"]),
 })
-
-
-class Bidder:
-    """A bidder whose next answer the example chooses: a status and a body."""
-
-    def __init__(self) -> None:
-        self.status = 204
-        self.body = b""
-
-    async def handle(self, request: web.Request) -> web.Response:
-        await request.read()
-        return web.Response(status=self.status, body=self.body, content_type="application/json")
-
-
-class Harness:
-    def __init__(self, tmp: Path) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.bidder = Bidder()
-        data = tmp / "by_id"
-        for kind in ("accounts", "stored_requests", "stored_imps", "stored_responses"):
-            (data / kind).mkdir(parents=True)
-        (data / "stored_requests" / "amp-1.json").write_text(json.dumps(AMP_STORED))
-        self.loop.run_until_complete(self._start(data))
-
-    async def _start(self, data: Path) -> None:
-        mock = web.Application()
-        mock.router.add_post("/{name}", self.bidder.handle)
-        self.mock = TestServer(mock)
-        await self.mock.start_server()
-        adapters = {name: {"alias_of": "generic", "endpoint": str(self.mock.make_url(f"/{name}"))}
-                    for name in ("alpha", "beta", "gamma")}
-        config = make_config({"stored_requests": {"filesystem": {"directorypath": str(data)}},
-                              "adapters": adapters, "max_request_size": 65536})
-        self.app = TestServer(create_app(config))
-        await self.app.start_server()
-        self.session = ClientSession()
-
-    def request(self, method: str, path: str, *, params: dict[str, str] | None = None, body: bytes | None = None,
-                headers: dict[str, str] | None = None) -> tuple[int, str]:
-        async def call() -> tuple[int, str]:
-            url = self.app.make_url(path)
-            async with self.session.request(method, url, params=params, data=body, headers=headers or {},
-                                            skip_auto_headers=("Content-Type",)) as response:
-                return response.status, await response.text(errors="replace")
-
-        return self.loop.run_until_complete(call())
-
-    def close(self) -> None:
-        async def stop() -> None:
-            await self.session.close()
-            await self.app.close()
-            await self.mock.close()
-
-        self.loop.run_until_complete(stop())
-        self.loop.close()
-
-
-@pytest.fixture(scope="module")
-def harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harness]:
-    h = Harness(tmp_path_factory.mktemp("fuzz"))
-    yield h
-    h.close()
-
-
-def below_500(status: int, text: str) -> None:
-    assert status < 500, f"{status}: {text[:500]}"
-
-
-def encode(value: Any) -> bytes:
-    """JSON text for any generated value: big integers, lone surrogates (escaped) and nesting far
-    beyond what orjson writes included (the stdlib encoder, with room to recurse)."""
-    return json.dumps(value).encode()
-
-
-sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))  # deep() values go 1,200 levels down
 
 
 BODY = st.one_of(JSON.map(encode), st.binary(max_size=200), mutated(AUCTION).map(encode))

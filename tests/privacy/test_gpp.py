@@ -164,6 +164,9 @@ def test_parse_gpp_sid(value: str, expected: tuple[int, ...]) -> None:
         ("\u0663", 'strconv.ParseInt: parsing "\u0663": invalid syntax'),  # Arabic-Indic digit three
         ("128", 'strconv.ParseInt: parsing "128": value out of range'),
         ("2,-129", 'strconv.ParseInt: parsing "-129": value out of range'),
+        # issue 38: str.isdigit() takes "²" (int() does not); int() raises past 4,300 digits
+        ("\u00b2", 'strconv.ParseInt: parsing "\u00b2": invalid syntax'),
+        ("9" * 5000, f'strconv.ParseInt: parsing "{"9" * 5000}": value out of range'),
     ],
 )
 def test_parse_gpp_sid_errors(value: str, message: str) -> None:
