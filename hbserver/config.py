@@ -22,7 +22,10 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from hbserver.numbers import SYNTAX, NumberError, int_range, parse_int
+
 ENV_PREFIX = "HBS_"
+_PORT = int_range(1, 65535)
 
 Check = Callable[[Any], "str | None"]
 
@@ -602,12 +605,14 @@ def host_port(entry: str) -> tuple[str, int]:
         host, _, port_text = entry.rpartition(":")
         if ":" in host:
             raise ValueError(f"an IPv6 address needs brackets, as in [::1]:7000: {entry!r}")
-    if not host or not re.fullmatch(r"[A-Za-z0-9_.:%-]+", host) or not port_text.isdigit():
+    if not host or not re.fullmatch(r"[A-Za-z0-9_.:%-]+", host):
         raise ValueError(f"not host:port: {entry!r}")
-    port = int(port_text)
-    if not 1 <= port <= 65535:
-        raise ValueError(f"port must be 1-65535: {entry!r}")
-    return host, port
+    try:
+        return host, parse_int(port_text, _PORT, signs="")
+    except NumberError as exc:
+        if exc.reason == SYNTAX:
+            raise ValueError(f"not host:port: {entry!r}") from None
+        raise ValueError(f"port must be 1-65535: {entry!r}") from None
 
 
 def _host_ports(value: list[str]) -> str | None:

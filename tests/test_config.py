@@ -236,6 +236,11 @@ PROBLEMS = [
      "cache.redis.cluster.nodes: not host:port: 'redis-2'"),
     ({"cache": {"redis": {"cluster": {"nodes": ["10.0.0.1:0"]}}}},
      "cache.redis.cluster.nodes: port must be 1-65535: '10.0.0.1:0'"),
+    # issue 38: "²" passes str.isdigit() (int() refuses it); int() refuses 5,000 digits
+    ({"cache": {"redis": {"cluster": {"nodes": ["10.0.0.1:\u00b2"]}}}},
+     "cache.redis.cluster.nodes: not host:port: '10.0.0.1:\u00b2'"),
+    ({"cache": {"redis": {"cluster": {"nodes": ["10.0.0.1:" + "7" * 5000]}}}},
+     "cache.redis.cluster.nodes: port must be 1-65535: '10.0.0.1:" + "7" * 5000 + "'"),
     ({"cache": {"redis": {"cluster": {"nodes": ["fd00::1:7000"]}}}},
      "cache.redis.cluster.nodes: an IPv6 address needs brackets, as in [::1]:7000: 'fd00::1:7000'"),
     ({"cache": {"redis": {"cluster": {"nodes": "10.0.0.1:7000,10.0.0.2:7000"}}}},

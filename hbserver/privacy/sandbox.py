@@ -21,6 +21,7 @@ from typing import Any
 
 from hbserver.auction.messages import Message
 from hbserver.config import CookieDeprecation
+from hbserver.numbers import INT64, int_or
 
 MAX_TOPICS = 10  # PBS-Go ParseTopicsFromHeader: fields past the tenth are discarded with a warning
 MAX_CDEP_LENGTH = 100  # bytes of Sec-Cookie-Deprecation that fit device.ext.cdep
@@ -30,7 +31,6 @@ CDEP_LENGTH_TEXT = "request.device.ext.cdep must not exceed 100 characters"
 SEC_BROWSING_TOPICS = "Sec-Browsing-Topics"
 OBSERVE_BROWSING_TOPICS = "Observe-Browsing-Topics"  # answered "?1" to any request carrying topics
 RECEIVE_COOKIE_DEPRECATION = "receive-cookie-deprecation"
-_INT64_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +44,7 @@ class Topic:
 
 def _atoi(text: str) -> int | None:
     """Go's ``strconv.Atoi``: an optional sign and ASCII digits within int64, else None."""
-    digits = text[1:] if text[:1] in ("+", "-") else text
-    if not digits or not digits.isascii() or not digits.isdigit():
-        return None
-    value = int(text)
-    return value if -_INT64_MAX - 1 <= value <= _INT64_MAX else None
+    return int_or(text, None, INT64)
 
 
 def _topic(field: str) -> Topic | None:

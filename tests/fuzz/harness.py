@@ -1,6 +1,7 @@
-"""The fuzz suite's application: the real app in-process on a real socket, stored data for AMP,
-three generic bidders (alpha, beta, gamma) and the built-in appnexus and connectad on a mock that
-answers what the example says, and every log record kept (a traceback logged is a finding too)."""
+"""The fuzz suite's application: the real app in-process on a real socket, stored data for AMP, an
+account for the auction's publisher with the Privacy Sandbox on, three generic bidders (alpha, beta,
+gamma) and the built-in appnexus and connectad on a mock that answers what the example says, and
+every log record kept (a traceback logged is a finding too)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ AUCTION = json.loads((ROOT / "bench" / "payloads" / "auction.json").read_text())
 AMP_STORED = {"id": "amp-1", "imp": [{"id": "slot", "banner": {"format": [{"w": 300, "h": 250}]},
                                       "ext": {"prebid": {"bidder": {"alpha": {}, "beta": {}}}}}],
               "site": {"page": "https://amp.example/"}, "ext": {"prebid": {"targeting": {}, "cache": {"bids": {}}}}}
+PUBLISHER = AUCTION["site"]["publisher"]["id"]
+# the auction's account reads the browser's Privacy Sandbox headers (Sec-Browsing-Topics, Sec-Cookie-Deprecation)
+ACCOUNT = {"privacy": {"privacysandbox": {"topicsdomain": "ads.example", "cookiedeprecation": {"enabled": True}}}}
 GENERIC_BIDDERS = ("alpha", "beta", "gamma")
 BUILT_IN_BIDDERS = ("appnexus", "connectad")  # their endpoints moved to the mock
 
@@ -58,6 +62,7 @@ class Harness:
         for kind in ("accounts", "stored_requests", "stored_imps", "stored_responses"):
             (data / kind).mkdir(parents=True)
         (data / "stored_requests" / "amp-1.json").write_text(json.dumps(AMP_STORED))
+        (data / "accounts" / f"{PUBLISHER}.json").write_text(json.dumps(ACCOUNT))
         self.loop.run_until_complete(self._start(data))
         logging.getLogger().addHandler(self.log)
 

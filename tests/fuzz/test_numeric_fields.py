@@ -83,6 +83,12 @@ def _auction(values: dict[str, Any]) -> Call:
     return "POST", "/openrtb2/auction", {}, encode(body), {}
 
 
+def _topics(values: dict[str, Any]) -> Call:
+    """Sec-Browsing-Topics (PBS-Go's Atoi on each topic id and on the taxonomy version)."""
+    field = f"({values.get('id', 1)} 2);v=chrome.1:{values.get('taxonomy', 1)}:2"
+    return "POST", "/openrtb2/auction", {}, encode(_AUCTION_BASE), {"Sec-Browsing-Topics": field}
+
+
 def _vtrack(values: dict[str, Any]) -> Call:
     put = {"bidid": "b1", "bidder": "alpha", "type": "xml", "value": VAST, "ttlseconds": 60, **values}
     return "POST", "/vtrack", {"a": "acct-1"}, encode({"puts": [put]}), {}
@@ -122,6 +128,7 @@ def _uids(values: dict[str, Any]) -> Call:
 ENDPOINTS: dict[str, tuple[tuple[str, ...], bool, Callable[[dict[str, Any]], Call]]] = {
     "/openrtb2/auction": ((*AUCTION_FIELDS, "adservertargeting.index"), True, _auction),
     "/openrtb2/auction bidder params": (tuple(ADAPTER_PARAMS), True, _auction),
+    "/openrtb2/auction Sec-Browsing-Topics": (("id", "taxonomy"), False, _topics),
     "/openrtb2/amp": (("w", "h", "ow", "oh", "ms", "timeout", "consent_type", "gpp_sid", "addtl_consent", "debug",
                        "gdpr_applies"), False, _query("GET", "/openrtb2/amp", {"tag_id": "amp-1"})),
     "/vtrack": (("ttlseconds", "timestamp", "aid"), True, _vtrack),
@@ -143,7 +150,13 @@ def _values(endpoint: str) -> st.SearchStrategy[dict[str, Any]]:
     fields, json_typed, _ = ENDPOINTS[endpoint]
     if json_typed:
         return st.fixed_dictionaries({}, optional=dict.fromkeys(fields, NUMERIC)).filter(bool)
-    return st.fixed_dictionaries({}, optional=dict.fromkeys(fields, NUMERIC_TEXT)).filter(bool).map(_within_line)
+    text = NUMERIC_TEXT.map(_latin1) if "Topics" in endpoint else NUMERIC_TEXT  # a header value's characters
+    return st.fixed_dictionaries({}, optional=dict.fromkeys(fields, text)).filter(bool).map(_within_line)
+
+
+def _latin1(text: str) -> str:
+    """``text`` with what an HTTP header cannot carry replaced ("²" stays, "٣" does not)."""
+    return text.encode("latin-1", "replace").decode("latin-1")
 
 
 def _within_line(values: dict[str, str]) -> dict[str, str]:

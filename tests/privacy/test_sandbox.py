@@ -50,6 +50,11 @@ PARSE = [
     ("non-ascii-digit-id", TOPICS_GO, "(\u0663);v=chrome.1:1:2", [], [bad("(\u0663);v=chrome.1:1:2")]),
     ("id-beyond-int64", TOPICS_GO, "(9223372036854775808);v=chrome.1:1:2", [],
      [bad("(9223372036854775808);v=chrome.1:1:2")]),
+    # issue 38: more digits than int() converts (it raised, failing the auction with a 500)
+    ("id-of-5000-digits", TOPICS_GO, f"({'9' * 5000});v=chrome.1:1:2", [], [bad(f"({'9' * 5000});v=chrome.1:1:2")]),
+    ("taxonomy-of-5000-digits", TOPICS_GO, f"(1);v=chrome.1:{'9' * 5000}:2", [],
+     [bad(f"(1);v=chrome.1:{'9' * 5000}:2")]),
+    ("superscript-id", TOPICS_GO, "(\u00b2);v=chrome.1:1:2", [], [bad("(\u00b2);v=chrome.1:1:2")]),
     ("bad-field-beside-good", TOPICS_GO, "(1);v=chrome.1:1:2, bad",
      [Topic(600, "2", (1,))], [bad("bad")]),
 ]
