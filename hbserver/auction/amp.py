@@ -62,7 +62,7 @@ class AmpParams:
 
 def _int(value: str) -> int:
     """Go's ``strconv.ParseInt`` leniency of AMP: anything unparsable (or out of range) is 0."""
-    return int_or(value, 0, QUERY_INT, signs="-")
+    return int_or(value, 0, QUERY_INT, signs="-") if value else 0  # mostly absent: no exception for ""
 
 
 def parse_multisize(value: str) -> list[tuple[int, int]]:
