@@ -38,8 +38,10 @@ _ESCAPE_CANDIDATES = b"<>&\xe2"
 _URLSAFE = bytes.maketrans(b"+/", b"-_")  # standard base64 alphabet -> URL alphabet
 # Go's URLEncoding: URL alphabet, '=' padding, a length that is a multiple of 4 (checked on decode).
 _BASE64URL = re.compile(r"(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}==|[A-Za-z0-9_-]{3}=)?")
+# ASCII digits only, as Go's time.Parse: re's \d also takes other scripts' digits ("٢٠٢٠").
 _RFC3339 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"
+    r"(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))"
 )
 
 

@@ -102,6 +102,8 @@ def test_decoding_is_lenient(value, expected):
         ("2020-07-30T22:10:28+02:00", datetime(2020, 7, 30, 20, 10, 28, tzinfo=UTC)),
         ("0001-01-01T00:00:00Z", ZERO_TIME),
         ("2020-13-30T22:10:28Z", None),
+        ("\u0662\u0660\u0662\u0660-07-30T22:10:28Z", None),  # Arabic-Indic digits: Go's time.Parse refuses them
+        ("2020-07-30T22:10:28.\u0669Z", None),
     ],
 )
 def test_parse_expires(text, expected):
