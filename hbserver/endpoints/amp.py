@@ -39,6 +39,7 @@ from hbserver.auction.auction_metrics import RequestCounts
 from hbserver.auction.callplan import AmpPage, amp_page
 from hbserver.auction.core import STORED_FETCH_TIMEOUT_S, AuctionRefused, AuctionResult, AuctionService
 from hbserver.auction.messages import Message
+from hbserver.auction.ortb_types import body_syntax_error
 from hbserver.auction.prepared import PREPARED_AMP_ENTRIES, PREPARED_AMP_SEEN, PreparedRequest, preparable
 from hbserver.auction.request_error import refusal_text
 from hbserver.auction.stored import UUID_MACRO, fetch_failure
@@ -54,7 +55,7 @@ from hbserver.stores.stored import StoredData
 from hbserver.stores.stored.base import id_problem
 from hbserver.usersync.cookie import COOKIE_NAME
 from hbserver.usersync.service import SyncService
-from hbserver.web.body import loads_json
+from hbserver.web.body import JsonTooDeep, loads_json
 from hbserver.web.errors import text_response
 from hbserver.web.requestlog import ACCOUNT, BIDDERS
 from hbserver.web.response import FastResponse
@@ -83,6 +84,26 @@ class _PreparedAmp:
     raw: bytes | str
     tmax: int
     prepared: PreparedRequest
+
+
+def _stored_json(tag_id: str, raw: bytes | str) -> Any:
+    """The stored request's JSON. PBS-Go (``amp_auction.go`` ``loadRequestJSONForAmp``) decodes it into a
+    BidRequest before any AMP rule, so text that is no JSON object is refused in json-iterator's words
+    (``malformed``: ``expect { or n, but found m``; ``[1]``: ``... found [``); ``null`` goes on as an empty
+    request. Nesting past the depth limit is hbserver's own refusal, which names the tag."""
+    try:
+        stored = loads_json(raw)
+    except JsonTooDeep as exc:
+        raise AuctionRefused(
+            400, f"Invalid request: the stored request for tag_id {tag_id} is not valid JSON: {exc}", "badinput"
+        ) from None
+    except orjson.JSONDecodeError:
+        stored = raw  # not JSON: json-iterator's text below
+    if stored is None or isinstance(stored, dict):
+        return stored
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
+    problem = body_syntax_error(data) or f"the stored request for tag_id {tag_id} is not a JSON object"
+    raise AuctionRefused(400, f"Invalid request: {problem}\n", "badinput")
 
 
 class AmpEndpoint:
@@ -202,12 +223,7 @@ class AmpEndpoint:
         """The auction request from the stored bytes and the query: (tmax, request, warnings, its prepared
         form when it is kept under ``key``, on the key's second visit)."""
         try:
-            stored = check_stored(params.tag_id, loads_json(raw))
-        except orjson.JSONDecodeError as exc:  # malformed, or nested too deep (JsonTooDeep)
-            raise AuctionRefused(
-                400, f"Invalid request: the stored request for tag_id {params.tag_id} is not valid JSON: {exc}",
-                "badinput",
-            ) from None
+            stored = check_stored(params.tag_id, _stored_json(params.tag_id, raw))
         except AmpError as exc:
             raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
         tmax = amp_tmax(self.default_timeout_ms, params.timeout, stored.get("tmax"))

@@ -254,7 +254,8 @@ def amp_stored(*bidder_names: str, **fields) -> dict:
             400,
             "Invalid request: request.site.ext.amp must be either 1, 0, or undefined",
         ),
-        ("{not json", "tag_id=t", 400, "Invalid request: the stored request for tag_id t is not valid JSON"),
+        # PBS-Go decodes the stored request into a BidRequest first (amp_auction.go loadRequestJSONForAmp)
+        ("{not json", "tag_id=t", 400, "Invalid request: expect ull\n"),
     ],
 )
 async def test_stored_request_errors(make_client, bidders, data_dir, stored, query, status, body):

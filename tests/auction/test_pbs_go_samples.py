@@ -22,6 +22,9 @@ from typing import Any
 
 import pytest
 
+from hbserver.adapters.base import BidderResponse, TypedBid
+from hbserver.auction.bidadjust import BidAdjustments
+from hbserver.auction.bids import AuctionBid, RejectedBid, accept_bids
 from tests.auction.helpers import EXTERNAL, MockBidders, bid
 from tests.auction.test_auction_endpoint import post, seat_bids
 from tests.conftest import write_account
@@ -35,7 +38,7 @@ class Sample:
     auction body, or an AMP stored request with ``amp_query``) and what must hold of the answer."""
 
     bids: dict[str, list[dict[str, Any]] | None]
-    request: dict[str, Any]
+    request: dict[str, Any] | str  # a str: the stored request's text as stored (AMP)
     check: Check
     config: dict[str, Any] = field(default_factory=dict)
     amp_query: str = ""
@@ -209,6 +212,13 @@ SAMPLES = [
     # InvalidUserUIDsWarningCode (10014; the sample, never run, writes 10013 for all)
     pytest.param(Sample({"appnexus": [APPNEXUS_BID]}, site_request(APPNEXUS, user={"eids": EIDS}), empty_ids_warned),
                  id="valid-whole/user-eids-empty-uids-removed"),
+    # amp_auction.go loadRequestJSONForAmp: the stored request is decoded into a BidRequest first, so
+    # one that is not a JSON object fails in json-iterator's words (amp_auction_test.go
+    # TestAmpBadRequests runs invalid-whole/ as AMP stored requests)
+    pytest.param(Sample({}, "malformed", refused("expect { or n, but found m"), amp_query="tag_id=101"),
+                 id="amp:invalid-whole/malformed-bid-request"),
+    pytest.param(Sample({}, "[1]", refused("expect { or n, but found ["), amp_query="tag_id=101"),
+                 id="amp:stored-request-not-an-object"),
     # exchange/targeting.go setTargeting: hb_cache_host/hb_cache_path whenever a cache host is known
     pytest.param(Sample({"appnexus": [APPNEXUS_BID]},
                         site_request(APPNEXUS, ext={"prebid": {"targeting": {"includeformat": True}}}),
@@ -229,7 +239,8 @@ async def run(make_client, mock: MockBidders, data_dir: Path, sample: Sample) ->
     client = await make_client({**sample.config, "adapters": adapters, "external_url": EXTERNAL})
     if sample.amp_query:
         tag = sample.amp_query.split("tag_id=")[1]
-        (data_dir / "stored_requests" / f"{tag}.json").write_text(json.dumps(sample.request))
+        stored = sample.request if isinstance(sample.request, str) else json.dumps(sample.request)
+        (data_dir / "stored_requests" / f"{tag}.json").write_text(stored)
         response = await client.get(f"/openrtb2/amp?{sample.amp_query}")
     else:
         response = await post(client, sample.request)
@@ -240,3 +251,36 @@ async def run(make_client, mock: MockBidders, data_dir: Path, sample: Sample) ->
 async def test_pbs_go_sample(make_client, bidders, data_dir, sample: Sample) -> None:
     status, text = await run(make_client, bidders, data_dir, sample)
     sample.check(status, text, bidders)
+
+
+def _static(currency: str) -> dict[str, Any]:
+    return {"mediatype": {"banner": {"*": {"*": [{"adjtype": "static", "value": 3.0, "currency": currency}]}}}}
+
+
+def _no_rates(amount: float, source: str, target: str) -> float:
+    raise AssertionError("no conversion expected")
+
+
+@pytest.mark.parametrize(
+    ("rules", "kept", "error"),
+    [
+        (_static("USD"), [3.0, 3.0], None),  # the auction's currency: the static price stands
+        (_static("EUR"), [], "Bid currency is not allowed. Was 'EUR', wants: ['USD']"),
+        (_static("eur"), [], "Bid currency is not allowed. Was 'EUR', wants: ['USD']"),
+        (_static("ZZZ"), [], "currency: tag is not a recognized currency"),  # goCurrency.ParseISO
+    ],
+    ids=["same-currency", "other-currency", "lower-case", "not-iso-4217"],
+)
+def test_static_adjustment_currency_is_the_seats(rules, kept, error):
+    """bidadjustment/apply.go Apply then bidder_validate_bids.go validateCurrency, on the pure function:
+    one error for the seat, and the analytics record sees each dropped bid with that reason."""
+    adjustments, _ = BidAdjustments.from_request({"bidadjustments": rules}, None)
+    bids = [TypedBid(bid("i1", 1.0, f"b{n}"), "banner") for n in (1, 2)]
+    seen: list[AuctionBid | RejectedBid] = []
+    accepted, errors = accept_bids(
+        "alpha", "alpha", [BidderResponse(bids, "USD")], {"i1"}, "USD", _no_rates, adjustments, False, seen
+    )
+    assert [b.price for b in accepted] == kept
+    assert [e.message for e in errors] == ([error] if error else [])
+    reasons = [s.reason for s in seen if isinstance(s, RejectedBid)]
+    assert reasons == ([error, error] if error else [])
