@@ -147,7 +147,9 @@ class AuctionEndpoint:
             body = _parse_body(raw)
         except HttpError as exc:  # unreadable body: refused like any other bad request
             self._refused(exc.status, exc.message, "openrtb2-web", "badinput", loop.time() - started)
-            raise
+            refused = exc.response()
+            observe_topics(request, refused)  # PBS-Go answers topics whatever the body
+            return refused
         overload = self.overload
         if overload is not None and isinstance(body, dict):  # overloaded: no bids now, not an auction too late
             waited = overload.waited(request, started)

@@ -108,6 +108,10 @@ async def test_refused_request_still_observes_topics(make_client, bidders):
     client = await make_client(bidder_config(bidders, "alpha"))
     response = await post(client, {"id": "x"}, headers={"Sec-Browsing-Topics": TOPICS})
     assert response.status == 400 and response.headers["Observe-Browsing-Topics"] == "?1"
+    unreadable = await client.post(  # a body that cannot be read (bad gzip): refused before it is parsed
+        "/openrtb2/auction", data=b"not gzip", headers={"Content-Encoding": "gzip", "Sec-Browsing-Topics": TOPICS}
+    )
+    assert unreadable.status == 400 and unreadable.headers["Observe-Browsing-Topics"] == "?1"
 
 
 async def test_amp_visits_carry_the_signals_on_every_path(make_client, bidders, data_dir: Path):
