@@ -100,7 +100,7 @@ def build_sync_service(config: Config, metrics: Metrics | None = None) -> SyncSe
     fallback); it fetches only once started (:func:`_vendorlists_lifetime`)."""
     fallback = load_gvl(config.gdpr.vendorlist_file) if config.gdpr.vendorlist_file else None
     lists = VendorLists(config.gdpr.vendorlist, fallback, metrics)
-    return SyncService(config, build_registry(config), PrivacyGate(config, lists))  # type: ignore[arg-type]
+    return SyncService(config, build_registry(config), PrivacyGate(config, lists))
 
 
 def build_analytics(config: Config, metrics: Metrics) -> Analytics:
