@@ -9,11 +9,11 @@ prometheus-client: the CLI calls it before the supervisor picks the metrics mode
 
 from __future__ import annotations
 
-from importlib import resources, util
+from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
-from hbserver.adapters import adapter_module
+from hbserver.adapters import adapter_module, has_adapter
 from hbserver.adapters.params import SCHEMALESS_ADAPTERS, SCHEMAS
 from hbserver.bidders import DEFINITIONS, alias_codes
 
@@ -34,9 +34,9 @@ def installation_problems(
     for code in codes:
         if code in aliases:
             continue  # runs its parent's adapter
-        module = adapter_module(code)
-        if util.find_spec(module) is None:
-            problems.append(f"bidder definition {code!r} has no adapter module {module}: {REINSTALL}")
+        if not has_adapter(code):
+            problems.append(f"bidder definition {code!r} has no adapter module {adapter_module(code)} nor recipe "
+                            f"recipes/{code}.yaml: {REINSTALL}")
         if code not in SCHEMALESS_ADAPTERS and not (schemas / f"{code}.json").is_file():
             problems.append(f"no parameter schema for bidder {code!r} in {schemas}: {REINSTALL}")
     if static is None:

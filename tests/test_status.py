@@ -64,7 +64,8 @@ def copy_package_data(tmp_path: Path) -> tuple[Path, Path, Path]:
         (lambda d, s, st: (s / "appnexus.json").unlink(),
          ["no parameter schema for bidder 'appnexus' in {s}: " + REINSTALL]),
         (lambda d, s, st: (d / "nosuchbidder.yaml").write_text("code: nosuchbidder\n"),
-         ["bidder definition 'nosuchbidder' has no adapter module hbserver.adapters.nosuchbidder: " + REINSTALL,
+         ["bidder definition 'nosuchbidder' has no adapter module hbserver.adapters.nosuchbidder nor recipe "
+          "recipes/nosuchbidder.yaml: " + REINSTALL,
           "no parameter schema for bidder 'nosuchbidder' in {s}: " + REINSTALL]),
         (lambda d, s, st: (st / "load-cookie.html").unlink(),
          ["helper page static/load-cookie.html is missing from the package: " + REINSTALL]),

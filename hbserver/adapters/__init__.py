@@ -1,12 +1,15 @@
-"""Bidder adapters: ``hbserver/adapters/<module>.py`` for each built-in code (``adapter_module``:
-the code in lower case, ``_`` in front when it starts with a digit, e.g. ``33across`` ->
-``_33across``), each exposing ``build(config: AdapterConfig) -> Adapter``. An alias runs the module
-of the code it is an alias of.
+"""Bidder adapters: for each built-in code either a recipe (``hbserver/adapters/recipes/<code>.yaml``,
+run by :mod:`hbserver.adapters.recipe`) or a module ``hbserver/adapters/<module>.py`` (``adapter_module``:
+the code in lower case, ``_`` in front when it starts with a digit, e.g. ``33across`` -> ``_33across``)
+exposing ``build(config: AdapterConfig) -> Adapter``. An alias runs the adapter of the code it is an
+alias of.
 """
 
 from __future__ import annotations
 
 import importlib
+from importlib import util
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hbserver.adapters.base import Adapter, AdapterConfig
@@ -25,6 +28,19 @@ def adapter_module(adapter_code: str) -> str:
     return f"hbserver.adapters.{'_' + name if name[:1].isdigit() else name}"
 
 
+RECIPE_DIR = Path(__file__).resolve().parent / "recipes"
+
+
+def recipe_path(adapter_code: str) -> Path:
+    """Where the recipe of a built-in adapter code would be."""
+    return RECIPE_DIR / f"{adapter_code.lower()}.yaml"
+
+
+def has_adapter(adapter_code: str) -> bool:
+    """Whether a built-in adapter code has a module or a recipe (without importing either)."""
+    return util.find_spec(adapter_module(adapter_code)) is not None or recipe_path(adapter_code).is_file()
+
+
 def build_adapter(adapter_code: str, config: AdapterConfig) -> Adapter:
     """The adapter instance for ``config.bidder``, running the module of ``adapter_code``."""
     module_name = adapter_module(adapter_code)
@@ -33,7 +49,12 @@ def build_adapter(adapter_code: str, config: AdapterConfig) -> Adapter:
     except ModuleNotFoundError as exc:
         if exc.name != module_name:
             raise
-        raise UnknownAdapter(adapter_code) from None
+        from hbserver.adapters.recipe import build_from_recipe
+
+        recipe_adapter = build_from_recipe(adapter_code, config)
+        if recipe_adapter is None:
+            raise UnknownAdapter(adapter_code) from None
+        return recipe_adapter
     adapter: Adapter = module.build(config)
     return adapter
 

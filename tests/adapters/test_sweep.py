@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from hbserver.adapters import adapter_module
+from hbserver.adapters import RECIPE_DIR, adapter_module
 from hbserver.adapters.base import RequestData, RequestInfo, ResponseData
 from tests.adapters.hostile import (
     ENDPOINT,
@@ -54,12 +54,15 @@ def _infos(code: str) -> list[RequestInfo]:
 
 
 
-def test_the_sweep_covers_every_adapter_module():
-    """Every module under hbserver/adapters that builds an adapter is run by a registry code."""
+def test_the_sweep_covers_every_adapter_module_and_recipe():
+    """Every module under hbserver/adapters that builds an adapter, and every recipe, is run by a
+    registry code."""
     swept = {adapter_module(built.code) for built in ADAPTERS}
     on_disk = {f"hbserver.adapters.{path.stem}" for path in ADAPTER_DIR.glob("*.py")
                if "\ndef build(" in path.read_text()}
     assert on_disk and on_disk <= swept, sorted(on_disk - swept)
+    recipes = {path.stem for path in RECIPE_DIR.glob("*.yaml")}
+    assert recipes and recipes <= {built.code.lower() for built in ADAPTERS}, sorted(recipes)
     assert len(ADAPTERS) >= 47
 
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from hbserver.adapters import build_adapter
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.golike import ABSENT_OBJECT
-from hbserver.adapters.teqblaze import build
 from tests.adapters.helpers import bids_for, imp_with, requests_of
 
 ENDPOINT = "https://ssp.example.com/pserver"
@@ -21,12 +21,12 @@ def imp(imp_id: str = "i", params: Any = None, **fields: Any) -> dict:
 
 
 def run(request: dict):
-    calls, bodies, errors = requests_of(build(AdapterConfig("teqblaze", ENDPOINT)), request, INFO)
+    calls, bodies, errors = requests_of(build_adapter("teqblaze", AdapterConfig("teqblaze", ENDPOINT)), request, INFO)
     return calls, bodies, [(e.message, e.code) for e in errors]
 
 
 def bids(request: dict, body: Any, status: int = 200):
-    return bids_for(build(AdapterConfig("teqblaze", ENDPOINT)), request, body, status)
+    return bids_for(build_adapter("teqblaze", AdapterConfig("teqblaze", ENDPOINT)), request, body, status)
 
 
 @pytest.mark.parametrize(
