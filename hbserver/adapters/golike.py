@@ -397,3 +397,27 @@ def go_imp(imp: dict[str, Any]) -> dict[str, Any]:
     if isinstance(video, dict):
         out["video"] = go_video(video)
     return out
+
+
+_GO_QUOTE_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+def go_quote(text: str) -> str:
+    """``text`` as Go's ``%q`` writes it (``strconv.Quote``): printable characters kept, quotes and
+    backslashes escaped, the usual C escapes, ``\\xNN`` / ``\\uNNNN`` for other unprintable ones."""
+    out = ['"']
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char in _GO_QUOTE_ESCAPES:
+            out.append(_GO_QUOTE_ESCAPES[char])
+        elif char.isprintable() or char == " ":
+            out.append(char)
+        elif ord(char) < 0x80:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) <= 0xFFFF:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    out.append('"')
+    return "".join(out)
