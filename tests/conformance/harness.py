@@ -69,6 +69,8 @@ GO_TEST_FACTS: dict[str, GoTestFacts] = {
     "appnexus": GoTestFacts(prepare=_constant_random),
     "rubicon": GoTestFacts({"xapi": {"username": "xuser", "password": "xpass", "tracker": "pbs-test-tracker"}}),
     "smaato": GoTestFacts(prepare=_smaato_clock),
+    # audienceNetwork's Go test builds it with a platform id and an app secret
+    "audienceNetwork": GoTestFacts({"platform_id": "test-platform-id", "app_secret": "test-app-secret"}),
 }
 
 
