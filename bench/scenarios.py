@@ -377,6 +377,63 @@ def currency_server(ctx: SetupContext) -> dict[str, str]:
     return {"currency_url": url}
 
 
+# Real traffic has the Global Vendor List fetched by version and a geo lookup on (issue 39): the judged
+# varied scenarios run with both. The GVL server (loopback) serves payloads/gvl.json as every version a
+# consent string names (bench.varied.TCF_BASE names 126), with version 100 as the fallback file; the
+# geo database maps every IPv4 address bench.varied.ip() gives to a US state, so each auction looks
+# its device up and no request moves into GDPR scope by country.
+GVL_FALLBACK = BENCH_DIR / "payloads" / "gvl.json"
+GVL_VERSIONS = (126,)
+GEO_NETWORKS: Mapping[str, Mapping[str, Any]] = {
+    "0.0.0.0/1": {"country": {"iso_code": "US"}, "subdivisions": [{"iso_code": "CA"}],
+                  "location": {"latitude": 37.75, "longitude": -122.41, "metro_code": 807}},
+    "128.0.0.0/1": {"country": {"iso_code": "US"}, "subdivisions": [{"iso_code": "NY"}],
+                    "location": {"latitude": 40.71, "longitude": -74.0, "metro_code": 501}},
+}  # fmt: skip
+
+
+def gvl_server(ctx: SetupContext) -> dict[str, str]:
+    """A setup hook serving the bench's vendor list as each of :data:`GVL_VERSIONS` (GVL v3 paths)
+    on loopback; gives ``{gvl_template}`` (the ``http_endpoint_template``)."""
+    directory = ctx.workdir / "gvl"
+    directory.mkdir(exist_ok=True)
+    base = json.loads(GVL_FALLBACK.read_text(encoding="utf-8"))
+    for version in GVL_VERSIONS:
+        (directory / f"vendor-list-v{version}.json").write_text(json.dumps({**base, "vendorListVersion": version}))
+    port = ctx.free_port()
+    argv = [ctx.python, "-m", "http.server", "--bind", "127.0.0.1", "--directory", str(directory), str(port)]
+    ctx.start("gvl-server", argv, ready_url=f"http://127.0.0.1:{port}/vendor-list-v{GVL_VERSIONS[0]}.json")
+    return {"gvl_template": f"http://127.0.0.1:{port}/vendor-list-v{{VERSION}}.json"}
+
+
+def geo_database(ctx: SetupContext) -> dict[str, str]:
+    """A setup hook writing a GeoIP2 City database of :data:`GEO_NETWORKS`; gives ``{geo_db}``."""
+    from mmdb_writer import MMDBWriter  # a dev dependency, as the tests' databases
+    from netaddr import IPSet
+
+    writer = MMDBWriter(ip_version=6, ipv4_compatible=True, database_type="GeoIP2-City")
+    for network, record in GEO_NETWORKS.items():
+        writer.insert_network(IPSet([network]), dict(record))
+    path = ctx.workdir / "city.mmdb"
+    writer.to_db_file(str(path))
+    return {"geo_db": str(path)}
+
+
+REAL_TRAFFIC_SETUP = combined(gvl_server, geo_database)
+REAL_TRAFFIC_CONFIG: Mapping[str, Any] = {
+    "geolocation": {"database": "{geo_db}"},
+    "gdpr": {"vendorlist_file": str(GVL_FALLBACK),
+             "vendorlist": {"v2": {"http_endpoint_template": "{gvl_template}"},
+                            "v3": {"http_endpoint_template": "{gvl_template}"}}},
+}  # fmt: skip
+
+
+def real_traffic(config: Mapping[str, Any], setup: SetupHook | None) -> tuple[Mapping[str, Any], SetupHook]:
+    """A varied scenario's config and setup with the GVL fetched and the geo lookup on."""
+    hooks = (setup, REAL_TRAFFIC_SETUP) if setup is not None else (REAL_TRAFFIC_SETUP,)
+    return {**config, **REAL_TRAFFIC_CONFIG}, combined(*hooks)
+
+
 # The full-feature scenarios (issue 22 item 4): what a realistic host has on, every feature of the
 # money, privacy and validation issues at work. The request is in EUR and carries no rates, so the
 # USD bids convert with the server's rates (fetched from currency_server at start-up, before the
@@ -460,6 +517,10 @@ AMP_VARIED_SETUP = amp_setup()  # one hook for amp_varied and amp_varied_w2 (sam
 # The judged scenarios from issue 37 on: requests that vary as production traffic does (bench/varied.py).
 # The fixed-request scenarios after them (the same request every time) are information: a memo keyed on
 # request text always hits there, so they say what the hit path costs, not what production pays.
+AUCTION_REAL_CONFIG, AUCTION_REAL_SETUP = real_traffic(AUCTION_CONFIG, mock_bidders(seats=AUCTION_BIDDERS))
+AMP_REAL_CONFIG, AMP_REAL_SETUP = real_traffic(AMP_CONFIG, AMP_VARIED_SETUP)
+COOKIE_SYNC_REAL_CONFIG, COOKIE_SYNC_REAL_SETUP = real_traffic({}, None)
+
 VARIED_SCENARIOS: list[Scenario] = [
     Scenario(
         name="status",
@@ -485,6 +546,8 @@ VARIED_SCENARIOS: list[Scenario] = [
         method="POST",
         body_file="payloads/cookie_sync_varied.json",
         content_type="text/plain",
+        config=COOKIE_SYNC_REAL_CONFIG,
+        setup=COOKIE_SYNC_REAL_SETUP,
         target_cpu_ratio=round(1 / 1.6, 4),
         description="POST /cookie_sync in GDPR scope, every user's TCF v2 string its own: at most 1.6x "
         "hello-world's CPU",
@@ -495,24 +558,24 @@ VARIED_SCENARIOS: list[Scenario] = [
         method="POST",
         body_file="payloads/auction_varied.json",
         content_type="text/plain",
-        config=AUCTION_CONFIG,
-        setup=mock_bidders(seats=AUCTION_BIDDERS),
+        config=AUCTION_REAL_CONFIG,
+        setup=AUCTION_REAL_SETUP,
         description="the auction scenario with id, site.page, device.ip, user.id, buyeruids and source.tid "
         "differing on every request",
     ),
     Scenario(
         name="amp_varied",
         path=AMP_VARIED_PATH,
-        config=AMP_CONFIG,
-        setup=AMP_VARIED_SETUP,
+        config=AMP_REAL_CONFIG,
+        setup=AMP_REAL_SETUP,
         cpu_at_most=("auction_varied", 1.10),
         description="the amp scenario with a new page (curl) on every request: at most 1.10x auction_varied's CPU",
     ),
     Scenario(
         name="amp_mixed",
         path=AMP_MIXED_PATH,
-        config=AMP_CONFIG,
-        setup=AMP_VARIED_SETUP,
+        config=AMP_REAL_CONFIG,
+        setup=AMP_REAL_SETUP,
         # no dearer than amp_varied; both run the same planned path (the page is spliced either way), so
         # 3 % is the run-to-run noise of two equal medians, not a cost allowed
         cpu_at_most=("amp_varied", AMP_MIXED_NOISE),
@@ -522,8 +585,8 @@ VARIED_SCENARIOS: list[Scenario] = [
     Scenario(
         name="amp_varied_w2",
         path=AMP_VARIED_PATH,
-        config=AMP_CONFIG,
-        setup=AMP_VARIED_SETUP,
+        config=AMP_REAL_CONFIG,
+        setup=AMP_REAL_SETUP,
         workers=2,
         cpu_within=("amp_varied", 0.05),
         description="amp_varied with workers: 2 on the server CPU (as amp_full_w2): each worker prepares and "

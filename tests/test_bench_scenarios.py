@@ -25,8 +25,13 @@ from bench.scenarios import (
     Scenario,
     SetupContext,
     currency_server,
+    geo_database,
+    gvl_server,
     select,
 )
+from bench.varied import TCF_BASE, ip
+from hbserver.geo.lookup import GeoLookup
+from hbserver.privacy.tcf2 import parse_tcf2
 
 NEW = ("amp_full", "amp_limit", "auction_full", "amp_full_w2")
 # Every placeholder a scenario's config may hold, with a value of the right shape.
@@ -34,7 +39,10 @@ VALUES = {
     **{f"{code}_url": f"http://127.0.0.{n}:9/{code}" for n, code in enumerate(AUCTION_BIDDERS, start=1)},
     "bidder_url": "http://127.0.0.1:9",
     "currency_url": "http://127.0.0.1:9/latest.json",
+    "gvl_template": "http://127.0.0.1:9/vendor-list-v{VERSION}.json",
 }
+# The judged scenarios that run with the GVL fetched by version and the geo lookup on (issue 39).
+REAL_TRAFFIC = ("auction_varied", "amp_varied", "amp_mixed", "amp_varied_w2", "cookie_sync_varied")
 
 
 def by_name(name: str) -> Scenario:
@@ -47,9 +55,14 @@ def test_every_scenario_config_loads_with_hbservers_loader(tmp_path, name):
 
     scenario = by_name(name)
     stored = tmp_path / "stored"
-    path = scenario.write_config(tmp_path, {**VALUES, "workdir": str(tmp_path), "stored_dir": str(stored)})
+    geo_db = geo_database(SetupContext(tmp_path, None))["geo_db"]
+    values = {**VALUES, "workdir": str(tmp_path), "stored_dir": str(stored), "geo_db": geo_db}
+    path = scenario.write_config(tmp_path, values)
     assert path is not None
     config = load_config(str(path), environ={})
+    if name in REAL_TRAFFIC:
+        assert config.geolocation.database == geo_db
+        assert config.gdpr.vendorlist.v3.http_endpoint_template == VALUES["gvl_template"]
     if "adapters" in (scenario.config or {}):
         assert {code: config.adapters[code].gvl_vendor_id for code in AUCTION_BIDDERS} == AUCTION_VENDOR_IDS
     if name in ("amp_full", "auction_full", "amp_full_w2"):
@@ -174,6 +187,25 @@ def test_new_scenarios_can_be_selected():
 def test_new_fields_are_checked(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Scenario(name="s", path="/s", **kwargs)
+
+
+def test_real_traffic_hooks_serve_the_consent_strings_list_and_locate_every_varied_ip(tmp_path):
+    context = SetupContext(tmp_path, None)
+    try:
+        values = {**gvl_server(context), **geo_database(context)}
+        version = parse_tcf2(TCF_BASE).vendor_list_version
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        url = values["gvl_template"].replace("{VERSION}", str(version))
+        with direct.open(url, timeout=5) as response:
+            assert json.loads(response.read())["vendorListVersion"] == version
+        geo = GeoLookup.open(values["geo_db"])
+        try:
+            found = {geo.find(ip(n)).get("country") for n in (1, 2**24, 2**30, 3 * 2**30)}
+        finally:
+            geo.close()
+        assert found == {"USA"}
+    finally:
+        context.close()
 
 
 def test_currency_server_hook_serves_the_currency_file(tmp_path):
