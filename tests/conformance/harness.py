@@ -57,6 +57,22 @@ def _smaato_clock(adapter: Adapter) -> None:
     adapter.now = lambda: datetime(2021, 6, 25, 10, 0, 0, tzinfo=UTC)  # type: ignore[attr-defined]
 
 
+# The huaweiads Go test builds the adapter with two package-name rules (its extra info is one Go
+# string written in ten pieces; go-test-setup.yaml shows only the first).
+HUAWEIADS_EXTRA_INFO = (
+    '{"pkgNameConvert":[{"convertedPkgName":"com.example.pkgname1",'
+    '"unconvertedPkgNames":["com.example.p1","com.example.p2"],'
+    '"unconvertedPkgNameKeyWords":["p3","p4"],'
+    '"unconvertedPkgNamePrefixs":["com.example1","com.example2"],'
+    '"exceptionPkgNames":["com.example.p7","com.example.p8"]},'
+    '{"convertedPkgName":"com.example.pkgname2",'
+    '"unconvertedPkgNames":["com.example.p9","com.example.p10"],'
+    '"unconvertedPkgNameKeyWords":["p11","p12"],'
+    '"unconvertedPkgNamePrefixs":["com.example3","com.example4"],'
+    '"exceptionPkgNames":["com.example.p15","com.example3.unchanged"]}]}'
+)
+
+
 @dataclass(frozen=True)
 class GoTestFacts:
     """What a Go test sets beyond its go-test-setup.yaml."""
@@ -69,6 +85,7 @@ GO_TEST_FACTS: dict[str, GoTestFacts] = {
     "appnexus": GoTestFacts(prepare=_constant_random),
     "rubicon": GoTestFacts({"xapi": {"username": "xuser", "password": "xpass", "tracker": "pbs-test-tracker"}}),
     "smaato": GoTestFacts(prepare=_smaato_clock),
+    "huaweiads": GoTestFacts({"extra_info": HUAWEIADS_EXTRA_INFO}),
     # audienceNetwork's Go test builds it with a platform id and an app secret
     "audienceNetwork": GoTestFacts({"platform_id": "test-platform-id", "app_secret": "test-app-secret"}),
 }
