@@ -118,14 +118,15 @@ def read_setup(path: Path, facts: GoTestFacts | None = None) -> BidderSetup:
     def first(values: Any, default: str = "") -> str:
         return str(values[0]) if values else default
 
+    facts = facts or GoTestFacts()
     extra: dict[str, Any] = {
         "external_url": first(server.get("external_url")),
         "gvl_id": int(first(server.get("gvl_id"), "0")),
         "datacenter": first(server.get("datacenter")),
-        "extra_info": go_string(first(entry.get("extra_adapter_info"))),
+        # a Go test's extra info written in pieces (huaweiads) comes whole from its facts
+        "extra_info": facts.extra.get("extra_info") or go_string(first(entry.get("extra_adapter_info"))),
         "pbs_version": "",
     }
-    facts = facts or GoTestFacts()
     extra.update(facts.extra)
     return BidderSetup(first(entry.get("endpoint")), extra, facts.prepare)
 
