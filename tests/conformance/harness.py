@@ -57,6 +57,11 @@ def _cadent_testing(adapter: Adapter) -> None:
     adapter.testing = True  # type: ignore[attr-defined]
 
 
+def _eplanning_testing(adapter: Adapter) -> None:
+    """The eplanning Go test sets the adapter's ``testing`` flag: no cache buster, a body of ``{}``."""
+    adapter.testing = True  # type: ignore[attr-defined]
+
+
 def _smaato_clock(adapter: Adapter) -> None:
     """The smaato Go test fixes the adapter's clock at 2021-06-25 10:00:00 UTC."""
     adapter.now = lambda: datetime(2021, 6, 25, 10, 0, 0, tzinfo=UTC)  # type: ignore[attr-defined]
@@ -91,6 +96,7 @@ GO_TEST_FACTS: dict[str, GoTestFacts] = {
     "rubicon": GoTestFacts({"xapi": {"username": "xuser", "password": "xpass", "tracker": "pbs-test-tracker"}}),
     "smaato": GoTestFacts(prepare=_smaato_clock),
     "cadent_aperture_mx": GoTestFacts(prepare=_cadent_testing),
+    "eplanning": GoTestFacts(prepare=_eplanning_testing),
     "huaweiads": GoTestFacts({"extra_info": HUAWEIADS_EXTRA_INFO}),
     # audienceNetwork's Go test builds it with a platform id and an app secret
     "audienceNetwork": GoTestFacts({"platform_id": "test-platform-id", "app_secret": "test-app-secret"}),
