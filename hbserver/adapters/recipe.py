@@ -6,18 +6,25 @@ A recipe names, for the calls (``make_requests``):
 
 * ``params``: the bidder's params struct as PBS-Go decodes it (Go struct name, fields with their Go
   names and kinds), so a param of the wrong type fails in json-iterator's words;
-* ``split``: ``per_imp`` (one call per imp, the request with that imp alone) or ``all`` (one call
-  with every imp whose params decode);
+* ``split``: ``per_imp`` (one call per imp, the request with that imp alone), ``all`` (one call
+  with every imp whose params decode), ``first_imp`` (one call with the whole request, its endpoint
+  and the rewrite from the first imp's params) or ``by_params`` (one call per distinct params);
+* ``on_bad_imp``: ``drop`` an imp whose params fail (its error kept) or ``abort`` (no call, that
+  error alone); ``errors_with_calls``: false when the errors of dropped imps are let go once any
+  call is made; ``checks``: rules the params must pass (``PARAM_CHECKS``);
 * ``endpoint``: Go template macros filled from the params (``{Host: env}``), else the configured
   endpoint as it is;
-* ``imp_ext``: how the imp's ``ext`` is rewritten (a step of ``IMP_EXT_REWRITES``);
+* ``imp_ext``: how the imp's ``ext`` is rewritten (a step of ``IMP_EXT_REWRITES``); ``tagid``: the
+  param that becomes ``imp.tagid``; ``floors``: ``usd`` converts a floor in another currency;
 * ``headers``: header sets (``HEADER_SETS``);
-* the wording of an imp that is dropped (``imp_ext_error``, ``params_error``) and of a request
-  that yields no call (``no_calls_error``);
+* the wording of an imp that is dropped (``imp_ext_error``, ``params_error``; ``{}`` the problem,
+  ``{index}`` the imp's position) and of a request that yields no call (``no_calls_error``);
 
 and for the answer (``make_bids``): the status and body wording (``answer``), whether an answer
 without seatbids is an error (``empty_seatbid_error``), how a bid is typed (``bid_type``), what an
-untyped bid costs (``untyped``: the answer or the bid alone) and the currency (``currency``).
+untyped bid costs (``untyped``: the answer or the bid alone), the currency (``currency``), how each
+bid is rewritten (``bid_rewrites``, ``BID_REWRITES``), its video facts (``bid_video``, ``BID_VIDEO``)
+and whether an answer left without bids is no answer (``empty_answer: none``).
 
 A module may build a :class:`RecipeAdapter` and override one step when the rest is shared.
 """
@@ -27,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -36,32 +43,41 @@ from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
     BidderResponse,
+    ConversionError,
     ErrorCode,
     RequestData,
     RequestInfo,
     ResponseData,
     TypedBid,
 )
-from hbserver.adapters.common import JsonShapeError, json_call
-from hbserver.adapters.golike import GoAnswer, ImpExtError, decode_go_answer, go_media_objects, go_request_top
+from hbserver.adapters.common import JsonShapeError, floor_in_usd, json_call
+from hbserver.adapters.golike import GoAnswer, ImpExtError, go_media_objects, go_request_top, set_omitempty
 from hbserver.adapters.steps import (
+    BID_REWRITES,
+    BID_VIDEO,
     ERROR_CLASSES,
     HEADER_SETS,
     IMP_EXT_REWRITES,
     AnswerSpec,
     BidTyper,
     EndpointSpec,
+    ParamCheck,
     ParamsSpec,
     StepError,
     UntypedBid,
+    macro_text,
 )
 
-SPLITS = ("per_imp", "all")
+SPLITS = ("per_imp", "all", "first_imp", "by_params")
+ON_BAD_IMP = ("drop", "abort")
+FLOORS = ("keep", "usd")
+EMPTY_ANSWERS = ("response", "none")  # an answer left without bids: an empty response, or none
 UNTYPED = ("answer", "bid")  # an untyped bid fails the whole answer, or only itself
 CURRENCIES = ("answer", "usd")
 
 
 RecipeError = StepError  # a recipe file that names an unknown step or has a value of the wrong shape
+
 
 @dataclass(frozen=True, slots=True)
 class Worded:
@@ -70,8 +86,8 @@ class Worded:
     text: str = "{}"
     code: ErrorCode = ErrorCode.UNKNOWN
 
-    def error(self, problem: str = "") -> BidderError:
-        return BidderError(self.text.format(problem), self.code)
+    def error(self, problem: str = "", index: int = 0) -> BidderError:
+        return BidderError(self.text.format(problem, index=index), self.code)
 
     @classmethod
     def of(cls, data: Any, where: str) -> Worded | None:
@@ -104,8 +120,13 @@ class Recipe:
 
     params: ParamsSpec
     split: str = "per_imp"
+    on_bad_imp: str = "drop"
+    errors_with_calls: bool = True
+    checks: tuple[ParamCheck, ...] = ()
     endpoint: EndpointSpec = field(default_factory=EndpointSpec)
     imp_ext: str = "keep"
+    tagid: str = ""
+    floors: str = "keep"
     headers: tuple[str, ...] = ("json",)
     imp_ext_error: Worded = Worded()
     params_error: Worded = Worded()
@@ -115,21 +136,29 @@ class Recipe:
     bid_type: BidTyper = field(default_factory=BidTyper)
     untyped: str = "answer"
     currency: str = "answer"
+    bid_rewrites: tuple[str, ...] = ()
+    bid_video: str = ""
+    empty_answer: str = "response"
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> Recipe:
         unknown = set(data) - _RECIPE_KEYS
         if unknown:
             raise RecipeError(f"unknown recipe keys {sorted(unknown)}")
-        headers = tuple(data.get("headers", ("json",)))
-        for name in headers:
-            if name not in HEADER_SETS:
-                raise RecipeError(f"headers: unknown header set {name!r} (one of {sorted(HEADER_SETS)})")
+        headers = _names(data, "headers", HEADER_SETS, ("json",))
+        checks = data.get("checks") or []
+        if not isinstance(checks, list):
+            raise RecipeError("checks: expected a list")
         return cls(
             params=ParamsSpec.of(data.get("params") or {}),
             split=_choice(data, "split", SPLITS, "per_imp"),
+            on_bad_imp=_choice(data, "on_bad_imp", ON_BAD_IMP, "drop"),
+            errors_with_calls=bool(data.get("errors_with_calls", True)),
+            checks=tuple(ParamCheck.of(check) for check in checks),
             endpoint=EndpointSpec.of(data.get("endpoint") or {}),
             imp_ext=_choice(data, "imp_ext", IMP_EXT_REWRITES, "keep"),
+            tagid=str(data.get("tagid") or ""),
+            floors=_choice(data, "floors", FLOORS, "keep"),
             headers=headers,
             imp_ext_error=Worded.of(data.get("imp_ext_error"), "imp_ext_error") or Worded(),
             params_error=Worded.of(data.get("params_error"), "params_error") or Worded(),
@@ -139,7 +168,21 @@ class Recipe:
             bid_type=BidTyper.of(data.get("bid_type") or {}),
             untyped=_choice(data, "untyped", UNTYPED, "answer"),
             currency=_choice(data, "currency", CURRENCIES, "answer"),
+            bid_rewrites=_names(data, "bid_rewrites", BID_REWRITES, ()),
+            bid_video=_choice(data, "bid_video", {"": None, **BID_VIDEO}, ""),
+            empty_answer=_choice(data, "empty_answer", EMPTY_ANSWERS, "response"),
         )
+
+
+def _names(data: Mapping[str, Any], key: str, table: Mapping[str, Any], default: tuple[str, ...]) -> tuple[str, ...]:
+    """A list of step names from ``table``."""
+    names = data.get(key, default)
+    if not isinstance(names, list | tuple):
+        raise RecipeError(f"{key}: expected a list of names")
+    for name in names:
+        if name not in table:
+            raise RecipeError(f"{key}: unknown step {name!r} (one of {sorted(table)})")
+    return tuple(names)
 
 
 _RECIPE_KEYS = frozenset(Recipe.__dataclass_fields__)
@@ -157,6 +200,14 @@ def load_recipe(code: str) -> Recipe | None:
         raise RecipeError(f"{path.name}: {exc}") from None
 
 
+class Prepared(NamedTuple):
+    """An imp as the bidder gets it, the endpoint of its call and its params (for ``by_params``)."""
+
+    imp: dict[str, Any]
+    uri: str
+    group: str
+
+
 class RecipeAdapter:
     """An adapter run from a :class:`Recipe`."""
 
@@ -167,36 +218,67 @@ class RecipeAdapter:
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         recipe = self.recipe
+        imps = list(request.get("imp") or ())
+        abort = recipe.on_bad_imp == "abort" or recipe.split == "first_imp"
         errors: list[BidderError] = []
-        prepared: list[tuple[dict[str, Any], str]] = []  # (the imp as sent, its endpoint)
-        for imp in request.get("imp") or ():
+        prepared: list[Prepared] = []
+        for index, imp in enumerate(imps[:1] if recipe.split == "first_imp" else imps):
             try:
-                prepared.append(self.prepare_imp(imp))
+                prepared.append(self.prepare_imp(imp, info, index))
             except _DroppedImp as dropped:
+                if abort:
+                    return [], [dropped.error]
                 errors.append(dropped.error)
         if not prepared:
             if recipe.no_calls_error is not None:
                 errors.append(recipe.no_calls_error.error())
             return [], errors
+        return self.calls(request, prepared), errors if recipe.errors_with_calls else []
+
+    def calls(self, request: Mapping[str, Any], prepared: list[Prepared]) -> list[RequestData]:
+        """The calls of the recipe's ``split`` for the imps that are sent."""
         headers = self.headers(request)
         top = go_request_top(request)
-        if recipe.split == "all":
-            imps = [imp for imp, _ in prepared]
-            return [json_call(prepared[0][1], {**top, "imp": imps}, _ids(imps), headers)], errors
-        return [json_call(uri, {**top, "imp": [imp]}, _ids((imp,)), headers) for imp, uri in prepared], errors
+        split = self.recipe.split
+        if split == "per_imp":
+            return [json_call(one.uri, {**top, "imp": [one.imp]}, _ids((one.imp,)), headers) for one in prepared]
+        if split == "first_imp":
+            imps = [prepared[0].imp, *(go_media_objects(imp) for imp in request["imp"][1:])]
+            return [json_call(prepared[0].uri, {**top, "imp": imps}, _ids(imps), headers)]
+        groups: dict[str, list[Prepared]] = {}
+        for one in prepared:
+            groups.setdefault(one.group if split == "by_params" else "", []).append(one)
+        calls = []
+        for group in groups.values():
+            imps = [one.imp for one in group]
+            calls.append(json_call(group[0].uri, {**top, "imp": imps}, _ids(imps), headers))
+        return calls
 
-    def prepare_imp(self, imp: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    def prepare_imp(self, imp: dict[str, Any], info: RequestInfo, index: int = 0) -> Prepared:
         """The imp as the bidder gets it and the endpoint of its call; _DroppedImp (worded by the
-        recipe) when its ext or params do not decode."""
+        recipe) when its ext or params do not decode or fail a check, or its floor cannot be converted."""
         recipe = self.recipe
         try:
             params = recipe.params.read(imp)
         except ImpExtError as exc:
-            raise _DroppedImp(recipe.imp_ext_error.error(str(exc))) from None
+            raise _DroppedImp(recipe.imp_ext_error.error(str(exc), index)) from None
         except JsonShapeError as exc:
-            raise _DroppedImp(recipe.params_error.error(str(exc))) from None
+            raise _DroppedImp(recipe.params_error.error(str(exc), index)) from None
+        for check in recipe.checks:
+            failure = check.failure(params)
+            if failure is not None:
+                raise _DroppedImp(failure)
+        out = IMP_EXT_REWRITES[recipe.imp_ext](imp, params)
+        if recipe.tagid:
+            out = dict(out)
+            set_omitempty(out, "tagid", macro_text(params.get(recipe.tagid)))
+        if recipe.floors == "usd":
+            try:
+                out = floor_in_usd(out, info)
+            except ConversionError as exc:
+                raise _DroppedImp(BidderError(str(exc))) from None
         uri = recipe.endpoint.resolve(self.endpoint, params)
-        return go_media_objects(IMP_EXT_REWRITES[recipe.imp_ext](imp, params)), uri
+        return Prepared(go_media_objects(out), uri, repr(sorted(params.items())))
 
     def headers(self, request: Mapping[str, Any]) -> dict[str, str]:
         headers: dict[str, str] = {}
@@ -208,7 +290,7 @@ class RecipeAdapter:
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
         recipe = self.recipe
-        answer, failure = decode_go_answer(response, recipe.answer.wording)
+        answer, failure = recipe.answer.decode(response)
         if answer is None:
             return None, failure
         if recipe.empty_seatbid_error is not None and not answer.seatbids:
@@ -222,6 +304,8 @@ class RecipeAdapter:
         result = BidderResponse(currency=(answer.cur or "USD") if recipe.currency == "answer" else "USD")
         errors: list[BidderError] = []
         for bid in answer.bids:
+            for name in recipe.bid_rewrites:
+                bid = BID_REWRITES[name](bid)
             try:
                 bid_type = recipe.bid_type.type_of(bid, request)
             except UntypedBid as exc:
@@ -229,7 +313,10 @@ class RecipeAdapter:
                     return None, [exc.error]
                 errors.append(exc.error)
                 continue
-            result.bids.append(TypedBid(bid, bid_type))
+            video = BID_VIDEO[recipe.bid_video](bid) if recipe.bid_video else None
+            result.bids.append(TypedBid(bid, bid_type, bid_video=video))
+        if not result.bids and recipe.empty_answer == "none":
+            return None, errors
         return result, errors
 
 

@@ -1,23 +1,48 @@
 """The shared steps recipes are made of (:mod:`hbserver.adapters.recipe`), each a small table of named
-behaviours PBS-Go's adapters repeat with other names: reading the params struct, filling endpoint
-macros, rewriting ``imp.ext``, header sets, the wording of a failed answer and typing a bid."""
+behaviours PBS-Go's adapters repeat with other names: reading the params struct and checking it,
+filling endpoint macros, rewriting ``imp.ext``, header sets, the wording of a failed answer, typing a
+bid and rewriting it."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from hbserver.adapters.base import (
     JSON_HEADERS,
     MTYPE_TO_TYPE,
     BidderError,
     ErrorCode,
+    ResponseData,
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import UNEXPECTED_STATUS, AnswerWording, first_media_type, resolve_macros
-from hbserver.adapters.golike import NOT_AN_OBJECT, GoKind, go_float_text, go_members, go_value, imp_bidder_params
+from hbserver.adapters.common import (
+    UNEXPECTED_STATUS,
+    AnswerWording,
+    JsonShapeError,
+    expect_object,
+    expect_string,
+    first_media_type,
+    found,
+    resolve_macros,
+)
+from hbserver.adapters.golike import (
+    ABSENT_OBJECT,
+    NOT_AN_OBJECT,
+    GoAnswer,
+    GoKind,
+    go_answer,
+    go_field,
+    go_float_text,
+    go_members,
+    go_value,
+    imp_bidder_params,
+)
 
 ERROR_CLASSES: Mapping[str, ErrorCode] = {
     "generic": ErrorCode.UNKNOWN,  # a plain Go error (fmt.Errorf, jsonutil's decoding errors)
@@ -43,44 +68,127 @@ def _class_of(name: Any, where: str) -> str:
 
 # --- params ----------------------------------------------------------------------------------------
 
-_GO_ZERO: Mapping[GoKind, Any] = {
-    GoKind.STRING: "", GoKind.INT: 0, GoKind.FLOAT: 0, GoKind.BOOL: False,
-    GoKind.STRINGS: None, GoKind.INTS: None, GoKind.RAW: None,
+_GO_ZERO: Mapping[str, Any] = {
+    "string": "", "int": 0, "float64": 0, "bool": False, "[]string": None, "[]int": None,
+    "json.RawMessage": None, "string_int": 0, "json.Number": "",
 }  # fmt: skip
-_KINDS = {kind.value: kind for kind in GoKind}
+_GO_KINDS = {kind.value: kind for kind in GoKind}
+_MALFORMED = "Value looks like Number/Boolean/None, but can't find its end: ',' or '}' symbol"
+_INT_TEXT = re.compile(r"-?[0-9]+")
+
+
+def _string_int(value: Any, where: str) -> int | None:
+    """``jsonutil.StringInt``: an int, or a string of one ("" and null are 0); else jsonparser's text."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, int | str) and not isinstance(value, bool) and _INT_TEXT.fullmatch(str(value)):
+        number = int(value)
+        if -(2**63) <= number < 2**63:
+            return number
+        raise JsonShapeError(f"cannot unmarshal {where}: Value is number, but overflowed while parsing")
+    raise JsonShapeError(f"cannot unmarshal {where}: {_MALFORMED}")
+
+
+def _json_number(value: Any, where: str) -> str | None:
+    """``json.Number`` as json-iterator reads it: a string as given, a number as its text."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value) if isinstance(value, int) else go_float_text(value)
+    raise JsonShapeError(f"cannot unmarshal {where}: readNumberAsString: invalid number, found {found(value)}")
+
+
+_OWN_KINDS: Mapping[str, Callable[[Any, str], Any]] = {"string_int": _string_int, "json.Number": _json_number}
+PARAM_KINDS = (*_GO_KINDS, *_OWN_KINDS)
+
+
+def decode_kind(value: Any, kind: str, where: str) -> Any:
+    """``value`` decoded as a Go field of ``kind`` (one of PARAM_KINDS); None for null."""
+    if kind in _OWN_KINDS:
+        return _OWN_KINDS[kind](value, where)
+    return go_value(value, _GO_KINDS[kind], where)
 
 
 @dataclass(frozen=True)
 class ParamsSpec:
     """The bidder's params struct: ``struct`` (its Go name, for json-iterator's texts) and ``fields``
-    (json name -> (Go field name, kind)). No fields: the params object is taken as it is."""
+    (json name -> (Go field name, kind)). No fields: the params object is taken as it is. ``skip``:
+    the adapter does not read params at all (``params: none``)."""
 
     struct: str = ""
-    fields: Mapping[str, tuple[str, GoKind]] = field(default_factory=dict)
+    fields: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     null_is_absent: bool = False  # ``"bidder": null`` fails as an absent object does
+    skip: bool = False
 
     @classmethod
-    def of(cls, data: Mapping[str, Any]) -> ParamsSpec:
-        fields: dict[str, tuple[str, GoKind]] = {}
+    def of(cls, data: Mapping[str, Any] | str) -> ParamsSpec:
+        if data == "none":
+            return cls(skip=True)
+        if not isinstance(data, Mapping):
+            raise StepError(f"params: expected a mapping or none, got {data!r}")
+        fields: dict[str, tuple[str, str]] = {}
         for name, spec in (data.get("fields") or {}).items():
-            if not (isinstance(spec, list) and len(spec) == 2 and spec[1] in _KINDS):
-                raise StepError(f"params.fields.{name}: expected [GoField, kind] with kind one of {sorted(_KINDS)}")
-            fields[name] = (str(spec[0]), _KINDS[spec[1]])
+            if not (isinstance(spec, list) and len(spec) == 2 and spec[1] in PARAM_KINDS):
+                raise StepError(
+                    f"params.fields.{name}: expected [GoField, kind] with kind one of {sorted(PARAM_KINDS)}"
+                )
+            fields[name] = (str(spec[0]), str(spec[1]))
         return cls(str(data.get("struct", "")), fields, bool(data.get("null_is_absent", False)))
 
     def read(self, imp: Mapping[str, Any]) -> dict[str, Any]:
-        """The imp's params as Go decodes them into the struct: a field's zero value when null, the
-        last occurrence winning, keys matched case-insensitively. Raises ImpExtError (``imp.ext``
-        does not decode) or JsonShapeError (the params do not)."""
+        """The imp's params as Go decodes them into the struct: every field, its zero value when
+        absent or null, the last occurrence winning, keys matched case-insensitively. Raises
+        ImpExtError (``imp.ext`` does not decode) or JsonShapeError (the params do not)."""
+        if self.skip:
+            return {}
         params = imp_bidder_params(imp, null_is_absent=self.null_is_absent)
         if not self.fields:
             return params
-        out: dict[str, Any] = {}
+        out = {name: _GO_ZERO[kind] for name, (_, kind) in self.fields.items()}
         for name, value in go_members(params, *self.fields):
             go_name, kind = self.fields[name]
-            decoded = go_value(value, kind, f"{self.struct}.{go_name}")
+            decoded = decode_kind(value, kind, f"{self.struct}.{go_name}")
             out[name] = _GO_ZERO[kind] if decoded is None else decoded
         return out
+
+
+_SAFE_HOST = re.compile(r"[a-zA-Z0-9.-]+(:[0-9]+)?")
+
+
+def is_safe_host(host: Any) -> bool:
+    """PBS-Go's ``urlutil.IsSafeHost``: letters, digits, dots and dashes, an optional port."""
+    return isinstance(host, str) and _SAFE_HOST.fullmatch(host) is not None
+
+
+PARAM_CHECKS: Mapping[str, Callable[[Any], bool]] = {
+    "nonempty": bool,  # Go's len(x) > 0 / x != 0
+    "safe_host": is_safe_host,
+}
+
+
+@dataclass(frozen=True)
+class ParamCheck:
+    """A rule (``PARAM_CHECKS``) every one of ``params`` must pass, else the imp fails with ``error``."""
+
+    rule: str
+    params: tuple[str, ...]
+    error: str
+    error_class: str = "bad_input"
+
+    @classmethod
+    def of(cls, data: Any) -> ParamCheck:
+        if not (isinstance(data, Mapping) and data.get("rule") in PARAM_CHECKS and isinstance(data.get("error"), str)):
+            raise StepError(f"checks: expected {{rule, params, error}} with rule one of {sorted(PARAM_CHECKS)}")
+        params = data.get("params") or []
+        if not isinstance(params, list) or not all(isinstance(name, str) for name in params):
+            raise StepError("checks: params is a list of param names")
+        return cls(data["rule"], tuple(params), data["error"], _class_of(data.get("class", "bad_input"), "checks"))
+
+    def failure(self, params: Mapping[str, Any]) -> BidderError | None:
+        rule = PARAM_CHECKS[self.rule]
+        if all(rule(params.get(name)) for name in self.params):
+            return None
+        return _ERROR_MAKERS[self.error_class](self.error)
 
 
 # --- endpoint --------------------------------------------------------------------------------------
@@ -138,9 +246,21 @@ def _teqblaze_type(imp: dict[str, Any], params: Mapping[str, Any]) -> dict[str, 
     return {**imp, "ext": {"bidder": bidder}}
 
 
+def _drop(imp: dict[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """No ``ext`` at all (Go sets ``imp.Ext = nil``)."""
+    return {key: value for key, value in imp.items() if key != "ext"}
+
+
+def _params(imp: dict[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """The params struct itself as the ``ext`` (Go re-encodes the decoded struct: every field)."""
+    return {**imp, "ext": dict(params)}
+
+
 IMP_EXT_REWRITES: Mapping[str, Callable[[dict[str, Any], Mapping[str, Any]], dict[str, Any]]] = {
     "keep": _keep,
     "teqblaze_type": _teqblaze_type,
+    "drop": _drop,
+    "params": _params,
 }
 
 
@@ -153,6 +273,14 @@ def _json(headers: dict[str, str], request: Mapping[str, Any]) -> None:
 
 def _content_type(headers: dict[str, str], request: Mapping[str, Any]) -> None:
     headers["Content-Type"] = JSON_HEADERS["Content-Type"]
+
+
+def _json_plain(headers: dict[str, str], request: Mapping[str, Any]) -> None:
+    headers.update({"Content-Type": "application/json", "Accept": "application/json"})
+
+
+def _component_id(headers: dict[str, str], request: Mapping[str, Any]) -> None:
+    headers["Componentid"] = "prebid-go"
 
 
 def _openrtb_25(headers: dict[str, str], request: Mapping[str, Any]) -> None:
@@ -173,6 +301,8 @@ def _device(headers: dict[str, str], request: Mapping[str, Any]) -> None:
 
 HEADER_SETS: Mapping[str, Callable[[dict[str, str], Mapping[str, Any]], None]] = {
     "json": _json,
+    "json_plain": _json_plain,
+    "component_id": _component_id,
     "content_type": _content_type,
     "openrtb_25": _openrtb_25,
     "device": _device,
@@ -182,35 +312,96 @@ HEADER_SETS: Mapping[str, Callable[[dict[str, str], Mapping[str, Any]], None]] =
 # --- the answer ------------------------------------------------------------------------------------
 
 
+_STD_KINDS = {str: "string", bool: "bool", list: "array", int: "number", float: "number"}
+
+
+def std_answer(body: bytes) -> GoAnswer:
+    """``body`` decoded as Go's ``encoding/json`` decodes a bid response (a few adapters use it, not
+    jsonutil): its texts for a body that is not JSON or not an object, json-iterator's beyond that."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        first = body.lstrip(b" \t\n\r")[:1].decode("latin-1")
+        raise JsonShapeError(
+            f"invalid character {first!r} looking for beginning of value" if first else "unexpected end of JSON input"
+        ) from None
+    if data is not None and not isinstance(data, dict):
+        raise JsonShapeError(
+            f"json: cannot unmarshal {_STD_KINDS[type(data)]} into Go value of type openrtb2.BidResponse"
+        )
+    return go_answer(body)
+
+
+ANSWER_DECODERS: Mapping[str, Callable[[bytes], GoAnswer]] = {"jsoniter": go_answer, "encoding_json": std_answer}
+
+
 @dataclass(frozen=True)
 class AnswerSpec:
-    """How a failed answer is worded: ``status`` ({} = the status), whether a 400 is bad input,
-    ``body_class`` (the error class of a body that does not decode) and ``body_text`` ({} = the
-    decoder's message, json-iterator's words)."""
+    """How an answer is read and a failed one worded: ``status`` ({} = the status), whether a 400 is
+    bad input, ``status_class`` (the error class of any other failure status), ``statuses`` (a
+    status's own text), ``body_class`` and ``body_text`` for a body that does not decode ({} = the
+    decoder's message), ``empty_body`` (``decode``, or ``no_bids``: an empty 200 is no answer) and the
+    ``decoder`` (``ANSWER_DECODERS``)."""
 
     status: str = UNEXPECTED_STATUS
     bad_request_is_input: bool = True
     body_class: str = "generic"
     body_text: str = "{}"
+    status_class: str = "bad_server_response"
+    statuses: Mapping[int, str] = field(default_factory=dict)
+    empty_body: str = "decode"
+    decoder: str = "jsoniter"
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> AnswerSpec:
+        statuses = data.get("statuses") or {}
+        if not isinstance(statuses, Mapping) or not all(
+            isinstance(k, int) and isinstance(v, str) for k, v in statuses.items()
+        ):
+            raise StepError("answer.statuses: expected status: text")
+        if data.get("empty_body", "decode") not in ("decode", "no_bids"):
+            raise StepError("answer.empty_body: decode or no_bids")
+        if data.get("decoder", "jsoniter") not in ANSWER_DECODERS:
+            raise StepError(f"answer.decoder: one of {sorted(ANSWER_DECODERS)}")
         return cls(
             str(data.get("status", UNEXPECTED_STATUS)),
             bool(data.get("bad_request_is_input", True)),
             _class_of(data.get("body_class", "generic"), "answer.body_class"),
             str(data.get("body_text", "{}")),
+            _class_of(data.get("status_class", "bad_server_response"), "answer.status_class"),
+            dict(statuses),
+            str(data.get("empty_body", "decode")),
+            str(data.get("decoder", "jsoniter")),
         )
 
     @property
     def wording(self) -> AnswerWording:
         return AnswerWording(
             status=self.status,
+            bad_request=self.statuses.get(400),
             bad_request_is_input=self.bad_request_is_input,
+            status_error=_ERROR_MAKERS[self.status_class],
             not_an_object=NOT_AN_OBJECT,
             body_text=self.body_text,
             body_error=_ERROR_MAKERS[self.body_class],
         )
+
+    def decode(self, response: ResponseData) -> tuple[GoAnswer | None, list[BidderError]]:
+        """The answer, or (None, [the error]) / (None, []) for no answer (204, or an empty body
+        when ``empty_body`` is ``no_bids``)."""
+        status = response.status
+        own = self.statuses.get(status)
+        if own is not None and status not in (200, 204) and not (status == 400 and self.bad_request_is_input):
+            return None, [_ERROR_MAKERS[self.status_class](own.format(status))]
+        failure = self.wording.status_failure(status)
+        if failure is not None:
+            return None, failure
+        if self.empty_body == "no_bids" and not response.body:
+            return None, []
+        try:
+            return ANSWER_DECODERS[self.decoder](response.body), []
+        except JsonShapeError as exc:
+            return None, [self.wording.body_failure(str(exc))]
 
 
 # --- bid types -------------------------------------------------------------------------------------
@@ -240,25 +431,83 @@ def _by_mtype_then_imp(typer: BidTyper, bid: Mapping[str, Any], request: Mapping
     return _by_mtype(typer, bid, request) or _by_imp(typer, bid, request)
 
 
+def ext_prebid_type(bid: Mapping[str, Any]) -> str | None:
+    """``bid.ext.prebid.type`` as ``openrtb_ext.ExtBid`` decodes it: None without ``prebid``;
+    JsonShapeError when ``ext`` is absent or does not decode."""
+    if "ext" not in bid:
+        raise JsonShapeError(ABSENT_OBJECT)
+    prebid = go_field(expect_object(bid["ext"], ""), "prebid")
+    if prebid is None:
+        return None
+    return expect_string(go_field(expect_object(prebid, "openrtb_ext.ExtBid.Prebid"), "type"), "BidType")
+
+
+def _read_ext_type(typer: BidTyper, bid: Mapping[str, Any]) -> str | None:
+    try:
+        return ext_prebid_type(bid)
+    except JsonShapeError:
+        raise typer.untyped(bid, typer.ext_error) from None
+
+
+def _by_ext_prebid(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str | None:
+    """``ParseBidType(bid.ext.prebid.type)``: an unknown type fails in its own words."""
+    kind = _read_ext_type(typer, bid)
+    if kind is None:
+        return None
+    if kind not in _ALL_TYPES:
+        raise UntypedBid(BidderError(f"invalid BidType: {kind}"))
+    return kind
+
+
+def _by_ext_prebid_as_is(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str | None:
+    """``bid.ext.prebid.type`` unchecked by the adapter (a type hbserver does not know is untyped)."""
+    kind = _read_ext_type(typer, bid)
+    return kind if kind in _ALL_TYPES else None
+
+
+def _by_ext_prebid_or_banner(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str | None:
+    """``bid.ext.prebid.type``: video, native or audio as named, any other non-empty text banner."""
+    kind = _read_ext_type(typer, bid)
+    if not kind:
+        return None
+    return kind if kind in ("video", "native", "audio") else "banner"
+
+
+def _by_imp_then_ext_prebid(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str | None:
+    return _by_imp(typer, bid, request) or _by_ext_prebid(typer, bid, request)
+
+
+def _fixed(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str | None:
+    """Every bid has the one type ``types`` names."""
+    return typer.types[0]
+
+
 BID_TYPERS: Mapping[str, Callable[[BidTyper, Mapping[str, Any], Mapping[str, Any]], str | None]] = {
     "mtype": _by_mtype,
     "imp": _by_imp,
     "mtype_then_imp": _by_mtype_then_imp,
+    "ext_prebid": _by_ext_prebid,
+    "ext_prebid_as_is": _by_ext_prebid_as_is,
+    "ext_prebid_or_banner": _by_ext_prebid_or_banner,
+    "imp_then_ext_prebid": _by_imp_then_ext_prebid,
+    "fixed": _fixed,
 }
 _ALL_TYPES = ("banner", "video", "audio", "native")
 
 
 @dataclass(frozen=True)
 class BidTyper:
-    """``source``: where a bid's type comes from (``BID_TYPERS``); ``types``: the mtypes taken;
-    ``order``: the imp's media objects in the order they are looked at; ``error``: the text for a
-    bid without a type (``{impid}``, ``{mtype}``) and its ``error_class``."""
+    """``source``: where a bid's type comes from (``BID_TYPERS``); ``types``: the mtypes taken (for
+    ``fixed``, the one type); ``order``: the imp's media objects in the order they are looked at;
+    ``error``: the text for a bid without a type (``{impid}``, ``{mtype}``) and its ``error_class``;
+    ``ext_error``: the text when ``bid.ext`` does not decode (default ``error``)."""
 
     source: str = "mtype"
     types: tuple[str, ...] = _ALL_TYPES
     order: tuple[str, ...] = ("banner", "video", "native", "audio")
     error: str = "Unsupported MType {mtype}"
     error_class: str = "generic"
+    ext_error: str | None = None
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> BidTyper:
@@ -269,11 +518,50 @@ class BidTyper:
         if not set(types) | set(order) <= set(_ALL_TYPES):
             raise StepError(f"bid_type: media types are {_ALL_TYPES}")
         error = str(data.get("error", cls.error))
-        return cls(source, types, order, error, _class_of(data.get("error_class", "generic"), "bid_type.error_class"))
+        ext_error = data.get("ext_error")
+        return cls(
+            source,
+            types,
+            order,
+            error,
+            _class_of(data.get("error_class", "generic"), "bid_type.error_class"),
+            None if ext_error is None else str(ext_error),
+        )
+
+    def untyped(self, bid: Mapping[str, Any], text: str | None = None) -> UntypedBid:
+        """The recipe's error for ``bid`` (``text`` instead of ``error`` when given)."""
+        words = (text or self.error).format(impid=bid.get("impid", ""), mtype=bid.get("mtype", 0))
+        return UntypedBid(_ERROR_MAKERS[self.error_class](words))
 
     def type_of(self, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str:
         kind = BID_TYPERS[self.source](self, bid, request)
         if kind is None:
-            text = self.error.format(impid=bid.get("impid", ""), mtype=bid.get("mtype", 0))
-            raise UntypedBid(_ERROR_MAKERS[self.error_class](text))
+            raise self.untyped(bid)
         return kind
+
+
+# --- bids ------------------------------------------------------------------------------------------
+
+
+def _auction_price(bid: dict[str, Any]) -> dict[str, Any]:
+    """``${AUCTION_PRICE}`` in ``nurl`` and ``adm`` replaced by the price as Go's 'f' -1 writes it."""
+    price = go_float_text(bid.get("price") or 0)
+    out = dict(bid)
+    for key in ("nurl", "adm"):
+        if isinstance(out.get(key), str):
+            out[key] = out[key].replace("${AUCTION_PRICE}", price)
+    return out
+
+
+BID_REWRITES: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"auction_price": _auction_price}
+
+
+def _cat_dur(bid: Mapping[str, Any]) -> dict[str, Any]:
+    """The bid's first category as ``primary_category`` and a positive ``dur`` as ``duration``."""
+    cat, dur = bid.get("cat"), bid.get("dur")
+    primary = cat[0] if isinstance(cat, list) and cat and isinstance(cat[0], str) else ""
+    duration = dur if isinstance(dur, int) and not isinstance(dur, bool) and dur > 0 else 0
+    return {"primary_category": primary, "duration": duration}
+
+
+BID_VIDEO: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {"cat_dur": _cat_dur}

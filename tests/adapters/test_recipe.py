@@ -12,7 +12,7 @@ import pytest
 
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.recipe import Recipe, RecipeAdapter, RecipeError, load_recipe
-from tests.adapters.helpers import bids_for, requests_of
+from tests.adapters.helpers import bids_for, converter, requests_of
 
 ENDPOINT = "https://x.example.com/{{.Host}}"
 INFO = RequestInfo(bidder="x")
@@ -40,7 +40,7 @@ def errors_of(errors: list) -> list[tuple[str, ErrorCode]]:
         ({"parms": {}}, "unknown recipe keys ['parms']"),
         ({"split": "each"}, "split: unknown value 'each'"),
         ({"imp_ext": "rewrite"}, "imp_ext: unknown value 'rewrite'"),
-        ({"headers": ["json", "cookies"]}, "headers: unknown header set 'cookies'"),
+        ({"headers": ["json", "cookies"]}, "headers: unknown step 'cookies'"),
         ({"untyped": "skip"}, "untyped: unknown value 'skip'"),
         ({"currency": "eur"}, "currency: unknown value 'eur'"),
         ({"params": {"fields": {"a": ["A", "text"]}}}, "params.fields.a"),
@@ -50,6 +50,15 @@ def errors_of(errors: list) -> list[tuple[str, ErrorCode]]:
         ({"empty_seatbid_error": {"class": "generic"}}, "empty_seatbid_error: expected a text"),
         ({"answer": {"body_class": "x"}}, "answer.body_class"),
         ({"bid_type": {"source": "adm"}}, "bid_type.source: unknown 'adm'"),
+        ({"on_bad_imp": "skip"}, "on_bad_imp: unknown value 'skip'"),
+        ({"floors": "eur"}, "floors: unknown value 'eur'"),
+        ({"checks": {"rule": "nonempty"}}, "checks: expected a list"),
+        ({"checks": [{"rule": "positive", "error": "e"}]}, "checks: expected {rule, params, error}"),
+        ({"bid_rewrites": "auction_price"}, "bid_rewrites: expected a list of names"),
+        ({"bid_rewrites": ["clearing_price"]}, "bid_rewrites: unknown step 'clearing_price'"),
+        ({"bid_video": "duration"}, "bid_video: unknown value 'duration'"),
+        ({"empty_answer": "empty"}, "empty_answer: unknown value 'empty'"),
+        ({"params": "all"}, "params: expected a mapping or none"),
     ],
 )
 def test_a_bad_recipe_is_refused_naming_the_problem(data, problem):
@@ -67,6 +76,12 @@ def test_a_bad_recipe_is_refused_naming_the_problem(data, problem):
         ({"untyped": "bid"}, "untyped", "bid"),
         ({"currency": "usd"}, "currency", "usd"),
         ({}, "no_calls_error", None),
+        ({}, "on_bad_imp", "drop"),
+        ({}, "errors_with_calls", True),
+        ({}, "bid_video", ""),
+        ({"headers": []}, "headers", ()),
+        ({"bid_rewrites": ["auction_price"]}, "bid_rewrites", ("auction_price",)),
+        ({"split": "by_params", "on_bad_imp": "abort"}, "split", "by_params"),
     ],
 )
 def test_recipe_defaults_and_values(data, field, want):
@@ -128,6 +143,91 @@ def test_no_calls_error(recipe, imps, want):
         assert errors_of(errors) == want
 
 
+BAD = 'bad: cannot unmarshal openrtb_ext.ExtX.Host: expects " or n, but found 1'
+
+
+@pytest.mark.parametrize(
+    ("recipe", "calls", "errors"),
+    [
+        ({}, [["1"], ["3"], ["4"]], [BAD]),
+        ({"on_bad_imp": "abort"}, [], [BAD]),  # no call, that error alone
+        ({"errors_with_calls": False}, [["1"], ["3"], ["4"]], []),
+        ({"split": "by_params"}, [["1", "4"], ["3"]], [BAD]),  # one call per distinct params
+        ({"split": "all"}, [["1", "3", "4"]], [BAD]),
+        ({"split": "first_imp"}, [["1", "2", "3", "4"]], []),  # the first imp's params alone are read
+        (
+            {"params_error": "#{index}: {}"},
+            [["1"], ["3"], ["4"]],
+            ['#1: cannot unmarshal openrtb_ext.ExtX.Host: expects " or n, but found 1'],
+        ),
+    ],
+)
+def test_bad_imps_and_splits(recipe, calls, errors):
+    imps = [imp("1", {"host": "a"}), imp("2", {"host": 1}), imp("3", {"host": "b"}), imp("4", {"host": "a"})]
+    made, _, got = requests_of(adapter(**{"params_error": "bad: {}", **recipe}), {"id": "r", "imp": imps}, INFO)
+    assert [call.imp_ids for call in made] == calls
+    assert [e.message for e in got] == errors
+
+
+def test_first_imp_rewrites_the_first_imp_alone():
+    imps = [imp("1", {"host": "a"}), imp("2", {"host": "b"})]
+    made, bodies, _ = requests_of(
+        adapter(split="first_imp", imp_ext="drop", endpoint={"macros": {"Host": "host"}}), {"imp": imps}, INFO
+    )
+    assert [call.uri for call in made] == ["https://x.example.com/a"]
+    assert bodies[0]["imp"] == [{"id": "1", "banner": {"w": 1}}, imps[1]]
+
+
+@pytest.mark.parametrize(
+    ("recipe", "params", "want_imp", "want_errors"),
+    [
+        ({"tagid": "host"}, {"host": "t1"}, {"tagid": "t1"}, []),
+        ({"tagid": "host"}, {"host": ""}, {}, []),  # omitempty: an empty tagid is left out
+        ({"tagid": "host"}, {}, {}, []),
+        (
+            {"checks": [{"rule": "nonempty", "params": ["host"], "error": "host is required"}]},
+            {"host": ""},
+            None,
+            [("host is required", ErrorCode.BAD_INPUT)],
+        ),
+        (
+            {"checks": [{"rule": "safe_host", "params": ["host"], "error": "Invalid Host"}]},
+            {"host": "a/b"},
+            None,
+            [("Invalid Host", ErrorCode.BAD_INPUT)],
+        ),
+        ({"checks": [{"rule": "safe_host", "params": ["host"], "error": "Invalid Host"}]}, {"host": "a.b"}, {}, []),
+    ],
+)
+def test_tagid_and_checks(recipe, params, want_imp, want_errors):
+    made, bodies, errors = requests_of(adapter(**recipe), {"imp": [imp("1", params)]}, INFO)
+    assert errors_of(errors) == want_errors
+    if want_imp is None:
+        assert made == []
+    else:
+        sent = bodies[0]["imp"][0]
+        assert {k: v for k, v in sent.items() if k == "tagid"} == want_imp
+
+
+@pytest.mark.parametrize(
+    ("floors", "imp_fields", "want", "error"),
+    [
+        ("usd", {"bidfloor": 2, "bidfloorcur": "EUR"}, {"bidfloor": 4, "bidfloorcur": "USD"}, None),
+        ("usd", {"bidfloor": 2, "bidfloorcur": "GBP"}, None, "Currency conversion rate not found: 'GBP' => 'USD'"),
+        ("usd", {"bidfloor": 2, "bidfloorcur": "USD"}, {"bidfloor": 2, "bidfloorcur": "USD"}, None),
+        ("keep", {"bidfloor": 2, "bidfloorcur": "EUR"}, {"bidfloor": 2, "bidfloorcur": "EUR"}, None),
+    ],
+)
+def test_floors(floors, imp_fields, want, error):
+    info = RequestInfo(bidder="x", convert_currency=converter("EUR"))
+    made, bodies, errors = requests_of(adapter(floors=floors), {"imp": [{**imp("1", {}), **imp_fields}]}, info)
+    assert [e.message for e in errors] == ([] if error is None else [error])
+    if want is None:
+        assert made == []
+    else:
+        assert {k: bodies[0]["imp"][0][k] for k in want} == want
+
+
 # --- answers ---------------------------------------------------------------------------------------
 
 REQUEST = {"id": "r", "imp": [imp("1", {})]}
@@ -185,3 +285,40 @@ def test_currency(currency, cur, want):
     response, errors = bids_for(adapter(currency=currency), REQUEST, body)
     assert errors == []
     assert response.currency == want
+
+
+@pytest.mark.parametrize(
+    ("recipe", "bids", "want"),
+    [
+        ({}, [bid(mtype=9)], None),  # the answer fails
+        ({"untyped": "bid"}, [bid(mtype=9)], []),  # an empty response
+        ({"untyped": "bid", "empty_answer": "none"}, [bid(mtype=9)], "none"),  # no response
+        ({"empty_answer": "none"}, [], "none"),
+        ({"empty_answer": "none"}, [bid(mtype=1)], ["b"]),
+    ],
+)
+def test_empty_answer(recipe, bids, want):
+    response, _ = bids_for(adapter(**recipe), REQUEST, {"seatbid": [{"bid": bids}]})
+    if want == "none" or want is None:
+        assert response is None
+    else:
+        assert [b.bid["id"] for b in response.bids] == want
+
+
+@pytest.mark.parametrize(
+    ("recipe", "answer_bid", "want_bid", "want_video"),
+    [
+        ({}, bid(mtype=2, adm="${AUCTION_PRICE}"), bid(mtype=2, adm="${AUCTION_PRICE}"), None),
+        ({"bid_rewrites": ["auction_price"]}, bid(mtype=2, adm="${AUCTION_PRICE}"), bid(mtype=2, adm="1"), None),
+        (
+            {"bid_video": "cat_dur"},
+            bid(mtype=2, cat=["IAB2"], dur=15),
+            bid(mtype=2, cat=["IAB2"], dur=15),
+            {"primary_category": "IAB2", "duration": 15},
+        ),
+    ],
+)
+def test_bid_rewrites_and_video(recipe, answer_bid, want_bid, want_video):
+    response, errors = bids_for(adapter(**recipe), REQUEST, {"seatbid": [{"bid": [answer_bid]}]})
+    assert errors == []
+    assert [(b.bid, b.bid_video) for b in response.bids] == [(want_bid, want_video)]

@@ -10,14 +10,19 @@ import pytest
 
 from hbserver.adapters.base import ErrorCode, ResponseData
 from hbserver.adapters.common import JsonShapeError
-from hbserver.adapters.golike import ABSENT_OBJECT, GoKind, ImpExtError, decode_go_answer
+from hbserver.adapters.golike import ABSENT_OBJECT, ImpExtError
 from hbserver.adapters.steps import (
+    ANSWER_DECODERS,
+    BID_REWRITES,
     BID_TYPERS,
+    BID_VIDEO,
     HEADER_SETS,
     IMP_EXT_REWRITES,
+    PARAM_CHECKS,
     AnswerSpec,
     BidTyper,
     EndpointSpec,
+    ParamCheck,
     ParamsSpec,
     StepError,
     UntypedBid,
@@ -27,14 +32,17 @@ from hbserver.adapters.steps import (
 SPEC = ParamsSpec(
     "openrtb_ext.ExtX",
     {
-        "id": ("ID", GoKind.STRING),
-        "n": ("N", GoKind.INT),
-        "f": ("F", GoKind.FLOAT),
-        "b": ("B", GoKind.BOOL),
-        "tags": ("Tags", GoKind.STRINGS),
-        "raw": ("Raw", GoKind.RAW),
+        "id": ("ID", "string"),
+        "n": ("N", "int"),
+        "f": ("F", "float64"),
+        "b": ("B", "bool"),
+        "tags": ("Tags", "[]string"),
+        "raw": ("Raw", "json.RawMessage"),
+        "zone": ("Zone", "string_int"),
+        "num": ("Num", "json.Number"),
     },
 )
+ZERO = {"id": "", "n": 0, "f": 0, "b": False, "tags": None, "raw": None, "zone": 0, "num": ""}
 
 
 # --- params ----------------------------------------------------------------------------------------
@@ -45,16 +53,22 @@ SPEC = ParamsSpec(
     [
         ({"bidder": {"id": "a", "n": 3}}, {"id": "a", "n": 3}),
         ({"bidder": {"ID": "a"}}, {"id": "a"}),  # keys in any case
-        ({"bidder": {"id": None, "n": None, "b": None}}, {"id": "", "n": 0, "b": False}),  # null: Go's zero
+        ({"bidder": {"id": None, "n": None, "b": None}}, {}),  # null: Go's zero
         ({"bidder": {"id": "a", "Id": "b"}}, {"id": "b"}),  # the last occurrence wins
         ({"bidder": {"f": 1.5, "tags": ["x"], "raw": {"k": 1}}}, {"f": 1.5, "tags": ["x"], "raw": {"k": 1}}),
         ({"bidder": {"other": 1}}, {}),  # fields not in the struct are left out
         ({"bidder": None}, {}),  # null reads as an empty struct
         ({"bidder": {}, "prebid": {}}, {}),
+        ({"bidder": {"zone": 12}}, {"zone": 12}),  # jsonutil.StringInt: a number
+        ({"bidder": {"zone": "-12"}}, {"zone": -12}),  # or a string of one
+        ({"bidder": {"zone": ""}}, {}),
+        ({"bidder": {"num": 12}}, {"num": "12"}),  # json.Number: a number as its text
+        ({"bidder": {"num": 1.5}}, {"num": "1.5"}),
+        ({"bidder": {"num": "abc"}}, {"num": "abc"}),  # a string as given
     ],
 )
 def test_params_read(ext, want):
-    assert SPEC.read({"id": "i", "ext": ext}) == want
+    assert SPEC.read({"id": "i", "ext": ext}) == {**ZERO, **want}  # every field, zero when not given
 
 
 @pytest.mark.parametrize(
@@ -100,6 +114,28 @@ def test_params_read(ext, want):
             'cannot unmarshal openrtb_ext.ExtX.Tags: decode slice: expect [ or n, but found "',
         ),
         (
+            {"id": "i", "ext": {"bidder": {"zone": "abc"}}},
+            JsonShapeError,
+            "cannot unmarshal openrtb_ext.ExtX.Zone: Value looks like Number/Boolean/None, but can't find its end: "
+            "',' or '}' symbol",
+        ),
+        (
+            {"id": "i", "ext": {"bidder": {"zone": 1.5}}},
+            JsonShapeError,
+            "cannot unmarshal openrtb_ext.ExtX.Zone: Value looks like Number/Boolean/None, but can't find its end: "
+            "',' or '}' symbol",
+        ),
+        (
+            {"id": "i", "ext": {"bidder": {"zone": 2**64}}},
+            JsonShapeError,
+            "cannot unmarshal openrtb_ext.ExtX.Zone: Value is number, but overflowed while parsing",
+        ),
+        (
+            {"id": "i", "ext": {"bidder": {"num": True}}},
+            JsonShapeError,
+            "cannot unmarshal openrtb_ext.ExtX.Num: readNumberAsString: invalid number, found t",
+        ),
+        (
             {"id": "i", "ext": {"bidder": {"id": 1, "ID": "a"}}},  # every occurrence is decoded
             JsonShapeError,
             'cannot unmarshal openrtb_ext.ExtX.ID: expects " or n, but found 1',
@@ -118,6 +154,7 @@ def test_params_read_failures(imp, error, message):
         (ParamsSpec(), {"bidder": {"any": [1]}}, {"any": [1]}),  # no fields: taken as it is
         (ParamsSpec(null_is_absent=True), {"bidder": None}, JsonShapeError(ABSENT_OBJECT)),
         (ParamsSpec(null_is_absent=False), {"bidder": None}, {}),
+        (ParamsSpec(skip=True), "not even an object", {}),  # params: none -- ext is not read
     ],
 )
 def test_params_without_fields_and_null(spec, ext, want):
@@ -134,8 +171,10 @@ def test_params_without_fields_and_null(spec, ext, want):
         ({}, ParamsSpec()),
         (
             {"struct": "S", "fields": {"a": ["A", "string"], "b": ["B", "[]int"]}, "null_is_absent": True},
-            ParamsSpec("S", {"a": ("A", GoKind.STRING), "b": ("B", GoKind.INTS)}, True),
+            ParamsSpec("S", {"a": ("A", "string"), "b": ("B", "[]int")}, True),
         ),
+        ("none", ParamsSpec(skip=True)),
+        ("all", StepError("params: expected a mapping or none")),
         ({"fields": {"a": ["A", "str"]}}, StepError("params.fields.a")),
         ({"fields": {"a": "A"}}, StepError("params.fields.a")),
         ({"fields": {"a": ["A"]}}, StepError("params.fields.a")),
@@ -147,6 +186,48 @@ def test_params_spec_of(data, want):
             ParamsSpec.of(data)
     else:
         assert ParamsSpec.of(data) == want
+
+
+CHECK_ROWS = [
+    ("nonempty", ("a", "b"), {"a": "x", "b": "y"}, None),
+    ("nonempty", ("a", "b"), {"a": "x", "b": ""}, ("a and b are required", ErrorCode.BAD_INPUT)),
+    ("nonempty", ("a",), {"a": 0}, ("a and b are required", ErrorCode.BAD_INPUT)),
+    ("nonempty", ("a",), {}, ("a and b are required", ErrorCode.BAD_INPUT)),
+    ("safe_host", ("a",), {"a": "ads.example.com"}, None),
+    ("safe_host", ("a",), {"a": "ads-1.example.com:8080"}, None),
+    ("safe_host", ("a",), {"a": "evil.com/path"}, ("a and b are required", ErrorCode.BAD_INPUT)),
+    ("safe_host", ("a",), {"a": "host\n"}, ("a and b are required", ErrorCode.BAD_INPUT)),  # Go's $ is the end
+    ("safe_host", ("a",), {"a": ""}, ("a and b are required", ErrorCode.BAD_INPUT)),
+    ("safe_host", ("a",), {"a": "h:port"}, ("a and b are required", ErrorCode.BAD_INPUT)),
+]
+
+
+@pytest.mark.parametrize(("rule", "names", "params", "want"), CHECK_ROWS)
+def test_param_checks(rule, names, params, want):
+    failure = ParamCheck(rule, names, "a and b are required").failure(params)
+    assert (None if failure is None else (failure.message, failure.code)) == want
+
+
+@pytest.mark.parametrize(
+    ("data", "want"),
+    [
+        ({"rule": "nonempty", "params": ["a"], "error": "e"}, ParamCheck("nonempty", ("a",), "e")),
+        (
+            {"rule": "safe_host", "params": ["h"], "error": "e", "class": "generic"},
+            ParamCheck("safe_host", ("h",), "e", "generic"),
+        ),
+        ({"rule": "positive", "params": ["a"], "error": "e"}, StepError("checks: expected {rule, params, error}")),
+        ({"rule": "nonempty", "params": ["a"]}, StepError("checks: expected {rule, params, error}")),
+        ({"rule": "nonempty", "params": "a", "error": "e"}, StepError("checks: params is a list")),
+        ({"rule": "nonempty", "params": ["a"], "error": "e", "class": "x"}, StepError("checks: unknown error class")),
+    ],
+)
+def test_param_check_of(data, want):
+    if isinstance(want, StepError):
+        with pytest.raises(StepError, match=re.escape(str(want))):
+            ParamCheck.of(data)
+    else:
+        assert ParamCheck.of(data) == want
 
 
 # --- endpoint --------------------------------------------------------------------------------------
@@ -211,13 +292,16 @@ REWRITE_ROWS = [
         {"bidder": {"type": "publisher", "placementId": "p"}},
     ),
     ("teqblaze_type", {"placementId": "", "endpointId": ""}, {"bidder": {"type": ""}}),
+    ("drop", {"placementId": "p"}, None),  # no ext at all
+    ("params", {"publisher_id": "p", "ad_unit_id": ""}, {"publisher_id": "p", "ad_unit_id": ""}),
+    ("params", {"zoneId": 12}, {"zoneId": 12}),
 ]
 
 
 @pytest.mark.parametrize(("name", "params", "ext"), REWRITE_ROWS)
 def test_imp_ext_rewrites(name, params, ext):
     out = IMP_EXT_REWRITES[name](IMP, params)
-    assert out["ext"] == ext
+    assert out.get("ext") == ext
     assert {k: v for k, v in out.items() if k != "ext"} == {"id": "i", "banner": {}}
     assert IMP["ext"] == {"bidder": {"placementId": "p"}, "prebid": {}}  # the imp itself is left alone
 
@@ -228,6 +312,10 @@ def test_imp_ext_rewrites(name, params, ext):
         (IMP_EXT_REWRITES, lambda: REWRITE_ROWS),
         (HEADER_SETS, lambda: HEADER_ROWS),
         (BID_TYPERS, lambda: [(typer.source,) for typer, _, _ in TYPER_ROWS]),
+        (PARAM_CHECKS, lambda: CHECK_ROWS),
+        (ANSWER_DECODERS, lambda: [(spec.decoder,) for spec, _, _, _ in ANSWER_ROWS]),
+        (BID_REWRITES, lambda: BID_REWRITE_ROWS),
+        (BID_VIDEO, lambda: BID_VIDEO_ROWS),
     ],
 )
 def test_every_step_has_rows(table, rows):
@@ -239,6 +327,8 @@ def test_every_step_has_rows(table, rows):
 
 HEADER_ROWS = [
     ("json", {}, {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}),
+    ("json_plain", {}, {"Content-Type": "application/json", "Accept": "application/json"}),
+    ("component_id", {}, {"Componentid": "prebid-go"}),
     ("content_type", {}, {"Content-Type": "application/json;charset=utf-8"}),
     ("openrtb_25", {}, {"X-Openrtb-Version": "2.5"}),
     ("device", {}, {}),
@@ -262,29 +352,66 @@ def test_header_sets(name, request_, want):
 STATUS = "Unexpected status code: {}. Run with request.debug = 1 for more info"
 
 
-@pytest.mark.parametrize(
-    ("spec", "status", "body", "want"),
-    [
-        (AnswerSpec(), 204, b"", []),
-        (AnswerSpec(), 400, b"", [(STATUS.format(400), ErrorCode.BAD_INPUT)]),
-        (AnswerSpec(), 500, b"", [(STATUS.format(500), ErrorCode.BAD_SERVER_RESPONSE)]),
-        (AnswerSpec(bad_request_is_input=False), 400, b"", [(STATUS.format(400), ErrorCode.BAD_SERVER_RESPONSE)]),
-        (AnswerSpec(status="status {}"), 418, b"", [("status 418", ErrorCode.BAD_SERVER_RESPONSE)]),
-        (AnswerSpec(), 200, b"[]", [("expect { or n, but found [", ErrorCode.UNKNOWN)]),
-        (AnswerSpec(), 200, b"", [("expect { or n, but found \x00", ErrorCode.UNKNOWN)]),
-        (
-            AnswerSpec(body_class="bad_server_response", body_text="Bad response, {}"),
-            200,
-            b"1",
-            [("Bad response, expect { or n, but found 1", ErrorCode.BAD_SERVER_RESPONSE)],
-        ),
-        (AnswerSpec(body_class="bad_input"), 200, b'"x"', [('expect { or n, but found "', ErrorCode.BAD_INPUT)]),
-    ],
-)
-def test_answer_wording(spec, status, body, want):
-    answer, errors = decode_go_answer(ResponseData(status, body, {}), spec.wording)
-    assert answer is None
-    assert [(e.message, e.code) for e in errors] == want
+ANSWER_ROWS = [
+    (AnswerSpec(), 204, b"", []),
+    (AnswerSpec(), 400, b"", [(STATUS.format(400), ErrorCode.BAD_INPUT)]),
+    (AnswerSpec(), 500, b"", [(STATUS.format(500), ErrorCode.BAD_SERVER_RESPONSE)]),
+    (AnswerSpec(bad_request_is_input=False), 400, b"", [(STATUS.format(400), ErrorCode.BAD_SERVER_RESPONSE)]),
+    (AnswerSpec(status="status {}"), 418, b"", [("status 418", ErrorCode.BAD_SERVER_RESPONSE)]),
+    (AnswerSpec(status_class="generic"), 500, b"", [(STATUS.format(500), ErrorCode.UNKNOWN)]),
+    (AnswerSpec(), 200, b"[]", [("expect { or n, but found [", ErrorCode.UNKNOWN)]),
+    (AnswerSpec(), 200, b"", [("expect { or n, but found \x00", ErrorCode.UNKNOWN)]),
+    (
+        AnswerSpec(body_class="bad_server_response", body_text="Bad response, {}"),
+        200,
+        b"1",
+        [("Bad response, expect { or n, but found 1", ErrorCode.BAD_SERVER_RESPONSE)],
+    ),
+    (AnswerSpec(body_class="bad_input"), 200, b'"x"', [('expect { or n, but found "', ErrorCode.BAD_INPUT)]),
+    (AnswerSpec(statuses={503: "Oops [ {} ] "}), 503, b"", [("Oops [ 503 ] ", ErrorCode.BAD_SERVER_RESPONSE)]),
+    (AnswerSpec(statuses={503: "Oops"}), 500, b"", [(STATUS.format(500), ErrorCode.BAD_SERVER_RESPONSE)]),
+    (AnswerSpec(statuses={400: "Bad request."}), 400, b"", [("Bad request.", ErrorCode.BAD_INPUT)]),
+    (
+        AnswerSpec(statuses={400: "Bad {}."}, bad_request_is_input=False),
+        400,
+        b"",
+        [("Bad 400.", ErrorCode.BAD_SERVER_RESPONSE)],
+    ),
+    (AnswerSpec(statuses={204: "never"}), 204, b"", []),
+    (AnswerSpec(empty_body="no_bids"), 200, b"", []),
+    (AnswerSpec(empty_body="no_bids"), 200, b"1", [("expect { or n, but found 1", ErrorCode.UNKNOWN)]),
+    (
+        AnswerSpec(decoder="encoding_json"),
+        200,
+        b'"not json"',
+        [("json: cannot unmarshal string into Go value of type openrtb2.BidResponse", ErrorCode.UNKNOWN)],
+    ),
+    (
+        AnswerSpec(decoder="encoding_json"),
+        200,
+        b"[1]",
+        [("json: cannot unmarshal array into Go value of type openrtb2.BidResponse", ErrorCode.UNKNOWN)],
+    ),
+    (
+        AnswerSpec(decoder="encoding_json"),
+        200,
+        b"nope",
+        [("invalid character 'n' looking for beginning of value", ErrorCode.UNKNOWN)],
+    ),
+    (AnswerSpec(decoder="encoding_json"), 200, b"", [("unexpected end of JSON input", ErrorCode.UNKNOWN)]),
+    (AnswerSpec(decoder="jsoniter"), 200, b"{}", None),
+    (AnswerSpec(decoder="encoding_json"), 200, b"null", None),
+]
+
+
+@pytest.mark.parametrize(("spec", "status", "body", "want"), ANSWER_ROWS)
+def test_answer_decode(spec, status, body, want):
+    answer, errors = spec.decode(ResponseData(status, body, {}))
+    if want is None:  # an answer
+        assert (answer.seatbids, errors) == ([], [])
+    else:
+        assert answer is None
+        assert [(e.message, e.code) for e in errors] == want
 
 
 @pytest.mark.parametrize(
@@ -294,6 +421,15 @@ def test_answer_wording(spec, status, body, want):
         ({"status": "s {}", "bad_request_is_input": False}, AnswerSpec("s {}", False)),
         ({"body_class": "bad_input", "body_text": "b: {}"}, AnswerSpec(body_class="bad_input", body_text="b: {}")),
         ({"body_class": "fatal"}, StepError("answer.body_class")),
+        (
+            {"statuses": {503: "x {}"}, "status_class": "generic", "empty_body": "no_bids", "decoder": "encoding_json"},
+            AnswerSpec(status_class="generic", statuses={503: "x {}"}, empty_body="no_bids", decoder="encoding_json"),
+        ),
+        ({"statuses": {"503": "x"}}, StepError("answer.statuses")),
+        ({"statuses": ["x"]}, StepError("answer.statuses")),
+        ({"empty_body": "skip"}, StepError("answer.empty_body")),
+        ({"decoder": "orjson"}, StepError("answer.decoder")),
+        ({"status_class": "x"}, StepError("answer.status_class")),
     ],
 )
 def test_answer_spec_of(data, want):
@@ -309,6 +445,7 @@ def test_answer_spec_of(data, want):
 REQUEST = {
     "imp": [
         {"id": "b", "banner": {}, "video": {}},
+        {"id": "nv", "native": {}, "video": {}},
         {"id": "v", "video": {}},
         {"id": "n", "native": {}},
         {"id": "a", "audio": {}},
@@ -334,6 +471,21 @@ TYPER_ROWS = [
     (BidTyper("mtype_then_imp"), {"impid": "b", "mtype": 2}, "video"),
     (BidTyper("mtype_then_imp"), {"impid": "v", "mtype": 0}, "video"),
     (BidTyper("mtype_then_imp"), {"impid": "zzz"}, None),
+    (BidTyper("ext_prebid"), {"impid": "b", "ext": {"prebid": {"type": "video"}}}, "video"),
+    (BidTyper("ext_prebid"), {"impid": "b", "ext": {"Prebid": {"Type": "audio"}}}, "audio"),
+    (BidTyper("ext_prebid"), {"impid": "b", "ext": {"prebid": {"type": "banner"}}, "mtype": 2}, "banner"),
+    (BidTyper("ext_prebid"), {"impid": "b", "ext": {}}, None),
+    (BidTyper("ext_prebid"), {"impid": "b"}, None),
+    (BidTyper("ext_prebid"), {"impid": "b", "ext": {"prebid": {"type": "popup"}}}, None),
+    (BidTyper("ext_prebid_as_is"), {"impid": "b", "ext": {"prebid": {"type": "native"}}}, "native"),
+    (BidTyper("ext_prebid_as_is"), {"impid": "b", "ext": {"prebid": None}}, None),
+    (BidTyper("ext_prebid_or_banner"), {"impid": "b", "ext": {"prebid": {"type": "audio"}}}, "audio"),
+    (BidTyper("ext_prebid_or_banner"), {"impid": "b", "ext": {"prebid": {"type": "other"}}}, "banner"),
+    (BidTyper("ext_prebid_or_banner"), {"impid": "b", "ext": {"prebid": {"type": ""}}}, None),
+    (BidTyper("imp_then_ext_prebid", order=("native", "video", "banner")), {"impid": "nv"}, "native"),
+    (BidTyper("imp_then_ext_prebid"), {"impid": "zzz", "ext": {"prebid": {"type": "video"}}}, "video"),
+    (BidTyper("imp_then_ext_prebid"), {"impid": "zzz"}, None),
+    (BidTyper("fixed", types=("video",)), {"impid": "zzz", "mtype": 1}, "video"),
 ]
 
 
@@ -358,6 +510,41 @@ def test_bid_typers(typer, bid, want):
             ("no type for i", ErrorCode.BAD_SERVER_RESPONSE),
         ),
         (BidTyper(error="{mtype}/{impid}", error_class="bad_input"), {"mtype": 7}, ("7/", ErrorCode.BAD_INPUT)),
+        (
+            BidTyper("ext_prebid", error='Failed to get type of bid "{impid}"', error_class="bad_server_response"),
+            {"impid": "i", "ext": {"prebid": 1}},
+            ('Failed to get type of bid "i"', ErrorCode.BAD_SERVER_RESPONSE),
+        ),
+        (
+            BidTyper("ext_prebid", error="no type", error_class="bad_server_response"),
+            {"impid": "i", "ext": {"prebid": {"type": "popup"}}},
+            ("invalid BidType: popup", ErrorCode.UNKNOWN),  # ParseBidType's own words
+        ),
+        (
+            BidTyper("ext_prebid_as_is", error="imp {impid} unknown", ext_error="imp {impid} bad ext"),
+            {"impid": "i"},
+            ("imp i bad ext", ErrorCode.UNKNOWN),
+        ),
+        (
+            BidTyper("ext_prebid_as_is", error="imp {impid} unknown", ext_error="imp {impid} bad ext"),
+            {"impid": "i", "ext": None},  # "ext": null decodes, without prebid
+            ("imp i unknown", ErrorCode.UNKNOWN),
+        ),
+        (
+            BidTyper("ext_prebid_or_banner", error="no type", ext_error="bad ext"),
+            {"impid": "i", "ext": {"prebid": {"type": 5}}},
+            ("bad ext", ErrorCode.UNKNOWN),
+        ),
+        (
+            BidTyper("ext_prebid_or_banner", error="no type", ext_error="bad ext"),
+            {"impid": "i", "ext": {"prebid": None}},
+            ("no type", ErrorCode.UNKNOWN),
+        ),
+        (
+            BidTyper("imp_then_ext_prebid", error='Failed to parse impression "{impid}" mediatype'),
+            {"impid": "zzz", "ext": {"prebid": {"type": "unknown"}}},
+            ("invalid BidType: unknown", ErrorCode.UNKNOWN),
+        ),
     ],
 )
 def test_untyped_bid_wording(typer, bid, want):
@@ -374,6 +561,8 @@ def test_untyped_bid_wording(typer, bid, want):
         ({"source": "guess"}, StepError("bid_type.source")),
         ({"types": ["banner", "popup"]}, StepError("bid_type: media types")),
         ({"error_class": "oops"}, StepError("bid_type.error_class")),
+        ({"source": "fixed", "types": ["video"]}, BidTyper("fixed", types=("video",))),
+        ({"source": "ext_prebid", "ext_error": "x"}, BidTyper("ext_prebid", ext_error="x")),
     ],
 )
 def test_bid_typer_of(data, want):
@@ -382,3 +571,37 @@ def test_bid_typer_of(data, want):
             BidTyper.of(data)
     else:
         assert BidTyper.of(data) == want
+
+
+# --- bids ------------------------------------------------------------------------------------------
+
+BID_REWRITE_ROWS = [
+    (
+        "auction_price",
+        {"price": 1.25, "nurl": "n?p=${AUCTION_PRICE}", "adm": "<a ${AUCTION_PRICE} ${AUCTION_PRICE}>"},
+        {"price": 1.25, "nurl": "n?p=1.25", "adm": "<a 1.25 1.25>"},
+    ),
+    ("auction_price", {"price": 12345678.0, "adm": "${AUCTION_PRICE}"}, {"price": 12345678.0, "adm": "12345678"}),
+    ("auction_price", {"price": 0, "burl": "${AUCTION_PRICE}"}, {"price": 0, "burl": "${AUCTION_PRICE}"}),
+    ("auction_price", {"price": 2}, {"price": 2}),
+]
+
+
+@pytest.mark.parametrize(("name", "bid", "want"), BID_REWRITE_ROWS)
+def test_bid_rewrites(name, bid, want):
+    before = dict(bid)
+    assert BID_REWRITES[name](bid) == want
+    assert bid == before
+
+
+BID_VIDEO_ROWS = [
+    ("cat_dur", {"cat": ["IAB1", "IAB2"], "dur": 30}, {"primary_category": "IAB1", "duration": 30}),
+    ("cat_dur", {}, {"primary_category": "", "duration": 0}),
+    ("cat_dur", {"cat": [], "dur": -5}, {"primary_category": "", "duration": 0}),
+    ("cat_dur", {"cat": "IAB1", "dur": 1.5}, {"primary_category": "", "duration": 0}),
+]
+
+
+@pytest.mark.parametrize(("name", "bid", "want"), BID_VIDEO_ROWS)
+def test_bid_video(name, bid, want):
+    assert BID_VIDEO[name](bid) == want
