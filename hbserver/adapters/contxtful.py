@@ -37,9 +37,11 @@ from hbserver.adapters.steps import ParamsSpec
 
 BIDDER = "contxtful"
 VERSION = "v1"
-_PARAMS = ParamsSpec(
-    "openrtb_ext.ExtImpContxtful",
-    {"placementId": ("PlacementId", GoKind.STRING), "customerId": ("CustomerId", GoKind.STRING)},
+_PARAMS = ParamsSpec.of(
+    {
+        "struct": "openrtb_ext.ExtImpContxtful",
+        "fields": {"placementId": ["PlacementId", "string"], "customerId": ["CustomerId", "string"]},
+    }
 )
 # ContxtfulExchangeBid: the fields of a Prebid.js bid as PBS-Go decodes them
 _EXCHANGE_BID = {

@@ -31,7 +31,6 @@ from hbserver.adapters.base import (
 from hbserver.adapters.common import AnswerWording, JsonShapeError, json_call, resolve_macros, with_header
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
-    GoKind,
     ImpExtError,
     decode_go_answer,
     go_imp,
@@ -40,13 +39,11 @@ from hbserver.adapters.golike import (
 )
 from hbserver.adapters.steps import ParamsSpec
 
-_PARAMS = ParamsSpec(
-    "openrtb_ext.ExtImpYandex",
+_PARAMS = ParamsSpec.of(
     {
-        "placement_id": ("PlacementID", GoKind.STRING),
-        "page_id": ("PageID", GoKind.INT),
-        "imp_id": ("ImpID", GoKind.INT),
-    },
+        "struct": "openrtb_ext.ExtImpYandex",
+        "fields": {"placement_id": ["PlacementID", "string"], "page_id": ["PageID", "int"], "imp_id": ["ImpID", "int"]},
+    }
 )
 _DISPLAY_MANAGER = {"displaymanager": "prebid.go", "displaymanagerver": "1.1"}
 _VIDEO_DEFAULTS = (("minduration", 1), ("maxduration", 120), ("protocols", [3]))
