@@ -36,6 +36,7 @@ from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
     GoAnswer,
     GoKind,
+    ImpExtError,
     go_answer,
     go_field,
     go_float_text,
@@ -117,7 +118,7 @@ class ParamsSpec:
 
     struct: str = ""
     fields: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    null_is_absent: bool = False  # ``"bidder": null`` fails as an absent object does
+    null_is_absent: bool = False  # ``"ext": null`` / ``"bidder": null`` fail as absent objects do
     skip: bool = False
 
     @classmethod
@@ -141,6 +142,8 @@ class ParamsSpec:
         ImpExtError (``imp.ext`` does not decode) or JsonShapeError (the params do not)."""
         if self.skip:
             return {}
+        if self.null_is_absent and "ext" in imp and imp["ext"] is None:  # Go's imp.Ext is empty for null too
+            raise ImpExtError(ABSENT_OBJECT)
         params = imp_bidder_params(imp, null_is_absent=self.null_is_absent)
         if not self.fields:
             return params

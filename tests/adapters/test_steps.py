@@ -154,12 +154,13 @@ def test_params_read_failures(imp, error, message):
         (ParamsSpec(), {"bidder": {"any": [1]}}, {"any": [1]}),  # no fields: taken as it is
         (ParamsSpec(null_is_absent=True), {"bidder": None}, JsonShapeError(ABSENT_OBJECT)),
         (ParamsSpec(null_is_absent=False), {"bidder": None}, {}),
+        (ParamsSpec(null_is_absent=True), None, ImpExtError(ABSENT_OBJECT)),  # "ext": null
         (ParamsSpec(skip=True), "not even an object", {}),  # params: none -- ext is not read
     ],
 )
 def test_params_without_fields_and_null(spec, ext, want):
     if isinstance(want, Exception):
-        with pytest.raises(JsonShapeError, match="found"):
+        with pytest.raises(type(want), match="found"):
             spec.read({"ext": ext})
     else:
         assert spec.read({"ext": ext}) == want
