@@ -421,3 +421,69 @@ def go_quote(text: str) -> str:
             out.append(f"\\U{ord(char):08x}")
     out.append('"')
     return "".join(out)
+
+
+# --- a whole request re-encoded --------------------------------------------------------------------
+
+# openrtb2's fields without omitempty (openrtb v20.3.0): written even when zero or absent
+_TYPED_ALWAYS = frozenset({
+    ("openrtb2.BidRequest", "id"), ("openrtb2.BidRequest", "imp"), ("openrtb2.Imp", "id"),
+    ("openrtb2.Video", "mimes"), ("openrtb2.Audio", "mimes"), ("openrtb2.Native", "request"),
+    ("openrtb2.Deal", "id"), ("openrtb2.Metric", "type"), ("openrtb2.BrandVersion", "brand"),
+    ("openrtb2.SupplyChain", "complete"), ("openrtb2.SupplyChain", "nodes"), ("openrtb2.SupplyChain", "ver"),
+    ("openrtb2.SupplyChainNode", "asi"), ("openrtb2.SupplyChainNode", "sid"),
+})  # fmt: skip
+_TYPED_ZERO = {"string": "", "bool": False}
+
+
+def _typed_value(value: Any, go_type: str) -> Any:
+    """``value`` as Go writes a field of ``go_type`` again (None: the zero value of a pointer, slice
+    or raw message); a value of another JSON type is kept as it is."""
+    from hbserver.auction.ortb_schema import NAMED, STRUCTS
+
+    go_type = NAMED.get(go_type, go_type)
+    if go_type.startswith("*"):
+        return None if value is None else _typed_value(value, go_type[1:])
+    if go_type.startswith("[]"):
+        if not isinstance(value, list):
+            return value
+        return [_typed_value(item, go_type[2:]) for item in value]
+    if go_type in STRUCTS:
+        return _typed_struct(value, go_type) if isinstance(value, dict) else value
+    if value is None:
+        return None if go_type.startswith(("map[", "json.")) else _TYPED_ZERO.get(go_type, 0)
+    return value
+
+
+def _typed_struct(obj: dict[str, Any], struct: str) -> dict[str, Any]:
+    from hbserver.auction.ortb_schema import NAMED, STRUCTS
+
+    fields = STRUCTS[struct]
+    types = {name: go_type for name, _, go_type in fields}
+    given = go_fields(obj, *types)
+    out: dict[str, Any] = {}
+    for name, _, go_type in fields:
+        value = _typed_value(given.get(name), go_type)
+        if (struct, name) in _TYPED_ALWAYS or not _typed_omitted(value, NAMED.get(go_type, go_type)):
+            out[name] = value
+    return out
+
+
+def _typed_omitted(value: Any, go_type: str) -> bool:
+    """Whether Go's omitempty leaves out ``value`` of ``go_type``: a null pointer or raw message,
+    an empty slice or map, a zero number, an empty string, false."""
+    if value is None:
+        return True
+    if go_type.startswith("*") or go_type == "json.RawMessage":
+        return False
+    if isinstance(value, bool):
+        return not value
+    return value in ("", 0) or (isinstance(value, list | dict) and not value)
+
+
+def go_typed_request(request: Mapping[str, Any]) -> dict[str, Any]:
+    """``request`` as PBS-Go writes a typed ``openrtb2.BidRequest`` again, all the way down: keys
+    matched to fields ignoring case (``deviceType`` becomes ``devicetype``), unknown keys dropped,
+    zero values of omitempty fields left out (``"coppa": 0``, ``"api": []``) while pointers keep
+    theirs (``"gdpr": 0``, ``"dnt": 0``), raw ``ext`` objects kept as they are."""
+    return _typed_struct(dict(request), "openrtb2.BidRequest")
