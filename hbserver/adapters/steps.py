@@ -82,10 +82,13 @@ def _string_int(value: Any, where: str) -> int | None:
     """``jsonutil.StringInt``: an int, or a string of one ("" and null are 0); else jsonparser's text."""
     if value is None or value == "":
         return None
-    if isinstance(value, int | str) and not isinstance(value, bool) and _INT_TEXT.fullmatch(str(value)):
-        number = int(value)
-        if -(2**63) <= number < 2**63:
-            return number
+    if isinstance(value, str) and _INT_TEXT.fullmatch(value):
+        digits = value.lstrip("-").lstrip("0") or "0"
+        sign = -1 if value.startswith("-") else 1
+        value = sign * int(digits) if len(digits) <= 19 else 2**64  # past 19 digits int64 overflows
+    if isinstance(value, int) and not isinstance(value, bool):
+        if -(2**63) <= value < 2**63:
+            return value
         raise JsonShapeError(f"cannot unmarshal {where}: Value is number, but overflowed while parsing")
     raise JsonShapeError(f"cannot unmarshal {where}: {_MALFORMED}")
 

@@ -62,6 +62,7 @@ ZERO = {"id": "", "n": 0, "f": 0, "b": False, "tags": None, "raw": None, "zone":
         ({"bidder": {"zone": 12}}, {"zone": 12}),  # jsonutil.StringInt: a number
         ({"bidder": {"zone": "-12"}}, {"zone": -12}),  # or a string of one
         ({"bidder": {"zone": ""}}, {}),
+        ({"bidder": {"zone": "0" * 5000 + "7"}}, {"zone": 7}),  # leading zeros
         ({"bidder": {"num": 12}}, {"num": "12"}),  # json.Number: a number as its text
         ({"bidder": {"num": 1.5}}, {"num": "1.5"}),
         ({"bidder": {"num": "abc"}}, {"num": "abc"}),  # a string as given
@@ -124,6 +125,11 @@ def test_params_read(ext, want):
             JsonShapeError,
             "cannot unmarshal openrtb_ext.ExtX.Zone: Value looks like Number/Boolean/None, but can't find its end: "
             "',' or '}' symbol",
+        ),
+        (
+            {"id": "i", "ext": {"bidder": {"zone": "9" * 5000}}},  # no int() of 5000 digits
+            JsonShapeError,
+            "cannot unmarshal openrtb_ext.ExtX.Zone: Value is number, but overflowed while parsing",
         ),
         (
             {"id": "i", "ext": {"bidder": {"zone": 2**64}}},
