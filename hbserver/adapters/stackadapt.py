@@ -163,7 +163,7 @@ def _raw_member(text: str, key: str) -> str | None:
         index = _skip(text, index + 1)
 
 
-def _priced(bid: dict[str, Any]) -> dict[str, Any]:
+def with_price_macro(bid: dict[str, Any]) -> dict[str, Any]:
     """``bid`` with ``${AUCTION_PRICE}`` in adm, nurl and burl replaced by its price."""
     price = go_float_text(bid["price"])
     out = dict(bid)
@@ -216,7 +216,7 @@ class StackAdaptAdapter:
             except _Refused as refused:
                 errors.append(refused.error)
                 continue
-            result.bids.append(TypedBid(_priced(bid), kind))
+            result.bids.append(TypedBid(with_price_macro(bid), kind))
         return result, errors
 
 
