@@ -89,6 +89,7 @@ class GoTestFacts:
 
     extra: Mapping[str, Any] = field(default_factory=dict)
     prepare: Callable[[Adapter], None] | None = None
+    endpoint: str = ""  # a Go test go-test-setup.yaml does not show (a test not named TestJsonSamples)
 
 
 GO_TEST_FACTS: dict[str, GoTestFacts] = {
@@ -100,6 +101,10 @@ GO_TEST_FACTS: dict[str, GoTestFacts] = {
     "huaweiads": GoTestFacts({"extra_info": HUAWEIADS_EXTRA_INFO}),
     # audienceNetwork's Go test builds it with a platform id and an app secret
     "audienceNetwork": GoTestFacts({"platform_id": "test-platform-id", "app_secret": "test-app-secret"}),
+    # nativo's JSON test is TestBidderNativo, which go-test-setup.yaml (empty) does not show
+    "nativo": GoTestFacts(
+        {"external_url": "http://hosturl.com", "gvl_id": 1, "datacenter": "2"}, endpoint="https://foo.io/?src=prebid"
+    ),
 }
 
 
@@ -123,7 +128,7 @@ def go_string(text: str) -> str:
 
 def read_setup(path: Path, facts: GoTestFacts | None = None) -> BidderSetup:
     """The set-up of a bidder's JSON test from its go-test-setup.yaml (the TestJsonSamples entry)."""
-    entries = yaml.safe_load(path.read_text(encoding="utf-8"))
+    entries = yaml.safe_load(path.read_text(encoding="utf-8")) or [{}]  # empty: the facts say it all
     entry = next((e for e in entries if e.get("test") == "TestJsonSamples"), entries[0])
     server = entry.get("server") or {}
 
@@ -140,7 +145,7 @@ def read_setup(path: Path, facts: GoTestFacts | None = None) -> BidderSetup:
         "pbs_version": "",
     }
     extra.update(facts.extra)
-    return BidderSetup(first(entry.get("endpoint")), extra, facts.prepare)
+    return BidderSetup(facts.endpoint or first(entry.get("endpoint")), extra, facts.prepare)
 
 
 def built_in_bidders(definitions: Path = DEFINITIONS) -> list[str]:
