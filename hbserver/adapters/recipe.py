@@ -201,11 +201,16 @@ def load_recipe(code: str) -> Recipe | None:
 
 
 class Prepared(NamedTuple):
-    """An imp as the bidder gets it, the endpoint of its call and its params (for ``by_params``)."""
+    """An imp as the bidder gets it, the endpoint of its call and its params as decoded."""
 
     imp: dict[str, Any]
     uri: str
-    group: str
+    params: Mapping[str, Any]
+
+    @property
+    def group(self) -> str:
+        """The key of ``by_params``: imps with equal params go in one call."""
+        return repr(sorted(self.params.items()))
 
 
 class RecipeAdapter:
@@ -278,7 +283,7 @@ class RecipeAdapter:
             except ConversionError as exc:
                 raise _DroppedImp(BidderError(str(exc))) from None
         uri = recipe.endpoint.resolve(self.endpoint, params)
-        return Prepared(go_media_objects(out), uri, repr(sorted(params.items())))
+        return Prepared(go_media_objects(out), uri, params)
 
     def headers(self, request: Mapping[str, Any]) -> dict[str, str]:
         headers: dict[str, str] = {}
