@@ -104,13 +104,17 @@ def _json_number(value: Any, where: str) -> str | None:
 
 _OWN_KINDS: Mapping[str, Callable[[Any, str], Any]] = {"string_int": _string_int, "json.Number": _json_number}
 PARAM_KINDS = (*_GO_KINDS, *_OWN_KINDS)
+_ITEM_ZERO = {"[]string": "", "[]int": 0}
 
 
 def decode_kind(value: Any, kind: str, where: str) -> Any:
     """``value`` decoded as a Go field of ``kind`` (one of PARAM_KINDS); None for null."""
     if kind in _OWN_KINDS:
         return _OWN_KINDS[kind](value, where)
-    return go_value(value, _GO_KINDS[kind], where)
+    decoded = go_value(value, _GO_KINDS[kind], where)
+    if kind in _ITEM_ZERO and decoded is not None:  # a null item is the item's zero value
+        return [_ITEM_ZERO[kind] if item is None else item for item in decoded]
+    return decoded
 
 
 @dataclass(frozen=True)

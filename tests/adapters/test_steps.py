@@ -59,6 +59,7 @@ ZERO = {"id": "", "n": 0, "f": 0, "b": False, "tags": None, "raw": None, "zone":
         ({"bidder": {"other": 1}}, {}),  # fields not in the struct are left out
         ({"bidder": None}, {}),  # null reads as an empty struct
         ({"bidder": {}, "prebid": {}}, {}),
+        ({"bidder": {"tags": ["a", None]}}, {"tags": ["a", ""]}),  # a null item: its zero value
         ({"bidder": {"zone": 12}}, {"zone": 12}),  # jsonutil.StringInt: a number
         ({"bidder": {"zone": "-12"}}, {"zone": -12}),  # or a string of one
         ({"bidder": {"zone": ""}}, {}),
