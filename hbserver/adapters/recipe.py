@@ -67,6 +67,7 @@ from hbserver.adapters.steps import (
     UntypedBid,
     macro_text,
 )
+from hbserver.auction.ortb_schema import STRUCTS
 
 SPLITS = ("per_imp", "all", "first_imp", "by_params")
 ON_BAD_IMP = ("drop", "abort")
@@ -74,6 +75,23 @@ FLOORS = ("keep", "usd")
 EMPTY_ANSWERS = ("response", "none")  # an answer left without bids: an empty response, or none
 UNTYPED = ("answer", "bid")  # an untyped bid fails the whole answer, or only itself
 CURRENCIES = ("answer", "usd")
+
+
+# openrtb2.BidRequest's and openrtb2.Imp's fields: Go's typed re-encoding drops any other key
+_REQUEST_FIELDS = frozenset(name for name, _, _ in STRUCTS["openrtb2.BidRequest"])
+_IMP_FIELDS = frozenset(name for name, _, _ in STRUCTS["openrtb2.Imp"])
+
+
+def typed_imp(imp: Mapping[str, Any]) -> dict[str, Any]:
+    """An imp as PBS-Go's typed ``openrtb2.Imp`` writes it again: its own fields alone, the media
+    objects' required fields written."""
+    return go_media_objects({key: value for key, value in imp.items() if key in _IMP_FIELDS})
+
+
+def typed_top(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The request's top level as PBS-Go's typed ``openrtb2.BidRequest`` writes it (its own fields,
+    zero-valued omitempty scalars left out)."""
+    return go_request_top({key: value for key, value in request.items() if key in _REQUEST_FIELDS})
 
 
 RecipeError = StepError  # a recipe file that names an unknown step or has a value of the wrong shape
@@ -243,12 +261,12 @@ class RecipeAdapter:
     def calls(self, request: Mapping[str, Any], prepared: list[Prepared]) -> list[RequestData]:
         """The calls of the recipe's ``split`` for the imps that are sent."""
         headers = self.headers(request)
-        top = go_request_top(request)
+        top = typed_top(request)
         split = self.recipe.split
         if split == "per_imp":
             return [json_call(one.uri, {**top, "imp": [one.imp]}, _ids((one.imp,)), headers) for one in prepared]
         if split == "first_imp":
-            imps = [prepared[0].imp, *(go_media_objects(imp) for imp in request["imp"][1:])]
+            imps = [prepared[0].imp, *(typed_imp(imp) for imp in request["imp"][1:])]
             return [json_call(prepared[0].uri, {**top, "imp": imps}, _ids(imps), headers)]
         groups: dict[str, list[Prepared]] = {}
         for one in prepared:
@@ -283,7 +301,7 @@ class RecipeAdapter:
             except ConversionError as exc:
                 raise _DroppedImp(BidderError(str(exc))) from None
         uri = recipe.endpoint.resolve(self.endpoint, params)
-        return Prepared(go_media_objects(out), uri, params)
+        return Prepared(typed_imp(out), uri, params)
 
     def headers(self, request: Mapping[str, Any]) -> dict[str, str]:
         headers: dict[str, str] = {}

@@ -322,3 +322,18 @@ def test_bid_rewrites_and_video(recipe, answer_bid, want_bid, want_video):
     response, errors = bids_for(adapter(**recipe), REQUEST, {"seatbid": [{"bid": [answer_bid]}]})
     assert errors == []
     assert [(b.bid, b.bid_video) for b in response.bids] == [(want_bid, want_video)]
+
+
+@pytest.mark.parametrize(
+    ("split", "imps"),
+    [
+        ("per_imp", [{**imp("1", {"host": "a"}), "mtype": 3}]),
+        ("all", [{**imp("1", {"host": "a"}), "mtype": 3}]),
+        ("first_imp", [imp("1", {"host": "a"}), {**imp("2", {"host": "b"}), "mtype": 3}]),
+    ],
+)
+def test_imps_and_request_go_as_gos_typed_structs(split, imps):
+    request = {"id": "r", "imp": imps, "unknown": 1, "test": 0, "tmax": 500}
+    _, bodies, _ = requests_of(adapter(split=split), request, INFO)
+    assert set(bodies[0]) == {"id", "imp", "tmax"}  # fields outside openrtb2.BidRequest and zero omitempty dropped
+    assert all("mtype" not in sent for sent in bodies[0]["imp"])  # openrtb2.Imp has no mtype
