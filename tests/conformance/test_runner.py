@@ -110,7 +110,7 @@ def test_error_counts_and_wording():
     assert compare_errors("S", expected, [BidderError("a"), BidderError("c")], check_text=False) == []
 
 
-def call(uri: str, ids: list[str], body: dict) -> HttpCall:
+def call(uri: str, ids: list[str], body: dict | None) -> HttpCall:
     return HttpCall(uri=uri, body=body, imp_ids=ids)
 
 
@@ -124,6 +124,36 @@ def test_request_matching_is_order_free_but_exact():
     assert compare_requests(expected, [sent("u", ["a"], {"x": 1})])  # count
     assert compare_requests(expected, [sent("u", ["a"], {"x": 1}), sent("v", ["b", "c"], {"x": 2})])  # uri
     assert compare_requests([call("u", [], {})], [sent("u", [], {})])  # no impIDs never matches
+
+
+@pytest.mark.parametrize(
+    ("want_body", "sent_body", "matches"),
+    [
+        (None, None, True),  # a GET without a body, a fixture without one: diffJson's two empty bodies
+        (None, b"", True),
+        (None, b"{}", False),
+        ({}, None, False),
+        ({}, b"{}", True),
+    ],
+)
+def test_requests_without_a_body(want_body, sent_body, matches):
+    problems = compare_requests([call("u", ["a"], want_body)], [RequestData("GET", "u", sent_body, imp_ids=["a"])])
+    assert (problems == []) is matches, problems
+
+
+@pytest.mark.parametrize(
+    ("want", "got", "matches"),
+    [
+        (["2001:db8::1", "1.2.3.4"], "2001:db8::1, 1.2.3.4", True),  # Go's Add twice: one joined value here
+        (["1.2.3.4", "2001:db8::1"], "2001:db8::1, 1.2.3.4", False),  # order matters
+        (["1.2.3.4"], "1.2.3.4", True),
+        (["1.2.3.4"], "1.2.3.4, 5.6.7.8", False),
+    ],
+)
+def test_a_header_go_sends_twice(want, got, matches):
+    expected = HttpCall(uri="u", body={}, imp_ids=["a"], headers={"X-Forwarded-For": want})
+    actual = RequestData("POST", "u", b"{}", {"X-Forwarded-For": got}, imp_ids=["a"])
+    assert (compare_requests([expected], [actual]) == []) is matches
 
 
 def test_bid_responses():
