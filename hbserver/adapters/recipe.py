@@ -65,6 +65,7 @@ from hbserver.adapters.steps import (
     ParamsSpec,
     StepError,
     UntypedBid,
+    checked_text,
     macro_text,
 )
 from hbserver.auction.ortb_schema import STRUCTS
@@ -113,10 +114,13 @@ class Worded:
         if data is None:
             return None
         if isinstance(data, str):
-            return cls(data)
-        if isinstance(data, Mapping) and isinstance(data.get("text"), str):
-            return cls(data["text"], _error_class(data.get("class", "generic"), where))
-        raise RecipeError(f"{where}: expected a text or {{text, class}}, got {data!r}")
+            worded = cls(data)
+        elif isinstance(data, Mapping) and isinstance(data.get("text"), str):
+            worded = cls(data["text"], _error_class(data.get("class", "generic"), where))
+        else:
+            raise RecipeError(f"{where}: expected a text or {{text, class}}, got {data!r}")
+        checked_text(worded.text, where, "", index=0)
+        return worded
 
 
 def _error_class(name: Any, where: str) -> ErrorCode:

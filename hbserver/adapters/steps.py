@@ -61,6 +61,16 @@ class StepError(ValueError):
     """A recipe value a step cannot take (the recipe loader adds the file's name)."""
 
 
+def checked_text(text: str, where: str, *args: Any, **kwargs: Any) -> str:
+    """``text`` when it formats with the placeholders its step fills, else StepError naming them."""
+    try:
+        text.format(*args, **kwargs)
+    except (KeyError, IndexError, ValueError) as exc:
+        fills = ", ".join(["{}"] * len(args) + [f"{{{name}}}" for name in kwargs]) or "none"
+        raise StepError(f"{where}: {text!r} has a placeholder other than {fills} ({exc})") from None
+    return text
+
+
 def _class_of(name: Any, where: str) -> str:
     if name not in ERROR_CLASSES:
         raise StepError(f"{where}: unknown error class {name!r} (one of {sorted(ERROR_CLASSES)})")
@@ -369,6 +379,9 @@ class AnswerSpec:
             isinstance(k, int) and isinstance(v, str) for k, v in statuses.items()
         ):
             raise StepError("answer.statuses: expected status: text")
+        for text in (*statuses.values(), str(data.get("status", UNEXPECTED_STATUS))):
+            checked_text(text, "answer.status", 0)
+        checked_text(str(data.get("body_text", "{}")), "answer.body_text", "")
         if data.get("empty_body", "decode") not in ("decode", "no_bids"):
             raise StepError("answer.empty_body: decode or no_bids")
         if data.get("decoder", "jsoniter") not in ANSWER_DECODERS:
@@ -527,8 +540,10 @@ class BidTyper:
         types, order = tuple(data.get("types", _ALL_TYPES)), tuple(data.get("order", cls.order))
         if not set(types) | set(order) <= set(_ALL_TYPES):
             raise StepError(f"bid_type: media types are {_ALL_TYPES}")
-        error = str(data.get("error", cls.error))
+        error = checked_text(str(data.get("error", cls.error)), "bid_type.error", impid="", mtype=0)
         ext_error = data.get("ext_error")
+        if ext_error is not None:
+            checked_text(str(ext_error), "bid_type.ext_error", impid="", mtype=0)
         return cls(
             source,
             types,

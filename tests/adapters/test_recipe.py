@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from hbserver.adapters import RECIPE_DIR
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.recipe import Recipe, RecipeAdapter, RecipeError, load_recipe
 from tests.adapters.helpers import bids_for, converter, requests_of
@@ -59,6 +60,12 @@ def errors_of(errors: list) -> list[tuple[str, ErrorCode]]:
         ({"bid_video": "duration"}, "bid_video: unknown value 'duration'"),
         ({"empty_answer": "empty"}, "empty_answer: unknown value 'empty'"),
         ({"params": "all"}, "params: expected a mapping or none"),
+        ({"params_error": "bad {imp}: {}"}, "params_error: 'bad {imp}: {}' has a placeholder other than {}, {index}"),
+        ({"no_calls_error": {"text": "{0} {1}"}}, "no_calls_error: '{0} {1}' has a placeholder other than"),
+        ({"bid_type": {"error": "{id}"}}, "bid_type.error: '{id}' has a placeholder other than {impid}, {mtype}"),
+        ({"bid_type": {"ext_error": "{"}}, "bid_type.ext_error: '{' has a placeholder"),
+        ({"answer": {"statuses": {503: "{code}"}}}, "answer.status: '{code}' has a placeholder other than {}"),
+        ({"answer": {"body_text": "{body}"}}, "answer.body_text: '{body}' has a placeholder"),
     ],
 )
 def test_a_bad_recipe_is_refused_naming_the_problem(data, problem):
@@ -337,3 +344,8 @@ def test_imps_and_request_go_as_gos_typed_structs(split, imps):
     _, bodies, _ = requests_of(adapter(split=split), request, INFO)
     assert set(bodies[0]) == {"id", "imp", "tmax"}  # fields outside openrtb2.BidRequest and zero omitempty dropped
     assert all("mtype" not in sent for sent in bodies[0]["imp"])  # openrtb2.Imp has no mtype
+
+
+@pytest.mark.parametrize("path", sorted(RECIPE_DIR.glob("*.yaml")), ids=lambda path: path.stem)
+def test_every_recipe_file_loads(path):
+    assert load_recipe(path.stem) is not None

@@ -26,6 +26,7 @@ from hbserver.adapters.steps import (
     ParamsSpec,
     StepError,
     UntypedBid,
+    checked_text,
     macro_text,
 )
 
@@ -613,3 +614,24 @@ BID_VIDEO_ROWS = [
 @pytest.mark.parametrize(("name", "bid", "want"), BID_VIDEO_ROWS)
 def test_bid_video(name, bid, want):
     assert BID_VIDEO[name](bid) == want
+
+
+@pytest.mark.parametrize(
+    ("text", "args", "kwargs", "ok"),
+    [
+        ("{}", ("x",), {}, True),
+        ("plain", ("x",), {}, True),
+        ("#{index}: {}", ("x",), {"index": 0}, True),
+        ("{impid} {mtype}", (), {"impid": "", "mtype": 0}, True),
+        ("{id}", (), {"impid": ""}, False),
+        ("{} {}", ("x",), {}, False),
+        ("{", ("x",), {}, False),
+        ("{{literal}} {}", ("x",), {}, True),
+    ],
+)
+def test_checked_text(text, args, kwargs, ok):
+    if ok:
+        assert checked_text(text, "w", *args, **kwargs) == text
+    else:
+        with pytest.raises(StepError, match=r"^w: "):
+            checked_text(text, "w", *args, **kwargs)
