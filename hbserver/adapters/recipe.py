@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 
 import yaml
 
@@ -242,6 +242,14 @@ class RecipeAdapter:
         self.recipe = recipe
         self.endpoint = config.endpoint
         self.bidder = config.bidder
+
+    @classmethod
+    def of_code(cls, code: str, config: AdapterConfig) -> Self:
+        """The adapter run from ``recipes/<code>.yaml`` (a module's ``build``); LookupError without one."""
+        recipe = load_recipe(code)
+        if recipe is None:
+            raise LookupError(f"no recipe for {code!r}")
+        return cls(recipe, config)
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         recipe = self.recipe

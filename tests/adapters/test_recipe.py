@@ -349,3 +349,12 @@ def test_imps_and_request_go_as_gos_typed_structs(split, imps):
 @pytest.mark.parametrize("path", sorted(RECIPE_DIR.glob("*.yaml")), ids=lambda path: path.stem)
 def test_every_recipe_file_loads(path):
     assert load_recipe(path.stem) is not None
+
+
+@pytest.mark.parametrize(("code", "ok"), [("teqblaze", True), ("no-such-bidder", False)])
+def test_of_code(code, ok):
+    if ok:
+        assert RecipeAdapter.of_code(code, AdapterConfig(code, ENDPOINT)).recipe is load_recipe(code)
+    else:
+        with pytest.raises(LookupError, match="no recipe for 'no-such-bidder'"):
+            RecipeAdapter.of_code(code, AdapterConfig(code, ENDPOINT))
