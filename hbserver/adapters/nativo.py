@@ -10,7 +10,7 @@ from typing import Any
 
 from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse
 from hbserver.adapters.golike import GoAnswer, go_field
-from hbserver.adapters.recipe import RecipeAdapter, load_recipe
+from hbserver.adapters.recipe import RecipeAdapter
 
 RENDERER = "nativorenderer"
 
@@ -46,6 +46,4 @@ class NativoAdapter(RecipeAdapter):
 
 
 def build(config: AdapterConfig) -> NativoAdapter:
-    recipe = load_recipe("nativo")
-    assert recipe is not None
-    return NativoAdapter(recipe, config)
+    return NativoAdapter.of_code("nativo", config)
