@@ -10,7 +10,7 @@ from typing import Any
 
 from hbserver.adapters.base import AdapterConfig, RequestData
 from hbserver.adapters.golike import go_fields
-from hbserver.adapters.recipe import Prepared, RecipeAdapter, load_recipe
+from hbserver.adapters.recipe import Prepared, RecipeAdapter
 
 
 def with_price_type(ext: Any, price_type: str) -> Any:
@@ -40,6 +40,4 @@ class DianomiAdapter(RecipeAdapter):
 
 
 def build(config: AdapterConfig) -> DianomiAdapter:
-    recipe = load_recipe("dianomi")
-    assert recipe is not None
-    return DianomiAdapter(recipe, config)
+    return DianomiAdapter.of_code("dianomi", config)
