@@ -10,7 +10,7 @@ from typing import Any
 
 from hbserver.adapters.base import AdapterConfig, RequestData
 from hbserver.adapters.golike import set_omitempty
-from hbserver.adapters.recipe import Prepared, RecipeAdapter, load_recipe
+from hbserver.adapters.recipe import Prepared, RecipeAdapter
 
 
 def call_request(request: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
@@ -41,6 +41,4 @@ class AdprimeAdapter(RecipeAdapter):
 
 
 def build(config: AdapterConfig) -> AdprimeAdapter:
-    recipe = load_recipe("adprime")
-    assert recipe is not None
-    return AdprimeAdapter(recipe, config)
+    return AdprimeAdapter.of_code("adprime", config)
