@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from hbserver.adapters.base import AdapterConfig, BidderError, RequestData, RequestInfo, bad_input
 from hbserver.adapters.common import JsonShapeError, json_call
 from hbserver.adapters.golike import ImpExtError, set_omitempty
-from hbserver.adapters.recipe import RecipeAdapter, load_recipe, typed_imp, typed_top
+from hbserver.adapters.recipe import RecipeAdapter, typed_imp, typed_top
 from hbserver.adapters.steps import is_safe_host
 
 
@@ -67,6 +67,4 @@ class RediadsAdapter(RecipeAdapter):
 
 
 def build(config: AdapterConfig) -> RediadsAdapter:
-    recipe = load_recipe("rediads")
-    assert recipe is not None
-    return RediadsAdapter(recipe, config)
+    return RediadsAdapter.of_code("rediads", config)
