@@ -487,3 +487,26 @@ def go_typed_request(request: Mapping[str, Any]) -> dict[str, Any]:
     zero values of omitempty fields left out (``"coppa": 0``, ``"api": []``) while pointers keep
     theirs (``"gdpr": 0``, ``"dnt": 0``), raw ``ext`` objects kept as they are."""
     return _typed_struct(dict(request), "openrtb2.BidRequest")
+
+
+# --- raw messages ----------------------------------------------------------------------------------
+
+
+class RawObject(dict):  # type: ignore[type-arg]
+    """A JSON object that keeps the text it was read from, as Go's ``json.RawMessage`` does; PBS-Go's
+    encoder (jsoniter, behind ``jsonutil.Marshal``) writes such a value back byte for byte, spaces and
+    all. hbserver's request reader makes plain dicts (Prebid's clients send compact JSON); a reader
+    that keeps the text (the conformance harness's, like Go's) makes these."""
+
+    __slots__ = ("raw_json",)
+
+    def __init__(self, items: Mapping[str, Any], raw_json: str) -> None:
+        super().__init__(items)
+        self.raw_json = raw_json
+
+
+def raw_message_text(value: Any) -> str:
+    """``value`` as jsoniter writes a ``json.RawMessage``: the text it was read from when it kept it,
+    else compact JSON."""
+    raw = getattr(value, "raw_json", None)
+    return raw if isinstance(raw, str) else orjson.dumps(value).decode()

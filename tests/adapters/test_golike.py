@@ -16,6 +16,7 @@ from hbserver.adapters.golike import (
     GO_SPACE,
     GoKind,
     ImpExtError,
+    RawObject,
     decode_go_answer,
     go_answer,
     go_bid,
@@ -31,6 +32,7 @@ from hbserver.adapters.golike import (
     go_value,
     go_video,
     imp_bidder_params,
+    raw_message_text,
     set_omitempty,
     with_query_param,
 )
@@ -450,3 +452,23 @@ def test_go_space_is_strings_trimspace(text: str, trimmed: str) -> None:
 )
 def test_go_imp(imp: dict, written: dict) -> None:
     assert go_imp(imp) == written
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (RawObject({"a": 1}, '{ "a": 1 }'), '{ "a": 1 }'),  # read with its text: written back byte for byte
+        ({"a": 1, "b": [1, 2]}, '{"a":1,"b":[1,2]}'),  # a plain dict: compact JSON
+        ("x", '"x"'),
+    ],
+)
+def test_raw_message_text(value, text) -> None:
+    assert raw_message_text(value) == text
+
+
+def test_a_raw_object_is_a_dict_that_copies_with_its_text() -> None:
+    import copy
+
+    value = RawObject({"a": {"b": 1}}, '{"a": {"b": 1}}')
+    copied = copy.deepcopy(value)
+    assert copied == {"a": {"b": 1}} and copied.raw_json == value.raw_json and copied["a"] is not value["a"]

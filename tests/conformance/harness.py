@@ -62,6 +62,11 @@ def _eplanning_testing(adapter: Adapter) -> None:
     adapter.testing = True  # type: ignore[attr-defined]
 
 
+def _adnuntius_clock(adapter: Adapter) -> None:
+    """The adnuntius Go test fixes the adapter's clock at 2016-01-01 12:30:15 UTC."""
+    adapter.now = lambda: datetime(2016, 1, 1, 12, 30, 15, tzinfo=UTC)  # type: ignore[attr-defined]
+
+
 def _smaato_clock(adapter: Adapter) -> None:
     """The smaato Go test fixes the adapter's clock at 2021-06-25 10:00:00 UTC."""
     adapter.now = lambda: datetime(2021, 6, 25, 10, 0, 0, tzinfo=UTC)  # type: ignore[attr-defined]
@@ -96,6 +101,7 @@ GO_TEST_FACTS: dict[str, GoTestFacts] = {
     "appnexus": GoTestFacts(prepare=_constant_random),
     "rubicon": GoTestFacts({"xapi": {"username": "xuser", "password": "xpass", "tracker": "pbs-test-tracker"}}),
     "smaato": GoTestFacts(prepare=_smaato_clock),
+    "adnuntius": GoTestFacts(prepare=_adnuntius_clock),
     "cadent_aperture_mx": GoTestFacts(prepare=_cadent_testing),
     "eplanning": GoTestFacts(prepare=_eplanning_testing),
     "huaweiads": GoTestFacts({"extra_info": HUAWEIADS_EXTRA_INFO}),

@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from hbserver.adapters.golike import RawObject
+
 # Folders the Go harness runs, and for each: whether expected errors are allowed, the entry point.
 FOLDERS: dict[str, tuple[bool, str]] = {
     "exemplary": (False, "openrtb2-auction"),
@@ -268,6 +270,21 @@ def _bid_response(raw: _Raw) -> ExpectedBidResponse:
     return out
 
 
+def _with_ext_text(raw: _Raw, value: Any) -> Any:
+    """``value`` (``raw`` parsed) with every object under an ``ext`` key a RawObject keeping its text:
+    the request's ``ext`` fields are ``json.RawMessage`` in Go's model, written back as they were read."""
+    if raw.kind == "{" and isinstance(value, dict):
+        spans = {key: (start, end) for key, start, end in _members(raw.text, raw.start)[0]}  # the last wins
+        for key, (start, end) in spans.items():
+            child = _Raw(raw.text, start, end)
+            item = _with_ext_text(child, value[key])
+            value[key] = RawObject(item, child.raw().decode()) if key == "ext" and isinstance(item, dict) else item
+    elif raw.kind == "[" and isinstance(value, list):
+        for index, (start, end) in enumerate(_elements(raw.text, raw.start)[0]):
+            value[index] = _with_ext_text(_Raw(raw.text, start, end), value[index])
+    return value
+
+
 def load_fixture(path: Path, bidder: str, folder: str) -> Fixture:
     text = path.read_text(encoding="utf-8")
     start = _ws(text, 0)
@@ -277,7 +294,8 @@ def load_fixture(path: Path, bidder: str, folder: str) -> Fixture:
     ))
     fixture = Fixture(bidder, folder, path)
     if "mockBidRequest" in top:
-        fixture.request = top["mockBidRequest"].value()
+        raw_request = top["mockBidRequest"]
+        fixture.request = _with_ext_text(raw_request, raw_request.value())
     if "httpCalls" in top:
         fixture.calls = [_call(item) for item in top["httpCalls"].items()]
     if "expectedBidResponses" in top:

@@ -65,6 +65,19 @@ def test_loader_matches_keys_as_go_does(tmp_path: Path):
     assert load_fixture(path, "b", "exemplary").request == {"id": "a"}
 
 
+def test_loader_keeps_the_text_of_ext_objects(tmp_path: Path):
+    """Go's ext fields are raw messages: the adapter may write one back exactly as the file has it."""
+    path = tmp_path / "x.json"
+    path.write_text('{"mockBidRequest": {"user": {"ext": { "eids": [{"uids": [{"ext": { "a": 1 }}]}] }},'
+                    ' "ext": {"x": 1}, "ext": { "y" : 2 }, "imp": [{"ext": 5}]}}')
+    request = load_fixture(path, "b", "exemplary").request
+    user_ext = request["user"]["ext"]
+    assert user_ext.raw_json == '{ "eids": [{"uids": [{"ext": { "a": 1 }}]}] }'
+    assert user_ext["eids"][0]["uids"][0]["ext"].raw_json == '{ "a": 1 }'
+    assert (request["ext"], request["ext"].raw_json) == ({"y": 2}, '{ "y" : 2 }')  # the last one wins
+    assert request["imp"][0]["ext"] == 5
+
+
 @pytest.mark.parametrize(("expected", "actual", "equal"), [
     ({"a": 1}, {"a": 1.0}, True),
     ({"a": [1, 2]}, {"a": [2, 1]}, False),
