@@ -31,7 +31,13 @@ from hbserver.adapters.common import (
     expect_string,
     json_call,
 )
-from hbserver.adapters.golike import decode_go_answer, go_media_objects, imp_bidder_params, set_omitempty
+from hbserver.adapters.golike import (
+    decode_go_answer,
+    go_media_objects,
+    imp_bidder_params,
+    json_number_text,
+    set_omitempty,
+)
 
 BID_TYPES = frozenset({"banner", "video", "audio", "native"})
 # The json names of PBS-Go's ExtRequestPrebid, all omitempty: what survives its re-encoding. Its
@@ -51,20 +57,9 @@ _ANSWER_WORDING = AnswerWording(
 )
 
 
-def _number_text(value: Any, where: str) -> str:
-    """A Go ``json.Number`` field as text: a number's digits or any string ("" for null/absent)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise JsonShapeError(f"cannot unmarshal {where}: invalid number")
-    return str(value)
-
-
 def _read_params(params: dict[str, Any]) -> tuple[str, str]:
     """(master tag id, price type) of one imp; the other fields are only type-checked, as Go does."""
-    mid = _number_text(params.get("mid"), "openrtb_ext.ExtImpAdf.MasterTagID")
+    mid = json_number_text(params.get("mid"), "cannot unmarshal openrtb_ext.ExtImpAdf.MasterTagID: invalid number")
     inv = params.get("inv")
     if inv is not None and (isinstance(inv, bool) or not isinstance(inv, int)):
         raise JsonShapeError("cannot unmarshal openrtb_ext.ExtImpAdf.InventorySourceID: unexpected character")

@@ -34,54 +34,20 @@ from hbserver.adapters.golike import (
     go_int,
     go_media_objects,
     go_members,
+    go_quote,
     go_request_top,
     imp_bidder_params,
+    json_number_text,
 )
 from hbserver.numbers import INT64, NumberError, parse_int
 
 # the JSON number grammar Go's encoding/json checks a json.Number against before writing it
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
 _PARAMS = "openrtb_ext.ExtImpAdtelligent"
-_GO_QUOTE_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
 
 
 class _BadImp(ValueError):
     """An imp this adapter cannot send (the message is the bidder error's)."""
-
-
-def _go_quote(text: str) -> str:
-    """``text`` as Go's ``%q`` writes it (``strconv.Quote``): printable characters kept, quotes and
-    backslashes escaped, the usual C escapes, ``\\xNN`` / ``\\uNNNN`` for other unprintable ones."""
-    out = ['"']
-    for char in text:
-        if char in '"\\':
-            out.append("\\" + char)
-        elif char in _GO_QUOTE_ESCAPES:
-            out.append(_GO_QUOTE_ESCAPES[char])
-        elif char.isprintable() or char == " ":
-            out.append(char)
-        elif ord(char) < 0x80:
-            out.append(f"\\x{ord(char):02x}")
-        elif ord(char) <= 0xFFFF:
-            out.append(f"\\u{ord(char):04x}")
-        else:
-            out.append(f"\\U{ord(char):08x}")
-    out.append('"')
-    return "".join(out)
-
-
-def _number_text(value: Any, where: str) -> str:
-    """The text json-iterator keeps in a ``json.Number``: a string as given, a number as written
-    (null is ""); any other value fails in json-iterator's words."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)
-    raise JsonShapeError(f"cannot unmarshal {where}: invalid number")
 
 
 def _go_float(value: Any, where: str) -> int | float:
@@ -97,7 +63,7 @@ def _parse_int64(text: str) -> int:
     try:
         return parse_int(text, INT64)
     except NumberError as exc:
-        raise ValueError(f"strconv.ParseInt: parsing {_go_quote(text)}: {exc.reason}") from None
+        raise ValueError(f"strconv.ParseInt: parsing {go_quote(text)}: {exc.reason}") from None
 
 
 class _Params:
@@ -113,7 +79,7 @@ class _Params:
             if value is None and name != "aid":  # null leaves a Go number field as it was
                 continue
             if name == "aid":
-                self.aid = _number_text(value, f"{_PARAMS}.SourceId")
+                self.aid = json_number_text(value, f"cannot unmarshal {_PARAMS}.SourceId: invalid number")
             elif name == "placementId":
                 self.placement_id = go_int(value, f"{_PARAMS}.PlacementId")
             elif name == "siteId":
@@ -145,7 +111,7 @@ def _prepare_imp(imp: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         raise _BadImp(f"ignoring imp id={imp_id}, error while decoding impExt, err: {exc}") from None
     aid_text = params.aid or "0"  # Go writes an empty json.Number as 0
     if not _JSON_NUMBER.match(aid_text):
-        message = f"json: invalid number literal {_go_quote(aid_text)}"
+        message = f"json: invalid number literal {go_quote(aid_text)}"
         raise _BadImp(f"ignoring imp id={imp_id}, error while marshaling impExt, err: {message}")
     try:
         aid = _parse_int64(params.aid)

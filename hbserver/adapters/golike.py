@@ -362,6 +362,19 @@ def go_float_text(value: float) -> str:
     return "0" if text == "-0" else text
 
 
+def json_number_text(value: Any, failure: str) -> str:
+    """A ``json.Number`` field as json-iterator reads it: a string as given (unchecked), null as "",
+    a number as its text (a float in Python's shortest form: the literal's own text is gone once
+    decoded); anything else fails with ``failure`` as the JsonShapeError's message."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise JsonShapeError(failure)
+    return str(value)
+
+
 def with_query_param(endpoint: str, name: str, value: str) -> str:
     """``endpoint`` with ``name=value`` added to its query, the query re-encoded as Go's
     ``url.Values.Encode`` does: keys sorted (the values of one key keep their order), escaped as a

@@ -37,7 +37,14 @@ from hbserver.adapters.common import (
     floor_in_usd,
     resolve_macros,
 )
-from hbserver.adapters.golike import decode_go_answer, go_media_objects, go_members, go_request_top, imp_bidder_params
+from hbserver.adapters.golike import (
+    decode_go_answer,
+    go_media_objects,
+    go_members,
+    go_request_top,
+    imp_bidder_params,
+    json_number_text,
+)
 
 _ANSWER_WORDING = AnswerWording(
     status=UNEXPECTED_STATUS + ".",
@@ -48,20 +55,6 @@ _BID_TYPE_ORDER = ("banner", "video", "audio", "native")
 _NO_PARAMS = "ext.bidder is not provided"
 
 
-def _number_text(value: Any) -> str:
-    """A ``json.Number`` field as json-iterator reads it: a string as given, null as "", a number as
-    its text; anything else fails (JsonShapeError)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)  # the literal's own text is gone once decoded; Python's shortest form
-    raise JsonShapeError("readNumberAsString: invalid number")
-
-
 def _endpoint_values(imp: Mapping[str, Any]) -> dict[str, str]:
     """The imp's ``host`` and ``publisherId`` as the endpoint macros ``Host`` and ``PublisherID``;
     JsonShapeError when its ``ext`` or params do not decode (PBS-Go words every such case alike)."""
@@ -70,7 +63,7 @@ def _endpoint_values(imp: Mapping[str, Any]) -> dict[str, str]:
         if name == "host":
             values["Host"] = expect_string(value, "openrtb_ext.ImpExtLimelightDigital.Host")
         else:
-            values["PublisherID"] = _number_text(value)
+            values["PublisherID"] = json_number_text(value, "readNumberAsString: invalid number")
     return values
 
 

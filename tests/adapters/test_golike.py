@@ -28,10 +28,12 @@ from hbserver.adapters.golike import (
     go_media_objects,
     go_members,
     go_parse_float,
+    go_quote,
     go_request_top,
     go_value,
     go_video,
     imp_bidder_params,
+    json_number_text,
     raw_message_text,
     set_omitempty,
     with_query_param,
@@ -472,3 +474,38 @@ def test_a_raw_object_is_a_dict_that_copies_with_its_text() -> None:
     value = RawObject({"a": {"b": 1}}, '{"a": {"b": 1}}')
     copied = copy.deepcopy(value)
     assert copied == {"a": {"b": 1}} and copied.raw_json == value.raw_json and copied["a"] is not value["a"]
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        (None, ""),  # null (or absent) is the empty number
+        ("12x", "12x"),  # a string is kept unchecked (json-iterator's readNumberAsString)
+        (42, "42"),
+        (-7, "-7"),
+        (1.5, "1.5"),
+        (True, Fails("bad number")),  # a bool is no number
+        ([1], Fails("bad number")),
+        ({"a": 1}, Fails("bad number")),
+    ],
+    ids=["null", "string-unchecked", "int", "negative", "float", "bool", "list", "object"],
+)
+def test_json_number_text(value, want) -> None:
+    assert outcome(json_number_text, value, "bad number") == want
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ("abc", '"abc"'),
+        ('a"b\\c', '"a\\"b\\\\c"'),
+        ("a\nb\tc", '"a\\nb\\tc"'),
+        ("\x01", '"\\x01"'),
+        ("\u00ad", '"\\u00ad"'),  # a soft hyphen is not printable
+        ("\U000e0001", '"\\U000e0001"'),
+        ("é ü", '"é ü"'),  # printable non-ASCII is kept
+    ],
+    ids=["plain", "quote-backslash", "c-escapes", "control", "unprintable-bmp", "unprintable-astral", "printable"],
+)
+def test_go_quote(text: str, quoted: str) -> None:
+    assert go_quote(text) == quoted
