@@ -13,8 +13,9 @@ A recipe names, for the calls (``make_requests``):
   error alone); ``errors_with_calls``: false when the errors of dropped imps are let go once any
   call is made; ``checks``: rules the params must pass (``PARAM_CHECKS``);
 * ``endpoint``: Go template macros filled from the params (``{Host: env}``), else the configured
-  endpoint as it is;
-* ``imp_ext``: how the imp's ``ext`` is rewritten (a step of ``IMP_EXT_REWRITES``); ``tagid``: the
+  endpoint as it is; ``required: true`` refuses an empty configured endpoint at build time;
+* ``imp_ext``: how the imp's ``ext`` is rewritten (a step of ``IMP_EXT_REWRITES``); ``imp_rewrites``:
+  further rewrites of the imp (``IMP_REWRITES``, e.g. a banner sized from its format); ``tagid``: the
   param that becomes ``imp.tagid``; ``floors``: ``usd`` converts a floor in another currency;
 * ``headers``: header sets (``HEADER_SETS``);
 * the wording of an imp that is dropped (``imp_ext_error``, ``params_error``; ``{}`` the problem,
@@ -24,7 +25,8 @@ and for the answer (``make_bids``): the status and body wording (``answer``), wh
 without seatbids is an error (``empty_seatbid_error``), how a bid is typed (``bid_type``), what an
 untyped bid costs (``untyped``: the answer or the bid alone), the currency (``currency``), how each
 bid is rewritten (``bid_rewrites``, ``BID_REWRITES``), its video facts (``bid_video``, ``BID_VIDEO``)
-and whether an answer left without bids is no answer (``empty_answer: none``).
+and whether an answer left without bids is no answer (``empty_answer: none``; ``first_seatbid``:
+one whose first seatbid has no bids).
 
 A module may build a :class:`RecipeAdapter` and override one step when the rest is shared.
 """
@@ -58,6 +60,7 @@ from hbserver.adapters.steps import (
     ERROR_CLASSES,
     HEADER_SETS,
     IMP_EXT_REWRITES,
+    IMP_REWRITES,
     AnswerSpec,
     BidTyper,
     EndpointSpec,
@@ -73,7 +76,8 @@ from hbserver.auction.ortb_schema import STRUCTS
 SPLITS = ("per_imp", "all", "first_imp", "by_params")
 ON_BAD_IMP = ("drop", "abort")
 FLOORS = ("keep", "usd")
-EMPTY_ANSWERS = ("response", "none")  # an answer left without bids: an empty response, or none
+# an answer left without bids: an empty response, or none; first_seatbid: none when the first seatbid has no bids
+EMPTY_ANSWERS = ("response", "none", "first_seatbid")
 UNTYPED = ("answer", "bid")  # an untyped bid fails the whole answer, or only itself
 CURRENCIES = ("answer", "usd")
 
@@ -147,6 +151,7 @@ class Recipe:
     checks: tuple[ParamCheck, ...] = ()
     endpoint: EndpointSpec = field(default_factory=EndpointSpec)
     imp_ext: str = "keep"
+    imp_rewrites: tuple[str, ...] = ()
     tagid: str = ""
     floors: str = "keep"
     headers: tuple[str, ...] = ("json",)
@@ -179,6 +184,7 @@ class Recipe:
             checks=tuple(ParamCheck.of(check) for check in checks),
             endpoint=EndpointSpec.of(data.get("endpoint") or {}),
             imp_ext=_choice(data, "imp_ext", IMP_EXT_REWRITES, "keep"),
+            imp_rewrites=_names(data, "imp_rewrites", IMP_REWRITES, ()),
             tagid=str(data.get("tagid") or ""),
             floors=_choice(data, "floors", FLOORS, "keep"),
             headers=headers,
@@ -239,6 +245,8 @@ class RecipeAdapter:
     """An adapter run from a :class:`Recipe`."""
 
     def __init__(self, recipe: Recipe, config: AdapterConfig) -> None:
+        if recipe.endpoint.required and not config.endpoint:
+            raise ValueError("endpoint is empty")  # PBS-Go's builder refuses it
         self.recipe = recipe
         self.endpoint = config.endpoint
         self.bidder = config.bidder
@@ -304,6 +312,8 @@ class RecipeAdapter:
             if failure is not None:
                 raise _DroppedImp(failure)
         out = IMP_EXT_REWRITES[recipe.imp_ext](imp, params)
+        for name in recipe.imp_rewrites:
+            out = IMP_REWRITES[name](out)
         if recipe.tagid:
             out = dict(out)
             set_omitempty(out, "tagid", macro_text(params.get(recipe.tagid)))
@@ -330,6 +340,8 @@ class RecipeAdapter:
             return None, failure
         if recipe.empty_seatbid_error is not None and not answer.seatbids:
             return None, [recipe.empty_seatbid_error.error()]
+        if recipe.empty_answer == "first_seatbid" and not (answer.seatbids and answer.seatbids[0][1]):
+            return None, []
         return self.typed_bids(request, answer)
 
     def typed_bids(

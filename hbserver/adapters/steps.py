@@ -232,13 +232,14 @@ class EndpointSpec:
     configured endpoint is used as it is."""
 
     macros: Mapping[str, str] = field(default_factory=dict)
+    required: bool = False  # an empty configured endpoint is refused when the adapter is built
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> EndpointSpec:
         macros = data.get("macros") or {}
         if not isinstance(macros, Mapping) or not all(isinstance(v, str) for v in macros.values()):
             raise StepError("endpoint.macros: expected Macro: param names")
-        return cls(dict(macros))
+        return cls(dict(macros), bool(data.get("required", False)))
 
     def resolve(self, template: str, params: Mapping[str, Any]) -> str:
         if not self.macros:
@@ -281,6 +282,37 @@ IMP_EXT_REWRITES: Mapping[str, Callable[[dict[str, Any], Mapping[str, Any]], dic
     "teqblaze_type": _teqblaze_type,
     "drop": _drop,
     "params": _params,
+}
+
+
+# --- imp rewrites ----------------------------------------------------------------------------------
+
+
+def _sized_from_format(imp: dict[str, Any], sized: Callable[[Mapping[str, Any]], bool]) -> dict[str, Any]:
+    """``imp`` with a banner that is not ``sized`` given its first format's ``w`` and ``h``."""
+    banner = imp.get("banner")
+    if not isinstance(banner, dict) or sized(banner):
+        return imp
+    formats = banner.get("format")
+    if not (isinstance(formats, list) and formats):
+        return imp
+    first = formats[0] if isinstance(formats[0], dict) else {}
+    return {**imp, "banner": {**banner, "w": first.get("w") or 0, "h": first.get("h") or 0}}
+
+
+def _banner_size(imp: dict[str, Any]) -> dict[str, Any]:
+    """A banner without ``w`` or ``h`` sized from its first format (Go: ``W == nil || H == nil``)."""
+    return _sized_from_format(imp, lambda banner: banner.get("w") is not None and banner.get("h") is not None)
+
+
+def _banner_size_nonzero(imp: dict[str, Any]) -> dict[str, Any]:
+    """A banner whose ``w`` or ``h`` is absent or 0 sized from its first format."""
+    return _sized_from_format(imp, lambda banner: bool(banner.get("w")) and bool(banner.get("h")))
+
+
+IMP_REWRITES: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "banner_size": _banner_size,
+    "banner_size_nonzero": _banner_size_nonzero,
 }
 
 

@@ -302,10 +302,15 @@ def test_currency(currency, cur, want):
         ({"untyped": "bid", "empty_answer": "none"}, [bid(mtype=9)], "none"),  # no response
         ({"empty_answer": "none"}, [], "none"),
         ({"empty_answer": "none"}, [bid(mtype=1)], ["b"]),
+        ({"empty_answer": "first_seatbid"}, [], "none"),
+        ({"empty_answer": "first_seatbid"}, [bid(mtype=1)], ["b"]),
+        ({"empty_answer": "first_seatbid", "untyped": "bid"}, [bid(mtype=9)], []),
+        ({"empty_answer": "first_seatbid"}, "second", "none"),  # bids in a later seatbid alone
     ],
 )
 def test_empty_answer(recipe, bids, want):
-    response, _ = bids_for(adapter(**recipe), REQUEST, {"seatbid": [{"bid": bids}]})
+    seatbids = [{"bid": []}, {"bid": [bid(mtype=1)]}] if bids == "second" else [{"bid": bids}]
+    response, _ = bids_for(adapter(**recipe), REQUEST, {"seatbid": seatbids})
     if want == "none" or want is None:
         assert response is None
     else:
@@ -344,6 +349,27 @@ def test_imps_and_request_go_as_gos_typed_structs(split, imps):
     _, bodies, _ = requests_of(adapter(split=split), request, INFO)
     assert set(bodies[0]) == {"id", "imp", "tmax"}  # fields outside openrtb2.BidRequest and zero omitempty dropped
     assert all("mtype" not in sent for sent in bodies[0]["imp"])  # openrtb2.Imp has no mtype
+
+
+@pytest.mark.parametrize(
+    ("rewrites", "banner"),
+    [([], {"format": [{"w": 3, "h": 4}]}), (["banner_size"], {"format": [{"w": 3, "h": 4}], "w": 3, "h": 4})],
+)
+def test_imp_rewrites_apply_after_the_ext(rewrites, banner):
+    one = {"id": "1", "banner": {"format": [{"w": 3, "h": 4}]}, "ext": {"bidder": {"host": "a"}}}
+    _, bodies, _ = requests_of(adapter(imp_rewrites=rewrites, imp_ext="drop"), {"id": "r", "imp": [one]}, INFO)
+    assert bodies[0]["imp"][0]["banner"] == banner
+    assert "ext" not in bodies[0]["imp"][0]
+
+
+@pytest.mark.parametrize(("endpoint", "ok"), [("", False), ("https://x", True)])
+def test_a_required_endpoint_is_refused_empty(endpoint, ok):
+    recipe = Recipe.of({"params": PARAMS, "endpoint": {"required": True}})
+    if ok:
+        assert RecipeAdapter(recipe, AdapterConfig("x", endpoint)).endpoint == endpoint
+    else:
+        with pytest.raises(ValueError, match="endpoint is empty"):
+            RecipeAdapter(recipe, AdapterConfig("x", endpoint))
 
 
 @pytest.mark.parametrize("path", sorted(RECIPE_DIR.glob("*.yaml")), ids=lambda path: path.stem)

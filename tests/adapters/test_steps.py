@@ -18,6 +18,7 @@ from hbserver.adapters.steps import (
     BID_VIDEO,
     HEADER_SETS,
     IMP_EXT_REWRITES,
+    IMP_REWRITES,
     PARAM_CHECKS,
     AnswerSpec,
     BidTyper,
@@ -280,6 +281,10 @@ def test_endpoint_resolve(macros, template, params, uri):
     assert EndpointSpec(macros).resolve(template, params) == uri
 
 
+def test_endpoint_required():
+    assert EndpointSpec.of({"required": True}).required and not EndpointSpec.of({}).required
+
+
 @pytest.mark.parametrize("data", [{"macros": ["Host"]}, {"macros": {"Host": 1}}])
 def test_endpoint_spec_of_refuses_bad_shapes(data):
     with pytest.raises(StepError, match=re.escape("endpoint.macros")):
@@ -315,10 +320,36 @@ def test_imp_ext_rewrites(name, params, ext):
     assert IMP["ext"] == {"bidder": {"placementId": "p"}, "prebid": {}}  # the imp itself is left alone
 
 
+# --- imp rewrites ----------------------------------------------------------------------------------
+
+FORMATS = [{"w": 3, "h": 4}, {"w": 5, "h": 6}]
+IMP_REWRITE_ROWS = [
+    ("banner_size", {"format": FORMATS}, {"format": FORMATS, "w": 3, "h": 4}),
+    ("banner_size", {"w": 7, "format": FORMATS}, {"w": 3, "h": 4, "format": FORMATS}),
+    ("banner_size", {"w": 0, "h": 0, "format": FORMATS}, {"w": 0, "h": 0, "format": FORMATS}),  # set, if 0
+    ("banner_size", {"format": []}, {"format": []}),
+    ("banner_size", {"format": [{}]}, {"format": [{}], "w": 0, "h": 0}),
+    ("banner_size", None, None),
+    ("banner_size_nonzero", {"w": 0, "h": 9, "format": FORMATS}, {"w": 3, "h": 4, "format": FORMATS}),
+    ("banner_size_nonzero", {"w": 8, "h": 9, "format": FORMATS}, {"w": 8, "h": 9, "format": FORMATS}),
+    ("banner_size_nonzero", {"h": 9}, {"h": 9}),
+]
+
+
+@pytest.mark.parametrize(("name", "banner", "want"), IMP_REWRITE_ROWS)
+def test_imp_rewrites(name, banner, want):
+    imp = {"id": "i"} if banner is None else {"id": "i", "banner": banner}
+    before = repr(imp)
+    out = IMP_REWRITES[name](imp)
+    assert out.get("banner") == want
+    assert repr(imp) == before  # the imp itself is left alone
+
+
 @pytest.mark.parametrize(
     ("table", "rows"),
     [
         (IMP_EXT_REWRITES, lambda: REWRITE_ROWS),
+        (IMP_REWRITES, lambda: IMP_REWRITE_ROWS),
         (HEADER_SETS, lambda: HEADER_ROWS),
         (BID_TYPERS, lambda: [(typer.source,) for typer, _, _ in TYPER_ROWS]),
         (PARAM_CHECKS, lambda: CHECK_ROWS),
