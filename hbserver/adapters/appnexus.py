@@ -43,7 +43,7 @@ MAX_IMPS_PER_REQUEST = 10
 AMP_ENTRY_POINT = "openrtb2-amp"
 VIDEO_ENTRY_POINT = "openrtb2-video"
 _POSITIONS = {"above": 1, "below": 3}  # OpenRTB banner.pos: above / below the fold
-_BID_TYPES = {0: "banner", 1: "video", 3: "native"}
+BID_TYPES = {0: "banner", 1: "video", 3: "native"}
 
 # AppNexus brand category id -> IAB category (the table PBS ships for this bidder).
 IAB_CATEGORIES: dict[int, str] = {
@@ -229,7 +229,7 @@ def _build_imp(imp: dict[str, Any], display_manager_ver: str) -> tuple[dict[str,
     return out, params
 
 
-def _display_manager_ver(request: dict[str, Any]) -> str:
+def display_manager_version(request: dict[str, Any]) -> str:
     """``<source>-<version>`` from ``app.ext.prebid``, which some SDKs fill instead of the imp field."""
     app = request.get("app")
     ext = app.get("ext") if isinstance(app, dict) else None
@@ -242,7 +242,7 @@ def _display_manager_ver(request: dict[str, Any]) -> str:
     return ""
 
 
-def _with_member(endpoint: str, member: str) -> str:
+def with_member(endpoint: str, member: str) -> str:
     """The endpoint with ``member_id`` set in its query (parameters sorted by name, as Go encodes)."""
     parts = urlsplit(endpoint)
     query = {name: value for name, value in parse_qsl(parts.query, keep_blank_values=True)}
@@ -297,7 +297,7 @@ def _move_schain(request: dict[str, Any], out: dict[str, Any], ext: dict[str, An
     ext["schain"] = source_ext["schain"]
 
 
-def _chunks(imps: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+def chunks(imps: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
     for start in range(0, len(imps), MAX_IMPS_PER_REQUEST):
         yield imps[start : start + MAX_IMPS_PER_REQUEST]
 
@@ -329,7 +329,7 @@ class AppnexusAdapter:
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         errors: list[BidderError] = []
-        display_manager_ver = _display_manager_ver(request)
+        display_manager_ver = display_manager_version(request)
         imps: list[dict[str, Any]] = []
         member = ""
         generate_pod_id: bool | None = None
@@ -357,7 +357,7 @@ class AppnexusAdapter:
         if not imps:
             return [], errors
 
-        uri = _with_member(self.endpoint, member) if member else self.endpoint
+        uri = with_member(self.endpoint, member) if member else self.endpoint
         is_video = int(info.entry_point == VIDEO_ENTRY_POINT)
         ext = request.get("ext")
         if ext is not None and not isinstance(ext, dict):
@@ -383,7 +383,7 @@ class AppnexusAdapter:
 
     @staticmethod
     def _calls(base: dict[str, Any], imps: list[dict[str, Any]], uri: str) -> Iterator[RequestData]:
-        for chunk in _chunks(imps):
+        for chunk in chunks(imps):
             base["imp"] = chunk
             yield RequestData("POST", uri, orjson.dumps(base), imp_ids=[imp.get("id", "") for imp in chunk])
 
@@ -413,7 +413,7 @@ class AppnexusAdapter:
         ours = ext.get("appnexus") or {}
         if not isinstance(ours, dict):
             raise _BadParams(f"bid {bid.get('id')}: ext.appnexus must be an object")
-        bid_type = _BID_TYPES.get(_int_field(ours, "bid_ad_type"))
+        bid_type = BID_TYPES.get(_int_field(ours, "bid_ad_type"))
         if bid_type is None:
             raise _BadParams(f"Unrecognized bid_ad_type in response from appnexus: {ours['bid_ad_type']}")
         creative = ours.get("creative_info")

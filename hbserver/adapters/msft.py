@@ -24,12 +24,12 @@ from urllib.parse import urlsplit
 import orjson
 
 from hbserver.adapters.appnexus import (
-    _BID_TYPES,
     AMP_ENTRY_POINT,
+    BID_TYPES,
     VIDEO_ENTRY_POINT,
-    _chunks,
-    _display_manager_ver,
-    _with_member,
+    chunks,
+    display_manager_version,
+    with_member,
 )
 from hbserver.adapters.base import (
     AdapterConfig,
@@ -245,7 +245,7 @@ def _bid_facts(ext: Any) -> _BidFacts:
 def _typed(bid: dict[str, Any]) -> TypedBid:
     """The bid typed, its ``cat`` from the brand category; JsonShapeError or _Refused when it cannot be."""
     facts = _bid_facts(bid.get("ext"))
-    bid_type = _BID_TYPES.get(facts.bid_type)
+    bid_type = BID_TYPES.get(facts.bid_type)
     if bid_type is None:
         raise _Refused(f"unrecognized bid_ad_type in response: {facts.bid_type}")
     category = IAB_CATEGORIES.get(facts.brand_category)
@@ -266,7 +266,7 @@ class MsftAdapter:
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         errors: list[BidderError] = []
-        display_manager_ver = _display_manager_ver(request)
+        display_manager_ver = display_manager_version(request)
         imps: list[dict[str, Any]] = []
         member = 0
         for imp in request.get("imp") or ():
@@ -282,7 +282,7 @@ class MsftAdapter:
             imps.append(_outgoing_imp(imp, params, gpid, display_manager_ver))
         if not imps:
             return [], errors
-        uri = _with_member(self.endpoint, str(member)) if member else self.endpoint
+        uri = with_member(self.endpoint, str(member)) if member else self.endpoint
         is_video = info.entry_point == VIDEO_ENTRY_POINT
         try:
             ext = _request_ext(
@@ -293,7 +293,7 @@ class MsftAdapter:
         top = {**go_request_top(request), "ext": ext}
         calls = [
             json_call(uri, {**top, "imp": chunk}, [imp.get("id", "") for imp in chunk], _HEADERS)
-            for chunk in _chunks(imps)
+            for chunk in chunks(imps)
         ]
         return calls, errors
 
