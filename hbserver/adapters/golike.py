@@ -20,7 +20,7 @@ pin them, so they are copied here once:
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from enum import Enum
 from typing import Any, NamedTuple
@@ -28,7 +28,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import orjson
 
-from hbserver.adapters.base import BidderError, ResponseData
+from hbserver.adapters.base import BidderError, BidderResponse, ResponseData, TypedBid
 from hbserver.adapters.common import (
     DEFAULT_WORDING,
     AnswerWording,
@@ -339,6 +339,47 @@ def decode_go_answer(
         return go_answer(response.body), []
     except JsonShapeError as exc:
         return None, [wording.body_failure(str(exc))]
+
+
+def typed_bids(
+    answer: GoAnswer,
+    typed: Callable[[dict[str, Any]], TypedBid | BidderError | None],
+    *,
+    answer_currency: bool = True,
+    first_error_fails: bool = False,
+) -> tuple[BidderResponse | None, list[BidderError]]:
+    """The bids of ``answer``, seatbid by seatbid, each as ``typed`` takes it on its own: a TypedBid
+    is kept, a BidderError reported and the bid skipped, None skipped silently. With
+    ``first_error_fails`` the first error is the whole outcome (None, [error]), as PBS-Go adapters
+    that return on it do. The currency is the answer's (USD when it names none), or with
+    ``answer_currency=False`` always USD."""
+    result = BidderResponse(currency=(answer.cur or "USD") if answer_currency else "USD")
+    errors: list[BidderError] = []
+    for bid in answer.bids:
+        outcome = typed(bid)
+        if isinstance(outcome, TypedBid):
+            result.bids.append(outcome)
+        elif outcome is not None:
+            if first_error_fails:
+                return None, [outcome]
+            errors.append(outcome)
+    return result, errors
+
+
+def go_typed_bids(
+    response: ResponseData,
+    typed: Callable[[dict[str, Any]], TypedBid | BidderError | None],
+    wording: AnswerWording = DEFAULT_WORDING,
+    *,
+    answer_currency: bool = True,
+    first_error_fails: bool = False,
+) -> tuple[BidderResponse | None, list[BidderError]]:
+    """make_bids of an adapter that types each bid on its own: ``decode_go_answer`` of the response
+    (its failure as it is), then ``typed_bids`` of the answer."""
+    answer, failure = decode_go_answer(response, wording)
+    if answer is None:
+        return None, failure
+    return typed_bids(answer, typed, answer_currency=answer_currency, first_error_fails=first_error_fails)
 
 
 # --- numbers and URLs ------------------------------------------------------------------------------

@@ -29,10 +29,10 @@ from hbserver.adapters.golike import (
     GO_SPACE,
     GoKind,
     ImpExtError,
-    decode_go_answer,
     go_media_objects,
     go_members,
     go_request_top,
+    go_typed_bids,
     go_value,
     imp_bidder_params,
 )
@@ -65,6 +65,12 @@ def _org(request: dict[str, Any]) -> str:
     return org.strip(GO_SPACE)
 
 
+def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
+    mtype = bid.get("mtype", 0)
+    bid_type = _BID_TYPES.get(mtype)
+    return TypedBid(bid, bid_type) if bid_type else bad_server_response(f"unsupported MType {mtype}")
+
+
 class MinutemediaAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
@@ -86,19 +92,7 @@ class MinutemediaAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        result = BidderResponse(currency=answer.cur or "USD")
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            mtype = bid.get("mtype", 0)
-            bid_type = _BID_TYPES.get(mtype)
-            if bid_type is None:
-                errors.append(bad_server_response(f"unsupported MType {mtype}"))
-                continue
-            result.bids.append(TypedBid(bid, bid_type))
-        return result, errors
+        return go_typed_bids(response, _typed, _ANSWER_WORDING)
 
 
 def build(config: AdapterConfig) -> MinutemediaAdapter:

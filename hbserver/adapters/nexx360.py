@@ -32,11 +32,11 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_string, json_call
 from hbserver.adapters.golike import (
-    decode_go_answer,
     go_field,
     go_imp,
     go_members,
     go_request_top,
+    go_typed_bids,
     imp_bidder_params,
 )
 
@@ -95,6 +95,13 @@ def bid_type(bid: dict[str, Any]) -> str | None:
     return kind if kind in BID_TYPES else None
 
 
+def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
+    kind = bid_type(bid)
+    if kind is None:
+        return bad_server_response(f"unable to fetch mediaType in multi-format: {bid['impid']}")
+    return TypedBid(bid, kind)
+
+
 class Nexx360Adapter:
     def __init__(self, config: AdapterConfig) -> None:
         # PBS-Go parses the endpoint per request; one it cannot use is refused at start-up here
@@ -128,18 +135,8 @@ class Nexx360Adapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        result = BidderResponse(currency=answer.cur or "USD")
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            kind = bid_type(bid)
-            if kind is None:
-                errors.append(bad_server_response(f"unable to fetch mediaType in multi-format: {bid['impid']}"))
-                continue
-            result.bids.append(TypedBid(bid, kind))
-        if not result.bids:
+        result, errors = go_typed_bids(response, _typed, _ANSWER_WORDING)
+        if result is not None and not result.bids:
             return None, []
         return result, errors
 

@@ -30,7 +30,7 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.adapters.common import AnswerWording, floor_in_usd, imp_ids, json_call
-from hbserver.adapters.golike import decode_go_answer, go_media_objects, go_request_top, set_omitempty
+from hbserver.adapters.golike import go_media_objects, go_request_top, go_typed_bids, set_omitempty
 
 _ANSWER_WORDING = AnswerWording(body_error=BidderError)
 _NO_PARAMS = "Invalid request. assetKey/adUnitId or request.site/app.publisher.id required"
@@ -85,6 +85,14 @@ def _has_publisher_id(request: Mapping[str, Any]) -> bool:
     return False
 
 
+def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
+    mtype = bid.get("mtype", 0)
+    bid_type = MTYPE_TO_TYPE.get(mtype)
+    if bid_type is None:
+        return bad_server_response(f'Unsupported MType "{mtype}", for impression "{bid["impid"]}"')
+    return TypedBid(bid, bid_type)
+
+
 class OguryAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
@@ -117,21 +125,8 @@ class OguryAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        result = BidderResponse(currency=answer.cur or "USD")
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            mtype = bid.get("mtype", 0)
-            bid_type = MTYPE_TO_TYPE.get(mtype)
-            if bid_type is None:
-                errors.append(bad_server_response(f'Unsupported MType "{mtype}", for impression "{bid["impid"]}"'))
-                continue
-            result.bids.append(TypedBid(bid, bid_type))
-        if errors:
-            return None, errors
-        return result, []
+        result, errors = go_typed_bids(response, _typed, _ANSWER_WORDING)
+        return (None, errors) if errors else (result, errors)
 
 
 def build(config: AdapterConfig) -> OguryAdapter:

@@ -25,10 +25,10 @@ from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_strin
 from hbserver.adapters.golike import (
     GO_SPACE,
     ImpExtError,
-    decode_go_answer,
     go_media_objects,
     go_members,
     go_request_top,
+    go_typed_bids,
     imp_bidder_params,
 )
 
@@ -73,6 +73,12 @@ def _org(imps: list[dict[str, Any]]) -> str:
     raise _NoOrg("extractOrg: no org or publisher_id supplied")
 
 
+def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
+    mtype = bid.get("mtype", 0)
+    bid_type = _MTYPES.get(mtype)
+    return TypedBid(bid, bid_type) if bid_type else BidderError(f"unsupported MType {mtype}")
+
+
 class RiseAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
@@ -90,19 +96,7 @@ class RiseAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        result = BidderResponse(currency=answer.cur or "USD")
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            mtype = bid.get("mtype", 0)
-            bid_type = _MTYPES.get(mtype)
-            if bid_type is None:
-                errors.append(BidderError(f"unsupported MType {mtype}"))
-                continue
-            result.bids.append(TypedBid(bid, bid_type))
-        return result, errors
+        return go_typed_bids(response, _typed, _ANSWER_WORDING)
 
 
 def build(config: AdapterConfig) -> RiseAdapter:

@@ -23,11 +23,16 @@ from hbserver.adapters.base import (
     TypedBid,
 )
 from hbserver.adapters.common import AnswerWording, floor_in_usd, imp_ids, json_call, json_headers
-from hbserver.adapters.golike import decode_go_answer, go_media_objects, go_request_top
+from hbserver.adapters.golike import go_media_objects, go_request_top, go_typed_bids
 
 # PBS's usual status texts; an answer that does not decode is reported with the decoder's bare text
 _ANSWER_WORDING = AnswerWording(body_error=BidderError)
 _BID_TYPES = {1: "banner", 2: "video"}
+
+
+def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
+    bid_type = _BID_TYPES.get(bid.get("mtype", 0))
+    return TypedBid(bid, bid_type) if bid_type else BidderError("bid.MType invalid")
 
 
 class SeedtagAdapter:
@@ -53,18 +58,7 @@ class SeedtagAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        result = BidderResponse()
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            bid_type = _BID_TYPES.get(bid.get("mtype", 0))
-            if bid_type is None:
-                errors.append(BidderError("bid.MType invalid"))
-                continue
-            result.bids.append(TypedBid(bid, bid_type))
-        return result, errors
+        return go_typed_bids(response, _typed, _ANSWER_WORDING, answer_currency=False)
 
 
 def build(config: AdapterConfig) -> SeedtagAdapter:

@@ -27,10 +27,10 @@ from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     GO_SPACE,
     ImpExtError,
-    decode_go_answer,
     go_field,
     go_media_objects,
     go_request_top,
+    go_typed_bids,
     imp_bidder_params,
 )
 
@@ -62,6 +62,11 @@ def _connection_id(imp: dict[str, Any]) -> str:
     return cid.strip(GO_SPACE)
 
 
+def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
+    bid_type = _BID_TYPES.get(bid.get("mtype", 0))
+    return TypedBid(bid, bid_type) if bid_type else bad_input(f"Could not define bid type for imp: {bid['impid']}")
+
+
 class VidazooAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
@@ -83,18 +88,7 @@ class VidazooAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        result = BidderResponse(currency=answer.cur or "USD")
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            bid_type = _BID_TYPES.get(bid.get("mtype", 0))
-            if bid_type is None:
-                errors.append(bad_input(f"Could not define bid type for imp: {bid['impid']}"))
-                continue
-            result.bids.append(TypedBid(bid, bid_type))
-        return result, errors
+        return go_typed_bids(response, _typed, _ANSWER_WORDING)
 
 
 def build(config: AdapterConfig) -> VidazooAdapter:

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from hbserver.adapters.base import BidderError, ErrorCode, ResponseData
+from hbserver.adapters.base import BidderError, ErrorCode, ResponseData, TypedBid
 from hbserver.adapters.common import AnswerWording, JsonShapeError
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
@@ -30,12 +30,14 @@ from hbserver.adapters.golike import (
     go_parse_float,
     go_quote,
     go_request_top,
+    go_typed_bids,
     go_value,
     go_video,
     imp_bidder_params,
     json_number_text,
     raw_message_text,
     set_omitempty,
+    typed_bids,
     with_query_param,
 )
 
@@ -509,3 +511,48 @@ def test_json_number_text(value, want) -> None:
 )
 def test_go_quote(text: str, quoted: str) -> None:
     assert go_quote(text) == quoted
+
+
+def _typed_by_impid(bid: dict) -> TypedBid | BidderError | None:
+    """A table's ``typed``: imp "b" is a banner, "x" an error, "s" silently skipped."""
+    if bid["impid"] == "x":
+        return BidderError("bad x")
+    return None if bid["impid"] == "s" else TypedBid(bid, "banner")
+
+
+_TWO_SEATS = (
+    b'{"cur": "EUR", "seatbid": [{"bid": [{"impid": "b"}, {"impid": "x"}]}, {"bid": [{"impid": "s"}, {"impid": "b"}]}]}'
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "options", "want"),
+    [
+        (_TWO_SEATS, {}, ("EUR", ["b", "b"], ["bad x"])),  # errors reported, the others kept, seat by seat
+        (_TWO_SEATS, {"answer_currency": False}, ("USD", ["b", "b"], ["bad x"])),
+        (_TWO_SEATS, {"first_error_fails": True}, (None, None, ["bad x"])),  # the first error is all
+        (b'{"seatbid": [{"bid": [{"impid": "b"}, {"impid": "s"}]}]}', {"first_error_fails": True}, ("USD", ["b"], [])),
+        (b"{}", {}, ("USD", [], [])),  # no cur: USD
+    ],
+    ids=["errors-skipped", "always-usd", "first-error-fails", "silent-skip-is-no-error", "empty"],
+)
+def test_typed_bids(body: bytes, options: dict, want: tuple) -> None:
+    result, errors = typed_bids(go_answer(body), _typed_by_impid, **options)
+    got_bids = None if result is None else [typed.bid["impid"] for typed in result.bids]
+    assert (result and result.currency, got_bids, [error.message for error in errors]) == want
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "want"),
+    [
+        (204, b"", (None, [])),
+        (500, b"", (None, ["S 500"])),  # the wording's failure as it is
+        (200, b"[]", (None, ["expect { or n, but found ["])),
+        (200, _TWO_SEATS, (["b", "b"], ["bad x"])),
+    ],
+    ids=["no-content", "status", "not-an-object", "typed"],
+)
+def test_go_typed_bids(status: int, body: bytes, want: tuple) -> None:
+    result, errors = go_typed_bids(ResponseData(status, body), _typed_by_impid, AnswerWording(status="S {}"))
+    got_bids = None if result is None else [typed.bid["impid"] for typed in result.bids]
+    assert (got_bids, [error.message for error in errors]) == want
