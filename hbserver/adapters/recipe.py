@@ -53,7 +53,14 @@ from hbserver.adapters.base import (
     TypedBid,
 )
 from hbserver.adapters.common import JsonShapeError, floor_in_usd, json_call
-from hbserver.adapters.golike import GoAnswer, ImpExtError, go_media_objects, go_request_top, set_omitempty
+from hbserver.adapters.golike import (
+    ABSENT_OBJECT,
+    GoAnswer,
+    ImpExtError,
+    go_media_objects,
+    go_request_top,
+    set_omitempty,
+)
 from hbserver.adapters.steps import (
     BID_REWRITES,
     BID_VIDEO,
@@ -64,6 +71,7 @@ from hbserver.adapters.steps import (
     AnswerSpec,
     BidTyper,
     EndpointSpec,
+    ImpCheck,
     ParamCheck,
     ParamsSpec,
     StepError,
@@ -104,26 +112,34 @@ RecipeError = StepError  # a recipe file that names an unknown step or has a val
 
 @dataclass(frozen=True, slots=True)
 class Worded:
-    """An error text (``{}`` = the underlying problem) and its PBS-Go error class."""
+    """An error text (``{}`` = the underlying problem) and its PBS-Go error class; ``absent``: the
+    text instead when the problem is an absent object (Go's ``len(imp.Ext) == 0`` checks)."""
 
     text: str = "{}"
     code: ErrorCode = ErrorCode.UNKNOWN
+    absent: str | None = None
 
     def error(self, problem: str = "", index: int = 0) -> BidderError:
+        if self.absent is not None and problem == ABSENT_OBJECT:
+            return BidderError(self.absent.format(problem, index=index), self.code)
         return BidderError(self.text.format(problem, index=index), self.code)
 
     @classmethod
     def of(cls, data: Any, where: str) -> Worded | None:
-        """``"text"`` or ``{text, class}`` (class: bad_input | bad_server_response | generic)."""
+        """``"text"`` or ``{text, class, absent}`` (class: bad_input | bad_server_response | generic)."""
         if data is None:
             return None
         if isinstance(data, str):
             worded = cls(data)
         elif isinstance(data, Mapping) and isinstance(data.get("text"), str):
-            worded = cls(data["text"], _error_class(data.get("class", "generic"), where))
+            absent = data.get("absent")
+            worded = cls(
+                data["text"], _error_class(data.get("class", "generic"), where), None if absent is None else str(absent)
+            )
         else:
             raise RecipeError(f"{where}: expected a text or {{text, class}}, got {data!r}")
-        checked_text(worded.text, where, "", index=0)
+        for text in (worded.text, worded.absent or ""):
+            checked_text(text, where, "", index=0)
         return worded
 
 
@@ -149,6 +165,7 @@ class Recipe:
     on_bad_imp: str = "drop"
     errors_with_calls: bool = True
     checks: tuple[ParamCheck, ...] = ()
+    imp_checks: tuple[ImpCheck, ...] = ()
     endpoint: EndpointSpec = field(default_factory=EndpointSpec)
     imp_ext: str = "keep"
     imp_rewrites: tuple[str, ...] = ()
@@ -173,15 +190,16 @@ class Recipe:
         if unknown:
             raise RecipeError(f"unknown recipe keys {sorted(unknown)}")
         headers = _names(data, "headers", HEADER_SETS, ("json",))
-        checks = data.get("checks") or []
-        if not isinstance(checks, list):
-            raise RecipeError("checks: expected a list")
+        checks, imp_checks = data.get("checks") or [], data.get("imp_checks") or []
+        if not isinstance(checks, list) or not isinstance(imp_checks, list):
+            raise RecipeError("checks, imp_checks: expected a list")
         return cls(
             params=ParamsSpec.of(data.get("params") or {}),
             split=_choice(data, "split", SPLITS, "per_imp"),
             on_bad_imp=_choice(data, "on_bad_imp", ON_BAD_IMP, "drop"),
             errors_with_calls=bool(data.get("errors_with_calls", True)),
             checks=tuple(ParamCheck.of(check) for check in checks),
+            imp_checks=tuple(ImpCheck.of(check) for check in imp_checks),
             endpoint=EndpointSpec.of(data.get("endpoint") or {}),
             imp_ext=_choice(data, "imp_ext", IMP_EXT_REWRITES, "keep"),
             imp_rewrites=_names(data, "imp_rewrites", IMP_REWRITES, ()),
@@ -301,6 +319,10 @@ class RecipeAdapter:
         """The imp as the bidder gets it and the endpoint of its call; _DroppedImp (worded by the
         recipe) when its ext or params do not decode or fail a check, or its floor cannot be converted."""
         recipe = self.recipe
+        for imp_check in recipe.imp_checks:
+            failure = imp_check.failure(imp)
+            if failure is not None:
+                raise _DroppedImp(failure)
         try:
             params = recipe.params.read(imp)
         except ImpExtError as exc:

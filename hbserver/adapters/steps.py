@@ -211,6 +211,47 @@ class ParamCheck:
         return _ERROR_MAKERS[self.error_class](self.error)
 
 
+def _banner_or_video(imp: Mapping[str, Any]) -> bool:
+    return imp.get("banner") is not None or imp.get("video") is not None
+
+
+def _banner_format_set(imp: Mapping[str, Any]) -> bool:
+    """No banner, or one whose ``format`` is not null (Go: ``Format != nil``)."""
+    banner = imp.get("banner")
+    return not isinstance(banner, Mapping) or banner.get("format") is not None
+
+
+def _banner_format_nonempty(imp: Mapping[str, Any]) -> bool:
+    """No banner, or one with at least one format."""
+    banner = imp.get("banner")
+    return not isinstance(banner, Mapping) or bool(banner.get("format"))
+
+
+IMP_CHECKS: Mapping[str, Callable[[Mapping[str, Any]], bool]] = {
+    "banner_or_video": _banner_or_video,
+    "banner_format_set": _banner_format_set,
+    "banner_format_nonempty": _banner_format_nonempty,
+}
+
+
+@dataclass(frozen=True)
+class ImpCheck:
+    """A rule (``IMP_CHECKS``) the imp must pass before its params are read, else it fails with ``error``."""
+
+    rule: str
+    error: str
+    error_class: str = "bad_input"
+
+    @classmethod
+    def of(cls, data: Any) -> ImpCheck:
+        if not (isinstance(data, Mapping) and data.get("rule") in IMP_CHECKS and isinstance(data.get("error"), str)):
+            raise StepError(f"imp_checks: expected {{rule, error}} with rule one of {sorted(IMP_CHECKS)}")
+        return cls(data["rule"], data["error"], _class_of(data.get("class", "bad_input"), "imp_checks"))
+
+    def failure(self, imp: Mapping[str, Any]) -> BidderError | None:
+        return None if IMP_CHECKS[self.rule](imp) else _ERROR_MAKERS[self.error_class](self.error)
+
+
 # --- endpoint --------------------------------------------------------------------------------------
 
 
@@ -389,11 +430,13 @@ ANSWER_DECODERS: Mapping[str, Callable[[bytes], GoAnswer]] = {"jsoniter": go_ans
 
 @dataclass(frozen=True)
 class AnswerSpec:
-    """How an answer is read and a failed one worded: ``status`` ({} = the status), whether a 400 is
-    bad input, ``status_class`` (the error class of any other failure status), ``statuses`` (a
-    status's own text), ``body_class`` and ``body_text`` for a body that does not decode ({} = the
-    decoder's message), ``empty_body`` (``decode``, or ``no_bids``: an empty 200 is no answer) and the
-    ``decoder`` (``ANSWER_DECODERS``)."""
+    """How an answer is read and a failed one worded: ``status`` ({} = the status, {body} = the
+    answer's body), whether a 400 is bad input, ``status_class`` (the error class of any other failure
+    status), ``statuses`` (a status's own text), ``input_statuses`` (the failure statuses that are bad
+    input, instead of 400 alone; ``4xx`` for the range), ``no_bid_statuses`` (besides 204),
+    ``body_class`` and ``body_text`` for a body that does not decode ({} = the decoder's message),
+    ``empty_body`` (``decode``, or ``no_bids``: an empty 200 is no answer) and the ``decoder``
+    (``ANSWER_DECODERS``)."""
 
     status: str = UNEXPECTED_STATUS
     bad_request_is_input: bool = True
@@ -403,6 +446,8 @@ class AnswerSpec:
     statuses: Mapping[int, str] = field(default_factory=dict)
     empty_body: str = "decode"
     decoder: str = "jsoniter"
+    input_statuses: frozenset[int] | None = None
+    no_bid_statuses: frozenset[int] = frozenset()
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> AnswerSpec:
@@ -412,12 +457,13 @@ class AnswerSpec:
         ):
             raise StepError("answer.statuses: expected status: text")
         for text in (*statuses.values(), str(data.get("status", UNEXPECTED_STATUS))):
-            checked_text(text, "answer.status", 0)
+            checked_text(text, "answer.status", 0, body="")
         checked_text(str(data.get("body_text", "{}")), "answer.body_text", "")
         if data.get("empty_body", "decode") not in ("decode", "no_bids"):
             raise StepError("answer.empty_body: decode or no_bids")
         if data.get("decoder", "jsoniter") not in ANSWER_DECODERS:
             raise StepError(f"answer.decoder: one of {sorted(ANSWER_DECODERS)}")
+        inputs = data.get("input_statuses")
         return cls(
             str(data.get("status", UNEXPECTED_STATUS)),
             bool(data.get("bad_request_is_input", True)),
@@ -427,6 +473,8 @@ class AnswerSpec:
             dict(statuses),
             str(data.get("empty_body", "decode")),
             str(data.get("decoder", "jsoniter")),
+            None if inputs is None else _status_set(inputs, "answer.input_statuses"),
+            _status_set(data.get("no_bid_statuses") or [], "answer.no_bid_statuses"),
         )
 
     @property
@@ -441,14 +489,24 @@ class AnswerSpec:
             body_error=_ERROR_MAKERS[self.body_class],
         )
 
-    def decode(self, response: ResponseData) -> tuple[GoAnswer | None, list[BidderError]]:
-        """The answer, or (None, [the error]) / (None, []) for no answer (204, or an empty body
-        when ``empty_body`` is ``no_bids``)."""
+    def status_failure(self, response: ResponseData) -> list[BidderError] | None:
+        """None for 200 (the body is read); [] for no bids (204, ``no_bid_statuses``); else the error."""
         status = response.status
-        own = self.statuses.get(status)
-        if own is not None and status not in (200, 204) and not (status == 400 and self.bad_request_is_input):
-            return None, [_ERROR_MAKERS[self.status_class](own.format(status))]
-        failure = self.wording.status_failure(status)
+        if status == 200:
+            return None
+        if status == 204 or status in self.no_bid_statuses:
+            return []
+        if self.input_statuses is None:
+            is_input = status == 400 and self.bad_request_is_input
+        else:
+            is_input = status in self.input_statuses
+        text = self.statuses.get(status, self.status).format(status, body=response.body.decode(errors="replace"))
+        return [bad_input(text) if is_input else _ERROR_MAKERS[self.status_class](text)]
+
+    def decode(self, response: ResponseData) -> tuple[GoAnswer | None, list[BidderError]]:
+        """The answer, or (None, [the error]) / (None, []) for no answer (a no-bid status, or an empty
+        body when ``empty_body`` is ``no_bids``)."""
+        failure = self.status_failure(response)
         if failure is not None:
             return None, failure
         if self.empty_body == "no_bids" and not response.body:
@@ -457,6 +515,16 @@ class AnswerSpec:
             return ANSWER_DECODERS[self.decoder](response.body), []
         except JsonShapeError as exc:
             return None, [self.wording.body_failure(str(exc))]
+
+
+def _status_set(data: Any, where: str) -> frozenset[int]:
+    """Statuses from a list of ints, or ``4xx``/``5xx`` for a range."""
+    if isinstance(data, str) and re.fullmatch(r"[1-5]xx", data):
+        start = int(data[0]) * 100
+        return frozenset(range(start, start + 100))
+    if isinstance(data, list) and all(isinstance(item, int) and not isinstance(item, bool) for item in data):
+        return frozenset(data)
+    raise StepError(f"{where}: expected a list of statuses or 4xx/5xx")
 
 
 # --- bid types -------------------------------------------------------------------------------------
@@ -554,7 +622,7 @@ _ALL_TYPES = ("banner", "video", "audio", "native")
 class BidTyper:
     """``source``: where a bid's type comes from (``BID_TYPERS``); ``types``: the mtypes taken (for
     ``fixed``, the one type); ``order``: the imp's media objects in the order they are looked at;
-    ``error``: the text for a bid without a type (``{impid}``, ``{mtype}``) and its ``error_class``;
+    ``error``: the text for a bid without a type (``{impid}``, ``{mtype}``, ``{id}``) and its ``error_class``;
     ``ext_error``: the text when ``bid.ext`` does not decode (default ``error``)."""
 
     source: str = "mtype"
@@ -572,10 +640,10 @@ class BidTyper:
         types, order = tuple(data.get("types", _ALL_TYPES)), tuple(data.get("order", cls.order))
         if not set(types) | set(order) <= set(_ALL_TYPES):
             raise StepError(f"bid_type: media types are {_ALL_TYPES}")
-        error = checked_text(str(data.get("error", cls.error)), "bid_type.error", impid="", mtype=0)
+        error = checked_text(str(data.get("error", cls.error)), "bid_type.error", impid="", mtype=0, id="")
         ext_error = data.get("ext_error")
         if ext_error is not None:
-            checked_text(str(ext_error), "bid_type.ext_error", impid="", mtype=0)
+            checked_text(str(ext_error), "bid_type.ext_error", impid="", mtype=0, id="")
         return cls(
             source,
             types,
@@ -587,7 +655,7 @@ class BidTyper:
 
     def untyped(self, bid: Mapping[str, Any], text: str | None = None) -> UntypedBid:
         """The recipe's error for ``bid`` (``text`` instead of ``error`` when given)."""
-        words = (text or self.error).format(impid=bid.get("impid", ""), mtype=bid.get("mtype", 0))
+        words = (text or self.error).format(impid=bid.get("impid", ""), mtype=bid.get("mtype", 0), id=bid.get("id", ""))
         return UntypedBid(_ERROR_MAKERS[self.error_class](words))
 
     def type_of(self, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str:

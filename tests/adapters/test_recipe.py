@@ -62,7 +62,10 @@ def errors_of(errors: list) -> list[tuple[str, ErrorCode]]:
         ({"params": "all"}, "params: expected a mapping or none"),
         ({"params_error": "bad {imp}: {}"}, "params_error: 'bad {imp}: {}' has a placeholder other than {}, {index}"),
         ({"no_calls_error": {"text": "{0} {1}"}}, "no_calls_error: '{0} {1}' has a placeholder other than"),
-        ({"bid_type": {"error": "{id}"}}, "bid_type.error: '{id}' has a placeholder other than {impid}, {mtype}"),
+        (
+            {"bid_type": {"error": "{bidid}"}},
+            "bid_type.error: '{bidid}' has a placeholder other than {impid}, {mtype}, {id}",
+        ),
         ({"bid_type": {"ext_error": "{"}}, "bid_type.ext_error: '{' has a placeholder"),
         ({"answer": {"statuses": {503: "{code}"}}}, "answer.status: '{code}' has a placeholder other than {}"),
         ({"answer": {"body_text": "{body}"}}, "answer.body_text: '{body}' has a placeholder"),
@@ -360,6 +363,38 @@ def test_imp_rewrites_apply_after_the_ext(rewrites, banner):
     _, bodies, _ = requests_of(adapter(imp_rewrites=rewrites, imp_ext="drop"), {"id": "r", "imp": [one]}, INFO)
     assert bodies[0]["imp"][0]["banner"] == banner
     assert "ext" not in bodies[0]["imp"][0]
+
+
+@pytest.mark.parametrize(
+    ("worded", "ext", "want"),
+    [
+        ({"text": "bad: {}", "absent": "ext required"}, None, "ext required"),  # no ext at all
+        ({"text": "bad: {}", "absent": "ext required"}, [1], "bad: expect { or n, but found ["),
+        ({"text": "bad: {}"}, None, "bad: expect { or n, but found \x00"),
+    ],
+)
+def test_an_absent_ext_has_its_own_text(worded, ext, want):
+    one = {"id": "1", "banner": {}} if ext is None else {"id": "1", "banner": {}, "ext": ext}
+    _, _, errors = requests_of(adapter(imp_ext_error=worded), {"id": "r", "imp": [one]}, INFO)
+    assert [e.message for e in errors] == [want]
+
+
+@pytest.mark.parametrize(
+    ("imp_fields", "want"),
+    [
+        ({"native": {}}, ["media"]),  # the imp check comes before the params
+        ({"banner": {}}, ["host"]),
+        ({"banner": {}, "ext": {"bidder": {"host": "h"}}}, []),
+    ],
+)
+def test_imp_checks_come_before_params(imp_fields, want):
+    recipe = {
+        "imp_checks": [{"rule": "banner_or_video", "error": "media"}],
+        "checks": [{"rule": "nonempty", "params": ["host"], "error": "host"}],
+    }
+    one = {"id": "1", "ext": {"bidder": {}}, **imp_fields}
+    _, _, errors = requests_of(adapter(**recipe), {"id": "r", "imp": [one]}, INFO)
+    assert [e.message for e in errors] == want
 
 
 @pytest.mark.parametrize(("endpoint", "ok"), [("", False), ("https://x", True)])

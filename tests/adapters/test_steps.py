@@ -17,12 +17,14 @@ from hbserver.adapters.steps import (
     BID_TYPERS,
     BID_VIDEO,
     HEADER_SETS,
+    IMP_CHECKS,
     IMP_EXT_REWRITES,
     IMP_REWRITES,
     PARAM_CHECKS,
     AnswerSpec,
     BidTyper,
     EndpointSpec,
+    ImpCheck,
     ParamCheck,
     ParamsSpec,
     StepError,
@@ -240,6 +242,44 @@ def test_param_check_of(data, want):
         assert ParamCheck.of(data) == want
 
 
+IMP_CHECK_ROWS = [
+    ("banner_or_video", {"banner": {}}, True),
+    ("banner_or_video", {"video": {}}, True),
+    ("banner_or_video", {"native": {}, "banner": None}, False),
+    ("banner_format_set", {"video": {}}, True),
+    ("banner_format_set", {"banner": {"format": []}}, True),
+    ("banner_format_set", {"banner": {"format": None}}, False),
+    ("banner_format_set", {"banner": {}}, False),
+    ("banner_format_nonempty", {"banner": {"format": [{"w": 1}]}}, True),
+    ("banner_format_nonempty", {"banner": {"format": []}}, False),
+    ("banner_format_nonempty", {"video": {}}, True),
+]
+
+
+@pytest.mark.parametrize(("rule", "imp", "ok"), IMP_CHECK_ROWS)
+def test_imp_checks(rule, imp, ok):
+    failure = ImpCheck(rule, "no", "generic").failure(imp)
+    assert (failure is None) if ok else ((failure.message, failure.code) == ("no", ErrorCode.UNKNOWN))
+
+
+@pytest.mark.parametrize(
+    ("data", "want"),
+    [
+        ({"rule": "banner_or_video", "error": "e"}, ImpCheck("banner_or_video", "e")),
+        ({"rule": "banner_or_video", "error": "e", "class": "generic"}, ImpCheck("banner_or_video", "e", "generic")),
+        ({"rule": "audio_only", "error": "e"}, StepError("imp_checks: expected {rule, error}")),
+        ({"rule": "banner_or_video"}, StepError("imp_checks: expected {rule, error}")),
+        ({"rule": "banner_or_video", "error": "e", "class": "x"}, StepError("imp_checks: unknown error class")),
+    ],
+)
+def test_imp_check_of(data, want):
+    if isinstance(want, StepError):
+        with pytest.raises(StepError, match=re.escape(str(want))):
+            ImpCheck.of(data)
+    else:
+        assert ImpCheck.of(data) == want
+
+
 # --- endpoint --------------------------------------------------------------------------------------
 
 
@@ -350,6 +390,7 @@ def test_imp_rewrites(name, banner, want):
     [
         (IMP_EXT_REWRITES, lambda: REWRITE_ROWS),
         (IMP_REWRITES, lambda: IMP_REWRITE_ROWS),
+        (IMP_CHECKS, lambda: IMP_CHECK_ROWS),
         (HEADER_SETS, lambda: HEADER_ROWS),
         (BID_TYPERS, lambda: [(typer.source,) for typer, _, _ in TYPER_ROWS]),
         (PARAM_CHECKS, lambda: CHECK_ROWS),
@@ -440,6 +481,16 @@ ANSWER_ROWS = [
     ),
     (AnswerSpec(decoder="encoding_json"), 200, b"", [("unexpected end of JSON input", ErrorCode.UNKNOWN)]),
     (AnswerSpec(decoder="jsoniter"), 200, b"{}", None),
+    (AnswerSpec(no_bid_statuses=frozenset({503})), 503, b"x", []),
+    (AnswerSpec(status="s {} {body}"), 500, b"oops", [("s 500 oops", ErrorCode.BAD_SERVER_RESPONSE)]),
+    (AnswerSpec(input_statuses=frozenset({401})), 401, b"", [(STATUS.format(401), ErrorCode.BAD_INPUT)]),
+    (AnswerSpec(input_statuses=frozenset({401})), 400, b"", [(STATUS.format(400), ErrorCode.BAD_SERVER_RESPONSE)]),
+    (
+        AnswerSpec(input_statuses=frozenset(), statuses={400: "b {body}"}),
+        400,
+        b"\xff",
+        [("b \ufffd", ErrorCode.BAD_SERVER_RESPONSE)],
+    ),
     (AnswerSpec(decoder="encoding_json"), 200, b"null", None),
 ]
 
@@ -470,6 +521,14 @@ def test_answer_decode(spec, status, body, want):
         ({"empty_body": "skip"}, StepError("answer.empty_body")),
         ({"decoder": "orjson"}, StepError("answer.decoder")),
         ({"status_class": "x"}, StepError("answer.status_class")),
+        (
+            {"input_statuses": "4xx", "no_bid_statuses": [503], "status": "{} {body}"},
+            AnswerSpec("{} {body}", input_statuses=frozenset(range(400, 500)), no_bid_statuses=frozenset({503})),
+        ),
+        ({"input_statuses": [400, 401]}, AnswerSpec(input_statuses=frozenset({400, 401}))),
+        ({"input_statuses": "4XX"}, StepError("answer.input_statuses")),
+        ({"no_bid_statuses": ["503"]}, StepError("answer.no_bid_statuses")),
+        ({"status": "{code}"}, StepError("answer.status")),
     ],
 )
 def test_answer_spec_of(data, want):
@@ -550,6 +609,11 @@ def test_bid_typers(typer, bid, want):
             ("no type for i", ErrorCode.BAD_SERVER_RESPONSE),
         ),
         (BidTyper(error="{mtype}/{impid}", error_class="bad_input"), {"mtype": 7}, ("7/", ErrorCode.BAD_INPUT)),
+        (
+            BidTyper(source="imp", error="bid {id} imp {impid}"),
+            {"id": "b", "impid": "x"},
+            ("bid b imp x", ErrorCode.UNKNOWN),
+        ),
         (
             BidTyper("ext_prebid", error='Failed to get type of bid "{impid}"', error_class="bad_server_response"),
             {"impid": "i", "ext": {"prebid": 1}},
