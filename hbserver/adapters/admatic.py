@@ -19,26 +19,27 @@ from hbserver.adapters.base import (
     RequestData,
     RequestInfo,
     ResponseData,
-    TypedBid,
     bad_input,
-    bad_server_response,
 )
 from hbserver.adapters.common import (
+    BANNER_VIDEO_NATIVE,
     AnswerWording,
     JsonShapeError,
     expect_string,
+    imp_not_in_request,
     json_call,
     json_headers,
     resolve_macros,
+    typed_by_imp,
 )
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     ImpExtError,
-    decode_go_answer,
     go_int,
     go_media_objects,
     go_members,
     go_request_top,
+    go_typed_bids,
     imp_bidder_params,
 )
 
@@ -90,16 +91,6 @@ def _headers(request: dict[str, Any]) -> dict[str, str]:
     return headers
 
 
-def _bid_type(imps: list[dict[str, Any]], imp_id: str) -> str | None:
-    """The first imp with ``imp_id`` that asks for banner, video or native decides (banner first)."""
-    for imp in imps:
-        if imp.get("id") == imp_id:
-            for kind in ("banner", "video", "native"):
-                if imp.get(kind) is not None:
-                    return kind
-    return None
-
-
 class AdmaticAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
@@ -122,18 +113,8 @@ class AdmaticAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        imps = request.get("imp") or []
-        result = BidderResponse(currency=answer.cur or "USD")
-        for bid in answer.bids:
-            bid_type = _bid_type(imps, bid["impid"])
-            if bid_type is None:
-                message = f"The impression with ID {bid['impid']} is not present into the request"
-                return None, [bad_server_response(message)]
-            result.bids.append(TypedBid(bid, bid_type))
-        return result, []
+        typed = typed_by_imp(request.get("imp") or (), imp_not_in_request, BANNER_VIDEO_NATIVE)
+        return go_typed_bids(response, typed, _ANSWER_WORDING, first_error_fails=True)
 
 
 def build(config: AdapterConfig) -> AdmaticAdapter:

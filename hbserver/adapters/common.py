@@ -18,6 +18,7 @@ from hbserver.adapters.base import (
     RequestData,
     RequestInfo,
     ResponseData,
+    TypedBid,
     bad_input,
     bad_server_response,
 )
@@ -176,6 +177,39 @@ def imp_bid_type(imps: Iterable[Mapping[str, Any]], imp_id: Any, order: Iterable
         if imp.get("id") == imp_id:
             return first_media_type(imp, order)
     return None
+
+
+def any_imp_bid_type(
+    imps: Iterable[Mapping[str, Any]], imp_id: Any, order: Iterable[str] = IMP_TYPE_ORDER
+) -> str | None:
+    """Like ``imp_bid_type``, but an imp with ``imp_id`` that asks for none of the types in ``order``
+    is passed over for a later one with that id (PBS-Go's loops that only stop at a match)."""
+    kinds = tuple(order)
+    for imp in imps:
+        if imp.get("id") == imp_id:
+            kind = first_media_type(imp, kinds)
+            if kind is not None:
+                return kind
+    return None
+
+
+def typed_by_imp(
+    imps: Iterable[Mapping[str, Any]], missing: Callable[[str], BidderError], order: Iterable[str] = IMP_TYPE_ORDER
+) -> Callable[[dict[str, Any]], TypedBid | BidderError]:
+    """A ``typed`` for ``golike.typed_bids``: a bid typed by its imp (``any_imp_bid_type``), else the
+    error ``missing`` makes of its ``impid``."""
+    imp_list, kinds = list(imps), tuple(order)
+
+    def typed(bid: dict[str, Any]) -> TypedBid | BidderError:
+        kind = any_imp_bid_type(imp_list, bid.get("impid"), kinds)
+        return missing(bid.get("impid", "")) if kind is None else TypedBid(bid, kind)
+
+    return typed
+
+
+def imp_not_in_request(imp_id: str) -> BidderError:
+    """PBS-Go's words (admatic, onetag, flatads, pwbid) for a bid whose imp the request lacks."""
+    return bad_server_response(f"The impression with ID {imp_id} is not present into the request")
 
 
 def items_of(value: Any) -> list[Any]:

@@ -20,9 +20,7 @@ from hbserver.adapters.base import (
     RequestData,
     RequestInfo,
     ResponseData,
-    TypedBid,
     bad_input,
-    bad_server_response,
 )
 from hbserver.adapters.common import (
     BANNER_VIDEO_NATIVE,
@@ -30,10 +28,11 @@ from hbserver.adapters.common import (
     AnswerWording,
     JsonShapeError,
     expect_string,
-    first_media_type,
+    imp_not_in_request,
     resolve_macros,
+    typed_by_imp,
 )
-from hbserver.adapters.golike import ImpExtError, decode_go_answer, go_field, imp_bidder_params
+from hbserver.adapters.golike import ImpExtError, go_field, go_typed_bids, imp_bidder_params
 
 _ANSWER_WORDING = AnswerWording(status=UNEXPECTED_STATUS + ".", bad_request_is_input=False)
 
@@ -78,29 +77,8 @@ class OnetagAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        imps = request.get("imp") or []
-        result = BidderResponse(currency=answer.cur or "USD")
-        for bid in answer.bids:
-            bid_type = _bid_type(imps, bid["impid"])
-            if bid_type is None:
-                message = f"The impression with ID {bid['impid']} is not present into the request"
-                return None, [bad_server_response(message)]
-            result.bids.append(TypedBid(bid, bid_type))
-        return result, []
-
-
-def _bid_type(imps: list[dict[str, Any]], imp_id: str) -> str | None:
-    """The first imp with ``imp_id`` that asks for banner, video or native decides (PBS-Go looks
-    past an imp of that id that asks for none of them)."""
-    for imp in imps:
-        if imp.get("id") == imp_id:
-            bid_type = first_media_type(imp, BANNER_VIDEO_NATIVE)
-            if bid_type is not None:
-                return bid_type
-    return None
+        typed = typed_by_imp(request.get("imp") or (), imp_not_in_request, BANNER_VIDEO_NATIVE)
+        return go_typed_bids(response, typed, _ANSWER_WORDING, first_error_fails=True)
 
 
 def build(config: AdapterConfig) -> OnetagAdapter:

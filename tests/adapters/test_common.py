@@ -5,21 +5,32 @@ from __future__ import annotations
 
 import pytest
 
-from hbserver.adapters.base import JSON_HEADERS, BidderError, ConversionError, ErrorCode, RequestInfo, ResponseData
+from hbserver.adapters.base import (
+    JSON_HEADERS,
+    BidderError,
+    ConversionError,
+    ErrorCode,
+    RequestInfo,
+    ResponseData,
+    TypedBid,
+)
 from hbserver.adapters.common import (
     BANNER_VIDEO_NATIVE,
     AnswerWording,
     answer_bids,
+    any_imp_bid_type,
     canonical_header,
     decode_answer,
     first_media_type,
     floor_in_usd,
     imp_bid_type,
+    imp_not_in_request,
     json_call,
     json_headers,
     mtype_bid_type,
     resolve_macros,
     status_error,
+    typed_by_imp,
     with_header,
 )
 
@@ -109,6 +120,41 @@ def test_first_media_type_and_imp_bid_type(imps, imp_id, order, want_imp, want_b
     extra = () if order is None else (order,)
     assert first_media_type(imps[0], *extra) == want_imp
     assert imp_bid_type(imps, imp_id, *extra) == want_bid
+
+
+@pytest.mark.parametrize(
+    ("imps", "imp_id", "order", "want_first", "want_any"),
+    [
+        ([{"id": "a", "audio": {}}, {"id": "a", "video": {}}], "a", BANNER_VIDEO_NATIVE, None, "video"),
+        ([{"id": "a", "native": {}}, {"id": "a", "banner": {}}], "a", BANNER_VIDEO_NATIVE, "native", "native"),
+        ([{"id": "a", "banner": {}, "native": {}}], "a", ("native", "banner"), "native", "native"),
+        ([{"id": "a", "audio": {}}], "a", BANNER_VIDEO_NATIVE, None, None),
+        ([{"id": "b", "banner": {}}], "a", None, None, None),
+    ],
+    ids=["passes-over-an-imp-of-none", "first-match-wins", "own-order", "none-in-order", "no-imp"],
+)
+def test_any_imp_bid_type(imps, imp_id, order, want_first, want_any):
+    extra = () if order is None else (order,)
+    assert imp_bid_type(imps, imp_id, *extra) == want_first  # the difference from imp_bid_type
+    assert any_imp_bid_type(imps, imp_id, *extra) == want_any
+
+
+@pytest.mark.parametrize(
+    ("impid", "want"),
+    [
+        ("a", TypedBid({"impid": "a"}, "video")),  # the imp of that id asking for one of the order
+        ("b", TypedBid({"impid": "b"}, "banner")),
+        ("x", (ErrorCode.BAD_SERVER_RESPONSE, "The impression with ID x is not present into the request")),
+        ("c", (ErrorCode.BAD_SERVER_RESPONSE, "The impression with ID c is not present into the request")),
+    ],
+    ids=["typed", "passes-over", "no-imp", "no-type-in-order"],
+)
+def test_typed_by_imp(impid, want):
+    imps = iter([{"id": "a", "video": {}}, {"id": "b", "audio": {}}, {"id": "b", "banner": {}}, {"id": "c"}])
+    typed = typed_by_imp(imps, imp_not_in_request, BANNER_VIDEO_NATIVE)  # any iterable: read once, kept
+    typed({"impid": "a"})
+    got = typed({"impid": impid})
+    assert (got if isinstance(got, TypedBid) else (got.code, got.message)) == want
 
 
 @pytest.mark.parametrize(
