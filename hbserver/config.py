@@ -738,6 +738,10 @@ class AdapterConfig:
     openrtb_version: Literal["2.5", "2.6"] = "2.5"
     usersync: AdapterUserSync = field(default_factory=AdapterUserSync)
     xapi: AdapterXapi = field(default_factory=AdapterXapi)
+    # PBS-Go's per-adapter credentials (audienceNetwork's partner id and app secret); platform_id
+    # replaces the definition's
+    platform_id: str = ""
+    app_secret: str = ""
 
 
 @dataclass(frozen=True)
@@ -1183,7 +1187,7 @@ def to_plain(config: Any) -> Any:
 
 
 REDACTED = "********"
-SECRET_KEYS = frozenset({"password"})
+SECRET_KEYS = frozenset({"password", "app_secret"})
 
 
 def redact(value: Any) -> Any:

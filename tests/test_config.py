@@ -101,8 +101,9 @@ def contract_defaults() -> dict:
     return {"config": tree, "adapter": adapter}
 
 
-# Per-adapter keys hbserver adds to the contract's (PBS-Go names): Rubicon's XAPI credentials.
-ADAPTER_EXTENSIONS = ("xapi.username", "xapi.password", "xapi.tracker")
+# Per-adapter keys hbserver adds to the contract's (PBS-Go names): Rubicon's XAPI credentials, the
+# partner id and app secret (audienceNetwork).
+ADAPTER_EXTENSIONS = ("xapi.username", "xapi.password", "xapi.tracker", "platform_id", "app_secret")
 # Keys hbserver adds to the contract's, each with PBS-Go's (or, for privacy.modules, PBS-Java's) name
 # and documented in the README: TCF enforcement (host and account), LMT, the host schain node,
 # account CCPA switches, IP masking bits and privacy modules; and the Redis Cluster seed nodes (after
@@ -364,8 +365,8 @@ def test_unopenable_analytics_file_is_a_config_problem(tmp_path):
 @pytest.mark.parametrize(
     ("env", "problem"),
     [
-        ({"HBS_ADAPTERS__APPNEXUS__USERSYNC__REDIRECT__URL": "https://x.example/{{.Bad}}"},
-         "adapters.appnexus.usersync.redirect.url: unknown macro {{.Bad}}"),
+        ({"HBS_ADAPTERS__ADF__USERSYNC__REDIRECT__URL": "https://x.example/{{.Bad}}"},
+         "adapters.adf.usersync.redirect.url: unknown macro {{.Bad}}"),
         ({"HBS_USER_SYNC__REDIRECT_URL": "{{.ExternalURL}}/setuid?b={{.Nope}}"},
          "user_sync.redirect_url: unknown macro {{.Nope}}"),
         ({"HBS_GDPR__VENDORLIST_FILE": "/nonexistent/gvl.json"}, "gdpr.vendorlist_file: "),
@@ -392,6 +393,7 @@ def test_bad_sync_templates_and_vendor_list_exit_2(env, problem):
     [
         ({"xapi": {"username": "u", "password": "s3cret"}}, {"xapi": {"username": "u", "password": REDACTED}}),
         ({"password": ""}, {"password": ""}),  # nothing to hide
+        ({"app_secret": "s3cret", "platform_id": "p"}, {"app_secret": REDACTED, "platform_id": "p"}),
         ("postgres://hb:s3cret@db.example:5432/hb", f"postgres://hb:{REDACTED}@db.example:5432/hb"),
         ("redis://:s3cret@cache.example:6379/0", f"redis://:{REDACTED}@cache.example:6379/0"),
         ("https://user@bidder.example/x", "https://user@bidder.example/x"),  # no password

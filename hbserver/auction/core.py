@@ -228,7 +228,8 @@ class AuctionService:
             "gvl_id": self.config.gdpr.host_vendor_id,
             "datacenter": "",
             "extra_info": bidder.extra_info,
-            "platform_id": bidder.platform_id,
+            "platform_id": (host.platform_id if host is not None else "") or bidder.platform_id,
+            "app_secret": host.app_secret if host is not None else "",
         }
         if host is not None and host.xapi.username:
             xapi = host.xapi
