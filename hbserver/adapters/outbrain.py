@@ -18,6 +18,7 @@ an error.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NamedTuple
 
 import orjson
@@ -36,6 +37,7 @@ from hbserver.adapters.common import (
     UNEXPECTED_STATUS,
     AnswerWording,
     JsonShapeError,
+    any_imp_bid_type,
     expect_object,
     expect_string,
     imp_ids,
@@ -44,12 +46,12 @@ from hbserver.adapters.common import (
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     NOT_AN_OBJECT,
-    decode_go_answer,
     go_int,
     go_list,
     go_media_objects,
     go_members,
     go_request_top,
+    go_typed_bids,
     imp_bidder_params,
     set_omitempty,
 )
@@ -320,14 +322,18 @@ def _native_markup(adm: str) -> str:
 # --- adapter -----------------------------------------------------------------------------------------
 
 
-def _bid_type(imps: list[dict[str, Any]], imp_id: str) -> str | None:
-    """The first imp with ``imp_id`` that asks for native, banner or video decides (native first)."""
-    for imp in imps:
-        if imp.get("id") == imp_id:
-            for kind in _MEDIA_ORDER:
-                if imp.get(kind) is not None:
-                    return kind
-    return None
+def _typed(imps: list[dict[str, Any]], bid: dict[str, Any]) -> TypedBid | BidderError:
+    """The bid typed by the first imp of its id that asks for native, banner or video (native first),
+    a native bid's markup rewritten."""
+    bid_type = any_imp_bid_type(imps, bid["impid"], _MEDIA_ORDER)
+    if bid_type is None:
+        return bad_input(f'Failed to find native/banner/video impression "{bid["impid"]}" ')
+    if bid_type == "native":
+        try:
+            bid = {**bid, "adm": _native_markup(bid.get("adm", ""))}
+        except JsonShapeError as exc:
+            return BidderError(str(exc))
+    return TypedBid(bid, bid_type)
 
 
 class OutbrainAdapter:
@@ -361,25 +367,7 @@ class OutbrainAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        imps = request.get("imp") or []
-        result = BidderResponse(currency=answer.cur or "USD")
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            bid_type = _bid_type(imps, bid["impid"])
-            if bid_type is None:
-                errors.append(bad_input(f'Failed to find native/banner/video impression "{bid["impid"]}" '))
-                continue
-            if bid_type == "native":
-                try:
-                    bid = {**bid, "adm": _native_markup(bid.get("adm", ""))}
-                except JsonShapeError as exc:
-                    errors.append(BidderError(str(exc)))
-                    continue
-            result.bids.append(TypedBid(bid, bid_type))
-        return result, errors
+        return go_typed_bids(response, partial(_typed, request.get("imp") or []), _ANSWER_WORDING)
 
 
 def build(config: AdapterConfig) -> OutbrainAdapter:

@@ -20,6 +20,7 @@ native by their imp (banner first); a bid for no such imp is an error. ``${AUCTI
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from hbserver.adapters.base import (
@@ -36,6 +37,7 @@ from hbserver.adapters.common import (
     UNEXPECTED_STATUS,
     AnswerWording,
     JsonShapeError,
+    any_imp_bid_type,
     expect_string,
     found,
     imp_ids,
@@ -44,13 +46,13 @@ from hbserver.adapters.common import (
 )
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
-    decode_go_answer,
     go_float_text,
     go_int,
     go_list,
     go_media_objects,
     go_members,
     go_request_top,
+    go_typed_bids,
     imp_bidder_params,
     set_omitempty,
 )
@@ -191,15 +193,13 @@ def _publisher_of(body: dict[str, Any]) -> str:
     return ""
 
 
-def _bid_type(imps: list[dict[str, Any]], imp_id: str) -> str | None:
-    """The first imp with ``imp_id`` that asks for banner or native decides (banner first)."""
-    for imp in imps:
-        if imp.get("id") == imp_id:
-            if imp.get("banner") is not None:
-                return "banner"
-            if imp.get("native") is not None:
-                return "native"
-    return None
+def _typed(imps: list[dict[str, Any]], bid: dict[str, Any]) -> TypedBid | BidderError:
+    """The bid typed by the first imp of its id that asks for banner or native (banner first), its
+    price macros resolved."""
+    bid_type = any_imp_bid_type(imps, bid["impid"], ("banner", "native"))
+    if bid_type is None:
+        return bad_input(f'Failed to find banner/native impression "{bid["impid"]}" ')
+    return TypedBid(_with_price(bid), bid_type)
 
 
 def _with_price(bid: dict[str, Any]) -> dict[str, Any]:
@@ -260,19 +260,7 @@ class TaboolaAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        imps = request.get("imp") or []
-        result = BidderResponse(currency=answer.cur or "USD")
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            bid_type = _bid_type(imps, bid["impid"])
-            if bid_type is None:
-                errors.append(bad_input(f'Failed to find banner/native impression "{bid["impid"]}" '))
-                continue
-            result.bids.append(TypedBid(_with_price(bid), bid_type))
-        return result, errors
+        return go_typed_bids(response, partial(_typed, request.get("imp") or []), _ANSWER_WORDING)
 
 
 def build(config: AdapterConfig) -> TaboolaAdapter:
