@@ -17,7 +17,10 @@ A recipe names, for the calls (``make_requests``):
 * ``imp_ext``: how the imp's ``ext`` is rewritten (a step of ``IMP_EXT_REWRITES``); ``imp_rewrites``:
   further rewrites of the imp (``IMP_REWRITES``, e.g. a banner sized from its format); ``tagid``: the
   param that becomes ``imp.tagid``; ``floors``: ``usd`` converts a floor in another currency;
-* ``headers``: header sets (``HEADER_SETS``);
+* ``headers``: header sets (``HEADER_SETS``); ``param_headers``: headers filled from the (first)
+  imp's params (``{X-Partner: publisherId}``); ``publisher_id``: the param that becomes the
+  publisher id of the request's app, else its site (``with_publisher_id``); ``body``: ``typed`` (the
+  top level and the imps as Go's typed structs) or ``go_typed`` (the whole request, all the way down);
 * the wording of an imp that is dropped (``imp_ext_error``, ``params_error``; ``{}`` the problem,
   ``{index}`` the imp's position) and of a request that yields no call (``no_calls_error``);
 
@@ -59,6 +62,7 @@ from hbserver.adapters.golike import (
     ImpExtError,
     go_media_objects,
     go_request_top,
+    go_typed_request,
     set_omitempty,
 )
 from hbserver.adapters.steps import (
@@ -78,6 +82,7 @@ from hbserver.adapters.steps import (
     UntypedBid,
     checked_text,
     macro_text,
+    with_publisher_id,
 )
 from hbserver.auction.ortb_schema import STRUCTS
 
@@ -88,6 +93,7 @@ FLOORS = ("keep", "usd")
 EMPTY_ANSWERS = ("response", "none", "first_seatbid")
 UNTYPED = ("answer", "bid")  # an untyped bid fails the whole answer, or only itself
 CURRENCIES = ("answer", "usd")
+BODIES = ("typed", "go_typed")  # the top level and imps as Go's typed structs, or all the way down
 
 
 # openrtb2.BidRequest's and openrtb2.Imp's fields: Go's typed re-encoding drops any other key
@@ -170,6 +176,9 @@ class Recipe:
     imp_ext: str = "keep"
     imp_rewrites: tuple[str, ...] = ()
     tagid: str = ""
+    publisher_id: str = ""
+    param_headers: Mapping[str, str] = field(default_factory=dict)
+    body: str = "typed"
     floors: str = "keep"
     headers: tuple[str, ...] = ("json",)
     imp_ext_error: Worded = Worded()
@@ -204,6 +213,9 @@ class Recipe:
             imp_ext=_choice(data, "imp_ext", IMP_EXT_REWRITES, "keep"),
             imp_rewrites=_names(data, "imp_rewrites", IMP_REWRITES, ()),
             tagid=str(data.get("tagid") or ""),
+            publisher_id=str(data.get("publisher_id") or ""),
+            param_headers=_param_headers(data.get("param_headers") or {}),
+            body=_choice(data, "body", BODIES, "typed"),
             floors=_choice(data, "floors", FLOORS, "keep"),
             headers=headers,
             imp_ext_error=Worded.of(data.get("imp_ext_error"), "imp_ext_error") or Worded(),
@@ -218,6 +230,12 @@ class Recipe:
             bid_video=_choice(data, "bid_video", {"": None, **BID_VIDEO}, ""),
             empty_answer=_choice(data, "empty_answer", EMPTY_ANSWERS, "response"),
         )
+
+
+def _param_headers(data: Any) -> dict[str, str]:
+    if not isinstance(data, Mapping) or not all(isinstance(v, str) for v in data.values()):
+        raise RecipeError("param_headers: expected Header: param names")
+    return {str(header): param for header, param in data.items()}
 
 
 def _names(data: Mapping[str, Any], key: str, table: Mapping[str, Any], default: tuple[str, ...]) -> tuple[str, ...]:
@@ -298,22 +316,30 @@ class RecipeAdapter:
 
     def calls(self, request: Mapping[str, Any], prepared: list[Prepared]) -> list[RequestData]:
         """The calls of the recipe's ``split`` for the imps that are sent."""
-        headers = self.headers(request)
-        top = typed_top(request)
         split = self.recipe.split
         if split == "per_imp":
-            return [json_call(one.uri, {**top, "imp": [one.imp]}, _ids((one.imp,)), headers) for one in prepared]
+            return [self.call(request, [one]) for one in prepared]
         if split == "first_imp":
-            imps = [prepared[0].imp, *(typed_imp(imp) for imp in request["imp"][1:])]
-            return [json_call(prepared[0].uri, {**top, "imp": imps}, _ids(imps), headers)]
+            return [self.call(request, prepared[:1], [typed_imp(imp) for imp in request["imp"][1:]])]
         groups: dict[str, list[Prepared]] = {}
         for one in prepared:
             groups.setdefault(one.group if split == "by_params" else "", []).append(one)
-        calls = []
-        for group in groups.values():
-            imps = [one.imp for one in group]
-            calls.append(json_call(group[0].uri, {**top, "imp": imps}, _ids(imps), headers))
-        return calls
+        return [self.call(request, group) for group in groups.values()]
+
+    def call(self, request: Mapping[str, Any], group: list[Prepared], more: list[Any] | None = None) -> RequestData:
+        """One call with the ``group``'s imps (then ``more``, sent as they are) to its first imp's
+        endpoint: the request's publisher id and the param headers from that imp's params."""
+        recipe, params = self.recipe, group[0].params
+        imps = [one.imp for one in group] + (more or [])
+        if recipe.publisher_id:
+            request = with_publisher_id(request, macro_text(params.get(recipe.publisher_id)))
+        body = {**typed_top(request), "imp": imps}
+        if recipe.body == "go_typed":
+            body = go_typed_request(body)
+        headers = self.headers(request)
+        for header, param in recipe.param_headers.items():
+            headers[header] = macro_text(params.get(param))
+        return json_call(group[0].uri, body, _ids(imps), headers)
 
     def prepare_imp(self, imp: dict[str, Any], info: RequestInfo, index: int = 0) -> Prepared:
         """The imp as the bidder gets it and the endpoint of its call; _DroppedImp (worded by the

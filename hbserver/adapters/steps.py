@@ -357,6 +357,20 @@ IMP_REWRITES: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 }
 
 
+# --- the request -----------------------------------------------------------------------------------
+
+
+def with_publisher_id(request: Mapping[str, Any], publisher: str) -> dict[str, Any]:
+    """The request with ``publisher.id`` set in its app when it has one, else in its site (one is
+    made when it has neither); the publisher's other fields kept."""
+    holder = "app" if request.get("app") is not None else "site"
+    place = request.get(holder)
+    place = dict(place) if isinstance(place, Mapping) else {}
+    existing = place.get("publisher")
+    place["publisher"] = {**(existing if isinstance(existing, Mapping) else {}), "id": publisher}
+    return {**request, holder: place}
+
+
 # --- headers ---------------------------------------------------------------------------------------
 
 
@@ -366,6 +380,10 @@ def _json(headers: dict[str, str], request: Mapping[str, Any]) -> None:
 
 def _content_type(headers: dict[str, str], request: Mapping[str, Any]) -> None:
     headers["Content-Type"] = JSON_HEADERS["Content-Type"]
+
+
+def _content_type_plain(headers: dict[str, str], request: Mapping[str, Any]) -> None:
+    headers["Content-Type"] = "application/json"
 
 
 def _json_plain(headers: dict[str, str], request: Mapping[str, Any]) -> None:
@@ -397,6 +415,7 @@ HEADER_SETS: Mapping[str, Callable[[dict[str, str], Mapping[str, Any]], None]] =
     "json_plain": _json_plain,
     "component_id": _component_id,
     "content_type": _content_type,
+    "content_type_plain": _content_type_plain,
     "openrtb_25": _openrtb_25,
     "device": _device,
 }
@@ -678,7 +697,18 @@ def _auction_price(bid: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-BID_REWRITES: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"auction_price": _auction_price}
+def _auction_price_burl(bid: dict[str, Any]) -> dict[str, Any]:
+    """``${AUCTION_PRICE}`` replaced in ``burl`` too."""
+    out = _auction_price(bid)
+    if isinstance(out.get("burl"), str):
+        out["burl"] = out["burl"].replace("${AUCTION_PRICE}", go_float_text(bid.get("price") or 0))
+    return out
+
+
+BID_REWRITES: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "auction_price": _auction_price,
+    "auction_price_burl": _auction_price_burl,
+}
 
 
 def _cat_dur(bid: Mapping[str, Any]) -> dict[str, Any]:

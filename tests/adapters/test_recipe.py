@@ -397,6 +397,30 @@ def test_imp_checks_come_before_params(imp_fields, want):
     assert [e.message for e in errors] == want
 
 
+@pytest.mark.parametrize(
+    ("split", "want"),
+    [
+        ("per_imp", [("a", {"X-P": "a"}), ("b", {"X-P": "b"})]),  # each call its own imp's params
+        ("first_imp", [("a", {"X-P": "a"})]),
+        ("all", [("a", {"X-P": "a"})]),
+    ],
+)
+def test_publisher_id_and_param_headers(split, want):
+    recipe = {"split": split, "publisher_id": "host", "param_headers": {"X-P": "host"}, "headers": []}
+    request = {"id": "r", "imp": [imp("1", {"host": "a"}), imp("2", {"host": "b"})], "app": {"id": "x"}}
+    calls, bodies, _ = requests_of(adapter(**recipe), request, INFO)
+    assert [
+        (body["app"]["publisher"]["id"], dict(call.headers)) for call, body in zip(calls, bodies, strict=True)
+    ] == want
+
+
+@pytest.mark.parametrize(("body", "want"), [("typed", {"deviceType": 4}), ("go_typed", {"devicetype": 4})])
+def test_body_typed_all_the_way_down(body, want):
+    request = {"id": "r", "imp": [imp("1", {"host": "a"})], "device": {"deviceType": 4}}
+    _, bodies, _ = requests_of(adapter(body=body), request, INFO)
+    assert bodies[0]["device"] == want
+
+
 @pytest.mark.parametrize(("endpoint", "ok"), [("", False), ("https://x", True)])
 def test_a_required_endpoint_is_refused_empty(endpoint, ok):
     recipe = Recipe.of({"params": PARAMS, "endpoint": {"required": True}})

@@ -31,6 +31,7 @@ from hbserver.adapters.steps import (
     UntypedBid,
     checked_text,
     macro_text,
+    with_publisher_id,
 )
 
 SPEC = ParamsSpec(
@@ -403,6 +404,31 @@ def test_every_step_has_rows(table, rows):
     assert {row[0] for row in rows()} == set(table)
 
 
+# --- the request -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("top", "want"),
+    [
+        ({}, {"site": {"publisher": {"id": "p"}}}),
+        ({"site": None}, {"site": {"publisher": {"id": "p"}}}),
+        (
+            {"site": {"page": "x", "publisher": {"id": "old", "name": "n"}}},
+            {"site": {"page": "x", "publisher": {"id": "p", "name": "n"}}},
+        ),
+        (
+            {"app": {"bundle": "b"}, "site": {"page": "x"}},
+            {"app": {"bundle": "b", "publisher": {"id": "p"}}, "site": {"page": "x"}},
+        ),
+        ({"app": None, "site": {"publisher": None}}, {"app": None, "site": {"publisher": {"id": "p"}}}),
+    ],
+)
+def test_with_publisher_id(top, want):
+    before = repr(top)
+    assert with_publisher_id(top, "p") == want
+    assert repr(top) == before
+
+
 # --- headers ---------------------------------------------------------------------------------------
 
 
@@ -411,6 +437,7 @@ HEADER_ROWS = [
     ("json_plain", {}, {"Content-Type": "application/json", "Accept": "application/json"}),
     ("component_id", {}, {"Componentid": "prebid-go"}),
     ("content_type", {}, {"Content-Type": "application/json;charset=utf-8"}),
+    ("content_type_plain", {}, {"Content-Type": "application/json"}),
     ("openrtb_25", {}, {"X-Openrtb-Version": "2.5"}),
     ("device", {}, {}),
     ("device", {"device": None}, {}),
@@ -688,6 +715,12 @@ BID_REWRITE_ROWS = [
     ("auction_price", {"price": 12345678.0, "adm": "${AUCTION_PRICE}"}, {"price": 12345678.0, "adm": "12345678"}),
     ("auction_price", {"price": 0, "burl": "${AUCTION_PRICE}"}, {"price": 0, "burl": "${AUCTION_PRICE}"}),
     ("auction_price", {"price": 2}, {"price": 2}),
+    (
+        "auction_price_burl",
+        {"price": 0.5, "nurl": "${AUCTION_PRICE}", "burl": "b=${AUCTION_PRICE}"},
+        {"price": 0.5, "nurl": "0.5", "burl": "b=0.5"},
+    ),
+    ("auction_price_burl", {"price": 1, "burl": ""}, {"price": 1, "burl": ""}),
 ]
 
 
