@@ -32,8 +32,8 @@ from hbserver.adapters.common import (
     json_call,
 )
 from hbserver.adapters.golike import (
-    decode_go_answer,
     go_media_objects,
+    go_typed_bids,
     imp_bidder_params,
     json_number_text,
     set_omitempty,
@@ -104,6 +104,15 @@ def _bid_type(bid: dict[str, Any]) -> str:
     return kind
 
 
+def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
+    try:
+        return TypedBid(bid, _bid_type(bid))
+    except _NoType as exc:
+        return bad_server_response(str(exc))
+    except ValueError as exc:
+        return BidderError(str(exc))
+
+
 class AdfAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
@@ -134,19 +143,7 @@ class AdfAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        result = BidderResponse(currency=answer.cur or "USD")
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            try:
-                result.bids.append(TypedBid(bid, _bid_type(bid)))
-            except _NoType as exc:
-                errors.append(bad_server_response(str(exc)))
-            except ValueError as exc:
-                errors.append(BidderError(str(exc)))
-        return result, errors
+        return go_typed_bids(response, _typed, _ANSWER_WORDING)
 
 
 def build(config: AdapterConfig) -> AdfAdapter:

@@ -45,12 +45,12 @@ from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     NOT_AN_OBJECT,
     GoKind,
-    decode_go_answer,
     go_fields,
     go_imp,
     go_int,
     go_members,
     go_request_top,
+    go_typed_bids,
     go_value,
 )
 
@@ -258,6 +258,13 @@ def _typed(bid: dict[str, Any]) -> TypedBid:
     )
 
 
+def _typed_or_refused(bid: dict[str, Any]) -> TypedBid | BidderError:
+    try:
+        return _typed(bid)
+    except (JsonShapeError, _Refused) as exc:
+        return BidderError(str(exc))
+
+
 class MsftAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         urlsplit(config.endpoint)  # ValueError where Go's url.Parse would refuse it too
@@ -300,17 +307,7 @@ class MsftAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        result = BidderResponse(currency=answer.cur or "USD")
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            try:
-                result.bids.append(_typed(bid))
-            except (JsonShapeError, _Refused) as exc:
-                errors.append(BidderError(str(exc)))
-        return result, errors
+        return go_typed_bids(response, _typed_or_refused, _ANSWER_WORDING)
 
 
 def build(config: AdapterConfig) -> MsftAdapter:

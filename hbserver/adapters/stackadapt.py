@@ -40,11 +40,11 @@ from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
     GoKind,
     ImpExtError,
-    decode_go_answer,
     go_fields,
     go_float_text,
     go_imp,
     go_request_top,
+    go_typed_bids,
     go_value,
     imp_bidder_params,
 )
@@ -173,6 +173,19 @@ def with_price_macro(bid: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
+    """The bid typed by its ``mtype``, a native bid's markup unwrapped, its price macro resolved."""
+    kind = mtype_bid_type(bid)
+    if kind is None:
+        return bad_server_response(f"unsupported MType {bid.get('mtype', 0)}")
+    if kind == "native":
+        try:
+            bid = {**bid, "adm": native_adm(bid.get("adm", ""))}
+        except _Refused as refused:
+            return refused.error
+    return TypedBid(with_price_macro(bid), kind)
+
+
 class StackAdaptAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
@@ -200,24 +213,7 @@ class StackAdaptAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        result = BidderResponse(currency=answer.cur or "USD")
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            kind = mtype_bid_type(bid)
-            if kind is None:
-                errors.append(bad_server_response(f"unsupported MType {bid.get('mtype', 0)}"))
-                continue
-            try:
-                if kind == "native":
-                    bid = {**bid, "adm": native_adm(bid.get("adm", ""))}
-            except _Refused as refused:
-                errors.append(refused.error)
-                continue
-            result.bids.append(TypedBid(with_price_macro(bid), kind))
-        return result, errors
+        return go_typed_bids(response, _typed, _ANSWER_WORDING)
 
 
 def build(config: AdapterConfig) -> StackAdaptAdapter:

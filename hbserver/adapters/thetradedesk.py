@@ -32,11 +32,11 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_string, json_call, mtype_bid_type
 from hbserver.adapters.golike import (
-    decode_go_answer,
     go_float_text,
     go_imp,
     go_members,
     go_request_top,
+    go_typed_bids,
     imp_bidder_params,
 )
 
@@ -149,6 +149,13 @@ def _with_price(bid: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
+    kind = mtype_bid_type(bid)
+    if kind is None:
+        return BidderError(f"unsupported mtype: {bid.get('mtype', 0)}")
+    return TypedBid(_with_price(bid), kind)
+
+
 class TheTradeDeskAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         supply_id = str(config.extra.get("extra_info") or "")
@@ -183,16 +190,7 @@ class TheTradeDeskAdapter:
     ) -> tuple[BidderResponse | None, list[BidderError]]:
         if response.status == 204:
             return BidderResponse(), []
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        result = BidderResponse(currency=answer.cur or "USD")
-        for bid in answer.bids:
-            kind = mtype_bid_type(bid)
-            if kind is None:
-                return None, [BidderError(f"unsupported mtype: {bid.get('mtype', 0)}")]
-            result.bids.append(TypedBid(_with_price(bid), kind))
-        return result, []
+        return go_typed_bids(response, _typed, _ANSWER_WORDING, first_error_fails=True)
 
 
 def build(config: AdapterConfig) -> TheTradeDeskAdapter:
