@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import orjson
@@ -38,7 +39,15 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, json_call, json_headers
-from hbserver.adapters.golike import go_answer, go_field, go_fields, go_imp, go_request_top, imp_bidder_params
+from hbserver.adapters.golike import (
+    go_answer,
+    go_field,
+    go_fields,
+    go_imp,
+    go_request_top,
+    imp_bidder_params,
+    typed_bids,
+)
 
 BANNER_HEIGHTS = frozenset({50, 250})
 # PBS-Go refuses to build the adapter without these host settings; hbserver refuses every request
@@ -268,14 +277,7 @@ class AudienceNetworkAdapter:
             answer = go_answer(response.body)
         except JsonShapeError as exc:
             return None, [BidderError(str(exc))]
-        result = BidderResponse(currency=answer.cur or "USD")
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            try:
-                result.bids.append(_typed_bid(bid, request))
-            except _Refused as refusal:
-                errors.append(refusal.error)
-        return result, errors
+        return typed_bids(answer, partial(_typed_bid, request=request))
 
 
 def _header(headers: Mapping[str, str], name: str) -> str:
@@ -295,24 +297,24 @@ def markup_bid_id(adm: str) -> str:
     return expect_string(go_field(expect_object(markup, ""), "bid_id"), "audienceNetwork.facebookAdMarkup.BidID")
 
 
-def _typed_bid(bid: dict[str, Any], request: Mapping[str, Any]) -> TypedBid:
-    """The bid with ``adid``/``crid`` from its markup, typed by its imp; raises _Refused (a bad
-    server response) otherwise."""
+def _typed_bid(bid: dict[str, Any], request: Mapping[str, Any]) -> TypedBid | BidderError:
+    """The bid with ``adid``/``crid`` from its markup, typed by its imp; else the bad server
+    response that refuses it."""
     bid_id = bid.get("id", "")
     adm = bid.get("adm") or ""
     if not adm:
-        raise _Refused(bad_server_response(f"Bid {bid_id} missing 'adm'"))
+        return bad_server_response(f"Bid {bid_id} missing 'adm'")
     try:
         markup_id = markup_bid_id(adm)
     except JsonShapeError as exc:
-        raise _Refused(bad_server_response(str(exc))) from None
+        return bad_server_response(str(exc))
     if not markup_id:
-        raise _Refused(bad_server_response(f"bid {bid_id} missing 'bid_id' in 'adm'"))
+        return bad_server_response(f"bid {bid_id} missing 'bid_id' in 'adm'")
     for imp in request.get("imp") or ():
         if isinstance(imp, dict) and imp.get("id") == bid.get("impid"):
             return TypedBid({**bid, "adid": markup_id, "crid": markup_id}, resolve_imp_type(imp))
     message = f"bid {bid_id} 'impid' {bid.get('impid', '')} does not match any imp in the bid request"
-    raise _Refused(bad_server_response(message))
+    return bad_server_response(message)
 
 
 def build(config: AdapterConfig) -> AudienceNetworkAdapter:

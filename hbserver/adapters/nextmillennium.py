@@ -52,6 +52,7 @@ from hbserver.adapters.golike import (
     go_members,
     go_request_top,
     imp_bidder_params,
+    typed_bids,
 )
 
 ADAPTER_VERSION = "v1.0.1"
@@ -214,16 +215,13 @@ class NextmillenniumAdapter:
             return None, failure
         if not answer.seatbids:
             return None, []
-        result = BidderResponse()
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            mtype = bid.get("mtype", 0)
-            bid_type = _BID_TYPES.get(mtype)
-            if bid_type is None:
-                errors.append(bad_server_response(f"Unsupported return mType: {mtype}"))
-                continue
-            result.bids.append(TypedBid(bid, bid_type))
-        return result, errors
+        return typed_bids(answer, _typed, answer_currency=False)
+
+
+def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
+    mtype = bid.get("mtype", 0)
+    bid_type = _BID_TYPES.get(mtype)
+    return TypedBid(bid, bid_type) if bid_type else bad_server_response(f"Unsupported return mType: {mtype}")
 
 
 def build(config: AdapterConfig) -> NextmillenniumAdapter:

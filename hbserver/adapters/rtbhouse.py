@@ -48,6 +48,7 @@ from hbserver.adapters.golike import (
     go_float_text,
     go_imp,
     go_request_top,
+    typed_bids,
 )
 from hbserver.adapters.steps import ParamsSpec
 from hbserver.auction.ortb_schema import STRUCTS
@@ -198,22 +199,21 @@ class RTBHouseAdapter:
             return None, failure
         if not answer.seatbids:  # PBS-Go fails reading the first seatbid: no bids
             return None, []
-        result = BidderResponse(currency=USD)
-        errors: list[BidderError] = []
-        for raw_bid in answer.bids:
-            bid = with_price(raw_bid)
-            bid_type = _BID_TYPES.get(bid.get("mtype"))
-            if bid_type is None:
-                errors.append(BidderError(f"unrecognized bid type in response from rtbhouse for bid {bid['impid']}"))
-                continue
-            if bid_type == "native":
-                try:
-                    bid["adm"] = native_adm(bid.get("adm", ""))
-                except ValueError as exc:
-                    errors.append(BidderError(str(exc)))
-                    continue
-            result.bids.append(TypedBid(bid, bid_type))
-        return result, errors
+        return typed_bids(answer, _typed, answer_currency=False)
+
+
+def _typed(raw_bid: dict[str, Any]) -> TypedBid | BidderError:
+    """The bid typed by its ``mtype``, its price macro resolved and a native bid's markup unwrapped."""
+    bid = with_price(raw_bid)
+    bid_type = _BID_TYPES.get(bid.get("mtype"))
+    if bid_type is None:
+        return BidderError(f"unrecognized bid type in response from rtbhouse for bid {bid['impid']}")
+    if bid_type == "native":
+        try:
+            bid["adm"] = native_adm(bid.get("adm", ""))
+        except ValueError as exc:
+            return BidderError(str(exc))
+    return TypedBid(bid, bid_type)
 
 
 def with_price(bid: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,8 @@ imps are dropped, and a bid for an unknown imp voids the whole answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from hbserver.adapters.base import (
@@ -33,7 +34,14 @@ from hbserver.adapters.common import (
     json_call,
     json_headers,
 )
-from hbserver.adapters.golike import ImpExtError, decode_go_answer, go_media_objects, imp_bidder_params, set_omitempty
+from hbserver.adapters.golike import (
+    ImpExtError,
+    decode_go_answer,
+    go_media_objects,
+    imp_bidder_params,
+    set_omitempty,
+    typed_bids,
+)
 
 REGS_EXT_WARNING = "regs.ext is not a JSON object; skipped OpenRTB 2.6 regs promotion"
 INT8 = range(-128, 128)
@@ -173,14 +181,15 @@ class YahooAdsAdapter:
             if imp.get("id") not in imp_types:
                 kind = "banner" if imp.get("banner") is not None else "video" if imp.get("video") is not None else ""
                 imp_types[imp.get("id")] = kind
-        result = BidderResponse(currency="USD")
-        for bid in answer.bids:
-            impid = bid["impid"]
-            if impid not in imp_types:
-                return None, [bad_server_response(f"Unknown ad unit code '{impid}'")]
-            if imp_types[impid]:
-                result.bids.append(TypedBid(bid, imp_types[impid]))
-        return result, []
+        return typed_bids(answer, partial(_typed, imp_types), answer_currency=False, first_error_fails=True)
+
+
+def _typed(imp_types: Mapping[Any, str], bid: dict[str, Any]) -> TypedBid | BidderError | None:
+    """The bid typed by its imp (banner, else video); an imp of neither type drops it silently."""
+    impid = bid["impid"]
+    if impid not in imp_types:
+        return bad_server_response(f"Unknown ad unit code '{impid}'")
+    return TypedBid(bid, imp_types[impid]) if imp_types[impid] else None
 
 
 def build(config: AdapterConfig) -> YahooAdsAdapter:

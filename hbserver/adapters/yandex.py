@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from hbserver.adapters.base import (
@@ -28,13 +29,21 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, json_call, resolve_macros, with_header
+from hbserver.adapters.common import (
+    AnswerWording,
+    JsonShapeError,
+    first_media_type,
+    json_call,
+    resolve_macros,
+    with_header,
+)
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
     ImpExtError,
     decode_go_answer,
     go_imp,
     go_request_top,
+    typed_bids,
     with_query_param,
 )
 from hbserver.adapters.steps import ParamsSpec
@@ -209,27 +218,20 @@ class YandexAdapter:
         if answer is None:
             return None, failure
         imps = {imp.get("id"): imp for imp in request.get("imp") or ()}
-        result = BidderResponse(currency="USD")
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            imp = imps.get(bid["impid"])
-            if imp is None:
-                errors.append(
-                    bad_input(
-                        f"Invalid bid imp ID #{bid['impid']} does not match any imp IDs from the original bid request"
-                    )
-                )
-                continue
-            bid_type = next((kind for kind in _TYPE_ORDER if imp.get(kind) is not None), None)
-            if bid_type is None:
-                errors.append(
-                    bad_input(
-                        f"Processing an invalid impression; cannot resolve impression type for imp #{imp.get('id', '')}"
-                    )
-                )
-                continue
-            result.bids.append(TypedBid(bid, bid_type))
-        return result, errors
+        return typed_bids(answer, partial(_typed, imps), answer_currency=False)
+
+
+def _typed(imps: Mapping[Any, dict[str, Any]], bid: dict[str, Any]) -> TypedBid | BidderError:
+    """The bid typed by its imp (video, native, banner in that order)."""
+    imp = imps.get(bid["impid"])
+    if imp is None:
+        return bad_input(f"Invalid bid imp ID #{bid['impid']} does not match any imp IDs from the original bid request")
+    bid_type = first_media_type(imp, _TYPE_ORDER)
+    if bid_type is None:
+        return bad_input(
+            f"Processing an invalid impression; cannot resolve impression type for imp #{imp.get('id', '')}"
+        )
+    return TypedBid(bid, bid_type)
 
 
 def build(config: AdapterConfig) -> YandexAdapter:
