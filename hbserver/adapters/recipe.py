@@ -27,7 +27,8 @@ A recipe names, for the calls (``make_requests``):
 and for the answer (``make_bids``): the status and body wording (``answer``), whether an answer
 without seatbids is an error (``empty_seatbid_error``), how a bid is typed (``bid_type``), what an
 untyped bid costs (``untyped``: the answer or the bid alone), the currency (``currency``), how each
-bid is rewritten (``bid_rewrites``, ``BID_REWRITES``), its video facts (``bid_video``, ``BID_VIDEO``)
+bid is rewritten (``bid_rewrites``, ``BID_REWRITES``), its video facts and meta (``bid_video``,
+``BID_VIDEO``; ``bid_meta``, ``BID_META``; a bid whose ext does not decode dropped, ``bid_ext_error``)
 and whether an answer left without bids is no answer (``empty_answer: none``; ``first_seatbid``:
 one whose first seatbid has no bids).
 
@@ -66,6 +67,7 @@ from hbserver.adapters.golike import (
     set_omitempty,
 )
 from hbserver.adapters.steps import (
+    BID_META,
     BID_REWRITES,
     BID_VIDEO,
     ERROR_CLASSES,
@@ -191,6 +193,8 @@ class Recipe:
     currency: str = "answer"
     bid_rewrites: tuple[str, ...] = ()
     bid_video: str = ""
+    bid_meta: str = ""
+    bid_ext_error: Worded = Worded()
     empty_answer: str = "response"
 
     @classmethod
@@ -228,6 +232,8 @@ class Recipe:
             currency=_choice(data, "currency", CURRENCIES, "answer"),
             bid_rewrites=_names(data, "bid_rewrites", BID_REWRITES, ()),
             bid_video=_choice(data, "bid_video", {"": None, **BID_VIDEO}, ""),
+            bid_meta=_choice(data, "bid_meta", {"": None, **BID_META}, ""),
+            bid_ext_error=Worded.of(data.get("bid_ext_error"), "bid_ext_error") or Worded(),
             empty_answer=_choice(data, "empty_answer", EMPTY_ANSWERS, "response"),
         )
 
@@ -408,8 +414,13 @@ class RecipeAdapter:
                     return None, [exc.error]
                 errors.append(exc.error)
                 continue
-            video = BID_VIDEO[recipe.bid_video](bid) if recipe.bid_video else None
-            result.bids.append(TypedBid(bid, bid_type, bid_video=video))
+            try:
+                video = BID_VIDEO[recipe.bid_video](bid) if recipe.bid_video else None
+                meta = BID_META[recipe.bid_meta](bid) if recipe.bid_meta else None
+            except JsonShapeError as exc:
+                errors.append(recipe.bid_ext_error.error(str(exc)))
+                continue
+            result.bids.append(TypedBid(bid, bid_type, bid_video=video, bid_meta=meta))
         if not result.bids and recipe.empty_answer == "none":
             return None, errors
         return result, errors

@@ -39,6 +39,7 @@ from hbserver.adapters.golike import (
     ImpExtError,
     go_answer,
     go_field,
+    go_fields,
     go_float_text,
     go_members,
     go_value,
@@ -719,4 +720,45 @@ def _cat_dur(bid: Mapping[str, Any]) -> dict[str, Any]:
     return {"primary_category": primary, "duration": duration}
 
 
-BID_VIDEO: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {"cat_dur": _cat_dur}
+_PREBID_VIDEO = {
+    "duration": ("Duration", GoKind.INT),
+    "primary_category": ("PrimaryCategory", GoKind.STRING),
+    "vasttagid": ("VASTTagID", GoKind.STRING),
+}
+
+
+def _ext_prebid(bid: Mapping[str, Any]) -> dict[str, Any]:
+    """``bid.ext.prebid`` as ``openrtb_ext.ExtBid`` decodes it ({} without one); JsonShapeError
+    when it does not decode."""
+    ext = bid.get("ext")
+    prebid = None if ext is None else go_field(expect_object(ext, ""), "prebid")
+    if prebid is None:
+        return {}
+    return go_fields(expect_object(prebid, "openrtb_ext.ExtBid.Prebid"), "meta", "video")
+
+
+def _ext_prebid_video(bid: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``bid.ext.prebid.video`` as ``openrtb_ext.ExtBidPrebidVideo`` decodes it (None without one)."""
+    video = _ext_prebid(bid).get("video")
+    if video is None:
+        return None
+    members = go_fields(expect_object(video, "openrtb_ext.ExtBidPrebid.Video"), *_PREBID_VIDEO)
+    out = {}
+    for name, value in members.items():
+        go_name, kind = _PREBID_VIDEO[name]
+        out[name] = go_value(value, kind, f"openrtb_ext.ExtBidPrebidVideo.{go_name}")
+    return out
+
+
+def _ext_prebid_meta(bid: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``bid.ext.prebid.meta`` as it comes (None without one); JsonShapeError when not an object."""
+    meta = _ext_prebid(bid).get("meta")
+    return None if meta is None else expect_object(meta, "openrtb_ext.ExtBidPrebid.Meta")
+
+
+# a bid's video facts / meta; JsonShapeError (worded by the recipe's ``bid_ext_error``) drops the bid
+BID_VIDEO: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any] | None]] = {
+    "cat_dur": _cat_dur,
+    "ext_prebid": _ext_prebid_video,
+}
+BID_META: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any] | None]] = {"ext_prebid": _ext_prebid_meta}

@@ -421,6 +421,26 @@ def test_body_typed_all_the_way_down(body, want):
     assert bodies[0]["device"] == want
 
 
+@pytest.mark.parametrize(
+    ("ext", "want_bids", "want_errors"),
+    [
+        ({"prebid": {"meta": {"m": 1}, "video": {"duration": 5}}}, [({"duration": 5}, {"m": 1})], []),
+        (None, [(None, None)], []),
+        (
+            {"prebid": {"meta": 1}},
+            [],
+            ["ext: cannot unmarshal openrtb_ext.ExtBidPrebid.Meta: expect { or n, but found 1"],
+        ),
+    ],
+)
+def test_bid_meta_and_video_from_ext(ext, want_bids, want_errors):
+    recipe = {"bid_video": "ext_prebid", "bid_meta": "ext_prebid", "bid_ext_error": "ext: {}"}
+    answer_bid = bid(mtype=2) if ext is None else bid(mtype=2, ext=ext)
+    response, errors = bids_for(adapter(**recipe), REQUEST, {"seatbid": [{"bid": [answer_bid]}]})
+    assert [(b.bid_video, b.bid_meta) for b in response.bids] == want_bids
+    assert [e.message for e in errors] == want_errors
+
+
 @pytest.mark.parametrize(("endpoint", "ok"), [("", False), ("https://x", True)])
 def test_a_required_endpoint_is_refused_empty(endpoint, ok):
     recipe = Recipe.of({"params": PARAMS, "endpoint": {"required": True}})

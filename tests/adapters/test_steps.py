@@ -13,6 +13,7 @@ from hbserver.adapters.common import JsonShapeError
 from hbserver.adapters.golike import ABSENT_OBJECT, ImpExtError
 from hbserver.adapters.steps import (
     ANSWER_DECODERS,
+    BID_META,
     BID_REWRITES,
     BID_TYPERS,
     BID_VIDEO,
@@ -398,6 +399,7 @@ def test_imp_rewrites(name, banner, want):
         (ANSWER_DECODERS, lambda: [(spec.decoder,) for spec, _, _, _ in ANSWER_ROWS]),
         (BID_REWRITES, lambda: BID_REWRITE_ROWS),
         (BID_VIDEO, lambda: BID_VIDEO_ROWS),
+        (BID_META, lambda: BID_META_ROWS),
     ],
 )
 def test_every_step_has_rows(table, rows):
@@ -736,12 +738,41 @@ BID_VIDEO_ROWS = [
     ("cat_dur", {}, {"primary_category": "", "duration": 0}),
     ("cat_dur", {"cat": [], "dur": -5}, {"primary_category": "", "duration": 0}),
     ("cat_dur", {"cat": "IAB1", "dur": 1.5}, {"primary_category": "", "duration": 0}),
+    ("ext_prebid", {}, None),
+    ("ext_prebid", {"ext": {"prebid": {"meta": {}}}}, None),
+    ("ext_prebid", {"ext": {"prebid": {"video": {"duration": 30, "x": 1}}}}, {"duration": 30}),
+    ("ext_prebid", {"ext": {"Prebid": {"Video": {"primary_category": "c"}}}}, {"primary_category": "c"}),
+    ("ext_prebid", {"ext": "x"}, JsonShapeError('expect { or n, but found "')),
+    ("ext_prebid", {"ext": {"prebid": {"video": {"duration": "x"}}}}, JsonShapeError("ExtBidPrebidVideo.Duration")),
+    ("ext_prebid", {"ext": {"prebid": {"video": 1}}}, JsonShapeError("ExtBidPrebid.Video")),
 ]
 
 
 @pytest.mark.parametrize(("name", "bid", "want"), BID_VIDEO_ROWS)
 def test_bid_video(name, bid, want):
-    assert BID_VIDEO[name](bid) == want
+    if isinstance(want, JsonShapeError):
+        with pytest.raises(JsonShapeError, match=re.escape(str(want))):
+            BID_VIDEO[name](bid)
+    else:
+        assert BID_VIDEO[name](bid) == want
+
+
+BID_META_ROWS = [
+    ("ext_prebid", {}, None),
+    ("ext_prebid", {"ext": {"prebid": {"meta": {"brandId": 1}}}}, {"brandId": 1}),
+    ("ext_prebid", {"ext": {"prebid": {"video": {}}}}, None),
+    ("ext_prebid", {"ext": {"prebid": {"meta": [1]}}}, JsonShapeError("ExtBidPrebid.Meta")),
+    ("ext_prebid", {"ext": {"prebid": "p"}}, JsonShapeError("ExtBid.Prebid")),
+]
+
+
+@pytest.mark.parametrize(("name", "bid", "want"), BID_META_ROWS)
+def test_bid_meta(name, bid, want):
+    if isinstance(want, JsonShapeError):
+        with pytest.raises(JsonShapeError, match=re.escape(str(want))):
+            BID_META[name](bid)
+    else:
+        assert BID_META[name](bid) == want
 
 
 @pytest.mark.parametrize(
