@@ -30,7 +30,7 @@ from hbserver.adapters.common import (
     found,
     json_call,
 )
-from hbserver.adapters.golike import decode_go_answer, go_media_objects, imp_bidder_params
+from hbserver.adapters.golike import go_media_objects, go_typed_bids, imp_bidder_params
 
 CALLER = {"name": "Prebid-Server", "version": "n/a"}
 HEADERS = {"Content-Type": "application/json;charset=utf-8"}
@@ -127,16 +127,15 @@ class ThirtyThreeAcrossAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response)
-        if answer is None:
-            return None, failure
-        result = BidderResponse(currency="USD")
-        for bid in answer.bids:
-            ext = bid.get("ext")
-            ttx = ext.get("ttx") if isinstance(ext, dict) else None
-            video = isinstance(ttx, dict) and ttx.get("mediaType") == "video"
-            result.bids.append(TypedBid(bid, "video" if video else "banner"))
-        return result, []
+        return go_typed_bids(response, _typed, answer_currency=False)
+
+
+def _typed(bid: dict[str, Any]) -> TypedBid:
+    """Video when ``ext.ttx.mediaType`` says so, else banner."""
+    ext = bid.get("ext")
+    ttx = ext.get("ttx") if isinstance(ext, dict) else None
+    video = isinstance(ttx, dict) and ttx.get("mediaType") == "video"
+    return TypedBid(bid, "video" if video else "banner")
 
 
 def build(config: AdapterConfig) -> ThirtyThreeAcrossAdapter:

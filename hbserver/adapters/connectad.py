@@ -26,10 +26,10 @@ from hbserver.adapters.base import (
 from hbserver.adapters.common import AnswerWording, JsonShapeError, json_call, json_headers, with_header
 from hbserver.adapters.golike import (
     ImpExtError,
-    decode_go_answer,
     go_media_objects,
     go_members,
     go_request_top,
+    go_typed_bids,
     imp_bidder_params,
 )
 from hbserver.adapters.gourl import go_url_scheme_host
@@ -168,10 +168,7 @@ class ConnectadAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        return BidderResponse(bids=[TypedBid(bid, "banner") for bid in answer.bids]), []
+        return go_typed_bids(response, lambda bid: TypedBid(bid, "banner"), _ANSWER_WORDING, answer_currency=False)
 
 
 def build(config: AdapterConfig) -> ConnectadAdapter:

@@ -30,11 +30,11 @@ from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_objec
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
     GoKind,
-    decode_go_answer,
     go_fields,
     go_imp,
     go_list,
     go_request_top,
+    go_typed_bids,
     go_value,
 )
 from hbserver.adapters.steps import ParamsSpec
@@ -236,12 +236,7 @@ class SilverPushAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        result = BidderResponse(currency=answer.cur or "USD")
-        result.bids = [TypedBid(bid, _BID_TYPES.get(bid.get("mtype"), "")) for bid in answer.bids]
-        return result, []
+        return go_typed_bids(response, lambda bid: TypedBid(bid, _BID_TYPES.get(bid.get("mtype"), "")), _ANSWER_WORDING)
 
 
 def build(config: AdapterConfig) -> SilverPushAdapter:

@@ -32,9 +32,9 @@ from hbserver.adapters.common import JsonShapeError, mtype_bid_type
 from hbserver.adapters.golike import (
     GoKind,
     ImpExtError,
-    decode_go_answer,
     go_fields,
     go_int,
+    go_typed_bids,
     go_value,
     imp_bidder_params,
 )
@@ -128,12 +128,7 @@ class SmartadserverAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response)
-        if answer is None:
-            return None, failure
-        result = BidderResponse(currency=answer.cur or "USD")
-        result.bids = [TypedBid(bid, mtype_bid_type(bid) or "banner") for bid in answer.bids]
-        return result, []
+        return go_typed_bids(response, lambda bid: TypedBid(bid, mtype_bid_type(bid) or "banner"))
 
 
 def build(config: AdapterConfig) -> SmartadserverAdapter:

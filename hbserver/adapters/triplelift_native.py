@@ -31,10 +31,10 @@ from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_objec
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
     GoKind,
-    decode_go_answer,
     go_field,
     go_imp,
     go_request_top,
+    go_typed_bids,
     go_value,
     imp_bidder_params,
 )
@@ -165,10 +165,7 @@ class TripleliftNativeAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        return BidderResponse([TypedBid(bid, "native") for bid in answer.bids], currency="USD"), []
+        return go_typed_bids(response, lambda bid: TypedBid(bid, "native"), _ANSWER_WORDING, answer_currency=False)
 
 
 def build(config: AdapterConfig) -> TripleliftNativeAdapter:
