@@ -212,6 +212,16 @@ def imp_not_in_request(imp_id: str) -> BidderError:
     return bad_server_response(f"The impression with ID {imp_id} is not present into the request")
 
 
+def banner_sized_by_first_format(banner: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The banner with ``w``/``h`` of its first format (a size the format lacks is 0, a format that is
+    no object is 0x0), its formats kept; None when it has no format list or an empty one."""
+    formats = banner.get("format")
+    if not isinstance(formats, list) or not formats:
+        return None
+    first = formats[0] if isinstance(formats[0], Mapping) else {}
+    return {**banner, "w": first.get("w", 0), "h": first.get("h", 0)}
+
+
 def items_of(value: Any) -> list[Any]:
     """A JSON array's items; anything else (null, an object, a number) has none."""
     return value if isinstance(value, list) else []

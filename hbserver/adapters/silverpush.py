@@ -26,7 +26,14 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_object, json_call, json_headers
+from hbserver.adapters.common import (
+    AnswerWording,
+    JsonShapeError,
+    banner_sized_by_first_format,
+    expect_object,
+    json_call,
+    json_headers,
+)
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
     GoKind,
@@ -161,11 +168,10 @@ def _with_device(request: dict[str, Any]) -> None:
 def _sized_banner(banner: Mapping[str, Any]) -> dict[str, Any]:
     if banner.get("w") is not None and banner.get("h") is not None:
         return dict(banner)
-    formats = banner.get("format")
-    if not isinstance(formats, list) or not formats:
+    sized = banner_sized_by_first_format(banner)
+    if sized is None:
         raise _Dropped(bad_input("No sizes provided for Banner."))
-    first = formats[0] if isinstance(formats[0], Mapping) else {}
-    return {**banner, "w": first.get("w", 0), "h": first.get("h", 0)}
+    return sized
 
 
 def _checked_video(video: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from hbserver.adapters.base import (
 from hbserver.adapters.common import (
     JsonShapeError,
     answer_bids,
+    banner_sized_by_first_format,
     decode_answer,
     expect_object,
     expect_string,
@@ -61,11 +62,9 @@ def _placement_id(ext: Any) -> int:
 def _build_imp(imp: dict[str, Any]) -> dict[str, Any]:
     out = dict(imp)
     banner = imp.get("banner")
-    if isinstance(banner, dict):
-        formats = banner.get("format")
-        if isinstance(formats, list) and formats:
-            first = formats[0] if isinstance(formats[0], dict) else {}
-            out["banner"] = {**banner, "w": first.get("w", 0), "h": first.get("h", 0)}
+    sized = banner_sized_by_first_format(banner) if isinstance(banner, dict) else None
+    if sized is not None:
+        out["banner"] = sized
     placement = _placement_id(imp.get("ext"))
     if placement == 0:
         raise _BadImp("placementId should not be 0.")

@@ -32,6 +32,7 @@ from hbserver.adapters.base import (
 from hbserver.adapters.common import (
     AnswerWording,
     JsonShapeError,
+    banner_sized_by_first_format,
     first_media_type,
     json_call,
     resolve_macros,
@@ -97,11 +98,10 @@ def placement_of(params: Mapping[str, Any]) -> Placement:
 def _sized_banner(banner: Mapping[str, Any]) -> dict[str, Any]:
     if banner.get("w") and banner.get("h"):
         return dict(banner)
-    formats = banner.get("format")
-    if not isinstance(formats, list) or not formats:
+    sized = banner_sized_by_first_format(banner)
+    if sized is None:
         raise _Dropped(bad_input("Invalid size provided for Banner"))
-    first = formats[0] if isinstance(formats[0], Mapping) else {}
-    return {**banner, "w": first.get("w", 0), "h": first.get("h", 0)}
+    return sized
 
 
 def _defaulted_video(video: Mapping[str, Any]) -> dict[str, Any]:

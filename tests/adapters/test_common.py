@@ -19,6 +19,7 @@ from hbserver.adapters.common import (
     AnswerWording,
     answer_bids,
     any_imp_bid_type,
+    banner_sized_by_first_format,
     canonical_header,
     decode_answer,
     first_media_type,
@@ -252,3 +253,20 @@ def test_floor_in_usd(imp, expected):
     else:
         assert floor_in_usd(imp, info) == expected
     assert imp == before  # the caller's imp is never changed
+
+
+@pytest.mark.parametrize(
+    ("banner", "want"),
+    [
+        ({"format": [{"w": 3, "h": 2}, {"w": 1}]}, {"format": [{"w": 3, "h": 2}, {"w": 1}], "w": 3, "h": 2}),
+        ({"w": 5, "format": [{"w": 300, "h": 250}]}, {"w": 300, "h": 250, "format": [{"w": 300, "h": 250}]}),
+        ({"format": [{"w": 300}]}, {"format": [{"w": 300}], "w": 300, "h": 0}),
+        ({"format": ["x"]}, {"format": ["x"], "w": 0, "h": 0}),
+        ({"format": []}, None),
+        ({"format": {"w": 1}}, None),
+        ({}, None),
+    ],
+    ids=["first-format", "replaces-own-size", "missing-height", "not-an-object", "empty", "not-a-list", "none"],
+)
+def test_banner_sized_by_first_format(banner, want):
+    assert banner_sized_by_first_format(banner) == want
