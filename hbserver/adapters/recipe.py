@@ -203,17 +203,21 @@ class Recipe:
         if unknown:
             raise RecipeError(f"unknown recipe keys {sorted(unknown)}")
         headers = _names(data, "headers", HEADER_SETS, ("json",))
+        params = ParamsSpec.of(data.get("params") or {})
+        endpoint = EndpointSpec.of(data.get("endpoint") or {})
+        if endpoint.format:
+            checked_text(endpoint.format, "endpoint.format", endpoint="", **dict.fromkeys(params.fields, ""))
         checks, imp_checks = data.get("checks") or [], data.get("imp_checks") or []
         if not isinstance(checks, list) or not isinstance(imp_checks, list):
             raise RecipeError("checks, imp_checks: expected a list")
         return cls(
-            params=ParamsSpec.of(data.get("params") or {}),
+            params=params,
             split=_choice(data, "split", SPLITS, "per_imp"),
             on_bad_imp=_choice(data, "on_bad_imp", ON_BAD_IMP, "drop"),
             errors_with_calls=bool(data.get("errors_with_calls", True)),
             checks=tuple(ParamCheck.of(check) for check in checks),
             imp_checks=tuple(ImpCheck.of(check) for check in imp_checks),
-            endpoint=EndpointSpec.of(data.get("endpoint") or {}),
+            endpoint=endpoint,
             imp_ext=_choice(data, "imp_ext", IMP_EXT_REWRITES, "keep"),
             imp_rewrites=_names(data, "imp_rewrites", IMP_REWRITES, ()),
             tagid=str(data.get("tagid") or ""),

@@ -82,7 +82,7 @@ def _class_of(name: Any, where: str) -> str:
 
 _GO_ZERO: Mapping[str, Any] = {
     "string": "", "int": 0, "float64": 0, "bool": False, "[]string": None, "[]int": None,
-    "json.RawMessage": None, "string_int": 0, "json.Number": "",
+    "json.RawMessage": None, "string_int": 0, "json.Number": "", "uint64": 0,
 }  # fmt: skip
 _GO_KINDS = {kind.value: kind for kind in GoKind}
 _MALFORMED = "Value looks like Number/Boolean/None, but can't find its end: ',' or '}' symbol"
@@ -113,7 +113,19 @@ def _json_number(value: Any, where: str) -> str | None:
     raise JsonShapeError(f"cannot unmarshal {where}: readNumberAsString: invalid number, found {found(value)}")
 
 
-_OWN_KINDS: Mapping[str, Callable[[Any, str], Any]] = {"string_int": _string_int, "json.Number": _json_number}
+def _uint64(value: Any, where: str) -> int | None:
+    """``uint64``: a whole number from 0 to 2**64-1, else JsonShapeError. Its text is not
+    json-iterator's: use this kind with a ``params_error`` of the adapter's own fixed words."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**64):
+        return value
+    raise JsonShapeError(f"cannot unmarshal {where}: not a uint64: {found(value)}")
+
+
+_OWN_KINDS: Mapping[str, Callable[[Any, str], Any]] = {
+    "string_int": _string_int,
+    "json.Number": _json_number,
+    "uint64": _uint64,
+}
 PARAM_KINDS = (*_GO_KINDS, *_OWN_KINDS)
 _ITEM_ZERO = {"[]string": "", "[]int": 0}
 
@@ -275,15 +287,19 @@ class EndpointSpec:
 
     macros: Mapping[str, str] = field(default_factory=dict)
     required: bool = False  # an empty configured endpoint is refused when the adapter is built
+    format: str = ""  # the URI as Go's Sprintf makes it: {endpoint} and {param} placeholders
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> EndpointSpec:
         macros = data.get("macros") or {}
         if not isinstance(macros, Mapping) or not all(isinstance(v, str) for v in macros.values()):
             raise StepError("endpoint.macros: expected Macro: param names")
-        return cls(dict(macros), bool(data.get("required", False)))
+        return cls(dict(macros), bool(data.get("required", False)), str(data.get("format") or ""))
 
     def resolve(self, template: str, params: Mapping[str, Any]) -> str:
+        if self.format:
+            texts = {name: macro_text(value) for name, value in params.items()}
+            template = self.format.format_map({**texts, "endpoint": template})
         if not self.macros:
             return template
         return resolve_macros(template, {macro: macro_text(params.get(param)) for macro, param in self.macros.items()})
@@ -538,7 +554,9 @@ class AnswerSpec:
 
 
 def _status_set(data: Any, where: str) -> frozenset[int]:
-    """Statuses from a list of ints, or ``4xx``/``5xx`` for a range."""
+    """Statuses from a list of ints, or ``4xx``/``5xx`` for a range, ``any`` for every status."""
+    if data == "any":
+        return frozenset(range(100, 600))
     if isinstance(data, str) and re.fullmatch(r"[1-5]xx", data):
         start = int(data[0]) * 100
         return frozenset(range(start, start + 100))
@@ -567,6 +585,8 @@ def _by_imp(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any])
     for imp in request.get("imp") or ():
         if imp.get("id") == bid.get("impid"):
             return first_media_type(imp, typer.order)
+    if typer.no_imp_error is not None:
+        raise typer.untyped(bid, typer.no_imp_error)
     return None
 
 
@@ -643,7 +663,8 @@ class BidTyper:
     """``source``: where a bid's type comes from (``BID_TYPERS``); ``types``: the mtypes taken (for
     ``fixed``, the one type); ``order``: the imp's media objects in the order they are looked at;
     ``error``: the text for a bid without a type (``{impid}``, ``{mtype}``, ``{id}``) and its ``error_class``;
-    ``ext_error``: the text when ``bid.ext`` does not decode (default ``error``)."""
+    ``ext_error``: the text when ``bid.ext`` does not decode (default ``error``); ``no_imp_error``: the
+    text when no imp has the bid's impid (by imp; default ``error``)."""
 
     source: str = "mtype"
     types: tuple[str, ...] = _ALL_TYPES
@@ -651,6 +672,7 @@ class BidTyper:
     error: str = "Unsupported MType {mtype}"
     error_class: str = "generic"
     ext_error: str | None = None
+    no_imp_error: str | None = None
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> BidTyper:
@@ -661,9 +683,10 @@ class BidTyper:
         if not set(types) | set(order) <= set(_ALL_TYPES):
             raise StepError(f"bid_type: media types are {_ALL_TYPES}")
         error = checked_text(str(data.get("error", cls.error)), "bid_type.error", impid="", mtype=0, id="")
-        ext_error = data.get("ext_error")
-        if ext_error is not None:
-            checked_text(str(ext_error), "bid_type.ext_error", impid="", mtype=0, id="")
+        ext_error, no_imp_error = data.get("ext_error"), data.get("no_imp_error")
+        for name, text in (("ext_error", ext_error), ("no_imp_error", no_imp_error)):
+            if text is not None:
+                checked_text(str(text), f"bid_type.{name}", impid="", mtype=0, id="")
         return cls(
             source,
             types,
@@ -671,6 +694,7 @@ class BidTyper:
             error,
             _class_of(data.get("error_class", "generic"), "bid_type.error_class"),
             None if ext_error is None else str(ext_error),
+            None if no_imp_error is None else str(no_imp_error),
         )
 
     def untyped(self, bid: Mapping[str, Any], text: str | None = None) -> UntypedBid:

@@ -67,6 +67,11 @@ def errors_of(errors: list) -> list[tuple[str, ErrorCode]]:
             "bid_type.error: '{bidid}' has a placeholder other than {impid}, {mtype}, {id}",
         ),
         ({"bid_type": {"ext_error": "{"}}, "bid_type.ext_error: '{' has a placeholder"),
+        ({"bid_type": {"no_imp_error": "{x}"}}, "bid_type.no_imp_error: '{x}' has a placeholder"),
+        (
+            {"endpoint": {"format": "{endpoint}/{site}"}},
+            "endpoint.format: '{endpoint}/{site}' has a placeholder other than {endpoint} ('site')",
+        ),
         ({"answer": {"statuses": {503: "{code}"}}}, "answer.status: '{code}' has a placeholder other than {}"),
         ({"answer": {"body_text": "{body}"}}, "answer.body_text: '{body}' has a placeholder"),
     ],

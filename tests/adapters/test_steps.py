@@ -46,9 +46,10 @@ SPEC = ParamsSpec(
         "raw": ("Raw", "json.RawMessage"),
         "zone": ("Zone", "string_int"),
         "num": ("Num", "json.Number"),
+        "u": ("U", "uint64"),
     },
 )
-ZERO = {"id": "", "n": 0, "f": 0, "b": False, "tags": None, "raw": None, "zone": 0, "num": ""}
+ZERO = {"id": "", "n": 0, "f": 0, "b": False, "tags": None, "raw": None, "zone": 0, "num": "", "u": 0}
 
 
 # --- params ----------------------------------------------------------------------------------------
@@ -66,6 +67,8 @@ ZERO = {"id": "", "n": 0, "f": 0, "b": False, "tags": None, "raw": None, "zone":
         ({"bidder": None}, {}),  # null reads as an empty struct
         ({"bidder": {}, "prebid": {}}, {}),
         ({"bidder": {"tags": ["a", None]}}, {"tags": ["a", ""]}),  # a null item: its zero value
+        ({"bidder": {"u": 2**64 - 1}}, {"u": 2**64 - 1}),  # uint64
+        ({"bidder": {"u": None}}, {}),
         ({"bidder": {"zone": 12}}, {"zone": 12}),  # jsonutil.StringInt: a number
         ({"bidder": {"zone": "-12"}}, {"zone": -12}),  # or a string of one
         ({"bidder": {"zone": ""}}, {}),
@@ -90,6 +93,21 @@ def test_params_read(ext, want):
             "cannot unmarshal adapters.ExtImpBidder.Prebid: expect { or n, but found 1",
         ),
         ({"id": "i", "ext": {}}, JsonShapeError, ABSENT_OBJECT),
+        (
+            {"id": "i", "ext": {"bidder": {"u": -1}}},
+            JsonShapeError,
+            "cannot unmarshal openrtb_ext.ExtX.U: not a uint64: -",
+        ),
+        (
+            {"id": "i", "ext": {"bidder": {"u": 2**64}}},
+            JsonShapeError,
+            "cannot unmarshal openrtb_ext.ExtX.U: not a uint64: 1",
+        ),
+        (
+            {"id": "i", "ext": {"bidder": {"u": "1"}}},
+            JsonShapeError,
+            'cannot unmarshal openrtb_ext.ExtX.U: not a uint64: "',
+        ),
         ({"id": "i", "ext": {"bidder": []}}, JsonShapeError, "expect { or n, but found ["),
         (
             {"id": "i", "ext": {"bidder": {"id": 1}}},
@@ -311,6 +329,8 @@ def test_macro_text(value, text):
         ({"Host": "env"}, "https://{{.Host}}.x/bid", {"env": "eu"}, "https://eu.x/bid"),
         ({"Host": "env"}, "https://{{.Host}}.x/bid", {}, "https://.x/bid"),  # absent: empty
         ({"SourceId": "sid"}, "https://x/?s={{.SourceId}}", {"sid": 7}, "https://x/?s=7"),
+        ("{endpoint}?s={site}&prebid", "https://x/ssp", {"site": 7}, "https://x/ssp?s=7&prebid"),
+        ("{endpoint}/{id}/{{x}}", "https://x", {"id": "a b"}, "https://x/a b/{x}"),
         (
             {"Host": "a", "AccountID": "b"},
             "https://{{.Host}}/{{.AccountID}}",
@@ -320,7 +340,8 @@ def test_macro_text(value, text):
     ],
 )
 def test_endpoint_resolve(macros, template, params, uri):
-    assert EndpointSpec(macros).resolve(template, params) == uri
+    spec = EndpointSpec(format=macros) if isinstance(macros, str) else EndpointSpec(macros)
+    assert spec.resolve(template, params) == uri
 
 
 def test_endpoint_required():
@@ -511,6 +532,7 @@ ANSWER_ROWS = [
     (AnswerSpec(decoder="encoding_json"), 200, b"", [("unexpected end of JSON input", ErrorCode.UNKNOWN)]),
     (AnswerSpec(decoder="jsoniter"), 200, b"{}", None),
     (AnswerSpec(no_bid_statuses=frozenset({503})), 503, b"x", []),
+    (AnswerSpec(input_statuses=frozenset(range(100, 600))), 503, b"", [(STATUS.format(503), ErrorCode.BAD_INPUT)]),
     (AnswerSpec(status="s {} {body}"), 500, b"oops", [("s 500 oops", ErrorCode.BAD_SERVER_RESPONSE)]),
     (AnswerSpec(input_statuses=frozenset({401})), 401, b"", [(STATUS.format(401), ErrorCode.BAD_INPUT)]),
     (AnswerSpec(input_statuses=frozenset({401})), 400, b"", [(STATUS.format(400), ErrorCode.BAD_SERVER_RESPONSE)]),
@@ -555,6 +577,7 @@ def test_answer_decode(spec, status, body, want):
             AnswerSpec("{} {body}", input_statuses=frozenset(range(400, 500)), no_bid_statuses=frozenset({503})),
         ),
         ({"input_statuses": [400, 401]}, AnswerSpec(input_statuses=frozenset({400, 401}))),
+        ({"input_statuses": "any"}, AnswerSpec(input_statuses=frozenset(range(100, 600)))),
         ({"input_statuses": "4XX"}, StepError("answer.input_statuses")),
         ({"no_bid_statuses": ["503"]}, StepError("answer.no_bid_statuses")),
         ({"status": "{code}"}, StepError("answer.status")),
