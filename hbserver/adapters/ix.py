@@ -29,11 +29,12 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, found, status_error
+from hbserver.adapters.common import AnswerWording, JsonShapeError, decode_answer, expect_object, expect_string, found
 from hbserver.adapters.golike import NOT_AN_OBJECT, go_members, imp_bidder_params
 
 _HEADERS = {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}
 _BID_TYPES = frozenset(("banner", "video", "audio", "native"))
+_ANSWER_WORDING = AnswerWording(bad_json="JSON parsing error: {}", not_an_object="JSON parsing error: " + NOT_AN_OBJECT)
 _EVENT_IMPRESSION = 1
 _METHOD_IMAGE = 1
 
@@ -153,16 +154,12 @@ class IxAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        status = response.status
-        if status == 204:
-            return None, []
-        error = status_error(status)
-        if error is not None:
-            return None, [error]
+        data, failure = decode_answer(response, _ANSWER_WORDING)
+        if data is None:
+            return None, failure
         try:
-            data = orjson.loads(response.body)
             _check_bid_response(data)
-        except (orjson.JSONDecodeError, JsonShapeError) as exc:
+        except JsonShapeError as exc:
             return None, [bad_server_response(f"JSON parsing error: {exc}")]
 
         imp_types = {}

@@ -28,21 +28,22 @@ from hbserver.adapters.base import (
     ResponseData,
     TypedBid,
     bad_input,
-    bad_server_response,
 )
 from hbserver.adapters.common import (
+    AnswerWording,
     JsonShapeError,
+    decode_answer,
     expect_object,
     expect_string,
     found,
     items_of,
     seat_bids,
-    status_error,
 )
 from hbserver.adapters.golike import NOT_AN_OBJECT, with_query_param
 from hbserver.numbers import INT64, NumberError, int_or, parse_int
 
 _BADV_LIMIT = 50
+_ANSWER_WORDING = AnswerWording(not_an_object="Bad response body: expected a JSON object")
 _SITE_SEGTAXES = frozenset((1, 2, 5, 6))
 _USER_SEGTAXES = frozenset((4,))
 _BANNER_EXT = {"rp": {"mime": "text/html"}}
@@ -455,19 +456,12 @@ class RubiconAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        status = response.status
-        if status == 204:
-            return None, []
-        error = status_error(status)
-        if error is not None:
-            return None, [error]
-        try:
-            data = orjson.loads(response.body)
-            sent = orjson.loads(call.body or b"")
-        except orjson.JSONDecodeError as exc:
-            return None, [bad_server_response(f"Bad response body: {exc}")]
-        if not isinstance(data, dict) or not isinstance(sent, dict):
-            return None, [bad_server_response("Bad response body: expected a JSON object")]
+        data, failure = decode_answer(response, _ANSWER_WORDING)
+        if data is None:
+            return None, failure
+        sent, failure = decode_answer(ResponseData(200, call.body or b""), _ANSWER_WORDING)  # the call we made
+        if sent is None:
+            return None, failure
 
         sent_imps = sent.get("imp")
         sent_imp = sent_imps[0] if isinstance(sent_imps, list) and sent_imps and isinstance(sent_imps[0], dict) else {}
