@@ -35,7 +35,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import decode_answer, items_of, seat_bids
+from hbserver.adapters.common import decode_answer, items_of, seat_bids, typed_bid_response
 from hbserver.numbers import INT64, NumberError, check_int, int_or, parse_int
 
 DEFAULT_PLATFORM_ID = 5
@@ -393,15 +393,15 @@ class AppnexusAdapter:
         data, failure = decode_answer(response)
         if data is None:
             return None, failure
-        result = BidderResponse(currency=data.get("cur") or "USD")
-        errors: list[BidderError] = []
-        for seatbid in items_of(data.get("seatbid")):
-            for bid in seat_bids(seatbid):
-                try:
-                    result.bids.append(self._typed(bid))
-                except _BadParams as exc:
-                    errors.append(bad_server_response(str(exc)))
-        return result, errors
+        bids = (bid for seatbid in items_of(data.get("seatbid")) for bid in seat_bids(seatbid))
+        return typed_bid_response(bids, self._typed_or_refused, data.get("cur") or "USD")
+
+    @classmethod
+    def _typed_or_refused(cls, bid: Any) -> TypedBid | BidderError:
+        try:
+            return cls._typed(bid)
+        except _BadParams as exc:
+            return bad_server_response(str(exc))
 
     @staticmethod
     def _typed(bid: Any) -> TypedBid:

@@ -15,6 +15,7 @@ from hbserver.adapters.base import (
     JSON_HEADERS,
     MTYPE_TO_TYPE,
     BidderError,
+    BidderResponse,
     RequestData,
     RequestInfo,
     ResponseData,
@@ -242,6 +243,29 @@ def answer_bids(answer: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any], dic
         for bid in bids if isinstance(bids, list) else ():
             if isinstance(bid, dict):
                 yield seatbid, bid
+
+
+def typed_bid_response(
+    bids: Iterable[Any],
+    typed: Callable[[Any], TypedBid | BidderError | None],
+    currency: str = "USD",
+    *,
+    first_error_fails: bool = False,
+) -> tuple[BidderResponse | None, list[BidderError]]:
+    """make_bids' outcome for ``bids``, each as ``typed`` takes it on its own: a TypedBid is kept, a
+    BidderError reported and the bid skipped, None skipped silently. With ``first_error_fails`` the
+    first error is the whole outcome (None, [error]), as PBS-Go adapters that return on it do."""
+    result = BidderResponse(currency=currency)
+    errors: list[BidderError] = []
+    for bid in bids:
+        outcome = typed(bid)
+        if isinstance(outcome, TypedBid):
+            result.bids.append(outcome)
+        elif outcome is not None:
+            if first_error_fails:
+                return None, [outcome]
+            errors.append(outcome)
+    return result, errors
 
 
 def resolve_macros(template: str, values: Mapping[str, str]) -> str:

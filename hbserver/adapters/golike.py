@@ -36,6 +36,7 @@ from hbserver.adapters.common import (
     expect_object,
     expect_string,
     found,
+    typed_bid_response,
 )
 from hbserver.numbers import NumberError, parse_float
 
@@ -348,22 +349,10 @@ def typed_bids(
     answer_currency: bool = True,
     first_error_fails: bool = False,
 ) -> tuple[BidderResponse | None, list[BidderError]]:
-    """The bids of ``answer``, seatbid by seatbid, each as ``typed`` takes it on its own: a TypedBid
-    is kept, a BidderError reported and the bid skipped, None skipped silently. With
-    ``first_error_fails`` the first error is the whole outcome (None, [error]), as PBS-Go adapters
-    that return on it do. The currency is the answer's (USD when it names none), or with
-    ``answer_currency=False`` always USD."""
-    result = BidderResponse(currency=(answer.cur or "USD") if answer_currency else "USD")
-    errors: list[BidderError] = []
-    for bid in answer.bids:
-        outcome = typed(bid)
-        if isinstance(outcome, TypedBid):
-            result.bids.append(outcome)
-        elif outcome is not None:
-            if first_error_fails:
-                return None, [outcome]
-            errors.append(outcome)
-    return result, errors
+    """``common.typed_bid_response`` of the bids of ``answer``, seatbid by seatbid: the currency is
+    the answer's (USD when it names none), or with ``answer_currency=False`` always USD."""
+    currency = (answer.cur or "USD") if answer_currency else "USD"
+    return typed_bid_response(answer.bids, typed, currency, first_error_fails=first_error_fails)
 
 
 def go_typed_bids(

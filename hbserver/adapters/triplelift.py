@@ -25,7 +25,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import decode_answer, items_of, seat_bids
+from hbserver.adapters.common import decode_answer, items_of, seat_bids, typed_bid_response
 
 VIDEO_FORMATS = frozenset({11, 12, 17})
 
@@ -105,19 +105,19 @@ class TripleliftAdapter:
         data, failure = decode_answer(response)
         if data is None:
             return None, failure
-        result = BidderResponse(currency=data.get("cur") or "USD")
-        errors: list[BidderError] = []
-        for seatbid in items_of(data.get("seatbid")):
-            for bid in seat_bids(seatbid):
-                try:
-                    if not isinstance(bid, dict):
-                        raise _Invalid("a bid is not a JSON object")
-                    if "ext" not in bid:
-                        raise _Invalid(f"bid {bid.get('id')}: no ext.triplelift_pb to type it by")
-                    result.bids.append(TypedBid(bid, _bid_type(bid)))
-                except _Invalid as exc:
-                    errors.append(bad_server_response(str(exc)))
-        return result, errors
+        bids = (bid for seatbid in items_of(data.get("seatbid")) for bid in seat_bids(seatbid))
+        return typed_bid_response(bids, _typed, data.get("cur") or "USD")
+
+
+def _typed(bid: Any) -> TypedBid | BidderError:
+    if not isinstance(bid, dict):
+        return bad_server_response("a bid is not a JSON object")
+    if "ext" not in bid:
+        return bad_server_response(f"bid {bid.get('id')}: no ext.triplelift_pb to type it by")
+    try:
+        return TypedBid(bid, _bid_type(bid))
+    except _Invalid as exc:
+        return bad_server_response(str(exc))
 
 
 def build(config: AdapterConfig) -> TripleliftAdapter:

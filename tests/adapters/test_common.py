@@ -31,6 +31,7 @@ from hbserver.adapters.common import (
     mtype_bid_type,
     resolve_macros,
     status_error,
+    typed_bid_response,
     typed_by_imp,
     with_header,
 )
@@ -270,3 +271,26 @@ def test_floor_in_usd(imp, expected):
 )
 def test_banner_sized_by_first_format(banner, want):
     assert banner_sized_by_first_format(banner) == want
+
+
+def _typed_by_kind(bid):
+    """A table's ``typed``: "b" a banner, "x" an error, anything else silently skipped."""
+    if bid == "x":
+        return BidderError("bad x")
+    return TypedBid({"id": bid}, "banner") if bid == "b" else None
+
+
+@pytest.mark.parametrize(
+    ("bids", "first_error_fails", "want"),
+    [
+        (["b", "x", "s", "b"], False, (2, ["bad x"])),  # an error reported, its bid skipped; None skipped silently
+        (["b", "x", "b"], True, (None, ["bad x"])),  # the first error is the whole outcome
+        (["b", "s"], True, (1, [])),
+        ([], False, (0, [])),
+    ],
+    ids=["errors-reported", "first-error-fails", "silent-skip", "no-bids"],
+)
+def test_typed_bid_response(bids, first_error_fails, want):
+    result, errors = typed_bid_response(iter(bids), _typed_by_kind, "EUR", first_error_fails=first_error_fails)
+    assert (result and len(result.bids), [error.message for error in errors]) == want
+    assert result is None or result.currency == "EUR"
