@@ -330,7 +330,8 @@ class RecipeAdapter:
         if split == "per_imp":
             return [self.call(request, [one]) for one in prepared]
         if split == "first_imp":
-            return [self.call(request, prepared[:1], [typed_imp(imp) for imp in request["imp"][1:]])]
+            more = [typed_imp(self.rewritten_imp(imp)) for imp in request["imp"][1:]]
+            return [self.call(request, prepared[:1], more)]
         groups: dict[str, list[Prepared]] = {}
         for one in prepared:
             groups.setdefault(one.group if split == "by_params" else "", []).append(one)
@@ -369,9 +370,7 @@ class RecipeAdapter:
             failure = check.failure(params)
             if failure is not None:
                 raise _DroppedImp(failure)
-        out = IMP_EXT_REWRITES[recipe.imp_ext](imp, params)
-        for name in recipe.imp_rewrites:
-            out = IMP_REWRITES[name](out)
+        out = self.rewritten_imp(IMP_EXT_REWRITES[recipe.imp_ext](imp, params))
         if recipe.tagid:
             out = dict(out)
             set_omitempty(out, "tagid", macro_text(params.get(recipe.tagid)))
@@ -382,6 +381,12 @@ class RecipeAdapter:
                 raise _DroppedImp(BidderError(str(exc))) from None
         uri = recipe.endpoint.resolve(self.endpoint, params)
         return Prepared(typed_imp(out), uri, params)
+
+    def rewritten_imp(self, imp: dict[str, Any]) -> dict[str, Any]:
+        """The imp after the recipe's ``imp_rewrites`` (every imp sent, with ``first_imp`` the others too)."""
+        for name in self.recipe.imp_rewrites:
+            imp = IMP_REWRITES[name](imp)
+        return imp
 
     def headers(self, request: Mapping[str, Any]) -> dict[str, str]:
         headers: dict[str, str] = {}

@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import orjson
 
@@ -280,21 +281,74 @@ def macro_text(value: Any) -> str:
     return str(value)
 
 
+_PATH_SAFE = "$&+:=@"  # what Go's url.PathEscape leaves besides letters, digits and -_.~
+MACRO_ESCAPES: Mapping[str, Callable[[str], str]] = {
+    "none": lambda text: text,
+    "path": lambda text: quote(text, safe=_PATH_SAFE),  # url.PathEscape
+    "query": lambda text: quote_plus(text, safe=""),  # url.QueryEscape
+}
+
+
+@dataclass(frozen=True)
+class MacroSpec:
+    """How one endpoint macro is filled: from ``param``; through ``map`` (a value not in it becomes
+    ``default`` when one is given, else stays); an empty value becomes ``default``; then ``escape``
+    (``MACRO_ESCAPES``)."""
+
+    param: str
+    map: Mapping[str, str] = field(default_factory=dict)
+    default: str | None = None
+    escape: str = "none"
+
+    @classmethod
+    def of(cls, data: Any) -> MacroSpec:
+        if isinstance(data, MacroSpec):
+            return data
+        if isinstance(data, str):
+            return cls(data)
+        if not (isinstance(data, Mapping) and isinstance(data.get("param"), str)):
+            raise StepError("endpoint.macros: expected Macro: param or {param, map, default, escape}")
+        mapping = data.get("map") or {}
+        if not isinstance(mapping, Mapping) or data.get("escape", "none") not in MACRO_ESCAPES:
+            raise StepError(f"endpoint.macros: map is value: text, escape one of {sorted(MACRO_ESCAPES)}")
+        default = data.get("default")
+        escape = str(data.get("escape", "none"))
+        return cls(
+            data["param"],
+            {str(k): str(v) for k, v in mapping.items()},
+            None if default is None else str(default),
+            escape,
+        )
+
+    def text(self, params: Mapping[str, Any]) -> str:
+        text = macro_text(params.get(self.param))
+        if self.map:
+            text = self.map.get(text, text if self.default is None else self.default)
+        elif not text and self.default is not None:
+            text = self.default
+        return MACRO_ESCAPES[self.escape](text)
+
+
 @dataclass(frozen=True)
 class EndpointSpec:
-    """``macros``: Go template macro -> the param that fills it (``{Host: env}``); none: the
-    configured endpoint is used as it is."""
+    """``macros``: Go template macro -> how it is filled (``{Host: env}``, or a :class:`MacroSpec`);
+    none: the configured endpoint is used as it is."""
 
-    macros: Mapping[str, str] = field(default_factory=dict)
+    macros: Mapping[str, MacroSpec] = field(default_factory=dict)
     required: bool = False  # an empty configured endpoint is refused when the adapter is built
     format: str = ""  # the URI as Go's Sprintf makes it: {endpoint} and {param} placeholders
+
+    def __post_init__(self) -> None:  # a bare param name is a MacroSpec of that param
+        specs = {macro: MacroSpec.of(spec) for macro, spec in self.macros.items()}
+        object.__setattr__(self, "macros", specs)
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> EndpointSpec:
         macros = data.get("macros") or {}
-        if not isinstance(macros, Mapping) or not all(isinstance(v, str) for v in macros.values()):
+        if not isinstance(macros, Mapping):
             raise StepError("endpoint.macros: expected Macro: param names")
-        return cls(dict(macros), bool(data.get("required", False)), str(data.get("format") or ""))
+        specs = {str(macro): MacroSpec.of(spec) for macro, spec in macros.items()}
+        return cls(specs, bool(data.get("required", False)), str(data.get("format") or ""))
 
     def resolve(self, template: str, params: Mapping[str, Any]) -> str:
         if self.format:
@@ -302,7 +356,7 @@ class EndpointSpec:
             template = self.format.format_map({**texts, "endpoint": template})
         if not self.macros:
             return template
-        return resolve_macros(template, {macro: macro_text(params.get(param)) for macro, param in self.macros.items()})
+        return resolve_macros(template, {macro: spec.text(params) for macro, spec in self.macros.items()})
 
 
 # --- imp.ext ---------------------------------------------------------------------------------------

@@ -446,6 +446,13 @@ def test_bid_meta_and_video_from_ext(ext, want_bids, want_errors):
     assert [e.message for e in errors] == want_errors
 
 
+def test_imp_rewrites_apply_to_every_imp_of_first_imp():
+    formats = {"format": [{"w": 3, "h": 4}]}
+    imps = [{**imp("1", {"host": "a"}), "banner": formats}, {**imp("2", "bad"), "banner": formats}]
+    _, bodies, _ = requests_of(adapter(split="first_imp", imp_rewrites=["banner_size"]), {"id": "r", "imp": imps}, INFO)
+    assert [sent["banner"] for sent in bodies[0]["imp"]] == [{**formats, "w": 3, "h": 4}] * 2
+
+
 @pytest.mark.parametrize(("endpoint", "ok"), [("", False), ("https://x", True)])
 def test_a_required_endpoint_is_refused_empty(endpoint, ok):
     recipe = Recipe.of({"params": PARAMS, "endpoint": {"required": True}})

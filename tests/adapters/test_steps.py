@@ -330,6 +330,13 @@ def test_macro_text(value, text):
         ({"Host": "env"}, "https://{{.Host}}.x/bid", {}, "https://.x/bid"),  # absent: empty
         ({"SourceId": "sid"}, "https://x/?s={{.SourceId}}", {"sid": 7}, "https://x/?s=7"),
         ("{endpoint}?s={site}&prebid", "https://x/ssp", {"site": 7}, "https://x/ssp?s=7&prebid"),
+        ({"A": {"param": "t", "escape": "path"}}, "https://x/{{.A}}", {"t": "a b/c?d=e"}, "https://x/a%20b%2Fc%3Fd=e"),
+        ({"A": {"param": "t", "escape": "query"}}, "https://x/?a={{.A}}", {"t": "a b&c"}, "https://x/?a=a+b%26c"),
+        ({"H": {"param": "r", "map": {"EU": "eu"}, "default": "us"}}, "https://{{.H}}.x", {"r": "EU"}, "https://eu.x"),
+        ({"H": {"param": "r", "map": {"EU": "eu"}, "default": "us"}}, "https://{{.H}}.x", {"r": "ZZ"}, "https://us.x"),
+        ({"H": {"param": "r", "map": {"EU": "eu"}}}, "https://{{.H}}.x", {"r": "ZZ"}, "https://ZZ.x"),
+        ({"H": {"param": "r", "default": "us"}}, "https://{{.H}}.x", {"r": ""}, "https://us.x"),
+        ({"H": {"param": "r", "default": "us"}}, "https://{{.H}}.x", {"r": "eu"}, "https://eu.x"),
         ("{endpoint}/{id}/{{x}}", "https://x", {"id": "a b"}, "https://x/a b/{x}"),
         (
             {"Host": "a", "AccountID": "b"},
@@ -348,7 +355,16 @@ def test_endpoint_required():
     assert EndpointSpec.of({"required": True}).required and not EndpointSpec.of({}).required
 
 
-@pytest.mark.parametrize("data", [{"macros": ["Host"]}, {"macros": {"Host": 1}}])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"macros": ["Host"]},
+        {"macros": {"Host": 1}},
+        {"macros": {"Host": {"map": {}}}},
+        {"macros": {"Host": {"param": "h", "escape": "url"}}},
+        {"macros": {"Host": {"param": "h", "map": ["x"]}}},
+    ],
+)
 def test_endpoint_spec_of_refuses_bad_shapes(data):
     with pytest.raises(StepError, match=re.escape("endpoint.macros")):
         EndpointSpec.of(data)
