@@ -35,7 +35,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import decode_answer, items_of, seat_bids, typed_bid_response
+from hbserver.adapters.common import decode_answer, items_of, seat_bids, string_param, typed_bid_response
 from hbserver.numbers import INT64, NumberError, check_int, int_or, parse_int
 
 DEFAULT_PLATFORM_ID = 5
@@ -87,12 +87,7 @@ def _is_number(value: Any) -> bool:
 
 
 def _string(params: dict[str, Any], name: str) -> str:
-    value = params.get(name)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise _BadParams(f"appnexus params: {name} must be a string")
-    return value
+    return string_param(params, name, _BadParams, "appnexus params")
 
 
 def _int_or_digits(params: dict[str, Any], name: str) -> int:

@@ -118,6 +118,17 @@ def expect_string(value: Any, where: str) -> str:
     raise JsonShapeError(f'cannot unmarshal {where}: expects " or n, but found {found(value)}')
 
 
+def string_param(params: Mapping[str, Any], name: str, error: type[Exception], where: str) -> str:
+    """The string param ``name`` ("" when absent or null); any other value raises
+    ``error("<where>: <name> must be a string")``."""
+    value = params.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise error(f"{where}: {name} must be a string")
+    return value
+
+
 def canonical_header(name: str) -> str:
     """Go's canonical form of a header name (``x-openrtb-version`` -> ``X-Openrtb-Version``): the
     fixtures compare request headers by that form."""

@@ -27,7 +27,14 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import BANNER_VIDEO_NATIVE, decode_answer, first_media_type, items_of, seat_bids
+from hbserver.adapters.common import (
+    BANNER_VIDEO_NATIVE,
+    decode_answer,
+    first_media_type,
+    items_of,
+    seat_bids,
+    string_param,
+)
 from hbserver.adapters.golike import go_parse_float, set_omitempty
 
 BIDDER_CONFIG = "hb_pbs_1.0.0"
@@ -54,12 +61,7 @@ def _number_text(params: dict[str, Any], name: str) -> str:
 
 
 def _string(params: dict[str, Any], name: str) -> str:
-    value = params.get(name)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise _BadImp(f"openx params: {name} must be a string")
-    return value
+    return string_param(params, name, _BadImp, "openx params")
 
 
 def _build_imp(imp: dict[str, Any], req_ext: dict[str, Any]) -> dict[str, Any]:

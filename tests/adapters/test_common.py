@@ -31,6 +31,7 @@ from hbserver.adapters.common import (
     mtype_bid_type,
     resolve_macros,
     status_error,
+    string_param,
     typed_bid_response,
     typed_by_imp,
     with_header,
@@ -294,3 +295,27 @@ def test_typed_bid_response(bids, first_error_fails, want):
     result, errors = typed_bid_response(iter(bids), _typed_by_kind, "EUR", first_error_fails=first_error_fails)
     assert (result and len(result.bids), [error.message for error in errors]) == want
     assert result is None or result.currency == "EUR"
+
+
+class _Refused(ValueError):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("params", "want"),
+    [
+        ({"name": "x"}, "x"),
+        ({"name": ""}, ""),
+        ({"name": None}, ""),  # null is absent
+        ({}, ""),
+        ({"name": 1}, _Refused("acme params: name must be a string")),
+        ({"name": ["x"]}, _Refused("acme params: name must be a string")),
+    ],
+    ids=["string", "empty", "null", "absent", "number", "list"],
+)
+def test_string_param(params, want):
+    try:
+        got = string_param(params, "name", _Refused, "acme params")
+    except _Refused as exc:
+        got = exc
+    assert (type(got), str(got)) == (type(want), str(want))
