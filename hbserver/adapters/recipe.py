@@ -14,7 +14,8 @@ A recipe names, for the calls (``make_requests``):
   call is made; ``checks``: rules the params must pass (``PARAM_CHECKS``);
 * ``endpoint``: Go template macros filled from the params (``{Host: env}``), else the configured
   endpoint as it is; ``required: true`` refuses an empty configured endpoint at build time;
-* ``imp_ext``: how the imp's ``ext`` is rewritten (a step of ``IMP_EXT_REWRITES``); ``imp_rewrites``:
+* ``imp_ext``: how the imp's ``ext`` is rewritten (a step of ``IMP_EXT_REWRITES``; ``imp_ext_param``:
+  the param a rewrite reads, e.g. the stored request id of ``stored_request``); ``imp_rewrites``:
   further rewrites of the imp (``IMP_REWRITES``, e.g. a banner sized from its format); ``tagid``: the
   param that becomes ``imp.tagid``; ``floors``: ``usd`` converts a floor in another currency;
 * ``headers``: header sets (``HEADER_SETS``); ``param_headers``: headers filled from the (first)
@@ -29,8 +30,8 @@ without seatbids is an error (``empty_seatbid_error``), how a bid is typed (``bi
 untyped bid costs (``untyped``: the answer or the bid alone), the currency (``currency``), how each
 bid is rewritten (``bid_rewrites``, ``BID_REWRITES``), its video facts and meta (``bid_video``,
 ``BID_VIDEO``; ``bid_meta``, ``BID_META``; a bid whose ext does not decode dropped, ``bid_ext_error``)
-and whether an answer left without bids is no answer (``empty_answer: none``; ``first_seatbid``:
-one whose first seatbid has no bids).
+and whether an answer left without bids is no answer (``empty_answer: none``; ``quiet``: no answer
+and no errors; ``first_seatbid``: one whose first seatbid has no bids).
 
 A module may build a :class:`RecipeAdapter` and override one step when the rest is shared.
 """
@@ -92,7 +93,8 @@ SPLITS = ("per_imp", "all", "first_imp", "by_params")
 ON_BAD_IMP = ("drop", "abort")
 FLOORS = ("keep", "usd")
 # an answer left without bids: an empty response, or none; first_seatbid: none when the first seatbid has no bids
-EMPTY_ANSWERS = ("response", "none", "first_seatbid")
+# quiet: none, and the errors of the untyped bids let go too
+EMPTY_ANSWERS = ("response", "none", "first_seatbid", "quiet")
 UNTYPED = ("answer", "bid")  # an untyped bid fails the whole answer, or only itself
 CURRENCIES = ("answer", "usd")
 BODIES = ("typed", "go_typed")  # the top level and imps as Go's typed structs, or all the way down
@@ -176,6 +178,7 @@ class Recipe:
     imp_checks: tuple[ImpCheck, ...] = ()
     endpoint: EndpointSpec = field(default_factory=EndpointSpec)
     imp_ext: str = "keep"
+    imp_ext_param: str = ""
     imp_rewrites: tuple[str, ...] = ()
     tagid: str = ""
     publisher_id: str = ""
@@ -219,6 +222,7 @@ class Recipe:
             imp_checks=tuple(ImpCheck.of(check) for check in imp_checks),
             endpoint=endpoint,
             imp_ext=_choice(data, "imp_ext", IMP_EXT_REWRITES, "keep"),
+            imp_ext_param=str(data.get("imp_ext_param") or ""),
             imp_rewrites=_names(data, "imp_rewrites", IMP_REWRITES, ()),
             tagid=str(data.get("tagid") or ""),
             publisher_id=str(data.get("publisher_id") or ""),
@@ -370,7 +374,7 @@ class RecipeAdapter:
             failure = check.failure(params)
             if failure is not None:
                 raise _DroppedImp(failure)
-        out = self.rewritten_imp(IMP_EXT_REWRITES[recipe.imp_ext](imp, params))
+        out = self.rewritten_imp(IMP_EXT_REWRITES[recipe.imp_ext](imp, params, recipe.imp_ext_param))
         if recipe.tagid:
             out = dict(out)
             set_omitempty(out, "tagid", macro_text(params.get(recipe.tagid)))
@@ -430,8 +434,8 @@ class RecipeAdapter:
                 errors.append(recipe.bid_ext_error.error(str(exc)))
                 continue
             result.bids.append(TypedBid(bid, bid_type, bid_video=video, bid_meta=meta))
-        if not result.bids and recipe.empty_answer == "none":
-            return None, errors
+        if not result.bids and recipe.empty_answer in ("none", "quiet"):
+            return None, [] if recipe.empty_answer == "quiet" else errors
         return result, errors
 
 

@@ -362,11 +362,11 @@ class EndpointSpec:
 # --- imp.ext ---------------------------------------------------------------------------------------
 
 
-def _keep(imp: dict[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+def _keep(imp: dict[str, Any], params: Mapping[str, Any], param: str = "") -> dict[str, Any]:
     return imp
 
 
-def _teqblaze_type(imp: dict[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+def _teqblaze_type(imp: dict[str, Any], params: Mapping[str, Any], param: str = "") -> dict[str, Any]:
     """``{"bidder": {"type": "publisher", "placementId": ...}}`` for a placement, ``"network"`` with
     the ``endpointId`` else, ``{"type": ""}`` with neither (TeqBlaze's white-label family)."""
     placement, endpoint = params.get("placementId", ""), params.get("endpointId", "")
@@ -379,21 +379,33 @@ def _teqblaze_type(imp: dict[str, Any], params: Mapping[str, Any]) -> dict[str, 
     return {**imp, "ext": {"bidder": bidder}}
 
 
-def _drop(imp: dict[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+def _drop(imp: dict[str, Any], params: Mapping[str, Any], param: str = "") -> dict[str, Any]:
     """No ``ext`` at all (Go sets ``imp.Ext = nil``)."""
     return {key: value for key, value in imp.items() if key != "ext"}
 
 
-def _params(imp: dict[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+def _params(imp: dict[str, Any], params: Mapping[str, Any], param: str = "") -> dict[str, Any]:
     """The params struct itself as the ``ext`` (Go re-encodes the decoded struct: every field)."""
     return {**imp, "ext": dict(params)}
 
 
-IMP_EXT_REWRITES: Mapping[str, Callable[[dict[str, Any], Mapping[str, Any]], dict[str, Any]]] = {
+def _stored_request(imp: dict[str, Any], params: Mapping[str, Any], param: str = "") -> dict[str, Any]:
+    """``adapters.ExtImpBidder`` written again with ``bidder: {}`` and ``prebid`` replaced by the
+    stored request named by ``param``; a non-zero ``ae`` kept."""
+    ext: dict[str, Any] = {"bidder": {}, "prebid": {"storedrequest": {"id": macro_text(params.get(param))}}}
+    ae = go_field(imp["ext"], "ae") if isinstance(imp.get("ext"), Mapping) else None
+    if ae:
+        ext["ae"] = ae
+    return {**imp, "ext": ext}
+
+
+# (imp, params, the recipe's ``imp_ext_param``) -> the imp with its ext rewritten
+IMP_EXT_REWRITES: Mapping[str, Callable[[dict[str, Any], Mapping[str, Any], str], dict[str, Any]]] = {
     "keep": _keep,
     "teqblaze_type": _teqblaze_type,
     "drop": _drop,
     "params": _params,
+    "stored_request": _stored_request,
 }
 
 
@@ -481,7 +493,41 @@ def _device(headers: dict[str, str], request: Mapping[str, Any]) -> None:
         headers["X-Forwarded-For"] = ", ".join(addresses)
 
 
+def _text_at(request: Mapping[str, Any], holder: str, name: str) -> str:
+    """``request[holder][name]`` when it is a string, else ""."""
+    place = request.get(holder)
+    value = place.get(name) if isinstance(place, Mapping) else None
+    return value if isinstance(value, str) else ""
+
+
+def _set_if(headers: dict[str, str], header: str, value: str) -> None:
+    if value:
+        headers[header] = value
+
+
+def _user_agent(headers: dict[str, str], request: Mapping[str, Any]) -> None:
+    _set_if(headers, "User-Agent", _text_at(request, "device", "ua"))
+
+
+def _ip_v4_first(headers: dict[str, str], request: Mapping[str, Any]) -> None:
+    """One ``X-Forwarded-For``: the device's IPv4, else its IPv6."""
+    _set_if(headers, "X-Forwarded-For", _text_at(request, "device", "ip") or _text_at(request, "device", "ipv6"))
+
+
+def _referer(headers: dict[str, str], request: Mapping[str, Any]) -> None:
+    _set_if(headers, "Referer", _text_at(request, "site", "page"))
+
+
+def _cookie_uids(headers: dict[str, str], request: Mapping[str, Any]) -> None:
+    buyeruid = _text_at(request, "user", "buyeruid")
+    _set_if(headers, "Cookie", buyeruid and "uids=" + buyeruid)
+
+
 HEADER_SETS: Mapping[str, Callable[[dict[str, str], Mapping[str, Any]], None]] = {
+    "user_agent": _user_agent,
+    "ip_v4_first": _ip_v4_first,
+    "referer": _referer,
+    "cookie_uids": _cookie_uids,
     "json": _json,
     "json_plain": _json_plain,
     "component_id": _component_id,

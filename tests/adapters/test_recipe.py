@@ -311,6 +311,8 @@ def test_currency(currency, cur, want):
         ({"empty_answer": "none"}, [], "none"),
         ({"empty_answer": "none"}, [bid(mtype=1)], ["b"]),
         ({"empty_answer": "first_seatbid"}, [], "none"),
+        ({"empty_answer": "quiet", "untyped": "bid"}, [bid(mtype=9)], "quiet"),  # no response, no error
+        ({"empty_answer": "quiet", "untyped": "bid"}, [bid(mtype=9), bid(mtype=1)], ["b"]),
         ({"empty_answer": "first_seatbid"}, [bid(mtype=1)], ["b"]),
         ({"empty_answer": "first_seatbid", "untyped": "bid"}, [bid(mtype=9)], []),
         ({"empty_answer": "first_seatbid"}, "second", "none"),  # bids in a later seatbid alone
@@ -318,8 +320,10 @@ def test_currency(currency, cur, want):
 )
 def test_empty_answer(recipe, bids, want):
     seatbids = [{"bid": []}, {"bid": [bid(mtype=1)]}] if bids == "second" else [{"bid": bids}]
-    response, _ = bids_for(adapter(**recipe), REQUEST, {"seatbid": seatbids})
-    if want == "none" or want is None:
+    response, errors = bids_for(adapter(**recipe), REQUEST, {"seatbid": seatbids})
+    if want == "quiet":
+        assert errors == []
+    if want in ("none", "quiet", None):
         assert response is None
     else:
         assert [b.bid["id"] for b in response.bids] == want

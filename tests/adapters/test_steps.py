@@ -388,15 +388,24 @@ REWRITE_ROWS = [
     ("drop", {"placementId": "p"}, None),  # no ext at all
     ("params", {"publisher_id": "p", "ad_unit_id": ""}, {"publisher_id": "p", "ad_unit_id": ""}),
     ("params", {"zoneId": 12}, {"zoneId": 12}),
+    ("stored_request", {"srid": "s1"}, {"bidder": {}, "prebid": {"storedrequest": {"id": "s1"}}}),
+    ("stored_request", {}, {"bidder": {}, "prebid": {"storedrequest": {"id": ""}}}),
 ]
 
 
 @pytest.mark.parametrize(("name", "params", "ext"), REWRITE_ROWS)
 def test_imp_ext_rewrites(name, params, ext):
-    out = IMP_EXT_REWRITES[name](IMP, params)
+    out = IMP_EXT_REWRITES[name](IMP, params, "srid")
     assert out.get("ext") == ext
     assert {k: v for k, v in out.items() if k != "ext"} == {"id": "i", "banner": {}}
     assert IMP["ext"] == {"bidder": {"placementId": "p"}, "prebid": {}}  # the imp itself is left alone
+
+
+@pytest.mark.parametrize(("ae", "want"), [(1, {"ae": 1}), (0, {}), (None, {})])
+def test_stored_request_keeps_a_set_ae(ae, want):
+    imp = {"id": "i", "ext": {"bidder": {"srid": "s"}, "prebid": {"x": 1}, "ae": ae}}
+    out = IMP_EXT_REWRITES["stored_request"](imp, {"srid": "s"}, "srid")
+    assert out["ext"] == {"bidder": {}, "prebid": {"storedrequest": {"id": "s"}}, **want}
 
 
 # --- imp rewrites ----------------------------------------------------------------------------------
@@ -484,6 +493,15 @@ HEADER_ROWS = [
     ("device", {"device": {"ipv6": "::1", "ip": "1.2.3.4"}}, {"X-Forwarded-For": "::1, 1.2.3.4"}),
     ("device", {"device": {"ua": "", "ip": "", "ipv6": "::1"}}, {"X-Forwarded-For": "::1"}),
     ("device", {"device": {"ua": 5, "ip": ["x"]}}, {}),
+    ("user_agent", {"device": {"ua": "UA"}}, {"User-Agent": "UA"}),
+    ("user_agent", {"device": {"ua": ""}}, {}),
+    ("ip_v4_first", {"device": {"ipv6": "::1", "ip": "1.2.3.4"}}, {"X-Forwarded-For": "1.2.3.4"}),
+    ("ip_v4_first", {"device": {"ipv6": "::1", "ip": ""}}, {"X-Forwarded-For": "::1"}),
+    ("ip_v4_first", {"device": None}, {}),
+    ("referer", {"site": {"page": "https://p"}}, {"Referer": "https://p"}),
+    ("referer", {"app": {"page": "x"}}, {}),
+    ("cookie_uids", {"user": {"buyeruid": "u1"}}, {"Cookie": "uids=u1"}),
+    ("cookie_uids", {"user": {"buyeruid": ""}}, {}),
 ]
 
 
