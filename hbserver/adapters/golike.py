@@ -20,9 +20,12 @@ pin them, so they are copied here once:
 from __future__ import annotations
 
 import functools
+import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from enum import Enum
+from json.decoder import scanstring
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -369,6 +372,45 @@ def go_typed_bids(
     if answer is None:
         return None, failure
     return typed_bids(answer, typed, answer_currency=answer_currency, first_error_fails=first_error_fails)
+
+
+# --- raw JSON text ---------------------------------------------------------------------------------
+
+_JSON_TEXT_SPACE = re.compile(r"[ \t\n\r]*")
+_PLAIN_DECODER = json.JSONDecoder()
+
+
+def json_space_end(text: str, index: int) -> int:
+    """The index past the JSON whitespace (space, tab, newline, return) that starts at ``index``."""
+    return _JSON_TEXT_SPACE.match(text, index).end()  # type: ignore[union-attr]
+
+
+def json_object_members(
+    text: str, index: int, decoder: json.JSONDecoder = _PLAIN_DECODER
+) -> Iterator[tuple[str, int, int]]:
+    """The members of the JSON object whose ``{`` is at ``text[index]``, read lazily as Go's
+    jsonparser reads them: (key, start, end) per member, ``text[start:end]`` its raw value (parsed
+    by ``decoder``). Raises ValueError or IndexError where the text stops being an object, after
+    the members before that point."""
+    index = json_space_end(text, index + 1)
+    if text[index] == "}":
+        return
+    while True:
+        if text[index] != '"':
+            raise ValueError("a key expected")
+        key, index = scanstring(text, index + 1)
+        index = json_space_end(text, index)
+        if text[index] != ":":
+            raise ValueError("':' expected")
+        start = json_space_end(text, index + 1)
+        _, end = decoder.raw_decode(text, start)
+        yield key, start, end
+        index = json_space_end(text, end)
+        if text[index] == "}":
+            return
+        if text[index] != ",":
+            raise ValueError("',' or '}' expected")
+        index = json_space_end(text, index + 1)
 
 
 # --- numbers and URLs ------------------------------------------------------------------------------

@@ -26,7 +26,6 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from json import JSONDecoder
-from json.decoder import scanstring
 from typing import Any
 from urllib.parse import quote_plus
 
@@ -57,6 +56,8 @@ from hbserver.adapters.golike import (
     go_members,
     go_request_top,
     go_value,
+    json_object_members,
+    json_space_end,
     set_omitempty,
 )
 from hbserver.numbers import INT64, int_or
@@ -76,7 +77,6 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[ \t\n\r]+', re.DOTALL)
 _HTML_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
                                "\u2029": "\\u2029"})  # fmt: skip
-_JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 def _reject_constant(name: str) -> Any:
@@ -371,42 +371,23 @@ def _compact_token(match: re.Match[str]) -> str:
     return token.translate(_HTML_ESCAPES) if token[0] == '"' else ""
 
 
-def _skip_space(text: str, index: int) -> int:
-    return _JSON_SPACE.match(text, index).end()  # type: ignore[union-attr]
-
-
 def _native_member(text: str) -> str | None:
     """The raw text of the last member of the JSON object ``text`` named ``native`` in any case
     (Go's field matching), None when it has none or ``text`` is null; ValueError (or IndexError)
     when ``text`` is not a JSON object or null."""
-    index = _skip_space(text, 0)
+    index = json_space_end(text, 0)
     raw = None
     if text.startswith("null", index):
         index += 4
     elif text[index] != "{":
         raise ValueError("not an object")
     else:
-        index = _skip_space(text, index + 1)
-        closed = text[index] == "}"
-        while not closed:
-            if text[index] != '"':
-                raise ValueError("a key expected")
-            key, index = scanstring(text, index + 1)
-            index = _skip_space(text, index)
-            if text[index] != ":":
-                raise ValueError("':' expected")
-            start = _skip_space(text, index + 1)
-            _, index = _DECODER.raw_decode(text, start)
+        last = index + 1  # past the last member (or the brace): the closing brace follows
+        for key, start, last in json_object_members(text, index, _DECODER):
             if key.lower() == "native":
-                raw = text[start:index]
-            index = _skip_space(text, index)
-            closed = text[index] == "}"
-            if not closed and text[index] != ",":
-                raise ValueError("',' or '}' expected")
-            if not closed:
-                index = _skip_space(text, index + 1)
-        index += 1
-    if _skip_space(text, index) != len(text):
+                raw = text[start:last]
+        index = json_space_end(text, last) + 1
+    if json_space_end(text, index) != len(text):
         raise ValueError("data after the value")
     return raw
 

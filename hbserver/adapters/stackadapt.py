@@ -10,9 +10,7 @@ from ``{"native": {...}}`` when it has that key; ``${AUCTION_PRICE}`` in ``adm``
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from json.decoder import scanstring
 from typing import Any
 from urllib.parse import quote_plus
 
@@ -47,13 +45,13 @@ from hbserver.adapters.golike import (
     go_typed_bids,
     go_value,
     imp_bidder_params,
+    json_object_members,
+    json_space_end,
 )
 
 _STRUCT = "openrtb_ext.ExtImpStackAdapt"
 _ANSWER_WORDING = AnswerWording(not_an_object=NOT_AN_OBJECT, body_error=BidderError)
 _PRICE_MACRO = "${AUCTION_PRICE}"
-_DECODER = json.JSONDecoder()
-_SPACE = " \t\n\r"
 
 
 class _Refused(Exception):
@@ -129,38 +127,13 @@ def native_adm(adm: str) -> str:
     return raw
 
 
-def _skip(text: str, index: int) -> int:
-    while index < len(text) and text[index] in _SPACE:
-        index += 1
-    return index
-
-
 def _raw_member(text: str, key: str) -> str | None:
     """The JSON text of the first ``key`` member of the object ``text``; None when it has none or
-    ``text`` is no object. ValueError/IndexError when the object is malformed."""
-    index = _skip(text, 0)
+    ``text`` is no object. ValueError/IndexError when the object is malformed before it."""
+    index = json_space_end(text, 0)
     if not text.startswith("{", index):
         return None
-    index = _skip(text, index + 1)
-    if text[index] == "}":
-        return None
-    while True:
-        if text[index] != '"':
-            raise ValueError("a key expected")
-        name, index = scanstring(text, index + 1)
-        index = _skip(text, index)
-        if text[index] != ":":
-            raise ValueError("':' expected")
-        start = _skip(text, index + 1)
-        _, end = _DECODER.raw_decode(text, start)
-        if name == key:
-            return text[start:end]
-        index = _skip(text, end)
-        if text[index] == "}":
-            return None
-        if text[index] != ",":
-            raise ValueError("',' or '}' expected")
-        index = _skip(text, index + 1)
+    return next((text[start:end] for name, start, end in json_object_members(text, index) if name == key), None)
 
 
 def with_price_macro(bid: dict[str, Any]) -> dict[str, Any]:

@@ -35,6 +35,8 @@ from hbserver.adapters.golike import (
     go_video,
     imp_bidder_params,
     json_number_text,
+    json_object_members,
+    json_space_end,
     raw_message_text,
     set_omitempty,
     typed_bids,
@@ -556,3 +558,35 @@ def test_go_typed_bids(status: int, body: bytes, want: tuple) -> None:
     result, errors = go_typed_bids(ResponseData(status, body), _typed_by_impid, AnswerWording(status="S {}"))
     got_bids = None if result is None else [typed.bid["impid"] for typed in result.bids]
     assert (got_bids, [error.message for error in errors]) == want
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ('{"a": 1, "b" : {"c": [2]} }', [("a", "1"), ("b", '{"c": [2]}')]),
+        ("{ }", []),
+        ('{"a":"x","a":2}', [("a", '"x"'), ("a", "2")]),  # repeated keys, in order
+        ('{"a": 1 "b": 2}', [("a", "1"), ValueError]),  # members before the fault are read (lazy)
+        ('{"a" 1}', [ValueError]),
+        ("{1: 2}", [ValueError]),
+        ('{"a": 1', [("a", "1"), IndexError]),
+        ('{"a": NaN}', [("a", "NaN")]),  # the plain decoder's constants
+    ],
+    ids=["members", "empty", "repeated", "missing-comma", "missing-colon", "key-not-string", "unclosed", "nan"],
+)
+def test_json_object_members(text: str, want: list) -> None:
+    got: list = []
+    try:
+        got.extend((key, text[start:end]) for key, start, end in json_object_members(text, 0))
+    except (ValueError, IndexError) as exc:
+        got.append(type(exc))
+    assert got == want
+
+
+@pytest.mark.parametrize(
+    ("text", "index", "want"),
+    [(" \t\n\rx", 0, 4), ("x", 0, 0), ("a  ", 1, 3), ("\v", 0, 0)],
+    ids=["spaces", "none", "to-end", "vt-is-not-json-space"],
+)
+def test_json_space_end(text: str, index: int, want: int) -> None:
+    assert json_space_end(text, index) == want
