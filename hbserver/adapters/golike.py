@@ -447,6 +447,22 @@ def json_number_text(value: Any, failure: str) -> str:
     return str(value)
 
 
+AUCTION_PRICE = "${AUCTION_PRICE}"
+
+
+def with_auction_price(bid: Mapping[str, Any], fields: tuple[str, ...] = ("nurl", "adm", "burl")) -> dict[str, Any]:
+    """A copy of ``bid`` with ``${AUCTION_PRICE}`` in its string ``fields`` replaced by its price as
+    Go's ``strconv.FormatFloat(price, 'f', -1, 64)`` writes it (``go_float_text``)."""
+    out = dict(bid)
+    price = None
+    for name in fields:
+        text = out.get(name)
+        if isinstance(text, str) and AUCTION_PRICE in text:
+            price = price or go_float_text(out.get("price") or 0)
+            out[name] = text.replace(AUCTION_PRICE, price)
+    return out
+
+
 def with_query_param(endpoint: str, name: str, value: str) -> str:
     """``endpoint`` with ``name=value`` added to its query, the query re-encoded as Go's
     ``url.Values.Encode`` does: keys sorted (the values of one key keep their order), escaped as a

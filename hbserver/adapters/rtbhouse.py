@@ -45,10 +45,10 @@ from hbserver.adapters.golike import (
     ImpExtError,
     decode_go_answer,
     go_fields,
-    go_float_text,
     go_imp,
     go_request_top,
     typed_bids,
+    with_auction_price,
 )
 from hbserver.adapters.steps import ParamsSpec
 from hbserver.auction.ortb_schema import STRUCTS
@@ -204,7 +204,7 @@ class RTBHouseAdapter:
 
 def _typed(raw_bid: dict[str, Any]) -> TypedBid | BidderError:
     """The bid typed by its ``mtype``, its price macro resolved and a native bid's markup unwrapped."""
-    bid = with_price(raw_bid)
+    bid = with_auction_price(raw_bid, ("nurl", "adm"))
     bid_type = _BID_TYPES.get(bid.get("mtype"))
     if bid_type is None:
         return BidderError(f"unrecognized bid type in response from rtbhouse for bid {bid['impid']}")
@@ -214,16 +214,6 @@ def _typed(raw_bid: dict[str, Any]) -> TypedBid | BidderError:
         except ValueError as exc:
             return BidderError(str(exc))
     return TypedBid(bid, bid_type)
-
-
-def with_price(bid: Mapping[str, Any]) -> dict[str, Any]:
-    """The bid with ``${AUCTION_PRICE}`` in its ``nurl`` and ``adm`` replaced by its price."""
-    price = go_float_text(bid["price"])
-    out = dict(bid)
-    for name in ("nurl", "adm"):
-        if name in out:
-            out[name] = out[name].replace("${AUCTION_PRICE}", price)
-    return out
 
 
 def native_adm(adm: str) -> str:

@@ -39,7 +39,6 @@ from hbserver.adapters.golike import (
     GoKind,
     ImpExtError,
     go_fields,
-    go_float_text,
     go_imp,
     go_request_top,
     go_typed_bids,
@@ -47,11 +46,11 @@ from hbserver.adapters.golike import (
     imp_bidder_params,
     json_object_members,
     json_space_end,
+    with_auction_price,
 )
 
 _STRUCT = "openrtb_ext.ExtImpStackAdapt"
 _ANSWER_WORDING = AnswerWording(not_an_object=NOT_AN_OBJECT, body_error=BidderError)
-_PRICE_MACRO = "${AUCTION_PRICE}"
 
 
 class _Refused(Exception):
@@ -136,16 +135,6 @@ def _raw_member(text: str, key: str) -> str | None:
     return next((text[start:end] for name, start, end in json_object_members(text, index) if name == key), None)
 
 
-def with_price_macro(bid: dict[str, Any]) -> dict[str, Any]:
-    """``bid`` with ``${AUCTION_PRICE}`` in adm, nurl and burl replaced by its price."""
-    price = go_float_text(bid["price"])
-    out = dict(bid)
-    for name in ("adm", "nurl", "burl"):
-        if _PRICE_MACRO in out.get(name, ""):
-            out[name] = out[name].replace(_PRICE_MACRO, price)
-    return out
-
-
 def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
     """The bid typed by its ``mtype``, a native bid's markup unwrapped, its price macro resolved."""
     kind = mtype_bid_type(bid)
@@ -156,7 +145,7 @@ def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
             bid = {**bid, "adm": native_adm(bid.get("adm", ""))}
         except _Refused as refused:
             return refused.error
-    return TypedBid(with_price_macro(bid), kind)
+    return TypedBid(with_auction_price(bid), kind)
 
 
 class StackAdaptAdapter:

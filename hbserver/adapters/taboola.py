@@ -46,7 +46,6 @@ from hbserver.adapters.common import (
 )
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
-    go_float_text,
     go_int,
     go_list,
     go_media_objects,
@@ -55,6 +54,7 @@ from hbserver.adapters.golike import (
     go_typed_bids,
     imp_bidder_params,
     set_omitempty,
+    with_auction_price,
 )
 
 _ANSWER_WORDING = AnswerWording(
@@ -62,7 +62,6 @@ _ANSWER_WORDING = AnswerWording(
     bad_request="Unexpected status code: 400. Bad request from publisher. Run with request.debug = 1 for more info.",
     body_error=BidderError,
 )
-_PRICE_MACRO = "${AUCTION_PRICE}"
 _WHERE = "openrtb_ext.ImpExtTaboola."
 # ImpExtTaboola's fields: JSON name -> Go name
 _FIELDS = {
@@ -199,20 +198,7 @@ def _typed(imps: list[dict[str, Any]], bid: dict[str, Any]) -> TypedBid | Bidder
     bid_type = any_imp_bid_type(imps, bid["impid"], ("banner", "native"))
     if bid_type is None:
         return bad_input(f'Failed to find banner/native impression "{bid["impid"]}" ')
-    return TypedBid(_with_price(bid), bid_type)
-
-
-def _with_price(bid: dict[str, Any]) -> dict[str, Any]:
-    """The bid with ``${AUCTION_PRICE}`` in ``nurl``, ``adm`` and ``burl`` replaced by its price."""
-    price = None
-    for key in ("nurl", "adm", "burl"):
-        text = bid.get(key)
-        if isinstance(text, str) and _PRICE_MACRO in text:
-            if price is None:
-                price = go_float_text(bid["price"])
-                bid = dict(bid)
-            bid[key] = text.replace(_PRICE_MACRO, price)
-    return bid
+    return TypedBid(with_auction_price(bid), bid_type)
 
 
 class TaboolaAdapter:

@@ -32,19 +32,16 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_string, json_call, mtype_bid_type
 from hbserver.adapters.golike import (
-    go_float_text,
     go_imp,
     go_members,
     go_request_top,
     go_typed_bids,
     imp_bidder_params,
+    with_auction_price,
 )
 
-# openrtb2.Imp's omitempty fields: value types are left out when zero or empty, pointers when null
-_PRICE_MACRO = "${AUCTION_PRICE}"
 # PBS's usual status texts; an answer that does not decode is PBS-Go's decoder error, unclassified
 _ANSWER_WORDING = AnswerWording(body_error=BidderError)
-_PRICE_FIELDS = ("nurl", "adm", "burl")
 _TEMPLATE_NAME = "endpointTemplate"
 # The fields of PBS-Go's macros.EndpointTemplateParams: any other {{.Field}} fails to execute
 _TEMPLATE_FIELDS = frozenset({
@@ -137,23 +134,11 @@ def _with_publisher(owner: dict[str, Any], publisher_id: str) -> dict[str, Any]:
     return {**owner, "publisher": {"id": publisher_id} if publisher_id else {}}
 
 
-def _with_price(bid: dict[str, Any]) -> dict[str, Any]:
-    """The bid with ``${AUCTION_PRICE}`` in its ``nurl``, ``adm`` and ``burl`` replaced by its price."""
-    if not any(_PRICE_MACRO in bid.get(name, "") for name in _PRICE_FIELDS):
-        return bid
-    price = go_float_text(bid["price"])
-    out = dict(bid)
-    for name in _PRICE_FIELDS:
-        if name in out:
-            out[name] = out[name].replace(_PRICE_MACRO, price)
-    return out
-
-
 def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
     kind = mtype_bid_type(bid)
     if kind is None:
         return BidderError(f"unsupported mtype: {bid.get('mtype', 0)}")
-    return TypedBid(_with_price(bid), kind)
+    return TypedBid(with_auction_price(bid), kind)
 
 
 class TheTradeDeskAdapter:

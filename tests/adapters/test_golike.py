@@ -40,6 +40,7 @@ from hbserver.adapters.golike import (
     raw_message_text,
     set_omitempty,
     typed_bids,
+    with_auction_price,
     with_query_param,
 )
 
@@ -590,3 +591,20 @@ def test_json_object_members(text: str, want: list) -> None:
 )
 def test_json_space_end(text: str, index: int, want: int) -> None:
     assert json_space_end(text, index) == want
+
+
+@pytest.mark.parametrize(
+    ("bid", "fields", "want"),
+    [
+        ({"price": 1.5, "adm": "p=${AUCTION_PRICE}", "nurl": "n"}, None, {"price": 1.5, "adm": "p=1.5", "nurl": "n"}),
+        ({"price": 2.0, "burl": "${AUCTION_PRICE}-${AUCTION_PRICE}"}, None, {"price": 2.0, "burl": "2-2"}),
+        ({"price": 1e-05, "nurl": "${AUCTION_PRICE}"}, None, {"price": 1e-05, "nurl": "0.00001"}),  # never an exponent
+        ({"price": 3, "burl": "${AUCTION_PRICE}"}, ("nurl", "adm"), {"price": 3, "burl": "${AUCTION_PRICE}"}),
+        ({"price": 3, "adm": None}, None, {"price": 3, "adm": None}),  # only strings
+    ],
+    ids=["adm", "every-occurrence", "go-float-text", "own-fields", "not-a-string"],
+)
+def test_with_auction_price(bid: dict, fields: tuple | None, want: dict) -> None:
+    before = dict(bid)
+    got = with_auction_price(bid) if fields is None else with_auction_price(bid, fields)
+    assert got == want and bid == before  # a copy: the bid itself is left alone
