@@ -20,7 +20,15 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_server_response,
 )
-from hbserver.adapters.common import UNEXPECTED_STATUS, AnswerWording, decode_answer, imp_ids, json_call
+from hbserver.adapters.common import (
+    UNEXPECTED_STATUS,
+    AnswerWording,
+    answer_bids,
+    decode_answer,
+    imp_ids,
+    json_call,
+    typed_bid_response,
+)
 from hbserver.adapters.golike import go_field
 
 _NO_HEADERS: dict[str, str] = {}
@@ -94,21 +102,20 @@ class CriteoAdapter:
         answer, failure = decode_answer(response, _ANSWER_WORDING)
         if answer is None:
             return None, failure
-        result = BidderResponse(currency=answer.get("cur") or "USD")
-        seatbids = answer.get("seatbid")
-        for seatbid in seatbids if isinstance(seatbids, list) else ():
-            bids = seatbid.get("bid") if isinstance(seatbid, dict) else None
-            for bid in bids if isinstance(bids, list) else ():
-                if not isinstance(bid, dict):
-                    continue
-                try:
-                    bid_type, network = _bid_prebid(bid)
-                except _Shape:
-                    return None, [bad_server_response(_MISSING_TYPE.format(bid.get("impid", "")))]
-                meta = {"networkName": network} if network else None
-                result.bids.append(TypedBid(bid, bid_type, bid_meta=meta))
-        result.fledge_auction_configs = _fledge_configs(answer, self.bidder)
-        return result, []
+        bids = (bid for _, bid in answer_bids(answer))
+        result, errors = typed_bid_response(bids, _typed, answer.get("cur") or "USD", first_error_fails=True)
+        if result is not None:
+            result.fledge_auction_configs = _fledge_configs(answer, self.bidder)
+        return result, errors
+
+
+def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
+    """The bid typed by its ``ext.prebid``, its network name as meta."""
+    try:
+        bid_type, network = _bid_prebid(bid)
+    except _Shape:
+        return bad_server_response(_MISSING_TYPE.format(bid.get("impid", "")))
+    return TypedBid(bid, bid_type, bid_meta={"networkName": network} if network else None)
 
 
 def build(config: AdapterConfig) -> CriteoAdapter:

@@ -19,7 +19,7 @@ from hbserver.adapters.base import (
     ResponseData,
     TypedBid,
 )
-from hbserver.adapters.common import decode_answer, imp_ids, json_call
+from hbserver.adapters.common import answer_bids, decode_answer, imp_ids, json_call, typed_bid_response
 from hbserver.adapters.golike import with_query_param
 
 _HEADERS = {"Content-Type": "application/json;charset=utf-8"}
@@ -50,22 +50,16 @@ class MedianetAdapter:
         answer, failure = decode_answer(response)
         if answer is None:
             return None, failure
-        result = BidderResponse()
-        errors: list[BidderError] = []
-        seatbids = answer.get("seatbid")
-        for seatbid in seatbids if isinstance(seatbids, list) else ():
-            bids = seatbid.get("bid") if isinstance(seatbid, dict) else None
-            for bid in bids if isinstance(bids, list) else ():
-                if not isinstance(bid, dict):
-                    continue
-                mtype = bid.get("mtype")
-                number = isinstance(mtype, int | float) and not isinstance(mtype, bool)
-                bid_type = _MTYPES.get(mtype) if number else None  # type: ignore[arg-type]
-                if bid_type is None:
-                    errors.append(BidderError(f"Unable to fetch mediaType for imp: {bid.get('impid', '')}"))
-                else:
-                    result.bids.append(TypedBid(bid, bid_type))
-        return result, errors
+        return typed_bid_response((bid for _, bid in answer_bids(answer)), _typed)
+
+
+def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
+    mtype = bid.get("mtype")
+    number = isinstance(mtype, int | float) and not isinstance(mtype, bool)
+    bid_type = _MTYPES.get(mtype) if number else None  # type: ignore[arg-type]
+    if bid_type is None:
+        return BidderError(f"Unable to fetch mediaType for imp: {bid.get('impid', '')}")
+    return TypedBid(bid, bid_type)
 
 
 def build(config: AdapterConfig) -> MedianetAdapter:
