@@ -1,9 +1,7 @@
-"""CPMStar adapter: the whole request in one call to the configured endpoint, each imp's params moved
-from ``imp.ext.bidder`` up into ``imp.ext`` itself (its other keys kept). Only banner and video imps
-are taken: any other imp, or one without ``ext.bidder``, refuses the whole request.
-
-Answers: 204 and an answer without seatbids mean no bids; bids are typed by their imp (banner, else
-video, else banner) and a bid for no imp is dropped with an error. Prices are in USD.
+"""CPMStar adapter: the recipe ``recipes/cpmstar.yaml`` (the whole request in one call, the answer
+and bid typing) plus the bidder's own rule: each imp's params move from ``imp.ext.bidder`` up into
+``imp.ext`` itself (its other keys kept, numbers as Go's ``interface{}`` writes them). Only banner and
+video imps are taken: any other imp, or one without ``ext.bidder``, refuses the whole request.
 """
 
 from __future__ import annotations
@@ -11,21 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hbserver.adapters.base import (
-    AdapterConfig,
-    BidderError,
-    BidderResponse,
-    RequestData,
-    RequestInfo,
-    ResponseData,
-    TypedBid,
-    bad_input,
-    bad_server_response,
-)
-from hbserver.adapters.common import JsonShapeError, expect_object, imp_ids, json_call
-from hbserver.adapters.golike import ABSENT_OBJECT, go_answer, go_media_objects, go_request_top
+from hbserver.adapters.base import AdapterConfig, RequestInfo, bad_input
+from hbserver.adapters.common import JsonShapeError, expect_object
+from hbserver.adapters.golike import ABSENT_OBJECT
+from hbserver.adapters.recipe import DroppedImp, Prepared, RecipeAdapter, typed_imp
 
-_HEADERS = {"Content-Type": "application/json;charset=utf-8"}
 _FLOAT_EXACT = 2**53
 
 
@@ -66,48 +54,15 @@ def flattened_ext(imp: Mapping[str, Any]) -> dict[str, Any]:
     return flat
 
 
-class CpmstarAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
+class CpmstarAdapter(RecipeAdapter):
+    """The recipe ``recipes/cpmstar.yaml``, each imp's ext flattened (CPMStar's own rule)."""
 
-    def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
-        imps = request.get("imp") or []
-        if not imps:
-            return [], [bad_input("No Imps in Bid Request")]
+    def prepare_imp(self, imp: dict[str, Any], info: RequestInfo, index: int = 0) -> Prepared:
         try:
-            sent = [go_media_objects({**imp, "ext": flattened_ext(imp)}) for imp in imps]
+            return Prepared(typed_imp({**imp, "ext": flattened_ext(imp)}), self.endpoint, {})
         except _Refused as refused:
-            return [], [bad_input(str(refused))]
-        return [json_call(self.endpoint, {**go_request_top(request), "imp": sent}, imp_ids(imps), _HEADERS)], []
-
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        if response.status != 200:
-            return None, [
-                bad_server_response(
-                    f"Unexpected HTTP status code: {response.status}. Run with request.debug = 1 for more info"
-                )
-            ]
-        try:
-            answer = go_answer(response.body)
-        except JsonShapeError as exc:
-            return None, [bad_server_response(str(exc))]
-        if not answer.seatbids:
-            return None, []
-        result = BidderResponse()
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            imp = next((imp for imp in request.get("imp") or () if imp.get("id") == bid["impid"]), None)
-            if imp is None:
-                errors.append(bad_server_response(f"bid id='{bid['id']}' could not find valid impid='{bid['impid']}'"))
-                continue
-            kind = "video" if imp.get("banner") is None and imp.get("video") is not None else "banner"
-            result.bids.append(TypedBid(bid, kind))
-        return result, errors
+            raise DroppedImp(bad_input(str(refused))) from None
 
 
 def build(config: AdapterConfig) -> CpmstarAdapter:
-    return CpmstarAdapter(config)
+    return CpmstarAdapter.of_code("cpmstar", config)

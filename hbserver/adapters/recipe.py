@@ -31,7 +31,8 @@ untyped bid costs (``untyped``: the answer or the bid alone), the currency (``cu
 bid is rewritten (``bid_rewrites``, ``BID_REWRITES``), its video facts and meta (``bid_video``,
 ``BID_VIDEO``; ``bid_meta``, ``BID_META``; a bid whose ext does not decode dropped, ``bid_ext_error``)
 and whether an answer left without bids is no answer (``empty_answer: none``; ``quiet``: no answer
-and no errors; ``first_seatbid``: one whose first seatbid has no bids).
+and no errors; ``first_seatbid``: one whose first seatbid has no bids; ``no_seatbid``: one without
+seatbids).
 
 A module may build a :class:`RecipeAdapter` and override one step when the rest is shared.
 """
@@ -94,7 +95,8 @@ ON_BAD_IMP = ("drop", "abort")
 FLOORS = ("keep", "usd")
 # an answer left without bids: an empty response, or none; first_seatbid: none when the first seatbid has no bids
 # quiet: none, and the errors of the untyped bids let go too
-EMPTY_ANSWERS = ("response", "none", "first_seatbid", "quiet")
+# no_seatbid: none when the answer has no seatbid at all
+EMPTY_ANSWERS = ("response", "none", "first_seatbid", "quiet", "no_seatbid")
 UNTYPED = ("answer", "bid")  # an untyped bid fails the whole answer, or only itself
 CURRENCIES = ("answer", "usd")
 BODIES = ("typed", "go_typed")  # the top level and imps as Go's typed structs, or all the way down
@@ -318,7 +320,7 @@ class RecipeAdapter:
         for index, imp in enumerate(imps[:1] if recipe.split == "first_imp" else imps):
             try:
                 prepared.append(self.prepare_imp(imp, info, index))
-            except _DroppedImp as dropped:
+            except DroppedImp as dropped:
                 if abort:
                     return [], [dropped.error]
                 errors.append(dropped.error)
@@ -357,23 +359,23 @@ class RecipeAdapter:
         return json_call(group[0].uri, body, _ids(imps), headers)
 
     def prepare_imp(self, imp: dict[str, Any], info: RequestInfo, index: int = 0) -> Prepared:
-        """The imp as the bidder gets it and the endpoint of its call; _DroppedImp (worded by the
+        """The imp as the bidder gets it and the endpoint of its call; DroppedImp (worded by the
         recipe) when its ext or params do not decode or fail a check, or its floor cannot be converted."""
         recipe = self.recipe
         for imp_check in recipe.imp_checks:
             failure = imp_check.failure(imp)
             if failure is not None:
-                raise _DroppedImp(failure)
+                raise DroppedImp(failure)
         try:
             params = recipe.params.read(imp)
         except ImpExtError as exc:
-            raise _DroppedImp(recipe.imp_ext_error.error(str(exc), index)) from None
+            raise DroppedImp(recipe.imp_ext_error.error(str(exc), index)) from None
         except JsonShapeError as exc:
-            raise _DroppedImp(recipe.params_error.error(str(exc), index)) from None
+            raise DroppedImp(recipe.params_error.error(str(exc), index)) from None
         for check in recipe.checks:
             failure = check.failure(params)
             if failure is not None:
-                raise _DroppedImp(failure)
+                raise DroppedImp(failure)
         out = self.rewritten_imp(IMP_EXT_REWRITES[recipe.imp_ext](imp, params, recipe.imp_ext_param))
         if recipe.tagid:
             out = dict(out)
@@ -382,7 +384,7 @@ class RecipeAdapter:
             try:
                 out = floor_in_usd(out, info)
             except ConversionError as exc:
-                raise _DroppedImp(BidderError(str(exc))) from None
+                raise DroppedImp(BidderError(str(exc))) from None
         uri = recipe.endpoint.resolve(self.endpoint, params)
         return Prepared(typed_imp(out), uri, params)
 
@@ -408,6 +410,8 @@ class RecipeAdapter:
         if recipe.empty_seatbid_error is not None and not answer.seatbids:
             return None, [recipe.empty_seatbid_error.error()]
         if recipe.empty_answer == "first_seatbid" and not (answer.seatbids and answer.seatbids[0][1]):
+            return None, []
+        if recipe.empty_answer == "no_seatbid" and not answer.seatbids:
             return None, []
         return self.typed_bids(request, answer)
 
@@ -439,7 +443,9 @@ class RecipeAdapter:
         return result, errors
 
 
-class _DroppedImp(Exception):
+class DroppedImp(Exception):
+    """An imp that gets no call (``prepare_imp``); ``error`` says why, in the adapter's words."""
+
     def __init__(self, error: BidderError) -> None:
         super().__init__(error.message)
         self.error = error

@@ -684,7 +684,7 @@ def _by_mtype(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any
 def _by_imp(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str | None:
     for imp in request.get("imp") or ():
         if imp.get("id") == bid.get("impid"):
-            return first_media_type(imp, typer.order)
+            return first_media_type(imp, typer.order) or typer.fallback
     if typer.no_imp_error is not None:
         raise typer.untyped(bid, typer.no_imp_error)
     return None
@@ -758,13 +758,20 @@ BID_TYPERS: Mapping[str, Callable[[BidTyper, Mapping[str, Any], Mapping[str, Any
 _ALL_TYPES = ("banner", "video", "audio", "native")
 
 
+def _fallback(value: Any) -> str | None:
+    if value is not None and value not in _ALL_TYPES:
+        raise StepError(f"bid_type.fallback: one of {_ALL_TYPES}")
+    return value
+
+
 @dataclass(frozen=True)
 class BidTyper:
     """``source``: where a bid's type comes from (``BID_TYPERS``); ``types``: the mtypes taken (for
     ``fixed``, the one type); ``order``: the imp's media objects in the order they are looked at;
     ``error``: the text for a bid without a type (``{impid}``, ``{mtype}``, ``{id}``) and its ``error_class``;
     ``ext_error``: the text when ``bid.ext`` does not decode (default ``error``); ``no_imp_error``: the
-    text when no imp has the bid's impid (by imp; default ``error``)."""
+    text when no imp has the bid's impid (by imp; default ``error``); ``fallback``: the type of a bid
+    whose imp has none of ``order``'s media objects (by imp; default: untyped)."""
 
     source: str = "mtype"
     types: tuple[str, ...] = _ALL_TYPES
@@ -773,6 +780,7 @@ class BidTyper:
     error_class: str = "generic"
     ext_error: str | None = None
     no_imp_error: str | None = None
+    fallback: str | None = None
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> BidTyper:
@@ -795,6 +803,7 @@ class BidTyper:
             _class_of(data.get("error_class", "generic"), "bid_type.error_class"),
             None if ext_error is None else str(ext_error),
             None if no_imp_error is None else str(no_imp_error),
+            _fallback(data.get("fallback")),
         )
 
     def untyped(self, bid: Mapping[str, Any], text: str | None = None) -> UntypedBid:

@@ -311,6 +311,8 @@ def test_currency(currency, cur, want):
         ({"empty_answer": "none"}, [], "none"),
         ({"empty_answer": "none"}, [bid(mtype=1)], ["b"]),
         ({"empty_answer": "first_seatbid"}, [], "none"),
+        ({"empty_answer": "no_seatbid"}, [], []),  # a seatbid without bids: an empty response
+        ({"empty_answer": "no_seatbid"}, "no seatbid", "none"),
         ({"empty_answer": "quiet", "untyped": "bid"}, [bid(mtype=9)], "quiet"),  # no response, no error
         ({"empty_answer": "quiet", "untyped": "bid"}, [bid(mtype=9), bid(mtype=1)], ["b"]),
         ({"empty_answer": "first_seatbid"}, [bid(mtype=1)], ["b"]),
@@ -319,7 +321,10 @@ def test_currency(currency, cur, want):
     ],
 )
 def test_empty_answer(recipe, bids, want):
-    seatbids = [{"bid": []}, {"bid": [bid(mtype=1)]}] if bids == "second" else [{"bid": bids}]
+    if isinstance(bids, str):  # bids in a later seatbid alone, or no seatbid at all
+        seatbids = [{"bid": []}, {"bid": [bid(mtype=1)]}] if bids == "second" else []
+    else:
+        seatbids = [{"bid": bids}]
     response, errors = bids_for(adapter(**recipe), REQUEST, {"seatbid": seatbids})
     if want == "quiet":
         assert errors == []

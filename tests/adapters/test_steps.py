@@ -652,6 +652,8 @@ TYPER_ROWS = [
     (BidTyper("imp"), {"impid": "n"}, "native"),
     (BidTyper("imp"), {"impid": "a"}, "audio"),
     (BidTyper("imp"), {"impid": "none"}, None),
+    (BidTyper("imp", fallback="banner"), {"impid": "none"}, "banner"),  # the imp has no media object
+    (BidTyper("imp", order=("video",), fallback="banner"), {"impid": "n"}, "banner"),
     (BidTyper("imp"), {"impid": "zzz"}, None),
     (BidTyper("mtype_then_imp"), {"impid": "b", "mtype": 2}, "video"),
     (BidTyper("mtype_then_imp"), {"impid": "v", "mtype": 0}, "video"),
@@ -753,6 +755,8 @@ def test_untyped_bid_wording(typer, bid, want):
         ({"error_class": "oops"}, StepError("bid_type.error_class")),
         ({"source": "fixed", "types": ["video"]}, BidTyper("fixed", types=("video",))),
         ({"source": "ext_prebid", "ext_error": "x"}, BidTyper("ext_prebid", ext_error="x")),
+        ({"source": "imp", "fallback": "banner"}, BidTyper("imp", fallback="banner")),
+        ({"source": "imp", "fallback": "popup"}, StepError("bid_type.fallback")),
     ],
 )
 def test_bid_typer_of(data, want):
