@@ -58,6 +58,15 @@ class AnswerWording:
 
 
 DEFAULT_WORDING = AnswerWording()
+# PBS-Go's adapter template (outbrain, taboola, limelightdigital, richaudience...): a sentence with a
+# full stop, a 400 blamed on the publisher
+BAD_REQUEST_FROM_PUBLISHER = (
+    "Unexpected status code: 400. Bad request from publisher. Run with request.debug = 1 for more info."
+)
+# ...and the body error json-iterator's own, unclassified
+PUBLISHER_WORDING = AnswerWording(
+    status=UNEXPECTED_STATUS + ".", bad_request=BAD_REQUEST_FROM_PUBLISHER, body_error=BidderError
+)
 
 
 def status_error(status: int) -> BidderError | None:

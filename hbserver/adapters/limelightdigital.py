@@ -29,8 +29,7 @@ from hbserver.adapters.base import (
     bad_input,
 )
 from hbserver.adapters.common import (
-    UNEXPECTED_STATUS,
-    AnswerWording,
+    PUBLISHER_WORDING,
     JsonShapeError,
     expect_string,
     first_media_type,
@@ -46,11 +45,7 @@ from hbserver.adapters.golike import (
     json_number_text,
 )
 
-_ANSWER_WORDING = AnswerWording(
-    status=UNEXPECTED_STATUS + ".",
-    bad_request="Unexpected status code: 400. Bad request from publisher. Run with request.debug = 1 for more info.",
-    body_error=BidderError,  # json-iterator's own error (jsonutil's FailedToUnmarshal)
-)
+_ANSWER_WORDING = PUBLISHER_WORDING
 _BID_TYPE_ORDER = ("banner", "video", "audio", "native")
 _NO_PARAMS = "ext.bidder is not provided"
 

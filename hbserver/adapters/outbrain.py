@@ -34,8 +34,7 @@ from hbserver.adapters.base import (
     bad_input,
 )
 from hbserver.adapters.common import (
-    UNEXPECTED_STATUS,
-    AnswerWording,
+    PUBLISHER_WORDING,
     JsonShapeError,
     any_imp_bid_type,
     expect_object,
@@ -56,11 +55,7 @@ from hbserver.adapters.golike import (
     set_omitempty,
 )
 
-_ANSWER_WORDING = AnswerWording(
-    status=UNEXPECTED_STATUS + ".",
-    bad_request="Unexpected status code: 400. Bad request from publisher. Run with request.debug = 1 for more info.",
-    body_error=BidderError,
-)
+_ANSWER_WORDING = PUBLISHER_WORDING
 _MEDIA_ORDER = ("native", "banner", "video")
 
 

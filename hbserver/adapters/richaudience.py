@@ -30,7 +30,14 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, decode_answer, json_call
+from hbserver.adapters.common import (
+    BAD_REQUEST_FROM_PUBLISHER,
+    UNEXPECTED_STATUS,
+    AnswerWording,
+    JsonShapeError,
+    decode_answer,
+    json_call,
+)
 from hbserver.adapters.golike import ImpExtError, go_members, imp_bidder_params
 from hbserver.adapters.gourl import go_url_scheme_host
 
@@ -41,10 +48,7 @@ _HEADERS = {
 }
 TEST_IP = "11.222.33.44"
 NO_BID_TYPE = "no bidtype assigned"
-_ANSWER_WORDING = AnswerWording(
-    status="Unexpected status code: {}. Run with request.debug = 1 for more info.",
-    bad_request="Unexpected status code: 400. Bad request from publisher. Run with request.debug = 1 for more info.",
-)
+_ANSWER_WORDING = AnswerWording(status=UNEXPECTED_STATUS + ".", bad_request=BAD_REQUEST_FROM_PUBLISHER)
 
 # ExtImpRichaudience's fields (Go matches JSON keys to them case-insensitively) and their JSON types
 _NUMBER = (int, float)

@@ -34,8 +34,7 @@ from hbserver.adapters.base import (
     bad_input,
 )
 from hbserver.adapters.common import (
-    UNEXPECTED_STATUS,
-    AnswerWording,
+    PUBLISHER_WORDING,
     JsonShapeError,
     any_imp_bid_type,
     expect_string,
@@ -57,11 +56,7 @@ from hbserver.adapters.golike import (
     with_auction_price,
 )
 
-_ANSWER_WORDING = AnswerWording(
-    status=UNEXPECTED_STATUS + ".",
-    bad_request="Unexpected status code: 400. Bad request from publisher. Run with request.debug = 1 for more info.",
-    body_error=BidderError,
-)
+_ANSWER_WORDING = PUBLISHER_WORDING
 _WHERE = "openrtb_ext.ImpExtTaboola."
 # ImpExtTaboola's fields: JSON name -> Go name
 _FIELDS = {

@@ -16,6 +16,7 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import (
     BANNER_VIDEO_NATIVE,
+    PUBLISHER_WORDING,
     AnswerWording,
     answer_bids,
     any_imp_bid_type,
@@ -319,3 +320,20 @@ def test_string_param(params, want):
     except _Refused as exc:
         got = exc
     assert (type(got), str(got)) == (type(want), str(want))
+
+
+_DEBUG = "Run with request.debug = 1 for more info."
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "want"),
+    [
+        (400, b"", (ErrorCode.BAD_INPUT, f"Unexpected status code: 400. Bad request from publisher. {_DEBUG}")),
+        (503, b"", (ErrorCode.BAD_SERVER_RESPONSE, f"Unexpected status code: 503. {_DEBUG}")),
+        (200, b"[]", (ErrorCode.UNKNOWN, "Bad response body: not a JSON object")),  # the body error unclassified
+    ],
+    ids=["publisher-400", "status", "body"],
+)
+def test_publisher_wording(status, body, want):
+    _, errors = decode_answer(ResponseData(status, body), PUBLISHER_WORDING)
+    assert [(error.code, error.message) for error in errors] == [want]
