@@ -41,6 +41,7 @@ from hbserver.adapters.golike import (
     GoKind,
     ImpExtError,
     go_field,
+    go_json_object,
     go_list,
     go_members,
     go_value,
@@ -344,7 +345,7 @@ class AdnuntiusAdapter:
                 bad_server_response(f"Status code: {response.status}, Something went wrong with your request")
             ]
         try:
-            answer = decode_struct(_json(response.body), "adnuntius.AdnResponse")
+            answer = decode_struct(go_json_object(response.body), "adnuntius.AdnResponse")
         except JsonShapeError as exc:
             return None, [BidderError(str(exc))]
         try:
@@ -384,16 +385,6 @@ def _headers(request: Mapping[str, Any]) -> dict[str, str]:
     if _text(device.get("ua")):
         headers["User-Agent"] = device["ua"]
     return headers
-
-
-def _json(body: bytes) -> Any:
-    first = body.lstrip(b" \t\n\r")[:1]
-    if first not in (b"{", b"n"):
-        raise JsonShapeError(f"expect {{ or n, but found {first.decode('latin-1') or chr(0)}")
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise JsonShapeError(str(exc)) from None
 
 
 class _Refused(Exception):

@@ -25,8 +25,6 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-import orjson
-
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
@@ -44,6 +42,7 @@ from hbserver.adapters.golike import (
     go_field,
     go_fields,
     go_imp,
+    go_json_object,
     go_request_top,
     imp_bidder_params,
     typed_bids,
@@ -53,7 +52,6 @@ BANNER_HEIGHTS = frozenset({50, 250})
 # PBS-Go refuses to build the adapter without these host settings; hbserver refuses every request
 NO_PLATFORM_ID = "PartnerID is not configured. Did you set adapters.facebook.platform_id in the app config?"
 NO_APP_SECRET = "AppSecret is not configured. Did you set adapters.facebook.app_secret in the app config?"
-_JSON_SPACE = " \t\n\r"
 _PARAMS = "openrtb_ext.ExtImpFacebook"
 _DROPPED_KEY = "consented_providers_settings"
 _MEDIA = ("banner", "video", "audio", "native")
@@ -287,13 +285,7 @@ def _header(headers: Mapping[str, str], name: str) -> str:
 
 def markup_bid_id(adm: str) -> str:
     """``bid_id`` of Meta's markup JSON; JsonShapeError (json-iterator's words) when it is no object."""
-    first = adm.lstrip(_JSON_SPACE)[:1]
-    if first not in ("{", "n"):
-        raise JsonShapeError(f"expect {{ or n, but found {first or chr(0)}")
-    try:
-        markup = orjson.loads(adm)
-    except orjson.JSONDecodeError as exc:
-        raise JsonShapeError(str(exc)) from None
+    markup = go_json_object(adm)
     return expect_string(go_field(expect_object(markup, ""), "bid_id"), "audienceNetwork.facebookAdMarkup.BidID")
 
 

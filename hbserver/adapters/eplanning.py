@@ -46,10 +46,10 @@ from hbserver.adapters.common import (
     with_header,
 )
 from hbserver.adapters.golike import (
-    NOT_AN_OBJECT,
     GoKind,
     ImpExtError,
     go_int,
+    go_json_object,
     go_list,
     go_members,
     go_parse_float,
@@ -72,7 +72,6 @@ _CLEAN_NAME_STEPS = (
     (re.compile(r"^_+|_+$"), ""),
 )
 _PATH_SAFE = "/$&+,:;=@"  # what Go's URL.String leaves unescaped in a path (besides letters, digits, -_.~)
-_JSON_SPACE = b" \t\n\r"
 
 
 class _Refused(ValueError):
@@ -429,13 +428,7 @@ def _ad(obj: Any) -> dict[str, Any]:
 def _answer_ads(body: bytes) -> list[tuple[str, dict[str, Any]]]:
     """(space name, ad) for every ad of e-planning's answer; JsonShapeError (json-iterator's words)
     when it does not decode."""
-    first = body.lstrip(_JSON_SPACE)[:1]
-    if first not in (b"{", b"n"):
-        raise JsonShapeError(NOT_AN_OBJECT.format(found=first.decode("latin-1") or "\x00"))
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise JsonShapeError(str(exc)) from None
+    data = go_json_object(body)
     spaces: list[Any] = []
     for _, value in go_members(expect_object(data, ""), "sp"):
         spaces = go_list(value, "eplanning.hbResponse.Spaces")

@@ -331,6 +331,23 @@ def go_answer(body: bytes) -> GoAnswer:
     return GoAnswer(fields.get("cur") or "", seatbids)
 
 
+def go_json_object(text: bytes | str) -> Any:
+    """``text`` decoded as json-iterator decodes JSON into a Go struct or map: ``null`` is None; text
+    that does not start (after JSON spaces) with ``{`` or ``n`` fails with ``expect { or n, but found
+    <c>`` (the zero byte for none, a byte read as Latin-1), a syntax error with the parser's message
+    (JsonShapeError both). The caller checks the value (``expect_object``, ``go_fields``...)."""
+    if isinstance(text, bytes):
+        first = text.lstrip(_JSON_SPACE)[:1].decode("latin-1")
+    else:
+        first = text.lstrip(" \t\n\r")[:1]
+    if first not in ("{", "n"):
+        raise JsonShapeError(NOT_AN_OBJECT.format(found=first or "\x00"))
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise JsonShapeError(str(exc)) from None
+
+
 def decode_go_answer(
     response: ResponseData, wording: AnswerWording = DEFAULT_WORDING
 ) -> tuple[GoAnswer | None, list[BidderError]]:

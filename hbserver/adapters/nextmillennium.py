@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-import orjson
-
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
@@ -47,6 +45,7 @@ from hbserver.adapters.common import (
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     decode_go_answer,
+    go_json_object,
     go_list,
     go_media_objects,
     go_members,
@@ -63,7 +62,6 @@ _ANSWER_WORDING = AnswerWording(
     body_text="Bad server response: &{{%!d(string={})}}",
 )
 _BID_TYPES = {1: "banner", 2: "video"}
-_JSON_SPACE = " \t\n\r"
 
 
 def _strings(value: Any, where: str) -> list[str]:
@@ -111,14 +109,8 @@ def _flags(extra_info: str) -> list[str]:
     does not decode ("" is no flags)."""
     if not extra_info:
         return []
-    first = extra_info.lstrip(_JSON_SPACE)[:1]
     try:
-        if first not in ("{", "n"):
-            raise JsonShapeError(f"expect {{ or n, but found {first or chr(0)}")
-        try:
-            info = expect_object(orjson.loads(extra_info), "")
-        except orjson.JSONDecodeError as exc:
-            raise JsonShapeError(str(exc)) from None
+        info = expect_object(go_json_object(extra_info), "")
         flags: list[str] = []
         for name, value in go_members(info, "nmmFlags", "adSlots", "allowedAds", "server_version", "nm_version"):
             if name == "server_version":

@@ -43,9 +43,8 @@ from hbserver.adapters.common import (
     json_call,
 )
 from hbserver.adapters.golike import (
-    ABSENT_OBJECT,
-    NOT_AN_OBJECT,
     go_int,
+    go_json_object,
     go_list,
     go_media_objects,
     go_members,
@@ -291,14 +290,7 @@ def _encode(values: dict[str, Any], struct: _Struct) -> dict[str, Any]:
 def _native_markup(adm: str) -> str:
     """The native markup with its impression trackers moved to the 1.1 fields, written again as PBS-Go
     writes it; JsonShapeError (PBS-Go's text) when it does not decode as a native response."""
-    first = adm.lstrip(" \t\n\r")[:1]
-    if first not in ("{", "n"):
-        raise JsonShapeError(NOT_AN_OBJECT.format(found=first) if first else ABSENT_OBJECT)
-    try:
-        data = orjson.loads(adm)
-    except orjson.JSONDecodeError as exc:
-        raise JsonShapeError(str(exc)) from None
-    values = _decode_into(expect_object(data, ""), _RESPONSE, {})
+    values = _decode_into(expect_object(go_json_object(adm), ""), _RESPONSE, {})
     for tracker in values["eventtrackers"] or ():
         if tracker["event"] != _EVENT_IMPRESSION:
             continue

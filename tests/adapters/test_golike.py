@@ -25,6 +25,7 @@ from hbserver.adapters.golike import (
     go_float_text,
     go_imp,
     go_int,
+    go_json_object,
     go_media_objects,
     go_members,
     go_parse_float,
@@ -608,3 +609,27 @@ def test_with_auction_price(bid: dict, fields: tuple | None, want: dict) -> None
     before = dict(bid)
     got = with_auction_price(bid) if fields is None else with_auction_price(bid, fields)
     assert got == want and bid == before  # a copy: the bid itself is left alone
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (b' {"a": 1}', {"a": 1}),
+        ('{"a": [1]}', {"a": [1]}),
+        (b"null", None),
+        (b"", Fails("expect { or n, but found \x00")),  # nothing: the zero byte
+        ("  ", Fails("expect { or n, but found \x00")),
+        (b"[1]", Fails("expect { or n, but found [")),
+        ('"x"', Fails('expect { or n, but found "')),
+        ("\u00e9", Fails("expect { or n, but found \u00e9")),  # a str's own character
+        ("\u00e9".encode(), Fails("expect { or n, but found \u00c3")),  # a byte, read as Latin-1
+    ],
+    ids=["bytes", "str", "null", "empty", "spaces", "array", "string", "str-non-ascii", "bytes-non-ascii"],
+)
+def test_go_json_object(text, want) -> None:
+    assert outcome(go_json_object, text) == want
+
+
+def test_go_json_object_syntax_error_is_the_parsers() -> None:
+    got = outcome(go_json_object, b'{"a": }')
+    assert isinstance(got, Fails) and got.error is JsonShapeError and "line 1" in got.message
