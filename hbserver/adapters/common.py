@@ -1,7 +1,9 @@
 """What several adapters share: PBS-Go's status-code errors and each adapter's wording of a failed
-answer, json-iterator's wording for input of the wrong JSON shape (the fixtures' expected error
-texts), JSON calls with Go-canonical header names, bid types from ``mtype`` or from the imp,
-endpoint macros and floors in another currency."""
+answer (``PUBLISHER_WORDING``: the adapter template's), json-iterator's wording for input of the
+wrong JSON shape (the fixtures' expected error texts), optional string params, JSON calls with
+Go-canonical header names, bid types from ``mtype`` or from the imp, make_bids' outcome from bids
+typed one by one (``typed_bid_response``), banners sized by their first format, endpoint macros
+and floors in another currency."""
 
 from __future__ import annotations
 

@@ -14,7 +14,11 @@ pin them, so they are copied here once:
   absent raw value (Go's empty ``json.RawMessage``) fails with the zero byte as the character
   found (``ABSENT_OBJECT``);
 * numbers and URLs are read and written as Go's ``strconv`` and ``net/url`` do (``go_int``,
-  ``go_parse_float``, ``go_float_text``, ``with_query_param``).
+  ``go_parse_float``, ``go_float_text``, ``json_number_text``, ``with_auction_price``,
+  ``with_query_param``, ``go_quote``);
+* raw JSON text is read as json-iterator and jsonparser read it (``go_json_object``,
+  ``json_object_members``, ``json_space_end``), and an answer's bids are typed one by one
+  (``typed_bids``, ``go_typed_bids``).
 """
 
 from __future__ import annotations
