@@ -9,15 +9,17 @@ A recipe names, for the calls (``make_requests``):
 * ``split``: ``per_imp`` (one call per imp, the request with that imp alone), ``all`` (one call
   with every imp whose params decode), ``first_imp`` (one call with the whole request, its endpoint
   and the rewrite from the first imp's params) or ``by_params`` (one call per distinct params);
-* ``on_bad_imp``: ``drop`` an imp whose params fail (its error kept) or ``abort`` (no call, that
-  error alone); ``errors_with_calls``: false when the errors of dropped imps are let go once any
-  call is made; ``checks``: rules the params must pass (``PARAM_CHECKS``);
+* ``on_bad_imp``: ``drop`` an imp whose params fail (its error kept), ``abort`` (no call, that
+  error alone) or ``refuse`` (no call when any imp fails, every failed imp's error);
+  ``errors_with_calls``: false when the errors of dropped imps are let go once any call is made;
+  ``checks``: rules the params must pass (``PARAM_CHECKS``);
 * ``endpoint``: Go template macros filled from the params (``{Host: env}``), else the configured
   endpoint as it is; ``required: true`` refuses an empty configured endpoint at build time;
 * ``imp_ext``: how the imp's ``ext`` is rewritten (a step of ``IMP_EXT_REWRITES``; ``imp_ext_param``:
   the param a rewrite reads, e.g. the stored request id of ``stored_request``); ``imp_rewrites``:
   further rewrites of the imp (``IMP_REWRITES``, e.g. a banner sized from its format); ``tagid``: the
   param that becomes ``imp.tagid``; ``floors``: ``usd`` converts a floor in another currency;
+  ``floor_param``: a positive param that becomes the floor of an imp without one;
 * ``headers``: header sets (``HEADER_SETS``); ``param_headers``: headers filled from the (first)
   imp's params (``{X-Partner: publisherId}``); ``publisher_id``: the param that becomes the
   publisher id of the request's app, else its site (``with_publisher_id``); ``body``: ``typed`` (the
@@ -91,7 +93,7 @@ from hbserver.adapters.steps import (
 from hbserver.auction.ortb_schema import STRUCTS
 
 SPLITS = ("per_imp", "all", "first_imp", "by_params")
-ON_BAD_IMP = ("drop", "abort")
+ON_BAD_IMP = ("drop", "abort", "refuse")  # refuse: any bad imp, no call (every bad imp's error)
 FLOORS = ("keep", "usd")
 # an answer left without bids: an empty response, or none; first_seatbid: none when the first seatbid has no bids
 # quiet: none, and the errors of the untyped bids let go too
@@ -187,6 +189,7 @@ class Recipe:
     param_headers: Mapping[str, str] = field(default_factory=dict)
     body: str = "typed"
     floors: str = "keep"
+    floor_param: str = ""
     headers: tuple[str, ...] = ("json",)
     imp_ext_error: Worded = Worded()
     params_error: Worded = Worded()
@@ -231,6 +234,7 @@ class Recipe:
             param_headers=_param_headers(data.get("param_headers") or {}),
             body=_choice(data, "body", BODIES, "typed"),
             floors=_choice(data, "floors", FLOORS, "keep"),
+            floor_param=str(data.get("floor_param") or ""),
             headers=headers,
             imp_ext_error=Worded.of(data.get("imp_ext_error"), "imp_ext_error") or Worded(),
             params_error=Worded.of(data.get("params_error"), "params_error") or Worded(),
@@ -324,6 +328,8 @@ class RecipeAdapter:
                 if abort:
                     return [], [dropped.error]
                 errors.append(dropped.error)
+        if errors and recipe.on_bad_imp == "refuse":
+            return [], errors
         if not prepared:
             if recipe.no_calls_error is not None:
                 errors.append(recipe.no_calls_error.error())
@@ -380,6 +386,9 @@ class RecipeAdapter:
         if recipe.tagid:
             out = dict(out)
             set_omitempty(out, "tagid", macro_text(params.get(recipe.tagid)))
+        floor = params.get(recipe.floor_param) if recipe.floor_param else None
+        if isinstance(floor, int | float) and floor > 0 and not out.get("bidfloor"):
+            out = {**out, "bidfloor": floor}
         if recipe.floors == "usd":
             try:
                 out = floor_in_usd(out, info)

@@ -83,7 +83,7 @@ def _class_of(name: Any, where: str) -> str:
 
 _GO_ZERO: Mapping[str, Any] = {
     "string": "", "int": 0, "float64": 0, "bool": False, "[]string": None, "[]int": None,
-    "json.RawMessage": None, "string_int": 0, "json.Number": "", "uint64": 0,
+    "json.RawMessage": None, "string_int": 0, "json.Number": "", "uint64": 0, "map": None,
 }  # fmt: skip
 _GO_KINDS = {kind.value: kind for kind in GoKind}
 _MALFORMED = "Value looks like Number/Boolean/None, but can't find its end: ',' or '}' symbol"
@@ -122,7 +122,13 @@ def _uint64(value: Any, where: str) -> int | None:
     raise JsonShapeError(f"cannot unmarshal {where}: not a uint64: {found(value)}")
 
 
+def _map(value: Any, where: str) -> dict[str, Any] | None:
+    """``map[string]interface{}``: an object, or null."""
+    return None if value is None else expect_object(value, where)
+
+
 _OWN_KINDS: Mapping[str, Callable[[Any, str], Any]] = {
+    "map": _map,
     "string_int": _string_int,
     "json.Number": _json_number,
     "uint64": _uint64,
@@ -194,9 +200,15 @@ def is_safe_host(host: Any) -> bool:
     return isinstance(host, str) and _SAFE_HOST.fullmatch(host) is not None
 
 
+def _uuid_length(value: Any) -> bool:
+    """A text of 32 to 36 bytes (a UUID/GUID with or without dashes, as Go's ``len`` counts)."""
+    return isinstance(value, str) and 32 <= len(value.encode()) <= 36
+
+
 PARAM_CHECKS: Mapping[str, Callable[[Any], bool]] = {
     "nonempty": bool,  # Go's len(x) > 0 / x != 0
     "safe_host": is_safe_host,
+    "uuid_length": _uuid_length,
 }
 
 
@@ -399,6 +411,14 @@ def _stored_request(imp: dict[str, Any], params: Mapping[str, Any], param: str =
     return {**imp, "ext": ext}
 
 
+def _param_member(imp: dict[str, Any], params: Mapping[str, Any], param: str = "") -> dict[str, Any]:
+    """``{param: <its value>}`` as the ext; no ext when the param is null or absent."""
+    out = _drop(imp, params)
+    if params.get(param) is not None:
+        out["ext"] = {param: params[param]}
+    return out
+
+
 # (imp, params, the recipe's ``imp_ext_param``) -> the imp with its ext rewritten
 IMP_EXT_REWRITES: Mapping[str, Callable[[dict[str, Any], Mapping[str, Any], str], dict[str, Any]]] = {
     "keep": _keep,
@@ -406,6 +426,7 @@ IMP_EXT_REWRITES: Mapping[str, Callable[[dict[str, Any], Mapping[str, Any], str]
     "drop": _drop,
     "params": _params,
     "stored_request": _stored_request,
+    "param_member": _param_member,
 }
 
 
@@ -568,10 +589,10 @@ ANSWER_DECODERS: Mapping[str, Callable[[bytes], GoAnswer]] = {"jsoniter": go_ans
 class AnswerSpec:
     """How an answer is read and a failed one worded: ``status`` ({} = the status, {body} = the
     answer's body), whether a 400 is bad input, ``status_class`` (the error class of any other failure
-    status), ``statuses`` (a status's own text), ``input_statuses`` (the failure statuses that are bad
-    input, instead of 400 alone; ``4xx`` for the range), ``no_bid_statuses`` (besides 204),
-    ``body_class`` and ``body_text`` for a body that does not decode ({} = the decoder's message),
-    ``empty_body`` (``decode``, or ``no_bids``: an empty 200 is no answer) and the ``decoder``
+    status), ``statuses`` (a status's own text, or a range's: ``5xx``), ``input_statuses`` (the
+    failure statuses that are bad input, instead of 400 alone; ``4xx`` for the range),
+    ``no_bid_statuses`` (besides 204), ``body_class`` and ``body_text`` for a body that does not
+    decode ({} = the decoder's message), ``empty_body`` (``decode``, or ``no_bids``: an empty 200 is no answer) and the ``decoder``
     (``ANSWER_DECODERS``)."""
 
     status: str = UNEXPECTED_STATUS
@@ -579,7 +600,7 @@ class AnswerSpec:
     body_class: str = "generic"
     body_text: str = "{}"
     status_class: str = "bad_server_response"
-    statuses: Mapping[int, str] = field(default_factory=dict)
+    statuses: Mapping[int | str, str] = field(default_factory=dict)
     empty_body: str = "decode"
     decoder: str = "jsoniter"
     input_statuses: frozenset[int] | None = None
@@ -589,9 +610,10 @@ class AnswerSpec:
     def of(cls, data: Mapping[str, Any]) -> AnswerSpec:
         statuses = data.get("statuses") or {}
         if not isinstance(statuses, Mapping) or not all(
-            isinstance(k, int) and isinstance(v, str) for k, v in statuses.items()
+            (isinstance(k, int) or (isinstance(k, str) and re.fullmatch(r"[1-5]xx", k))) and isinstance(v, str)
+            for k, v in statuses.items()
         ):
-            raise StepError("answer.statuses: expected status: text")
+            raise StepError("answer.statuses: expected status (or 4xx, 5xx): text")
         for text in (*statuses.values(), str(data.get("status", UNEXPECTED_STATUS))):
             checked_text(text, "answer.status", 0, body="")
         checked_text(str(data.get("body_text", "{}")), "answer.body_text", "")
@@ -636,7 +658,8 @@ class AnswerSpec:
             is_input = status == 400 and self.bad_request_is_input
         else:
             is_input = status in self.input_statuses
-        text = self.statuses.get(status, self.status).format(status, body=response.body.decode(errors="replace"))
+        text = self.statuses.get(status) or self.statuses.get(f"{status // 100}xx") or self.status
+        text = text.format(status, body=response.body.decode(errors="replace"))
         return [bad_input(text) if is_input else _ERROR_MAKERS[self.status_class](text)]
 
     def decode(self, response: ResponseData) -> tuple[GoAnswer | None, list[BidderError]]:
@@ -687,7 +710,7 @@ def _by_imp(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any])
             return first_media_type(imp, typer.order) or typer.fallback
     if typer.no_imp_error is not None:
         raise typer.untyped(bid, typer.no_imp_error)
-    return None
+    return typer.fallback
 
 
 def _by_mtype_then_imp(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str | None:
@@ -771,7 +794,8 @@ class BidTyper:
     ``error``: the text for a bid without a type (``{impid}``, ``{mtype}``, ``{id}``) and its ``error_class``;
     ``ext_error``: the text when ``bid.ext`` does not decode (default ``error``); ``no_imp_error``: the
     text when no imp has the bid's impid (by imp; default ``error``); ``fallback``: the type of a bid
-    whose imp has none of ``order``'s media objects (by imp; default: untyped)."""
+    whose imp has none of ``order``'s media objects, or that has no imp and no ``no_imp_error`` (by
+    imp; default: untyped)."""
 
     source: str = "mtype"
     types: tuple[str, ...] = _ALL_TYPES

@@ -462,6 +462,36 @@ def test_imp_rewrites_apply_to_every_imp_of_first_imp():
     assert [sent["banner"] for sent in bodies[0]["imp"]] == [{**formats, "w": 3, "h": 4}] * 2
 
 
+@pytest.mark.parametrize(
+    ("imps", "calls", "errors"),
+    [
+        ([imp("1", {"host": "a"}), imp("2", 5), imp("3", 6)], 0, 2),  # every failed imp's error, no call
+        ([imp("1", {"host": "a"}), imp("2", {"host": "b"})], 1, 0),
+    ],
+)
+def test_refuse_makes_no_call_when_any_imp_fails(imps, calls, errors):
+    made, _, failed = requests_of(adapter(split="all", on_bad_imp="refuse"), {"id": "r", "imp": imps}, INFO)
+    assert (len(made), len(failed)) == (calls, errors)
+
+
+@pytest.mark.parametrize(
+    ("imp_floor", "param", "want"),
+    [
+        (None, 1.5, 1.5),  # an imp without a floor takes the param
+        (0, 1.5, 1.5),
+        (2.0, 1.5, 2.0),  # an imp's own floor wins
+        (None, 0, None),  # only a positive param counts
+        (None, -1, None),
+    ],
+)
+def test_floor_param(imp_floor, param, want):
+    recipe = {"params": {"fields": {"floor": ["Floor", "float64"]}}, "floor_param": "floor"}
+    one = imp("1", {"floor": param}) if imp_floor is None else {**imp("1", {"floor": param}), "bidfloor": imp_floor}
+    made = RecipeAdapter(Recipe.of(recipe), AdapterConfig("x", ENDPOINT))
+    _, bodies, _ = requests_of(made, {"id": "r", "imp": [one]}, INFO)
+    assert bodies[0]["imp"][0].get("bidfloor") == want
+
+
 @pytest.mark.parametrize(("endpoint", "ok"), [("", False), ("https://x", True)])
 def test_a_required_endpoint_is_refused_empty(endpoint, ok):
     recipe = Recipe.of({"params": PARAMS, "endpoint": {"required": True}})

@@ -47,9 +47,10 @@ SPEC = ParamsSpec(
         "zone": ("Zone", "string_int"),
         "num": ("Num", "json.Number"),
         "u": ("U", "uint64"),
+        "m": ("M", "map"),
     },
 )
-ZERO = {"id": "", "n": 0, "f": 0, "b": False, "tags": None, "raw": None, "zone": 0, "num": "", "u": 0}
+ZERO = {"id": "", "n": 0, "f": 0, "b": False, "tags": None, "raw": None, "zone": 0, "num": "", "u": 0, "m": None}
 
 
 # --- params ----------------------------------------------------------------------------------------
@@ -69,6 +70,7 @@ ZERO = {"id": "", "n": 0, "f": 0, "b": False, "tags": None, "raw": None, "zone":
         ({"bidder": {"tags": ["a", None]}}, {"tags": ["a", ""]}),  # a null item: its zero value
         ({"bidder": {"u": 2**64 - 1}}, {"u": 2**64 - 1}),  # uint64
         ({"bidder": {"u": None}}, {}),
+        ({"bidder": {"m": {"k": [1]}}}, {"m": {"k": [1]}}),
         ({"bidder": {"zone": 12}}, {"zone": 12}),  # jsonutil.StringInt: a number
         ({"bidder": {"zone": "-12"}}, {"zone": -12}),  # or a string of one
         ({"bidder": {"zone": ""}}, {}),
@@ -231,6 +233,11 @@ CHECK_ROWS = [
     ("safe_host", ("a",), {"a": "host\n"}, ("a and b are required", ErrorCode.BAD_INPUT)),  # Go's $ is the end
     ("safe_host", ("a",), {"a": ""}, ("a and b are required", ErrorCode.BAD_INPUT)),
     ("safe_host", ("a",), {"a": "h:port"}, ("a and b are required", ErrorCode.BAD_INPUT)),
+    ("uuid_length", ("a",), {"a": "0" * 32}, None),
+    ("uuid_length", ("a",), {"a": "0" * 36}, None),
+    ("uuid_length", ("a",), {"a": "0" * 31}, ("a and b are required", ErrorCode.BAD_INPUT)),
+    ("uuid_length", ("a",), {"a": "0" * 30 + "é"}, None),  # 32 bytes
+    ("uuid_length", ("a",), {"a": "0" * 37}, ("a and b are required", ErrorCode.BAD_INPUT)),
 ]
 
 
@@ -390,6 +397,8 @@ REWRITE_ROWS = [
     ("params", {"zoneId": 12}, {"zoneId": 12}),
     ("stored_request", {"srid": "s1"}, {"bidder": {}, "prebid": {"storedrequest": {"id": "s1"}}}),
     ("stored_request", {}, {"bidder": {}, "prebid": {"storedrequest": {"id": ""}}}),
+    ("param_member", {"srid": {"k": 1}}, {"srid": {"k": 1}}),
+    ("param_member", {"srid": None}, None),
 ]
 
 
@@ -566,6 +575,9 @@ ANSWER_ROWS = [
     (AnswerSpec(decoder="encoding_json"), 200, b"", [("unexpected end of JSON input", ErrorCode.UNKNOWN)]),
     (AnswerSpec(decoder="jsoniter"), 200, b"{}", None),
     (AnswerSpec(no_bid_statuses=frozenset({503})), 503, b"x", []),
+    (AnswerSpec(statuses={"5xx": "x {}", 503: "y"}), 502, b"", [("x 502", ErrorCode.BAD_SERVER_RESPONSE)]),
+    (AnswerSpec(statuses={"5xx": "x {}", 503: "y"}), 503, b"", [("y", ErrorCode.BAD_SERVER_RESPONSE)]),
+    (AnswerSpec(statuses={"4xx": "b {}"}), 404, b"", [("b 404", ErrorCode.BAD_SERVER_RESPONSE)]),
     (AnswerSpec(input_statuses=frozenset(range(100, 600))), 503, b"", [(STATUS.format(503), ErrorCode.BAD_INPUT)]),
     (AnswerSpec(status="s {} {body}"), 500, b"oops", [("s 500 oops", ErrorCode.BAD_SERVER_RESPONSE)]),
     (AnswerSpec(input_statuses=frozenset({401})), 401, b"", [(STATUS.format(401), ErrorCode.BAD_INPUT)]),
@@ -603,6 +615,8 @@ def test_answer_decode(spec, status, body, want):
         ),
         ({"statuses": {"503": "x"}}, StepError("answer.statuses")),
         ({"statuses": ["x"]}, StepError("answer.statuses")),
+        ({"statuses": {"5XX": "x"}}, StepError("answer.statuses")),
+        ({"statuses": {"5xx": "x {}"}}, AnswerSpec(statuses={"5xx": "x {}"})),
         ({"empty_body": "skip"}, StepError("answer.empty_body")),
         ({"decoder": "orjson"}, StepError("answer.decoder")),
         ({"status_class": "x"}, StepError("answer.status_class")),
@@ -653,6 +667,7 @@ TYPER_ROWS = [
     (BidTyper("imp"), {"impid": "a"}, "audio"),
     (BidTyper("imp"), {"impid": "none"}, None),
     (BidTyper("imp", fallback="banner"), {"impid": "none"}, "banner"),  # the imp has no media object
+    (BidTyper("imp", fallback="banner"), {"impid": "unknown"}, "banner"),  # no imp has its id
     (BidTyper("imp", order=("video",), fallback="banner"), {"impid": "n"}, "banner"),
     (BidTyper("imp"), {"impid": "zzz"}, None),
     (BidTyper("mtype_then_imp"), {"impid": "b", "mtype": 2}, "video"),
