@@ -592,8 +592,8 @@ class AnswerSpec:
     status), ``statuses`` (a status's own text, or a range's: ``5xx``), ``input_statuses`` (the
     failure statuses that are bad input, instead of 400 alone; ``4xx`` for the range),
     ``no_bid_statuses`` (besides 204), ``body_class`` and ``body_text`` for a body that does not
-    decode ({} = the decoder's message), ``empty_body`` (``decode``, or ``no_bids``: an empty 200 is no answer) and the ``decoder``
-    (``ANSWER_DECODERS``)."""
+    decode ({} = the decoder's message), ``empty_body`` (``decode``, or ``no_bids``: an empty 200 is
+    no answer) and the ``decoder`` (``ANSWER_DECODERS``)."""
 
     status: str = UNEXPECTED_STATUS
     bad_request_is_input: bool = True
