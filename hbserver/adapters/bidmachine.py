@@ -1,52 +1,35 @@
-"""BidMachine adapter: one OpenRTB 2.5 call per imp, to the endpoint's ``Host`` macro filled from the
-imp's ``host`` param (a bare host name, optionally with a port), the ``path`` and ``seller_id``
-params joined onto its path.
-
-A banner without ``w`` and ``h`` needs a format. A rewarded imp (``ext.prebid.is_rewarded_inventory:
-1``) gets creative attribute 16 (has a skip button) in its banner's and video's ``battr``. A 400,
-401, 403 or 503 is bad input, any other failure status a bad server response, both worded with the
-answer's body. A bid is a video when its imp has a video and no banner, else a banner; a bid for
-no imp of the request is reported and left out. Bids are in USD.
+"""BidMachine adapter: the recipe ``recipes/bidmachine.yaml`` (one OpenRTB 2.5 call per imp, the
+answer's wording and bid typing) plus the bidder's own imp rules: the endpoint's ``Host`` macro
+filled from the imp's ``host`` param (a bare host name, optionally with a port), the ``path`` and
+``seller_id`` params joined onto its path; a banner without ``w`` and ``h`` needs a format; a rewarded
+imp (``ext.prebid.is_rewarded_inventory: 1``) gets creative attribute 16 (has a skip button) in its
+banner's and video's ``battr``.
 """
 
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from hbserver.adapters.base import (
-    AdapterConfig,
-    BidderError,
-    BidderResponse,
-    RequestData,
-    RequestInfo,
-    ResponseData,
-    TypedBid,
-    bad_input,
-    bad_server_response,
-)
-from hbserver.adapters.common import JsonShapeError, expect_object, imp_ids, json_call, resolve_macros
+from hbserver.adapters.base import AdapterConfig, BidderError, RequestInfo, bad_input
+from hbserver.adapters.common import JsonShapeError, expect_object, resolve_macros
 from hbserver.adapters.golike import (
     GoKind,
     ImpExtError,
-    go_answer,
     go_field,
     go_int,
     go_media_objects,
     go_members,
-    go_request_top,
     go_value,
     imp_bidder_params,
 )
 from hbserver.adapters.gourl import go_url_scheme_host
+from hbserver.adapters.recipe import DroppedImp, Prepared, RecipeAdapter
+from hbserver.adapters.steps import is_safe_host
 
-_HEADERS = {"Content-Type": "application/json", "Accept": "application/json", "X-Openrtb-Version": "2.5"}
-_SAFE_HOST = re.compile(r"[a-zA-Z0-9.-]+(:[0-9]+)?")  # PBS-Go's urlutil.IsSafeHost
 _HAS_SKIP_BUTTON = 16
-_INPUT_STATUSES = frozenset({400, 401, 403, 503})
 _PARAMS = {"host": "Host", "path": "Path", "seller_id": "SellerID"}
 _BAD_HOST = "Failed to create final URL with provided host"
 
@@ -70,7 +53,7 @@ def endpoint_url(template: str, params: Mapping[str, str]) -> str:
     """The endpoint for the imp's params; _Refused when the host is not a bare host name or the URL
     has no scheme or host."""
     host = params["host"]
-    if not _SAFE_HOST.fullmatch(host):
+    if not is_safe_host(host):
         raise _Refused(bad_input(_BAD_HOST))
     uri = resolve_macros(template, {"Host": host})
     parsed = go_url_scheme_host(uri)
@@ -124,56 +107,16 @@ def prepared_imp(template: str, imp: Mapping[str, Any]) -> tuple[dict[str, Any],
     return go_media_objects(out), uri
 
 
-def bid_type(imps: Any, imp_id: Any) -> str | None:
-    for imp in imps or ():
-        if imp.get("id") == imp_id:
-            return "video" if imp.get("banner") is None and imp.get("video") is not None else "banner"
-    return None
+class BidmachineAdapter(RecipeAdapter):
+    """The recipe ``recipes/bidmachine.yaml``, each imp and its endpoint prepared by BidMachine's rules."""
 
-
-class BidmachineAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
-
-    def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
-        calls, errors = [], []
-        top = go_request_top(request)
-        for imp in request.get("imp") or ():
-            try:
-                sent, uri = prepared_imp(self.endpoint, imp)
-            except _Refused as exc:
-                errors.append(exc.error)
-                continue
-            calls.append(json_call(uri, {**top, "imp": [sent]}, imp_ids([sent]), _HEADERS))
-        return calls, errors
-
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        if response.status != 200:
-            text = f"unexpected status code: {response.status} {response.body.decode(errors='replace')}"
-            return None, [bad_input(text) if response.status in _INPUT_STATUSES else bad_server_response(text)]
+    def prepare_imp(self, imp: dict[str, Any], info: RequestInfo, index: int = 0) -> Prepared:
         try:
-            answer = go_answer(response.body)
-        except JsonShapeError as exc:
-            return None, [bad_server_response(str(exc))]
-        result = BidderResponse()
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            kind = bid_type(request.get("imp"), bid.get("impid"))
-            if kind is None:
-                errors.append(
-                    bad_server_response(
-                        f"ignoring bid id={bid.get('id', '')}, request doesn't contain any valid impression"
-                        f" with id={bid.get('impid', '')}"
-                    )
-                )
-                continue
-            result.bids.append(TypedBid(bid, kind))
-        return result, errors
+            sent, uri = prepared_imp(self.endpoint, imp)
+        except _Refused as refused:
+            raise DroppedImp(refused.error) from None
+        return Prepared(sent, uri, {})
 
 
 def build(config: AdapterConfig) -> BidmachineAdapter:
-    return BidmachineAdapter(config)
+    return BidmachineAdapter.of_code("bidmachine", config)

@@ -1,5 +1,5 @@
-"""BidMachine adapter: the endpoint from host/path/seller_id, the banner size check, rewarded
-battr, status wording by class, and bid typing by the imp."""
+"""BidMachine's own imp rules over its recipe: the endpoint from host/path/seller_id, the banner size
+check and rewarded battr (the answer's wording and bid typing are recipe steps, tested there)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.bidmachine import build, go_path_join
-from tests.adapters.helpers import bids_for, requests_of
+from tests.adapters.helpers import requests_of
 
 ADAPTER = build(AdapterConfig("bidmachine", "https://{{.Host}}.bidmachine.io"))
 INFO = RequestInfo(bidder="bidmachine")
@@ -74,35 +74,3 @@ def test_rewarded_battr(media, want):
     }
     _calls, bodies, _errors = requests_of(ADAPTER, request, INFO)
     assert {kind: bodies[0]["imp"][0][kind]["battr"] for kind in want} == want
-
-
-@pytest.mark.parametrize(
-    ("status", "code"),
-    [
-        (400, ErrorCode.BAD_INPUT),
-        (401, ErrorCode.BAD_INPUT),
-        (503, ErrorCode.BAD_INPUT),
-        (500, ErrorCode.BAD_SERVER_RESPONSE),
-    ],
-)
-def test_status(status, code):
-    response, errors = bids_for(ADAPTER, {}, b"oops", status=status)
-    assert response is None and [(e.message, e.code) for e in errors] == [
-        (f"unexpected status code: {status} oops", code)
-    ]
-
-
-@pytest.mark.parametrize(
-    ("imps", "want"),
-    [
-        ([{"id": "i", "video": {}}], "video"),
-        ([{"id": "i", "video": {}, "banner": {}}], "banner"),
-        ([{"id": "i", "native": {}}], "banner"),
-        ([], "ignoring bid id=b, request doesn't contain any valid impression with id=i"),
-    ],
-)
-def test_bid_type(imps, want):
-    bid = {"id": "b", "impid": "i", "price": 1}
-    response, errors = bids_for(ADAPTER, {"imp": imps}, {"cur": "EUR", "seatbid": [{"bid": [bid]}]})
-    assert response is not None and response.currency == "USD"
-    assert [t.bid_type for t in response.bids] + [e.message for e in errors] == [want]
