@@ -24,15 +24,19 @@ A recipe names, for the calls (``make_requests``):
   imp's params (``{X-Partner: publisherId}``); ``publisher_id``: the param that becomes the
   publisher id of the request's app, else its site (``with_publisher_id``); ``body``: ``typed`` (the
   top level and the imps as Go's typed structs) or ``go_typed`` (the whole request, all the way down);
+* ``imp_checks``: rules the imp itself must pass before its params are read (``IMP_CHECKS``);
 * the wording of an imp that is dropped (``imp_ext_error``, ``params_error``; ``{}`` the problem,
-  ``{index}`` the imp's position) and of a request that yields no call (``no_calls_error``);
+  ``{index}`` the imp's position, ``{id}`` its id; ``absent``: the text for an absent ext or
+  bidder) and of a request that yields no call (``no_calls_error``); ``request_sets``: top-level
+  fields the request is sent with (``{cur: [USD]}``);
 
 and for the answer (``make_bids``): the status and body wording (``answer``), whether an answer
 without seatbids is an error (``empty_seatbid_error``), how a bid is typed (``bid_type``), what an
 untyped bid costs (``untyped``: the answer or the bid alone), the currency (``currency``), how each
 bid is rewritten (``bid_rewrites``, ``BID_REWRITES``), its video facts and meta (``bid_video``,
 ``BID_VIDEO``; ``bid_meta``, ``BID_META``; a bid whose ext does not decode dropped, ``bid_ext_error``)
-and whether an answer left without bids is no answer (``empty_answer: none``; ``quiet``: no answer
+and ``seatbids: first`` (only the first seatbid's bids are read), ``skip_bids`` (bids let go silently,
+``BID_SKIPS``) and whether an answer left without bids is no answer (``empty_answer: none``; ``quiet``: no answer
 and no errors; ``first_seatbid``: one whose first seatbid has no bids; ``no_seatbid``: one without
 seatbids).
 
@@ -73,6 +77,7 @@ from hbserver.adapters.golike import (
 from hbserver.adapters.steps import (
     BID_META,
     BID_REWRITES,
+    BID_SKIPS,
     BID_VIDEO,
     ERROR_CLASSES,
     HEADER_SETS,
@@ -94,7 +99,7 @@ from hbserver.auction.ortb_schema import STRUCTS
 
 SPLITS = ("per_imp", "all", "first_imp", "by_params")
 ON_BAD_IMP = ("drop", "abort", "refuse")  # refuse: any bad imp, no call (every bad imp's error)
-FLOORS = ("keep", "usd")
+FLOORS = ("keep", "usd", "usd_first")  # usd_first: converted before the params are read
 # an answer left without bids: an empty response, or none; first_seatbid: none when the first seatbid has no bids
 # quiet: none, and the errors of the untyped bids let go too
 # no_seatbid: none when the answer has no seatbid at all
@@ -133,10 +138,9 @@ class Worded:
     code: ErrorCode = ErrorCode.UNKNOWN
     absent: str | None = None
 
-    def error(self, problem: str = "", index: int = 0) -> BidderError:
-        if self.absent is not None and problem == ABSENT_OBJECT:
-            return BidderError(self.absent.format(problem, index=index), self.code)
-        return BidderError(self.text.format(problem, index=index), self.code)
+    def error(self, problem: str = "", index: int = 0, imp_id: Any = "") -> BidderError:
+        text = self.absent if self.absent is not None and problem == ABSENT_OBJECT else self.text
+        return BidderError(text.format(problem, index=index, id=imp_id), self.code)
 
     @classmethod
     def of(cls, data: Any, where: str) -> Worded | None:
@@ -153,7 +157,7 @@ class Worded:
         else:
             raise RecipeError(f"{where}: expected a text or {{text, class}}, got {data!r}")
         for text in (worded.text, worded.absent or ""):
-            checked_text(text, where, "", index=0)
+            checked_text(text, where, "", index=0, id="")
         return worded
 
 
@@ -188,6 +192,7 @@ class Recipe:
     publisher_id: str = ""
     param_headers: Mapping[str, str] = field(default_factory=dict)
     body: str = "typed"
+    request_sets: Mapping[str, Any] = field(default_factory=dict)
     floors: str = "keep"
     floor_param: str = ""
     headers: tuple[str, ...] = ("json",)
@@ -200,6 +205,8 @@ class Recipe:
     untyped: str = "answer"
     currency: str = "answer"
     bid_rewrites: tuple[str, ...] = ()
+    seatbids: str = "all"
+    skip_bids: tuple[str, ...] = ()
     bid_video: str = ""
     bid_meta: str = ""
     bid_ext_error: Worded = Worded()
@@ -233,6 +240,7 @@ class Recipe:
             publisher_id=str(data.get("publisher_id") or ""),
             param_headers=_param_headers(data.get("param_headers") or {}),
             body=_choice(data, "body", BODIES, "typed"),
+            request_sets=_mapping(data.get("request_sets") or {}, "request_sets"),
             floors=_choice(data, "floors", FLOORS, "keep"),
             floor_param=str(data.get("floor_param") or ""),
             headers=headers,
@@ -245,11 +253,19 @@ class Recipe:
             untyped=_choice(data, "untyped", UNTYPED, "answer"),
             currency=_choice(data, "currency", CURRENCIES, "answer"),
             bid_rewrites=_names(data, "bid_rewrites", BID_REWRITES, ()),
+            seatbids=_choice(data, "seatbids", ("all", "first"), "all"),
+            skip_bids=_names(data, "skip_bids", BID_SKIPS, ()),
             bid_video=_choice(data, "bid_video", {"": None, **BID_VIDEO}, ""),
             bid_meta=_choice(data, "bid_meta", {"": None, **BID_META}, ""),
             bid_ext_error=Worded.of(data.get("bid_ext_error"), "bid_ext_error") or Worded(),
             empty_answer=_choice(data, "empty_answer", EMPTY_ANSWERS, "response"),
         )
+
+
+def _mapping(data: Any, key: str) -> dict[str, Any]:
+    if not isinstance(data, Mapping):
+        raise RecipeError(f"{key}: expected a mapping")
+    return dict(data)
 
 
 def _param_headers(data: Any) -> dict[str, str]:
@@ -356,7 +372,7 @@ class RecipeAdapter:
         imps = [one.imp for one in group] + (more or [])
         if recipe.publisher_id:
             request = with_publisher_id(request, macro_text(params.get(recipe.publisher_id)))
-        body = {**typed_top(request), "imp": imps}
+        body = {**typed_top(request), **recipe.request_sets, "imp": imps}
         if recipe.body == "go_typed":
             body = go_typed_request(body)
         headers = self.headers(request)
@@ -366,22 +382,15 @@ class RecipeAdapter:
 
     def prepare_imp(self, imp: dict[str, Any], info: RequestInfo, index: int = 0) -> Prepared:
         """The imp as the bidder gets it and the endpoint of its call; DroppedImp (worded by the
-        recipe) when its ext or params do not decode or fail a check, or its floor cannot be converted."""
+        recipe) when it fails a check, its ext or params do not decode or its floor cannot be converted."""
         recipe = self.recipe
         for imp_check in recipe.imp_checks:
             failure = imp_check.failure(imp)
             if failure is not None:
                 raise DroppedImp(failure)
-        try:
-            params = recipe.params.read(imp)
-        except ImpExtError as exc:
-            raise DroppedImp(recipe.imp_ext_error.error(str(exc), index)) from None
-        except JsonShapeError as exc:
-            raise DroppedImp(recipe.params_error.error(str(exc), index)) from None
-        for check in recipe.checks:
-            failure = check.failure(params)
-            if failure is not None:
-                raise DroppedImp(failure)
+        if recipe.floors == "usd_first":
+            imp = self.floored(imp, info)
+        params = self.read_params(imp, index)
         out = self.rewritten_imp(IMP_EXT_REWRITES[recipe.imp_ext](imp, params, recipe.imp_ext_param))
         if recipe.tagid:
             out = dict(out)
@@ -390,12 +399,32 @@ class RecipeAdapter:
         if isinstance(floor, int | float) and floor > 0 and not out.get("bidfloor"):
             out = {**out, "bidfloor": floor}
         if recipe.floors == "usd":
-            try:
-                out = floor_in_usd(out, info)
-            except ConversionError as exc:
-                raise DroppedImp(BidderError(str(exc))) from None
+            out = self.floored(out, info)
         uri = recipe.endpoint.resolve(self.endpoint, params)
         return Prepared(typed_imp(out), uri, params)
+
+    def read_params(self, imp: Mapping[str, Any], index: int) -> dict[str, Any]:
+        """The imp's params, checked; DroppedImp in the recipe's words."""
+        recipe, imp_id = self.recipe, imp.get("id", "")
+        try:
+            params = recipe.params.read(imp)
+        except ImpExtError as exc:
+            raise DroppedImp(recipe.imp_ext_error.error(str(exc), index, imp_id)) from None
+        except JsonShapeError as exc:
+            raise DroppedImp(recipe.params_error.error(str(exc), index, imp_id)) from None
+        for check in recipe.checks:
+            failure = check.failure(params)
+            if failure is not None:
+                raise DroppedImp(failure)
+        return params
+
+    @staticmethod
+    def floored(imp: dict[str, Any], info: RequestInfo) -> dict[str, Any]:
+        """The imp with its floor in USD; DroppedImp (PBS-Go's conversion error) without a rate."""
+        try:
+            return floor_in_usd(imp, info)
+        except ConversionError as exc:
+            raise DroppedImp(BidderError(str(exc))) from None
 
     def rewritten_imp(self, imp: dict[str, Any]) -> dict[str, Any]:
         """The imp after the recipe's ``imp_rewrites`` (every imp sent, with ``first_imp`` the others too)."""
@@ -430,7 +459,10 @@ class RecipeAdapter:
         recipe = self.recipe
         result = BidderResponse(currency=(answer.cur or "USD") if recipe.currency == "answer" else "USD")
         errors: list[BidderError] = []
-        for bid in answer.bids:
+        bids = answer.seatbids[0][1] if recipe.seatbids == "first" and answer.seatbids else answer.bids
+        for bid in bids:
+            if any(BID_SKIPS[name](bid) for name in recipe.skip_bids):
+                continue
             for name in recipe.bid_rewrites:
                 bid = BID_REWRITES[name](bid)
             try:

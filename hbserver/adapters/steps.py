@@ -157,6 +157,7 @@ class ParamsSpec:
     fields: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     null_is_absent: bool = False  # ``"ext": null`` / ``"bidder": null`` fail as absent objects do
     skip: bool = False
+    bidder_only: bool = False  # the ext read as the adapter's own {bidder} struct: no prebid/ae, no bidder = {}
 
     @classmethod
     def of(cls, data: Mapping[str, Any] | str) -> ParamsSpec:
@@ -171,7 +172,12 @@ class ParamsSpec:
                     f"params.fields.{name}: expected [GoField, kind] with kind one of {sorted(PARAM_KINDS)}"
                 )
             fields[name] = (str(spec[0]), str(spec[1]))
-        return cls(str(data.get("struct", "")), fields, bool(data.get("null_is_absent", False)))
+        return cls(
+            str(data.get("struct", "")),
+            fields,
+            bool(data.get("null_is_absent", False)),
+            bidder_only=bool(data.get("bidder_only", False)),
+        )
 
     def read(self, imp: Mapping[str, Any]) -> dict[str, Any]:
         """The imp's params as Go decodes them into the struct: every field, its zero value when
@@ -181,7 +187,9 @@ class ParamsSpec:
             return {}
         if self.null_is_absent and "ext" in imp and imp["ext"] is None:  # Go's imp.Ext is empty for null too
             raise ImpExtError(ABSENT_OBJECT)
-        params = imp_bidder_params(imp, null_is_absent=self.null_is_absent)
+        params = (
+            _bidder_only_params(imp) if self.bidder_only else imp_bidder_params(imp, null_is_absent=self.null_is_absent)
+        )
         if not self.fields:
             return params
         out = {name: _GO_ZERO[kind] for name, (_, kind) in self.fields.items()}
@@ -190,6 +198,18 @@ class ParamsSpec:
             decoded = decode_kind(value, kind, f"{self.struct}.{go_name}")
             out[name] = _GO_ZERO[kind] if decoded is None else decoded
         return out
+
+
+def _bidder_only_params(imp: Mapping[str, Any]) -> dict[str, Any]:
+    """``imp.ext.bidder`` of an ext decoded as ``{Bidder T}`` alone: ImpExtError when the ext is absent
+    or no object; an absent or null bidder is empty; JsonShapeError when it is no object."""
+    if "ext" not in imp:
+        raise ImpExtError(ABSENT_OBJECT)
+    try:
+        ext = expect_object(imp["ext"], "")
+    except JsonShapeError as exc:
+        raise ImpExtError(str(exc)) from None
+    return expect_object(go_field(ext, "bidder"), "")
 
 
 _SAFE_HOST = re.compile(r"[a-zA-Z0-9.-]+(:[0-9]+)?")
@@ -419,6 +439,11 @@ def _param_member(imp: dict[str, Any], params: Mapping[str, Any], param: str = "
     return out
 
 
+def _params_under(imp: dict[str, Any], params: Mapping[str, Any], param: str = "") -> dict[str, Any]:
+    """The params struct under one key as the whole ext (``{"<bidder>": {...}}``; ``param`` names the key)."""
+    return {**imp, "ext": {param: dict(params)}}
+
+
 # (imp, params, the recipe's ``imp_ext_param``) -> the imp with its ext rewritten
 IMP_EXT_REWRITES: Mapping[str, Callable[[dict[str, Any], Mapping[str, Any], str], dict[str, Any]]] = {
     "keep": _keep,
@@ -427,6 +452,7 @@ IMP_EXT_REWRITES: Mapping[str, Callable[[dict[str, Any], Mapping[str, Any], str]
     "params": _params,
     "stored_request": _stored_request,
     "param_member": _param_member,
+    "params_under": _params_under,
 }
 
 
@@ -539,6 +565,12 @@ def _referer(headers: dict[str, str], request: Mapping[str, Any]) -> None:
     _set_if(headers, "Referer", _text_at(request, "site", "page"))
 
 
+def _site_referer(headers: dict[str, str], request: Mapping[str, Any]) -> None:
+    """``Referer``: the site's page, sent (even empty) whenever there is a site."""
+    if isinstance(request.get("site"), Mapping):
+        headers["Referer"] = _text_at(request, "site", "page")
+
+
 def _cookie_uids(headers: dict[str, str], request: Mapping[str, Any]) -> None:
     buyeruid = _text_at(request, "user", "buyeruid")
     _set_if(headers, "Cookie", buyeruid and "uids=" + buyeruid)
@@ -548,6 +580,7 @@ HEADER_SETS: Mapping[str, Callable[[dict[str, str], Mapping[str, Any]], None]] =
     "user_agent": _user_agent,
     "ip_v4_first": _ip_v4_first,
     "referer": _referer,
+    "site_referer": _site_referer,
     "cookie_uids": _cookie_uids,
     "json": _json,
     "json_plain": _json_plain,
@@ -911,6 +944,15 @@ def _ext_prebid_meta(bid: Mapping[str, Any]) -> dict[str, Any] | None:
     """``bid.ext.prebid.meta`` as it comes (None without one); JsonShapeError when not an object."""
     meta = _ext_prebid(bid).get("meta")
     return None if meta is None else expect_object(meta, "openrtb_ext.ExtBidPrebid.Meta")
+
+
+def _nonpositive_price(bid: Mapping[str, Any]) -> bool:
+    """A bid whose price is not above 0."""
+    price = bid.get("price")
+    return not (isinstance(price, int | float) and price > 0)
+
+
+BID_SKIPS: Mapping[str, Callable[[Mapping[str, Any]], bool]] = {"nonpositive_price": _nonpositive_price}
 
 
 # a bid's video facts / meta; JsonShapeError (worded by the recipe's ``bid_ext_error``) drops the bid

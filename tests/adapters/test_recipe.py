@@ -492,6 +492,42 @@ def test_floor_param(imp_floor, param, want):
     assert bodies[0]["imp"][0].get("bidfloor") == want
 
 
+@pytest.mark.parametrize(
+    ("recipe", "want"),
+    [
+        ({}, ["a", "b", "c"]),
+        ({"seatbids": "first"}, ["a", "b"]),  # only the first seatbid's bids
+        ({"skip_bids": ["nonpositive_price"]}, ["a", "c"]),  # let go without an error
+        ({"seatbids": "first", "skip_bids": ["nonpositive_price"]}, ["a"]),
+    ],
+)
+def test_first_seatbid_and_skipped_bids(recipe, want):
+    seatbids = [{"bid": [bid(mtype=1, id="a"), bid(mtype=1, id="b", price=0)]}, {"bid": [bid(mtype=1, id="c")]}]
+    response, errors = bids_for(adapter(**recipe), REQUEST, {"seatbid": seatbids})
+    assert ([b.bid["id"] for b in response.bids], errors) == (want, [])
+
+
+@pytest.mark.parametrize(
+    ("recipe", "imp_fields", "want"),
+    [
+        ({"floors": "usd_first", "imp_ext_error": "ext"}, {"ext": 1}, "Currency conversion"),  # the floor first
+        ({"floors": "usd", "imp_ext_error": "ext"}, {"ext": 1}, "ext"),
+        ({"floors": "usd_first", "imp_ext_error": "ext {id}"}, {"ext": 1, "bidfloorcur": "USD"}, "ext 1"),
+    ],
+)
+def test_floors_usd_first_and_the_imp_id_in_texts(recipe, imp_fields, want):
+    one = {"id": "1", "banner": {}, "bidfloor": 1.0, "bidfloorcur": "EUR", **imp_fields}
+    _, _, errors = requests_of(
+        adapter(**recipe), {"id": "r", "imp": [one]}, RequestInfo(bidder="x", convert_currency=converter("GBP"))
+    )
+    assert [e.message[: len(want)] for e in errors] == [want]
+
+
+def test_request_sets():
+    _, bodies, _ = requests_of(adapter(request_sets={"cur": ["USD"]}), {"id": "r", "imp": [imp("1", {})]}, INFO)
+    assert bodies[0]["cur"] == ["USD"]
+
+
 @pytest.mark.parametrize(("endpoint", "ok"), [("", False), ("https://x", True)])
 def test_a_required_endpoint_is_refused_empty(endpoint, ok):
     recipe = Recipe.of({"params": PARAMS, "endpoint": {"required": True}})

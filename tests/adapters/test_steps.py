@@ -15,6 +15,7 @@ from hbserver.adapters.steps import (
     ANSWER_DECODERS,
     BID_META,
     BID_REWRITES,
+    BID_SKIPS,
     BID_TYPERS,
     BID_VIDEO,
     HEADER_SETS,
@@ -197,6 +198,29 @@ def test_params_without_fields_and_null(spec, ext, want):
             spec.read({"ext": ext})
     else:
         assert spec.read({"ext": ext}) == want
+
+
+@pytest.mark.parametrize(
+    ("ext", "want"),
+    [
+        ({"bidder": {"a": "x"}}, {"a": "x"}),
+        ({"prebid": 1, "bidder": {"a": "x"}}, {"a": "x"}),  # prebid is not the struct's
+        ({}, {"a": ""}),  # no bidder: the zero struct
+        ({"bidder": None}, {"a": ""}),
+        (None, {"a": ""}),
+        (1, ImpExtError("expect { or n, but found 1")),
+        ("absent", ImpExtError(ABSENT_OBJECT)),
+        ({"bidder": [1]}, JsonShapeError("expect { or n, but found [")),
+    ],
+)
+def test_params_bidder_only(ext, want):
+    spec = ParamsSpec("S", {"a": ("A", "string")}, bidder_only=True)
+    imp = {"id": "i"} if ext == "absent" else {"id": "i", "ext": ext}
+    if isinstance(want, Exception):
+        with pytest.raises(type(want), match=re.escape(str(want))):
+            spec.read(imp)
+    else:
+        assert spec.read(imp) == want
 
 
 @pytest.mark.parametrize(
@@ -399,6 +423,7 @@ REWRITE_ROWS = [
     ("stored_request", {}, {"bidder": {}, "prebid": {"storedrequest": {"id": ""}}}),
     ("param_member", {"srid": {"k": 1}}, {"srid": {"k": 1}}),
     ("param_member", {"srid": None}, None),
+    ("params_under", {"appId": "a", "style": ""}, {"srid": {"appId": "a", "style": ""}}),
 ]
 
 
@@ -455,6 +480,7 @@ def test_imp_rewrites(name, banner, want):
         (BID_REWRITES, lambda: BID_REWRITE_ROWS),
         (BID_VIDEO, lambda: BID_VIDEO_ROWS),
         (BID_META, lambda: BID_META_ROWS),
+        (BID_SKIPS, lambda: BID_SKIP_ROWS),
     ],
 )
 def test_every_step_has_rows(table, rows):
@@ -510,6 +536,9 @@ HEADER_ROWS = [
     ("referer", {"site": {"page": "https://p"}}, {"Referer": "https://p"}),
     ("referer", {"app": {"page": "x"}}, {}),
     ("cookie_uids", {"user": {"buyeruid": "u1"}}, {"Cookie": "uids=u1"}),
+    ("site_referer", {"site": {"page": "https://p"}}, {"Referer": "https://p"}),
+    ("site_referer", {"site": {}}, {"Referer": ""}),  # sent even empty when there is a site
+    ("site_referer", {"app": {}}, {}),
     ("cookie_uids", {"user": {"buyeruid": ""}}, {}),
 ]
 
@@ -831,6 +860,19 @@ def test_bid_video(name, bid, want):
             BID_VIDEO[name](bid)
     else:
         assert BID_VIDEO[name](bid) == want
+
+
+BID_SKIP_ROWS = [
+    ("nonpositive_price", {"price": 0.01}, False),
+    ("nonpositive_price", {"price": 0}, True),
+    ("nonpositive_price", {"price": -1}, True),
+    ("nonpositive_price", {}, True),
+]
+
+
+@pytest.mark.parametrize(("name", "bid", "skip"), BID_SKIP_ROWS)
+def test_bid_skips(name, bid, skip):
+    assert BID_SKIPS[name](bid) is skip
 
 
 BID_META_ROWS = [
