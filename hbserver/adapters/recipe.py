@@ -8,13 +8,16 @@ A recipe names, for the calls (``make_requests``):
   names and kinds), so a param of the wrong type fails in json-iterator's words;
 * ``split``: ``per_imp`` (one call per imp, the request with that imp alone), ``all`` (one call
   with every imp whose params decode), ``first_imp`` (one call with the whole request, its endpoint
-  and the rewrite from the first imp's params) or ``by_params`` (one call per distinct params);
+  and the rewrite from the first imp's params; with ``imp_checks``, the imps that fail them dropped
+  first) or ``by_params`` (one call per distinct params);
 * ``on_bad_imp``: ``drop`` an imp whose params fail (its error kept), ``abort`` (no call, that
   error alone) or ``refuse`` (no call when any imp fails, every failed imp's error);
   ``errors_with_calls``: false when the errors of dropped imps are let go once any call is made;
   ``checks``: rules the params must pass (``PARAM_CHECKS``);
 * ``endpoint``: Go template macros filled from the params (``{Host: env}``), else the configured
   endpoint as it is; ``required: true`` refuses an empty configured endpoint at build time;
+  ``format``: the URI as Go's Sprintf makes it (``{endpoint}``, ``{param}``); ``default``: the
+  endpoint when none is configured;
 * ``imp_ext``: how the imp's ``ext`` is rewritten (a step of ``IMP_EXT_REWRITES``; ``imp_ext_param``:
   the param a rewrite reads, e.g. the stored request id of ``stored_request``); ``imp_rewrites``:
   further rewrites of the imp (``IMP_REWRITES``, e.g. a banner sized from its format); ``tagid``: the
@@ -27,7 +30,8 @@ A recipe names, for the calls (``make_requests``):
 * ``imp_checks``: rules the imp itself must pass before its params are read (``IMP_CHECKS``);
 * the wording of an imp that is dropped (``imp_ext_error``, ``params_error``; ``{}`` the problem,
   ``{index}`` the imp's position, ``{id}`` its id; ``absent``: the text for an absent ext or
-  bidder) and of a request that yields no call (``no_calls_error``); ``request_sets``: top-level
+  bidder) and of a request that yields no call (``no_calls_error``; ``no_imps_error`` for one
+  without imps); ``request_sets``: top-level
   fields the request is sent with (``{cur: [USD]}``);
 
 and for the answer (``make_bids``): the status and body wording (``answer``), whether an answer
@@ -199,6 +203,7 @@ class Recipe:
     imp_ext_error: Worded = Worded()
     params_error: Worded = Worded()
     no_calls_error: Worded | None = None
+    no_imps_error: Worded | None = None
     answer: AnswerSpec = field(default_factory=AnswerSpec)
     empty_seatbid_error: Worded | None = None
     bid_type: BidTyper = field(default_factory=BidTyper)
@@ -247,6 +252,7 @@ class Recipe:
             imp_ext_error=Worded.of(data.get("imp_ext_error"), "imp_ext_error") or Worded(),
             params_error=Worded.of(data.get("params_error"), "params_error") or Worded(),
             no_calls_error=Worded.of(data.get("no_calls_error"), "no_calls_error"),
+            no_imps_error=Worded.of(data.get("no_imps_error"), "no_imps_error"),
             answer=AnswerSpec.of(data.get("answer") or {}),
             empty_seatbid_error=Worded.of(data.get("empty_seatbid_error"), "empty_seatbid_error"),
             bid_type=BidTyper.of(data.get("bid_type") or {}),
@@ -334,8 +340,13 @@ class RecipeAdapter:
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         recipe = self.recipe
         imps = list(request.get("imp") or ())
+        if not imps and recipe.no_imps_error is not None:
+            return [], [recipe.no_imps_error.error()]
         abort = recipe.on_bad_imp == "abort" or recipe.split == "first_imp"
         errors: list[BidderError] = []
+        if recipe.split == "first_imp" and recipe.imp_checks:  # the first imp that passes them rules
+            imps = self.checked_imps(imps, errors)
+            request = {**request, "imp": imps}
         prepared: list[Prepared] = []
         for index, imp in enumerate(imps[:1] if recipe.split == "first_imp" else imps):
             try:
@@ -351,6 +362,17 @@ class RecipeAdapter:
                 errors.append(recipe.no_calls_error.error())
             return [], errors
         return self.calls(request, prepared), errors if recipe.errors_with_calls else []
+
+    def checked_imps(self, imps: list[Any], errors: list[BidderError]) -> list[Any]:
+        """The imps that pass the recipe's ``imp_checks``; the others' errors added to ``errors``."""
+        kept = []
+        for imp in imps:
+            failure = next(filter(None, (check.failure(imp) for check in self.recipe.imp_checks)), None)
+            if failure is None:
+                kept.append(imp)
+            else:
+                errors.append(failure)
+        return kept
 
     def calls(self, request: Mapping[str, Any], prepared: list[Prepared]) -> list[RequestData]:
         """The calls of the recipe's ``split`` for the imps that are sent."""

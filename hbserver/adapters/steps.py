@@ -292,10 +292,14 @@ class ImpCheck:
     def of(cls, data: Any) -> ImpCheck:
         if not (isinstance(data, Mapping) and data.get("rule") in IMP_CHECKS and isinstance(data.get("error"), str)):
             raise StepError(f"imp_checks: expected {{rule, error}} with rule one of {sorted(IMP_CHECKS)}")
+        checked_text(data["error"], "imp_checks", id="")
         return cls(data["rule"], data["error"], _class_of(data.get("class", "bad_input"), "imp_checks"))
 
     def failure(self, imp: Mapping[str, Any]) -> BidderError | None:
-        return None if IMP_CHECKS[self.rule](imp) else _ERROR_MAKERS[self.error_class](self.error)
+        """None when the imp passes, else the error (``{id}``: the imp's id)."""
+        if IMP_CHECKS[self.rule](imp):
+            return None
+        return _ERROR_MAKERS[self.error_class](self.error.format(id=imp.get("id", "")))
 
 
 # --- endpoint --------------------------------------------------------------------------------------
@@ -369,6 +373,7 @@ class EndpointSpec:
     macros: Mapping[str, MacroSpec] = field(default_factory=dict)
     required: bool = False  # an empty configured endpoint is refused when the adapter is built
     format: str = ""  # the URI as Go's Sprintf makes it: {endpoint} and {param} placeholders
+    default: str = ""  # the endpoint when none is configured
 
     def __post_init__(self) -> None:  # a bare param name is a MacroSpec of that param
         specs = {macro: MacroSpec.of(spec) for macro, spec in self.macros.items()}
@@ -380,9 +385,12 @@ class EndpointSpec:
         if not isinstance(macros, Mapping):
             raise StepError("endpoint.macros: expected Macro: param names")
         specs = {str(macro): MacroSpec.of(spec) for macro, spec in macros.items()}
-        return cls(specs, bool(data.get("required", False)), str(data.get("format") or ""))
+        return cls(
+            specs, bool(data.get("required", False)), str(data.get("format") or ""), str(data.get("default") or "")
+        )
 
     def resolve(self, template: str, params: Mapping[str, Any]) -> str:
+        template = template or self.default
         if self.format:
             texts = {name: macro_text(value) for name, value in params.items()}
             template = self.format.format_map({**texts, "endpoint": template})
@@ -481,8 +489,14 @@ def _banner_size_nonzero(imp: dict[str, Any]) -> dict[str, Any]:
     return _sized_from_format(imp, lambda banner: bool(banner.get("w")) and bool(banner.get("h")))
 
 
+def _banner_size_unsized(imp: dict[str, Any]) -> dict[str, Any]:
+    """A banner with neither ``w`` nor ``h`` sized from its first format (Go: ``W == nil && H == nil``)."""
+    return _sized_from_format(imp, lambda banner: banner.get("w") is not None or banner.get("h") is not None)
+
+
 IMP_REWRITES: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "banner_size": _banner_size,
+    "banner_size_unsized": _banner_size_unsized,
     "banner_size_nonzero": _banner_size_nonzero,
 }
 
@@ -561,6 +575,27 @@ def _ip_v4_first(headers: dict[str, str], request: Mapping[str, Any]) -> None:
     _set_if(headers, "X-Forwarded-For", _text_at(request, "device", "ip") or _text_at(request, "device", "ipv6"))
 
 
+def _ip(headers: dict[str, str], request: Mapping[str, Any]) -> None:
+    """``X-Forwarded-For``: the device's IPv4 alone."""
+    _set_if(headers, "X-Forwarded-For", _text_at(request, "device", "ip"))
+
+
+def _accept_language(headers: dict[str, str], request: Mapping[str, Any]) -> None:
+    _set_if(headers, "Accept-Language", _text_at(request, "device", "language"))
+
+
+def _dnt(headers: dict[str, str], request: Mapping[str, Any]) -> None:
+    """``DNT``: the device's ``dnt`` when set (0 too)."""
+    device = request.get("device")
+    dnt = device.get("dnt") if isinstance(device, Mapping) else None
+    if isinstance(dnt, int) and not isinstance(dnt, bool):
+        headers["DNT"] = str(dnt)
+
+
+def _openrtb_24(headers: dict[str, str], request: Mapping[str, Any]) -> None:
+    headers["X-Openrtb-Version"] = "2.4"
+
+
 def _referer(headers: dict[str, str], request: Mapping[str, Any]) -> None:
     _set_if(headers, "Referer", _text_at(request, "site", "page"))
 
@@ -580,6 +615,10 @@ HEADER_SETS: Mapping[str, Callable[[dict[str, str], Mapping[str, Any]], None]] =
     "user_agent": _user_agent,
     "ip_v4_first": _ip_v4_first,
     "referer": _referer,
+    "ip": _ip,
+    "accept_language": _accept_language,
+    "dnt": _dnt,
+    "openrtb_24": _openrtb_24,
     "site_referer": _site_referer,
     "cookie_uids": _cookie_uids,
     "json": _json,

@@ -523,6 +523,33 @@ def test_floors_usd_first_and_the_imp_id_in_texts(recipe, imp_fields, want):
     assert [e.message[: len(want)] for e in errors] == [want]
 
 
+@pytest.mark.parametrize(
+    ("imps", "want_calls", "want_errors"),
+    [
+        ([], [], ["no imps"]),
+        (
+            [{"id": "n", "native": {}}, imp("1", {"host": "a"}), imp("2", {"host": "b"})],
+            [("https://x.example.com/a", ["1", "2"])],  # the first imp that passes the checks rules
+            [],  # errors let go once a call is made
+        ),
+        ([{"id": "n", "native": {}}], [], ["no n", "no valid imp"]),
+        ([{"id": "n", "native": {}}, imp("1", 5)], [], ["expect { or n, but found 5"]),
+    ],
+)
+def test_first_imp_after_imp_checks(imps, want_calls, want_errors):
+    recipe = {
+        "split": "first_imp",
+        "endpoint": {"macros": {"Host": "host"}},
+        "imp_checks": [{"rule": "banner_or_video", "error": "no {id}"}],
+        "errors_with_calls": False,
+        "no_imps_error": "no imps",
+        "no_calls_error": "no valid imp",
+    }
+    calls, _, errors = requests_of(adapter(**recipe), {"id": "r", "imp": imps}, INFO)
+    assert [(call.uri, call.imp_ids) for call in calls] == want_calls
+    assert [e.message for e in errors] == want_errors
+
+
 def test_request_sets():
     _, bodies, _ = requests_of(adapter(request_sets={"cur": ["USD"]}), {"id": "r", "imp": [imp("1", {})]}, INFO)
     assert bodies[0]["cur"] == ["USD"]

@@ -309,8 +309,8 @@ IMP_CHECK_ROWS = [
 
 @pytest.mark.parametrize(("rule", "imp", "ok"), IMP_CHECK_ROWS)
 def test_imp_checks(rule, imp, ok):
-    failure = ImpCheck(rule, "no", "generic").failure(imp)
-    assert (failure is None) if ok else ((failure.message, failure.code) == ("no", ErrorCode.UNKNOWN))
+    failure = ImpCheck(rule, "no {id}", "generic").failure({"id": "i", **imp})
+    assert (failure is None) if ok else ((failure.message, failure.code) == ("no i", ErrorCode.UNKNOWN))
 
 
 @pytest.mark.parametrize(
@@ -321,6 +321,7 @@ def test_imp_checks(rule, imp, ok):
         ({"rule": "audio_only", "error": "e"}, StepError("imp_checks: expected {rule, error}")),
         ({"rule": "banner_or_video"}, StepError("imp_checks: expected {rule, error}")),
         ({"rule": "banner_or_video", "error": "e", "class": "x"}, StepError("imp_checks: unknown error class")),
+        ({"rule": "banner_or_video", "error": "e {impid}"}, StepError("imp_checks: 'e {impid}' has a placeholder")),
     ],
 )
 def test_imp_check_of(data, want):
@@ -368,6 +369,8 @@ def test_macro_text(value, text):
         ({"H": {"param": "r", "map": {"EU": "eu"}}}, "https://{{.H}}.x", {"r": "ZZ"}, "https://ZZ.x"),
         ({"H": {"param": "r", "default": "us"}}, "https://{{.H}}.x", {"r": ""}, "https://us.x"),
         ({"H": {"param": "r", "default": "us"}}, "https://{{.H}}.x", {"r": "eu"}, "https://eu.x"),
+        ("{endpoint}/r/{p}", "", {"p": 1}, "https://default/r/1"),  # no endpoint configured: the default
+        ("{endpoint}/r/{p}", "https://x", {"p": 1}, "https://x/r/1"),
         ("{endpoint}/{id}/{{x}}", "https://x", {"id": "a b"}, "https://x/a b/{x}"),
         (
             {"Host": "a", "AccountID": "b"},
@@ -378,7 +381,7 @@ def test_macro_text(value, text):
     ],
 )
 def test_endpoint_resolve(macros, template, params, uri):
-    spec = EndpointSpec(format=macros) if isinstance(macros, str) else EndpointSpec(macros)
+    spec = EndpointSpec(format=macros, default="https://default") if isinstance(macros, str) else EndpointSpec(macros)
     assert spec.resolve(template, params) == uri
 
 
@@ -455,6 +458,8 @@ IMP_REWRITE_ROWS = [
     ("banner_size_nonzero", {"w": 0, "h": 9, "format": FORMATS}, {"w": 3, "h": 4, "format": FORMATS}),
     ("banner_size_nonzero", {"w": 8, "h": 9, "format": FORMATS}, {"w": 8, "h": 9, "format": FORMATS}),
     ("banner_size_nonzero", {"h": 9}, {"h": 9}),
+    ("banner_size_unsized", {"format": FORMATS}, {"format": FORMATS, "w": 3, "h": 4}),
+    ("banner_size_unsized", {"w": 7, "format": FORMATS}, {"w": 7, "format": FORMATS}),  # one is enough
 ]
 
 
@@ -539,6 +544,15 @@ HEADER_ROWS = [
     ("site_referer", {"site": {"page": "https://p"}}, {"Referer": "https://p"}),
     ("site_referer", {"site": {}}, {"Referer": ""}),  # sent even empty when there is a site
     ("site_referer", {"app": {}}, {}),
+    ("ip", {"device": {"ip": "1.2.3.4", "ipv6": "::1"}}, {"X-Forwarded-For": "1.2.3.4"}),
+    ("ip", {"device": {"ipv6": "::1"}}, {}),
+    ("accept_language", {"device": {"language": "en"}}, {"Accept-Language": "en"}),
+    ("accept_language", {"device": {"language": ""}}, {}),
+    ("dnt", {"device": {"dnt": 0}}, {"DNT": "0"}),
+    ("dnt", {"device": {"dnt": 1}}, {"DNT": "1"}),
+    ("dnt", {"device": {"dnt": True}}, {}),
+    ("dnt", {}, {}),
+    ("openrtb_24", {}, {"X-Openrtb-Version": "2.4"}),
     ("cookie_uids", {"user": {"buyeruid": ""}}, {}),
 ]
 
