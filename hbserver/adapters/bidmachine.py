@@ -14,12 +14,10 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from hbserver.adapters.base import AdapterConfig, BidderError, RequestInfo, bad_input
-from hbserver.adapters.common import JsonShapeError, expect_object, resolve_macros
+from hbserver.adapters.common import JsonShapeError, resolve_macros
 from hbserver.adapters.golike import (
     GoKind,
     ImpExtError,
-    go_field,
-    go_int,
     go_media_objects,
     go_members,
     go_value,
@@ -27,7 +25,7 @@ from hbserver.adapters.golike import (
 )
 from hbserver.adapters.gourl import go_url_scheme_host
 from hbserver.adapters.recipe import DroppedImp, Prepared, RecipeAdapter
-from hbserver.adapters.steps import is_safe_host
+from hbserver.adapters.steps import is_rewarded, is_safe_host
 
 _HAS_SKIP_BUTTON = 16
 _PARAMS = {"host": "Host", "path": "Path", "seller_id": "SellerID"}
@@ -69,14 +67,6 @@ def endpoint_url(template: str, params: Mapping[str, str]) -> str:
     return out + (f"#{parts.fragment}" if parts.fragment else "")
 
 
-def _is_rewarded(ext: Mapping[str, Any]) -> bool:
-    try:
-        prebid = expect_object(go_field(ext, "prebid"), "")
-        return go_int(go_field(prebid, "is_rewarded_inventory"), "") == 1
-    except JsonShapeError:
-        return False
-
-
 def prepared_imp(template: str, imp: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     """(the imp as sent, its endpoint); _Refused when it cannot be sent."""
     imp_id = imp.get("id", "")
@@ -98,7 +88,7 @@ def prepared_imp(template: str, imp: Mapping[str, Any]) -> tuple[dict[str, Any],
         raise _Refused(BidderError(str(exc))) from None
     uri = endpoint_url(template, params)
     out = dict(imp)
-    if _is_rewarded(imp["ext"]):
+    if is_rewarded(imp):
         for kind in ("banner", "video"):
             media = out.get(kind)
             battr = media.get("battr") if isinstance(media, dict) else None

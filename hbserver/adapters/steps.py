@@ -42,6 +42,7 @@ from hbserver.adapters.golike import (
     go_field,
     go_fields,
     go_float_text,
+    go_int,
     go_members,
     go_value,
     imp_bidder_params,
@@ -494,7 +495,25 @@ def _banner_size_unsized(imp: dict[str, Any]) -> dict[str, Any]:
     return _sized_from_format(imp, lambda banner: banner.get("w") is not None or banner.get("h") is not None)
 
 
+def is_rewarded(imp: Mapping[str, Any]) -> bool:
+    """Whether the imp's ``ext.prebid.is_rewarded_inventory`` is 1 (False when its ext does not decode)."""
+    try:
+        prebid = expect_object(go_field(expect_object(imp.get("ext"), ""), "prebid"), "")
+        return go_int(go_field(prebid, "is_rewarded_inventory"), "") == 1
+    except JsonShapeError:
+        return False
+
+
+def _rewarded_video_ext(imp: dict[str, Any]) -> dict[str, Any]:
+    """A rewarded imp's video gets ``ext: {"rewarded": 1}`` (its own ext replaced)."""
+    video = imp.get("video")
+    if not isinstance(video, dict) or not is_rewarded(imp):
+        return imp
+    return {**imp, "video": {**video, "ext": {"rewarded": 1}}}
+
+
 IMP_REWRITES: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "rewarded_video_ext": _rewarded_video_ext,
     "banner_size": _banner_size,
     "banner_size_unsized": _banner_size_unsized,
     "banner_size_nonzero": _banner_size_nonzero,
@@ -785,6 +804,35 @@ def _by_imp(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any])
     return typer.fallback
 
 
+def _by_single_imp(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str | None:
+    """The one media object (of ``order``) of the bid's imps; None when they have none or several."""
+    kinds = [
+        kind
+        for imp in request.get("imp") or ()
+        if imp.get("id") == bid.get("impid")
+        for kind in typer.order
+        if imp.get(kind) is not None
+    ]
+    return kinds[0] if len(kinds) == 1 else None
+
+
+def _by_ext_media_type(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str | None:
+    """``bid.ext.mediaType`` when it names one of ``types``."""
+    ext = bid.get("ext")
+    kind = go_field(ext, "mediaType") if isinstance(ext, Mapping) else None
+    return kind if kind in typer.types else None
+
+
+def _by_ext_media_type_then_single_imp(
+    typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any]
+) -> str | None:
+    return _by_ext_media_type(typer, bid, request) or _by_single_imp(typer, bid, request)
+
+
+def _by_mtype_then_single_imp(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str | None:
+    return _by_mtype(typer, bid, request) or _by_single_imp(typer, bid, request)
+
+
 def _by_mtype_then_imp(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str | None:
     return _by_mtype(typer, bid, request) or _by_imp(typer, bid, request)
 
@@ -844,6 +892,9 @@ BID_TYPERS: Mapping[str, Callable[[BidTyper, Mapping[str, Any], Mapping[str, Any
     "mtype": _by_mtype,
     "imp": _by_imp,
     "mtype_then_imp": _by_mtype_then_imp,
+    "single_imp": _by_single_imp,
+    "mtype_then_single_imp": _by_mtype_then_single_imp,
+    "ext_media_type_then_single_imp": _by_ext_media_type_then_single_imp,
     "ext_prebid": _by_ext_prebid,
     "ext_prebid_as_is": _by_ext_prebid_as_is,
     "ext_prebid_or_banner": _by_ext_prebid_or_banner,

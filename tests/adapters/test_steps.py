@@ -459,6 +459,7 @@ IMP_REWRITE_ROWS = [
     ("banner_size_nonzero", {"w": 8, "h": 9, "format": FORMATS}, {"w": 8, "h": 9, "format": FORMATS}),
     ("banner_size_nonzero", {"h": 9}, {"h": 9}),
     ("banner_size_unsized", {"format": FORMATS}, {"format": FORMATS, "w": 3, "h": 4}),
+    ("rewarded_video_ext", {"w": 1}, {"w": 1}),  # only a video changes (see test_rewarded_video_ext)
     ("banner_size_unsized", {"w": 7, "format": FORMATS}, {"w": 7, "format": FORMATS}),  # one is enough
 ]
 
@@ -470,6 +471,21 @@ def test_imp_rewrites(name, banner, want):
     out = IMP_REWRITES[name](imp)
     assert out.get("banner") == want
     assert repr(imp) == before  # the imp itself is left alone
+
+
+@pytest.mark.parametrize(
+    ("ext", "video", "want"),
+    [
+        ({"prebid": {"is_rewarded_inventory": 1}}, {"w": 1}, {"w": 1, "ext": {"rewarded": 1}}),
+        ({"prebid": {"is_rewarded_inventory": 1}}, {"ext": {"x": 1}}, {"ext": {"rewarded": 1}}),
+        ({"prebid": {"is_rewarded_inventory": 0}}, {"w": 1}, {"w": 1}),
+        ({"prebid": {"is_rewarded_inventory": "1"}}, {"w": 1}, {"w": 1}),  # does not decode: not rewarded
+        ({"prebid": 1}, {"w": 1}, {"w": 1}),
+        (None, {"w": 1}, {"w": 1}),
+    ],
+)
+def test_rewarded_video_ext(ext, video, want):
+    assert IMP_REWRITES["rewarded_video_ext"]({"id": "i", "video": video, "ext": ext})["video"] == want
 
 
 @pytest.mark.parametrize(
@@ -711,6 +727,15 @@ TYPER_ROWS = [
     (BidTyper("imp"), {"impid": "none"}, None),
     (BidTyper("imp", fallback="banner"), {"impid": "none"}, "banner"),  # the imp has no media object
     (BidTyper("imp", fallback="banner"), {"impid": "unknown"}, "banner"),  # no imp has its id
+    (BidTyper("single_imp"), {"impid": "v"}, "video"),
+    (BidTyper("single_imp"), {"impid": "b"}, None),  # banner and video: not single
+    (BidTyper("single_imp", order=("banner", "native")), {"impid": "b"}, "banner"),  # video not looked at
+    (BidTyper("mtype_then_single_imp"), {"impid": "b", "mtype": 2}, "video"),
+    (BidTyper("mtype_then_single_imp"), {"impid": "n"}, "native"),
+    (BidTyper("mtype_then_single_imp"), {"impid": "nv"}, None),
+    (BidTyper("ext_media_type_then_single_imp"), {"impid": "b", "ext": {"mediaType": "native"}}, "native"),
+    (BidTyper("ext_media_type_then_single_imp"), {"impid": "v", "ext": {"mediaType": "popup"}}, "video"),
+    (BidTyper("ext_media_type_then_single_imp"), {"impid": "b", "ext": "x"}, None),
     (BidTyper("imp", order=("video",), fallback="banner"), {"impid": "n"}, "banner"),
     (BidTyper("imp"), {"impid": "zzz"}, None),
     (BidTyper("mtype_then_imp"), {"impid": "b", "mtype": 2}, "video"),
