@@ -28,6 +28,9 @@ A recipe names, for the calls (``make_requests``):
   publisher id of the request's app, else its site (``with_publisher_id``); ``body``: ``typed`` (the
   top level and the imps as Go's typed structs) or ``go_typed`` (the whole request, all the way down);
 * ``imp_checks``: rules the imp itself must pass before its params are read (``IMP_CHECKS``);
+  ``request_checks``: rules the request must pass, else no call (``REQUEST_CHECKS``);
+  ``call_imp_ids``: ``request`` when each call names every imp id of the request (Go's ids taken
+  before the split);
 * the wording of an imp that is dropped (``imp_ext_error``, ``params_error``; ``{}`` the problem,
   ``{index}`` the imp's position, ``{id}`` its id; ``absent``: the text for an absent ext or
   bidder) and of a request that yields no call (``no_calls_error``; ``no_imps_error`` for one
@@ -87,6 +90,7 @@ from hbserver.adapters.steps import (
     HEADER_SETS,
     IMP_EXT_REWRITES,
     IMP_REWRITES,
+    REQUEST_CHECKS,
     AnswerSpec,
     BidTyper,
     EndpointSpec,
@@ -188,6 +192,8 @@ class Recipe:
     errors_with_calls: bool = True
     checks: tuple[ParamCheck, ...] = ()
     imp_checks: tuple[ImpCheck, ...] = ()
+    request_checks: tuple[ImpCheck, ...] = ()
+    call_imp_ids: str = "call"
     endpoint: EndpointSpec = field(default_factory=EndpointSpec)
     imp_ext: str = "keep"
     imp_ext_param: str = ""
@@ -228,8 +234,9 @@ class Recipe:
         if endpoint.format:
             checked_text(endpoint.format, "endpoint.format", endpoint="", **dict.fromkeys(params.fields, ""))
         checks, imp_checks = data.get("checks") or [], data.get("imp_checks") or []
-        if not isinstance(checks, list) or not isinstance(imp_checks, list):
-            raise RecipeError("checks, imp_checks: expected a list")
+        request_checks = data.get("request_checks") or []
+        if not all(isinstance(rules, list) for rules in (checks, imp_checks, request_checks)):
+            raise RecipeError("checks, imp_checks, request_checks: expected a list")
         return cls(
             params=params,
             split=_choice(data, "split", SPLITS, "per_imp"),
@@ -237,6 +244,8 @@ class Recipe:
             errors_with_calls=bool(data.get("errors_with_calls", True)),
             checks=tuple(ParamCheck.of(check) for check in checks),
             imp_checks=tuple(ImpCheck.of(check) for check in imp_checks),
+            request_checks=tuple(ImpCheck.of(check, "request_checks", REQUEST_CHECKS) for check in request_checks),
+            call_imp_ids=_choice(data, "call_imp_ids", ("call", "request"), "call"),
             endpoint=endpoint,
             imp_ext=_choice(data, "imp_ext", IMP_EXT_REWRITES, "keep"),
             imp_ext_param=str(data.get("imp_ext_param") or ""),
@@ -342,6 +351,10 @@ class RecipeAdapter:
         imps = list(request.get("imp") or ())
         if not imps and recipe.no_imps_error is not None:
             return [], [recipe.no_imps_error.error()]
+        for check in recipe.request_checks:
+            failure = check.failure(request, REQUEST_CHECKS)
+            if failure is not None:
+                return [], [failure]
         abort = recipe.on_bad_imp == "abort" or recipe.split == "first_imp"
         errors: list[BidderError] = []
         if recipe.split == "first_imp" and recipe.imp_checks:  # the first imp that passes them rules
@@ -400,7 +413,8 @@ class RecipeAdapter:
         headers = self.headers(request)
         for header, param in recipe.param_headers.items():
             headers[header] = macro_text(params.get(param))
-        return json_call(group[0].uri, body, _ids(imps), headers)
+        ids = _ids(request.get("imp") or ()) if recipe.call_imp_ids == "request" else _ids(imps)
+        return json_call(group[0].uri, body, ids, headers)
 
     def prepare_imp(self, imp: dict[str, Any], info: RequestInfo, index: int = 0) -> Prepared:
         """The imp as the bidder gets it and the endpoint of its call; DroppedImp (worded by the

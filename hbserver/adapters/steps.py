@@ -281,6 +281,13 @@ IMP_CHECKS: Mapping[str, Callable[[Mapping[str, Any]], bool]] = {
 }
 
 
+REQUEST_CHECKS: Mapping[str, Callable[[Mapping[str, Any]], bool]] = {
+    "device": lambda request: request.get("device") is not None,
+    "site_or_app": lambda request: request.get("site") is not None or request.get("app") is not None,
+    "app": lambda request: request.get("app") is not None,
+}
+
+
 @dataclass(frozen=True)
 class ImpCheck:
     """A rule (``IMP_CHECKS``) the imp must pass before its params are read, else it fails with ``error``."""
@@ -290,15 +297,17 @@ class ImpCheck:
     error_class: str = "bad_input"
 
     @classmethod
-    def of(cls, data: Any) -> ImpCheck:
-        if not (isinstance(data, Mapping) and data.get("rule") in IMP_CHECKS and isinstance(data.get("error"), str)):
-            raise StepError(f"imp_checks: expected {{rule, error}} with rule one of {sorted(IMP_CHECKS)}")
-        checked_text(data["error"], "imp_checks", id="")
-        return cls(data["rule"], data["error"], _class_of(data.get("class", "bad_input"), "imp_checks"))
+    def of(cls, data: Any, where: str = "imp_checks", rules: Mapping[str, Any] = IMP_CHECKS) -> ImpCheck:
+        """``{rule, error, class}``; ``where`` and ``rules``: ``request_checks`` and REQUEST_CHECKS too."""
+        if not (isinstance(data, Mapping) and data.get("rule") in rules and isinstance(data.get("error"), str)):
+            raise StepError(f"{where}: expected {{rule, error}} with rule one of {sorted(rules)}")
+        checked_text(data["error"], where, id="")
+        return cls(data["rule"], data["error"], _class_of(data.get("class", "bad_input"), where))
 
-    def failure(self, imp: Mapping[str, Any]) -> BidderError | None:
-        """None when the imp passes, else the error (``{id}``: the imp's id)."""
-        if IMP_CHECKS[self.rule](imp):
+    def failure(self, imp: Mapping[str, Any], rules: Mapping[str, Any] = IMP_CHECKS) -> BidderError | None:
+        """None when the imp (or, with REQUEST_CHECKS, the request) passes, else the error (``{id}``:
+        its id)."""
+        if rules[self.rule](imp):
             return None
         return _ERROR_MAKERS[self.error_class](self.error.format(id=imp.get("id", "")))
 
@@ -549,6 +558,10 @@ def _content_type_plain(headers: dict[str, str], request: Mapping[str, Any]) -> 
     headers["Content-Type"] = "application/json"
 
 
+def _json_spaced(headers: dict[str, str], request: Mapping[str, Any]) -> None:
+    headers.update({"Content-Type": "application/json; charset=utf-8", "Accept": "application/json"})
+
+
 def _json_plain(headers: dict[str, str], request: Mapping[str, Any]) -> None:
     headers.update({"Content-Type": "application/json", "Accept": "application/json"})
 
@@ -642,6 +655,7 @@ HEADER_SETS: Mapping[str, Callable[[dict[str, str], Mapping[str, Any]], None]] =
     "cookie_uids": _cookie_uids,
     "json": _json,
     "json_plain": _json_plain,
+    "json_spaced": _json_spaced,
     "component_id": _component_id,
     "content_type": _content_type,
     "content_type_plain": _content_type_plain,

@@ -69,6 +69,11 @@ def errors_of(errors: list) -> list[tuple[str, ErrorCode]]:
         ({"bid_type": {"ext_error": "{"}}, "bid_type.ext_error: '{' has a placeholder"),
         ({"bid_type": {"no_imp_error": "{x}"}}, "bid_type.no_imp_error: '{x}' has a placeholder"),
         (
+            {"request_checks": [{"rule": "imp", "error": "e"}]},
+            "request_checks: expected {rule, error} with rule one of",
+        ),
+        ({"call_imp_ids": "all"}, "call_imp_ids: unknown value 'all'"),
+        (
             {"endpoint": {"format": "{endpoint}/{site}"}},
             "endpoint.format: '{endpoint}/{site}' has a placeholder other than {endpoint} ('site')",
         ),
@@ -548,6 +553,21 @@ def test_first_imp_after_imp_checks(imps, want_calls, want_errors):
     calls, _, errors = requests_of(adapter(**recipe), {"id": "r", "imp": imps}, INFO)
     assert [(call.uri, call.imp_ids) for call in calls] == want_calls
     assert [e.message for e in errors] == want_errors
+
+
+@pytest.mark.parametrize(
+    ("recipe", "request_", "want"),
+    [
+        ({}, {}, [["1"], ["2"]]),
+        ({"call_imp_ids": "request"}, {}, [["1", "2"], ["1", "2"]]),  # every imp id of the request
+        ({"request_checks": [{"rule": "device", "error": "no device"}]}, {"device": {}}, [["1"], ["2"]]),
+        ({"request_checks": [{"rule": "device", "error": "no device"}]}, {}, "no device"),
+    ],
+)
+def test_request_checks_and_call_imp_ids(recipe, request_, want):
+    request = {"id": "r", "imp": [imp("1", {"host": "a"}), imp("2", {"host": "b"})], **request_}
+    calls, _, errors = requests_of(adapter(**recipe), request, INFO)
+    assert ([c.imp_ids for c in calls] if calls else errors[0].message) == want
 
 
 def test_request_sets():

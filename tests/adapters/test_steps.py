@@ -23,6 +23,7 @@ from hbserver.adapters.steps import (
     IMP_EXT_REWRITES,
     IMP_REWRITES,
     PARAM_CHECKS,
+    REQUEST_CHECKS,
     AnswerSpec,
     BidTyper,
     EndpointSpec,
@@ -313,6 +314,23 @@ def test_imp_checks(rule, imp, ok):
     assert (failure is None) if ok else ((failure.message, failure.code) == ("no i", ErrorCode.UNKNOWN))
 
 
+REQUEST_CHECK_ROWS = [
+    ("device", {"device": {}}, True),
+    ("device", {"device": None}, False),
+    ("site_or_app", {"app": {}}, True),
+    ("site_or_app", {"site": {}}, True),
+    ("site_or_app", {}, False),
+    ("app", {"site": {}}, False),
+    ("app", {"app": {}}, True),
+]
+
+
+@pytest.mark.parametrize(("rule", "request_", "ok"), REQUEST_CHECK_ROWS)
+def test_request_checks(rule, request_, ok):
+    failure = ImpCheck(rule, "refused").failure(request_, REQUEST_CHECKS)
+    assert (failure is None) if ok else ((failure.message, failure.code) == ("refused", ErrorCode.BAD_INPUT))
+
+
 @pytest.mark.parametrize(
     ("data", "want"),
     [
@@ -494,6 +512,7 @@ def test_rewarded_video_ext(ext, video, want):
         (IMP_EXT_REWRITES, lambda: REWRITE_ROWS),
         (IMP_REWRITES, lambda: IMP_REWRITE_ROWS),
         (IMP_CHECKS, lambda: IMP_CHECK_ROWS),
+        (REQUEST_CHECKS, lambda: REQUEST_CHECK_ROWS),
         (HEADER_SETS, lambda: HEADER_ROWS),
         (BID_TYPERS, lambda: [(typer.source,) for typer, _, _ in TYPER_ROWS]),
         (PARAM_CHECKS, lambda: CHECK_ROWS),
@@ -539,6 +558,7 @@ def test_with_publisher_id(top, want):
 HEADER_ROWS = [
     ("json", {}, {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}),
     ("json_plain", {}, {"Content-Type": "application/json", "Accept": "application/json"}),
+    ("json_spaced", {}, {"Content-Type": "application/json; charset=utf-8", "Accept": "application/json"}),
     ("component_id", {}, {"Componentid": "prebid-go"}),
     ("content_type", {}, {"Content-Type": "application/json;charset=utf-8"}),
     ("content_type_plain", {}, {"Content-Type": "application/json"}),
