@@ -21,7 +21,7 @@ with wrk and stops it. Examples::
              setup=mock_bidders("--delay", "alpha=5"), target_ratio=0.08)
 
     # Judged by latency instead of (or as well as) throughput, with its own wrk connection count.
-    Scenario("auction_timeout", ..., setup=mock_bidders("--hang", "gamma"), p99_max_ms=220,
+    Scenario("auction_timeout", ..., setup=mock_bidders("--hang", "gamma2"), p99_max_ms=220,
              connections=16)
 
     # The workers: 2 check: the same as amp_full with two workers, judged on CPU per request.
@@ -290,8 +290,8 @@ def mock_bidders(*options: str, seats: Sequence[str] = ()) -> SetupHook:
 
 # Three aliases of the OpenRTB pass-through adapter, all paths of the one mock bidder process, each
 # with a Global Vendor List id of its own (used only when a request is in GDPR scope).
-AUCTION_BIDDERS = ("alpha", "beta", "gamma")
-AUCTION_VENDOR_IDS: Mapping[str, int] = {"alpha": 32, "beta": 52, "gamma": 76}
+AUCTION_BIDDERS = ("alpha", "beta", "gamma2")
+AUCTION_VENDOR_IDS: Mapping[str, int] = {"alpha": 32, "beta": 52, "gamma2": 76}
 AUCTION_CONFIG: Mapping[str, Any] = {
     "adapters": {
         code: {"alias_of": "generic", "endpoint": f"{{{code}_url}}", "gvl_vendor_id": AUCTION_VENDOR_IDS[code]}
@@ -438,7 +438,7 @@ def real_traffic(config: Mapping[str, Any], setup: SetupHook | None) -> tuple[Ma
 # money, privacy and validation issues at work. The request is in EUR and carries no rates, so the
 # USD bids convert with the server's rates (fetched from currency_server at start-up, before the
 # warm-up ends); price floors (mediaType|size rules, floorMin, enforcement) let alpha's and beta's
-# bids through and reject gamma's (test_bench_scenarios.py checks it against the mock's seat
+# bids through and reject gamma2's (test_bench_scenarios.py checks it against the mock's seat
 # prices); GDPR applies with the TCF v2 consent string AUCTION_GDPR_CONSENT, enforced with a Global
 # Vendor List (payloads/gvl.json: the three bidders' vendors, full enforce_algo) so every bidder is
 # still called; US Privacy enforcement on; targeting (medium granularity, winners and bidder keys),
@@ -659,7 +659,7 @@ SCENARIOS: list[Scenario] = [
         config=AUCTION_CONFIG,
         setup=mock_bidders(seats=AUCTION_BIDDERS),
         description="the auction in EUR with the request's rates and ext.prebid.floors (schema mediaType|size, "
-        "floorMin, enforcement): floors resolved per imp, USD bids converted, gamma's rejected below its floor",
+        "floorMin, enforcement): floors resolved per imp, USD bids converted, gamma2's rejected below its floor",
     ),
     Scenario(
         name="auction_timeout",
@@ -668,10 +668,10 @@ SCENARIOS: list[Scenario] = [
         body_file="payloads/auction_timeout.json",
         content_type="text/plain",
         config=AUCTION_CONFIG,
-        setup=mock_bidders("--hang", "gamma", seats=AUCTION_BIDDERS),
+        setup=mock_bidders("--hang", "gamma2", seats=AUCTION_BIDDERS),
         p99_max_ms=TIMEOUT_TMAX_MS + TIMEOUT_SLACK_MS,
-        connections=16,  # every auction waits ~tmax for gamma: ~connections/tmax req/s
-        description=f"the auction with gamma never answering: tmax {TIMEOUT_TMAX_MS} ms, "
+        connections=16,  # every auction waits ~tmax for gamma2: ~connections/tmax req/s
+        description=f"the auction with gamma2 never answering: tmax {TIMEOUT_TMAX_MS} ms, "
         f"p99 must stay within tmax + {TIMEOUT_SLACK_MS} ms",
     ),
     Scenario(
@@ -685,17 +685,17 @@ SCENARIOS: list[Scenario] = [
         name="amp_timeout",
         path=AMP_PATH,
         config=AMP_CONFIG,
-        setup=amp_setup("--hang", "gamma"),
+        setup=amp_setup("--hang", "gamma2"),
         p99_max_ms=AMP_P99_MAX_MS,
         connections=16,
-        description=f"AMP with gamma never answering at timeout={AMP_TIMEOUT_MS}: p99 within {AMP_P99_MAX_MS} ms",
+        description=f"AMP with gamma2 never answering at timeout={AMP_TIMEOUT_MS}: p99 within {AMP_P99_MAX_MS} ms",
     ),
     Scenario(
         name="amp_full",
         path=AMP_FULL_PATH,
         config=AMP_FULL_CONFIG,
         setup=AMP_FULL_SETUP,
-        description="AMP with every feature on: 3 mock bidders, stored request in EUR with floors (gamma "
+        description="AMP with every feature on: 3 mock bidders, stored request in EUR with floors (gamma2 "
         "rejected), server currency rates, GDPR with a TCF v2 consent string (GVL enforcement), targeting, "
         "bids cached, events",
     ),
@@ -717,7 +717,7 @@ SCENARIOS: list[Scenario] = [
         content_type="text/plain",
         config=FULL_CONFIG,
         setup=combined(mock_bidders(seats=AUCTION_BIDDERS), currency_server),
-        description="the auction with every feature on: 2 imps x 3 mock bidders in EUR with floors (gamma "
+        description="the auction with every feature on: 2 imps x 3 mock bidders in EUR with floors (gamma2 "
         "rejected), server currency rates, GDPR with a TCF v2 consent string (GVL enforcement), targeting, "
         "bids cached, events",
     ),

@@ -131,7 +131,7 @@ async def test_a_moved_file_is_replaced_by_a_new_one(tmp_path):
 
 # --- the auction and AMP records: bids and bidder outcomes --------------------------------------
 
-ANALYTICS_BIDDERS = ("alpha", "beta", "gamma", "delta", "omega")
+ANALYTICS_BIDDERS = ("alpha", "beta", "gamma2", "delta", "omega")
 
 
 def read_records(path: Path, event: str) -> list[dict[str, Any]]:
@@ -154,8 +154,8 @@ async def test_auction_record_carries_every_bid_and_every_bidder(make_client, bi
     ]
     bidders.bids["beta"] = [bid("imp-1", 3.0, "b1")]
     bidders.currency["beta"] = "GBP"  # no rate to EUR
-    bidders.bids["gamma"] = [bid("imp-1", 9.0, "g1")]
-    bidders.delay["gamma"] = 5.0
+    bidders.bids["gamma2"] = [bid("imp-1", 9.0, "g1")]
+    bidders.delay["gamma2"] = 5.0
     bidders.status["delta"] = 500
     # omega: no bids (204)
     log_file = tmp_path / "a.jsonl"
@@ -202,10 +202,10 @@ async def test_auction_record_carries_every_bid_and_every_bidder(make_client, bi
     adapters = {entry["bidder"]: entry for entry in record["adapters"]}
     assert set(adapters) == set(ANALYTICS_BIDDERS)
     assert {name: (e["status"], e["bids"]) for name, e in adapters.items()} == {
-        "alpha": ("ok", 3), "beta": ("error", 0), "gamma": ("timeout", 0), "delta": ("error", 0),
+        "alpha": ("ok", 3), "beta": ("error", 0), "gamma2": ("timeout", 0), "delta": ("error", 0),
         "omega": ("nobid", 0),
     }
-    assert adapters["gamma"]["errors"][0]["code"] == 1 and adapters["gamma"]["time_ms"] >= 150
+    assert adapters["gamma2"]["errors"][0]["code"] == 1 and adapters["gamma2"]["time_ms"] >= 150
     assert adapters["delta"]["errors"][0]["code"] == 3 and "500" in adapters["delta"]["errors"][0]["message"]
     assert adapters["omega"]["errors"] == [] and adapters["alpha"]["errors"] == data["ext"]["errors"]["alpha"]
     assert all(isinstance(e["time_ms"], int) and e["time_ms"] >= 0 for e in adapters.values())

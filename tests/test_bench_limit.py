@@ -51,7 +51,7 @@ def limits(port: int, timeout_ms: int = 1000) -> Limits:
         ((), "beta"),  # the highest seat price
         (("--no-bid", "beta"), "alpha"),
         (("--hang", "beta", "--delay", "alpha=20"), "alpha"),  # beta times out, alpha's late answer counts
-        (("--no-bid", "alpha", "--no-bid", "beta", "--no-bid", "gamma"), None),
+        (("--no-bid", "alpha", "--no-bid", "beta", "--no-bid", "gamma2"), None),
     ],
     ids=["all-bid", "beta-no-bid", "beta-hangs", "nobody-bids"],
 )

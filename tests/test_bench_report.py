@@ -280,7 +280,7 @@ def test_auction_config_points_generic_aliases_at_the_mock():
     assert config["adapters"] == {
         "alpha": {"alias_of": "generic", "endpoint": "http://127.0.0.1:9/alpha", "gvl_vendor_id": 32},
         "beta": {"alias_of": "generic", "endpoint": "http://127.0.0.2:9/beta", "gvl_vendor_id": 52},
-        "gamma": {"alias_of": "generic", "endpoint": "http://127.0.0.3:9/gamma", "gvl_vendor_id": 76},
+        "gamma2": {"alias_of": "generic", "endpoint": "http://127.0.0.3:9/gamma2", "gvl_vendor_id": 76},
     }
     assert not scenario.judged  # a fixed request: information (issue 37)
 
@@ -310,7 +310,7 @@ def test_gdpr_auction_is_the_auction_with_a_consent_string_for_every_bidder():
 
 def test_floors_auction_is_the_auction_in_eur_with_floors_that_reject_gamma():
     """auction_floors: the auction with cur EUR, the request's rates and ext.prebid.floors; the mock's
-    seat prices (bench/mocks/bidder.py) put gamma below every floor and alpha and beta above."""
+    seat prices (bench/mocks/bidder.py) put gamma2 below every floor and alpha and beta above."""
     from bench.mocks.bidder import seat_price
     from hbserver.floors.data import parse_floor_rules
 
@@ -325,7 +325,7 @@ def test_floors_auction_is_the_auction_in_eur_with_floors_that_reject_gamma():
     assert payload == reference
     [group] = rules.data.model_groups
     floor_values = list(dict(group.values).values())  # every rule (two formats per imp: size "*")
-    assert seat_price("gamma") * rate + 0.05 < min(floor_values)
+    assert seat_price("gamma2") * rate + 0.05 < min(floor_values)
     assert min(seat_price("alpha"), seat_price("beta")) * rate > max(floor_values)
 
 
@@ -357,12 +357,12 @@ def test_mock_bidders_hook_starts_the_mock_with_its_options(tmp_path):
         def start(self, name, argv, *, ready_url=None, env=None, pin=True):  # type: ignore[override]
             started.append((name, list(argv), ready_url))
 
-    values = mock_bidders("--hang", "gamma", seats=("alpha", "beta"))(Recorder(tmp_path, None))
+    values = mock_bidders("--hang", "gamma2", seats=("alpha", "beta"))(Recorder(tmp_path, None))
     ((name, argv, ready_url),) = started
     assert name == "mock-bidder"
     port = argv[2]
     assert argv[1] == str(BENCH_DIR / "mocks" / "bidder.py")
-    assert argv[3:] == ["--hang", "gamma", "--host", "127.0.0.1", "--host", "127.0.0.2"]
+    assert argv[3:] == ["--hang", "gamma2", "--host", "127.0.0.1", "--host", "127.0.0.2"]
     assert ready_url == f"http://127.0.0.1:{port}/ready"
     assert values == {
         "bidder_url": f"http://127.0.0.1:{port}",

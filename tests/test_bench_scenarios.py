@@ -127,10 +127,10 @@ def test_full_auction_payload_is_eur_with_floors_and_consent_but_no_request_rate
     ids=["amp_full", "auction_full"],
 )
 def test_full_floors_reject_gamma_only(floors):
-    """With the server's USD->EUR rate, gamma bids below every floor, alpha and beta above all."""
+    """With the server's USD->EUR rate, gamma2 bids below every floor, alpha and beta above all."""
     assert CURRENCY_FILE["conversions"]["USD"]["EUR"] == FULL_RATE_EUR
     values = floors_of(floors)
-    assert (seat_price("gamma") + 0.05) * FULL_RATE_EUR < min(values)  # + 0.05: the second imp's price
+    assert (seat_price("gamma2") + 0.05) * FULL_RATE_EUR < min(values)  # + 0.05: the second imp's price
     assert min(seat_price("alpha"), seat_price("beta")) * FULL_RATE_EUR > max(values)
 
 

@@ -21,7 +21,7 @@ IFRAME = {"iframe": {"url": "https://sync.test/i?r={{.RedirectURL}}", "user_macr
 ADAPTERS = {
     "alpha": {"alias_of": "generic", "gvl_vendor_id": 1, "usersync": {"key": "ka", **SYNC}},
     "beta": {"alias_of": "generic", "gvl_vendor_id": 2, "usersync": {"key": "kb", **SYNC, **IFRAME}},
-    "gamma": {"alias_of": "generic", "gvl_vendor_id": 3, "usersync": {"key": "kc", "support_cors": True, **SYNC}},
+    "gamma2": {"alias_of": "generic", "gvl_vendor_id": 3, "usersync": {"key": "kc", "support_cors": True, **SYNC}},
 }
 # The cookie keys /cookie_sync offers with ADAPTERS: the three above and each built-in that can
 # sync, one bidder per key (equativ and smartadserver share theirs: either may stand for it).
@@ -211,8 +211,8 @@ def test_effective_limit(requested, default, maximum, expected):
     [
         ({}, {"bidders": ["alpha"]}, {"alpha"}),  # coop off by default
         ({}, {"bidders": ["alpha"], "coopSync": True}, ALL_SYNC_KEYS),
-        ({"user_sync": {"coop_sync": {"default": True}, "priority_groups": [["gamma"]]}},
-         {"bidders": ["alpha"], "limit": 2}, {"alpha", "gamma"}),  # priority groups come first
+        ({"user_sync": {"coop_sync": {"default": True}, "priority_groups": [["gamma2"]]}},
+         {"bidders": ["alpha"], "limit": 2}, {"alpha", "gamma2"}),  # priority groups come first
     ],
 )
 async def test_cooperative_sync(sync_client, config, body, expected):
@@ -264,7 +264,7 @@ async def test_requested_names_keep_their_case_and_unknown_ones_are_debugged(syn
 
 async def test_support_cors_is_reported(sync_client):
     client = await sync_client()
-    document = json.loads((await post(client, {"gdpr": 0, "bidders": ["gamma"]}))[1])
+    document = json.loads((await post(client, {"gdpr": 0, "bidders": ["gamma2"]}))[1])
     assert document["bidder_status"][0]["usersync"]["supportCORS"] is True
 
 

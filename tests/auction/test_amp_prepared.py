@@ -132,7 +132,7 @@ QUERY = "tag_id=t1&w=300&h=250&slot=%2F1%2Fs&curl=https%3A%2F%2Fpub.example%2Fpa
         (stored_request(), QUERY + "&consent_type=3&consent_string=bad"),  # a query warning, every time
         (stored_request(), QUERY + "&targeting=%7B%22k%22%3A%22v%22%7D"),
         (stored_request(), QUERY + "&gdpr_applies=true&consent_type=2&consent_string=BOGUS"),
-        (stored_request(ext={"prebid": {"aliases": {"gamma": "alpha"}}}), QUERY),
+        (stored_request(ext={"prebid": {"aliases": {"gamma2": "alpha"}}}), QUERY),
         ({**stored_request(), "site": {"page": PAGE, "ext": {"amp": 2}}}, QUERY),  # refused
         ({**stored_request(), "imp": [{"id": "slot-1", "banner": {}, "ext": {"prebid": {"bidder": {"alpha": {}}}}}]},
          "tag_id=t1"),  # refused: no sizes

@@ -179,8 +179,8 @@ async def test_silent_bidder_times_out_at_its_deadline(make_client, bidders):
             "request.ext.prebid.aliasgvlids. vendorId 12 refers to unknown bidder alias: nope",
         ),
         (
-            lambda r: r["ext"]["prebid"].update(aliases={"gamma": "alpha"}, aliasgvlids={"gamma": 0}),
-            "request.ext.prebid.aliasgvlids. Invalid vendorId 0 for alias: gamma. "
+            lambda r: r["ext"]["prebid"].update(aliases={"gamma2": "alpha"}, aliasgvlids={"gamma2": 0}),
+            "request.ext.prebid.aliasgvlids. Invalid vendorId 0 for alias: gamma2. "
             "Choose a different vendorId, or remove this entry.",
         ),
         (

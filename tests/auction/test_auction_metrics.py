@@ -26,19 +26,19 @@ def value(text: str, line: str) -> float | None:
 
 @pytest.fixture
 async def scenario(make_client, bidders) -> str:
-    """Two auctions: alpha bids (adm) and 2.5 (nurl), beta answers 500, gamma's port refuses,
+    """Two auctions: alpha bids (adm) and 2.5 (nurl), beta answers 500, gamma2's port refuses,
     slow is silent past the deadline; then a refused request and an AMP-less app request."""
     bidders.bids["alpha"] = [bid("imp-1", 1.5, "a1"), {**bid("imp-2", 2.5, "a2", nurl="http://n/"), "adm": ""}]
     bidders.status["beta"] = 500
     bidders.delay["slow"] = 2.0
     bidders.bids["slow"] = [bid("imp-1", 9.0)]
     config = bidder_config(bidders, "alpha", "beta", "slow")
-    config["adapters"]["gamma"] = {"alias_of": "generic", "endpoint": f"http://127.0.0.1:{free_port()}/x"}
+    config["adapters"]["gamma2"] = {"alias_of": "generic", "endpoint": f"http://127.0.0.1:{free_port()}/x"}
     config["adapters"]["blocked"] = {"alias_of": "generic", "endpoint": bidders.url("blocked")}
     # the consent string has no vendor consent for them: these four are called by exception
-    config["gdpr"] = {"tcf2": {"purpose2": {"vendor_exceptions": ["alpha", "beta", "gamma", "slow"]}}}
+    config["gdpr"] = {"tcf2": {"purpose2": {"vendor_exceptions": ["alpha", "beta", "gamma2", "slow"]}}}
     client = await make_client(config)
-    params: dict[str, Any] = {name: {"p": 1} for name in ("alpha", "beta", "gamma", "slow", "blocked")}
+    params: dict[str, Any] = {name: {"p": 1} for name in ("alpha", "beta", "gamma2", "slow", "blocked")}
     body = auction_request(banner_imp("imp-1", **params), {**banner_imp("imp-2", alpha={"p": 1}), "video": {
         "mimes": ["video/mp4"]}}, tmax=300)
     body["regs"] = {"gdpr": 1, "us_privacy": "1YYN", "coppa": 1}
@@ -72,7 +72,7 @@ ROWS = [
     ('hbserver_adapter_requests{adapter="alpha",cookie="no",has_bids="true"}', 2),
     ('hbserver_adapter_requests{adapter="beta",cookie="no",has_bids="false"}', 2),
     ('hbserver_adapter_errors{adapter="beta",adapter_error="badserverresponse"}', 2),
-    ('hbserver_adapter_errors{adapter="gamma",adapter_error="unknown_error"}', 2),
+    ('hbserver_adapter_errors{adapter="gamma2",adapter_error="unknown_error"}', 2),
     ('hbserver_adapter_errors{adapter="slow",adapter_error="timeout"}', 2),
     ('hbserver_adapter_request_time_seconds_count{adapter="alpha"}', 2),
     ('hbserver_adapter_request_time_seconds_count{adapter="beta"}', 0),  # errors: no time, as PBS-Go

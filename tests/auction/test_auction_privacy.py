@@ -286,17 +286,17 @@ async def test_gdpr_metrics_and_analytics_reasons(make_client, bidders, tmp_path
     ("alias_gvl_ids", "requests", "blocked"),
     [
         pytest.param({}, 2, False, id="the alias shares alpha's vendor 32"),
-        pytest.param({"gamma": BETA}, 1, True, id="aliasgvlids gives the alias vendor 52"),
+        pytest.param({"gamma2": BETA}, 1, True, id="aliasgvlids gives the alias vendor 52"),
     ],
 )
 async def test_request_alias_uses_its_own_gvl_id(alias_gvl_ids, requests, blocked, make_client, bidders) -> None:
     bidders.bids["alpha"] = []
     client = await make_client(bidder_config(bidders, "alpha", alpha={"gvl_vendor_id": ALPHA}))
     request = _request(Case({"gdpr": 1}, BROWSER_CONSENT))
-    request["imp"] = [banner_imp("imp-1", alpha={"p": 1}, gamma={"p": 2})]
-    request["ext"]["prebid"].update(aliases={"gamma": "alpha"}, aliasgvlids=alias_gvl_ids)
+    request["imp"] = [banner_imp("imp-1", alpha={"p": 1}, gamma2={"p": 2})]
+    request["ext"]["prebid"].update(aliases={"gamma2": "alpha"}, aliasgvlids=alias_gvl_ids)
     response = await client.post("/openrtb2/auction", data=json.dumps(request))
     assert response.status == 200, await response.text()
-    assert len(bidders.received["alpha"]) == requests  # gamma posts to alpha's endpoint
+    assert len(bidders.received["alpha"]) == requests  # gamma2 posts to alpha's endpoint
     warnings = (await response.json()).get("ext", {}).get("warnings", {})
-    assert ("gamma" in warnings) == blocked
+    assert ("gamma2" in warnings) == blocked

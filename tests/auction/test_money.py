@@ -124,13 +124,13 @@ async def test_alternate_bidder_codes(make_client, bidders, data_dir, codes, acc
 
 async def test_returnallbidstatus_reports_every_non_bid(make_client, bidders, data_dir):
     write_account(data_dir, "1001", {"privacy": {"allowactivities": {"fetchBids": {
-        "rules": [{"condition": {"componentName": ["gamma"]}, "allow": False}]}}}})
+        "rules": [{"condition": {"componentName": ["gamma2"]}, "allow": False}]}}}})
     bidders.bids["alpha"] = [bid("imp-1", 2.0, "a1")]  # bids on imp-1 only
     bidders.bids["beta"] = None  # 204: no bid
-    client = await make_client(bidder_config(bidders, "alpha", "beta", "gamma", "delta"))
+    client = await make_client(bidder_config(bidders, "alpha", "beta", "gamma2", "delta"))
     bidders.delay["delta"] = 2.0
     bidders.bids["delta"] = [bid("imp-1", 9.0, "d1")]
-    imps = [banner_imp("imp-1", alpha={}, beta={}, gamma={}, delta={}), banner_imp("imp-2", alpha={})]
+    imps = [banner_imp("imp-1", alpha={}, beta={}, gamma2={}, delta={}), banner_imp("imp-2", alpha={})]
     body = auction_request(*imps)
     body["tmax"] = 300
     body["ext"]["prebid"]["returnallbidstatus"] = True
@@ -138,7 +138,7 @@ async def test_returnallbidstatus_reports_every_non_bid(make_client, bidders, da
     nonbids = {entry["seat"]: entry["nonbid"] for entry in data["ext"]["prebid"]["seatnonbid"]}
     assert nonbids["alpha"] == [{"impid": "imp-2", "statuscode": 0}]
     assert nonbids["beta"] == [{"impid": "imp-1", "statuscode": 0}]
-    assert nonbids["gamma"] == [{"impid": "imp-1", "statuscode": 204}]
+    assert nonbids["gamma2"] == [{"impid": "imp-1", "statuscode": 204}]
     assert nonbids["delta"] == [{"impid": "imp-1", "statuscode": 101}]
 
 

@@ -185,7 +185,7 @@ REGISTRY_ALIASES = build_registry(
         adapters={
             "beta": {"alias_of": "generic", "endpoint": "http://beta.example/", "openrtb_version": "2.6"},
             # rubicon declares 2.6 (and is off until the host turns it on)
-            "gamma": {"alias_of": "rubicon", "endpoint": "http://gamma.example/", "disabled": False},
+            "gamma2": {"alias_of": "rubicon", "endpoint": "http://gamma2.example/", "disabled": False},
         }
     )
 )
@@ -196,7 +196,7 @@ REGISTRY_ALIASES = build_registry(
     [
         pytest.param("beta", {}, "2.6", id="declared-2.6"),
         pytest.param("generic", {}, "2.5", id="generic-default-2.5"),
-        pytest.param("gamma", {}, "2.6", id="host-alias-of-a-2.6-bidder"),
+        pytest.param("gamma2", {}, "2.6", id="host-alias-of-a-2.6-bidder"),
         pytest.param("BETA", {}, "2.5", id="other-spelling-has-no-bidder-info"),
         pytest.param("mine", {"mine": "beta"}, "2.5", id="request-alias-has-no-bidder-info"),
     ],

@@ -1,6 +1,6 @@
 """The fuzz suite's application: the real app in-process on a real socket, stored data for AMP, an
 account for the auction's publisher with the Privacy Sandbox on, three generic bidders (alpha, beta,
-gamma) and the built-in appnexus and connectad on a mock that answers what the example says, and
+gamma2) and the built-in appnexus and connectad on a mock that answers what the example says, and
 every log record kept (a traceback logged is a finding too)."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ AMP_STORED = {"id": "amp-1", "imp": [{"id": "slot", "banner": {"format": [{"w": 
 PUBLISHER = AUCTION["site"]["publisher"]["id"]
 # the auction's account reads the browser's Privacy Sandbox headers (Sec-Browsing-Topics, Sec-Cookie-Deprecation)
 ACCOUNT = {"privacy": {"privacysandbox": {"topicsdomain": "ads.example", "cookiedeprecation": {"enabled": True}}}}
-GENERIC_BIDDERS = ("alpha", "beta", "gamma")
+GENERIC_BIDDERS = ("alpha", "beta", "gamma2")
 BUILT_IN_BIDDERS = ("appnexus", "connectad")  # their endpoints moved to the mock
 
 
