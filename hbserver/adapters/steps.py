@@ -44,6 +44,7 @@ from hbserver.adapters.golike import (
     go_float_text,
     go_int,
     go_members,
+    go_quote,
     go_value,
     imp_bidder_params,
 )
@@ -916,6 +917,7 @@ BID_TYPERS: Mapping[str, Callable[[BidTyper, Mapping[str, Any], Mapping[str, Any
     "fixed": _fixed,
 }
 _ALL_TYPES = ("banner", "video", "audio", "native")
+_UNTYPED_FILLS: Mapping[str, Any] = {"impid": "", "mtype": 0, "id": "", "quoted_impid": ""}
 
 
 def _fallback(value: Any) -> str | None:
@@ -928,7 +930,8 @@ def _fallback(value: Any) -> str | None:
 class BidTyper:
     """``source``: where a bid's type comes from (``BID_TYPERS``); ``types``: the mtypes taken (for
     ``fixed``, the one type); ``order``: the imp's media objects in the order they are looked at;
-    ``error``: the text for a bid without a type (``{impid}``, ``{mtype}``, ``{id}``) and its ``error_class``;
+    ``error``: the text for a bid without a type (``{impid}``, ``{mtype}``, ``{id}``,
+    ``{quoted_impid}``: Go's %q) and its ``error_class``;
     ``ext_error``: the text when ``bid.ext`` does not decode (default ``error``); ``no_imp_error``: the
     text when no imp has the bid's impid (by imp; default ``error``); ``fallback``: the type of a bid
     whose imp has none of ``order``'s media objects, or that has no imp and no ``no_imp_error`` (by
@@ -951,11 +954,11 @@ class BidTyper:
         types, order = tuple(data.get("types", _ALL_TYPES)), tuple(data.get("order", cls.order))
         if not set(types) | set(order) <= set(_ALL_TYPES):
             raise StepError(f"bid_type: media types are {_ALL_TYPES}")
-        error = checked_text(str(data.get("error", cls.error)), "bid_type.error", impid="", mtype=0, id="")
+        error = checked_text(str(data.get("error", cls.error)), "bid_type.error", **_UNTYPED_FILLS)
         ext_error, no_imp_error = data.get("ext_error"), data.get("no_imp_error")
         for name, text in (("ext_error", ext_error), ("no_imp_error", no_imp_error)):
             if text is not None:
-                checked_text(str(text), f"bid_type.{name}", impid="", mtype=0, id="")
+                checked_text(str(text), f"bid_type.{name}", **_UNTYPED_FILLS)
         return cls(
             source,
             types,
@@ -969,7 +972,10 @@ class BidTyper:
 
     def untyped(self, bid: Mapping[str, Any], text: str | None = None) -> UntypedBid:
         """The recipe's error for ``bid`` (``text`` instead of ``error`` when given)."""
-        words = (text or self.error).format(impid=bid.get("impid", ""), mtype=bid.get("mtype", 0), id=bid.get("id", ""))
+        impid = bid.get("impid", "")
+        words = (text or self.error).format(
+            impid=impid, mtype=bid.get("mtype", 0), id=bid.get("id", ""), quoted_impid=go_quote(str(impid))
+        )
         return UntypedBid(_ERROR_MAKERS[self.error_class](words))
 
     def type_of(self, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str:

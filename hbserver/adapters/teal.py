@@ -1,4 +1,5 @@
-"""Teal adapter: every imp with a valid ``account`` in one OpenRTB call to the configured endpoint.
+"""Teal adapter: every imp with a valid ``account`` in one OpenRTB call to the configured endpoint;
+the answer and bid typing are the recipe ``recipes/teal.yaml``'s, the call Teal's own.
 
 An imp needs a non-blank ``account``; a ``placement``, when given, must not be blank either and is
 sent as ``imp.ext.prebid.storedrequest.id``. The first valid imp's account becomes the publisher id
@@ -13,24 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hbserver.adapters.base import (
-    AdapterConfig,
-    BidderError,
-    BidderResponse,
-    RequestData,
-    RequestInfo,
-    ResponseData,
-    TypedBid,
-    bad_input,
-    bad_server_response,
-)
-from hbserver.adapters.common import AnswerWording, JsonShapeError, first_media_type, found, json_call, json_headers
+from hbserver.adapters.base import JSON_HEADERS, AdapterConfig, BidderError, RequestData, RequestInfo, bad_input
+from hbserver.adapters.common import JsonShapeError, found, json_call
 from hbserver.adapters.golike import (
     GO_SPACE,
     NOT_AN_OBJECT,
     GoKind,
     ImpExtError,
-    decode_go_answer,
     go_media_objects,
     go_members,
     go_quote,
@@ -38,11 +28,9 @@ from hbserver.adapters.golike import (
     go_value,
     imp_bidder_params,
 )
+from hbserver.adapters.recipe import RecipeAdapter
 
 _PARAMS = "openrtb_ext.ExtImpTeal"
-_ANSWER_WORDING = AnswerWording(not_an_object=NOT_AN_OBJECT)
-_MTYPES = {1: "banner", 2: "video", 4: "native"}
-_IMP_ORDER = ("banner", "video", "native")
 
 
 class _DroppedImp(ValueError):
@@ -97,10 +85,8 @@ def _with_publisher(owner: Any, account: str) -> Any:
     return {**owner, "publisher": {**(publisher if isinstance(publisher, dict) else {}), "id": account}}
 
 
-class TealAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
-        self.headers = json_headers()
+class TealAdapter(RecipeAdapter):
+    """The recipe ``recipes/teal.yaml`` (the answer and bid typing), the call built by Teal's rules."""
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         errors: list[BidderError] = []
@@ -133,28 +119,8 @@ class TealAdapter:
             if body.get(key) is not None:
                 body[key] = _with_publisher(body[key], account)
         body["ext"] = {**(ext or {}), "bids": {"pbs": 1}}
-        return [json_call(self.endpoint, body, [imp.get("id", "") for imp in imps], self.headers)], errors
-
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        imps = {imp.get("id"): imp for imp in request.get("imp") or () if isinstance(imp, dict)}
-        result = BidderResponse(currency=answer.cur or "USD")
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            bid_type = _MTYPES.get(bid.get("mtype", 0))
-            imp = imps.get(bid["impid"])
-            if bid_type is None and imp is not None:
-                bid_type = first_media_type(imp, _IMP_ORDER)
-            if bid_type is None:
-                errors.append(bad_server_response(f"failed to determine bid type for imp {go_quote(bid['impid'])}"))
-                continue
-            result.bids.append(TypedBid(bid, bid_type))
-        return result, errors
+        return [json_call(self.endpoint, body, [imp.get("id", "") for imp in imps], JSON_HEADERS)], errors
 
 
 def build(config: AdapterConfig) -> TealAdapter:
-    return TealAdapter(config)
+    return TealAdapter.of_code("teal", config)

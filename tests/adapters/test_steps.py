@@ -800,6 +800,7 @@ def test_bid_typers(typer, bid, want):
             ("no type for i", ErrorCode.BAD_SERVER_RESPONSE),
         ),
         (BidTyper(error="{mtype}/{impid}", error_class="bad_input"), {"mtype": 7}, ("7/", ErrorCode.BAD_INPUT)),
+        (BidTyper(error="imp {quoted_impid}"), {"impid": 'a"b\n'}, ('imp "a\\"b\\n"', ErrorCode.UNKNOWN)),
         (
             BidTyper(source="imp", error="bid {id} imp {impid}"),
             {"id": "b", "impid": "x"},

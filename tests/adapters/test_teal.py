@@ -1,5 +1,5 @@
-"""Teal adapter: account and placement checks, one account per request, the stored-request id, the
-publisher rewrite, ``ext.bids`` and bid typing."""
+"""Teal's own call over its recipe: account and placement checks, one account per request, the
+stored-request id, the publisher rewrite and ``ext.bids`` (bid typing is a recipe step, tested there)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.teal import build
-from tests.adapters.helpers import bids_for, imp_with, requests_of
+from tests.adapters.helpers import imp_with, requests_of
 
 ENDPOINT = "https://test.example.com/bid"
 ADAPTER = build(AdapterConfig("teal", ENDPOINT))
@@ -83,26 +83,3 @@ def test_request_rewrite(top, want):
     _, bodies, errors = run({"id": "r", "imp": [imp()], **top})
     assert errors == []
     assert {key: bodies[0].get(key) for key in want} == want
-
-
-@pytest.mark.parametrize(
-    ("bid", "want_type", "want_error"),
-    [
-        ({"impid": "i", "mtype": 2}, "video", None),
-        ({"impid": "i", "mtype": 4}, "native", None),
-        ({"impid": "i", "mtype": 3}, "banner", None),  # audio is not taken: the imp decides
-        ({"impid": "v"}, "video", None),
-        ({"impid": "none"}, None, 'failed to determine bid type for imp "none"'),
-        ({"impid": "empty"}, None, 'failed to determine bid type for imp "empty"'),
-    ],
-)
-def test_bid_type(bid, want_type, want_error):
-    request = {"id": "r", "imp": [imp(), imp("v", video={}), imp("empty", native=None, ext={})]}
-    response, errors = bids_for(
-        ADAPTER, request, {"cur": "EUR", "seatbid": [{"bid": [{"id": "b", "price": 1, **bid}]}]}
-    )
-    assert response is not None and response.currency == "EUR"
-    assert [typed.bid_type for typed in response.bids] == ([want_type] if want_type else [])
-    assert [(e.message, e.code) for e in errors] == (
-        [(want_error, ErrorCode.BAD_SERVER_RESPONSE)] if want_error else []
-    )
