@@ -5,7 +5,7 @@ host ``<endpoint>.pub.tappx.com/rtb/``; any other is a path below ``ssp.api.tapp
 Either fills the configured endpoint's ``{{.Host}}``. The query carries ``tappxkey``, ``ts`` (epoch
 milliseconds, left out in test requests), ``v=1.6`` and ``type_cnn=prebid``. The request's ext
 becomes ``{"bidder": {"tappxkey", "mktag", "bcid", "bcrid"}}`` and a positive ``bidfloor`` param the
-first imp's floor. Bids are video when their imp has a video object, else banner.
+first imp's floor. The answer and bid typing are the recipe ``recipes/tappx.yaml``'s.
 """
 
 from __future__ import annotations
@@ -20,25 +20,21 @@ from hbserver.adapters.base import (
     JSON_HEADERS,
     AdapterConfig,
     BidderError,
-    BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
-    TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, json_call, resolve_macros
+from hbserver.adapters.common import JsonShapeError, json_call, resolve_macros
 from hbserver.adapters.golike import (
-    NOT_AN_OBJECT,
     GoKind,
     ImpExtError,
-    decode_go_answer,
     go_fields,
     go_imp,
     go_request_top,
     go_value,
     imp_bidder_params,
 )
+from hbserver.adapters.recipe import RecipeAdapter
 
 VERSION = "1.6"
 TYPE_CNN = "prebid"
@@ -50,7 +46,6 @@ _FIELDS: Mapping[str, tuple[str, GoKind]] = {
     "mktag": ("Mktag", GoKind.STRING), "bcid": ("Bcid", GoKind.STRINGS), "bcrid": ("Bcrid", GoKind.STRINGS),
 }  # fmt: skip
 _PATH_SAFE = "$&+,/:;=@"  # what Go's url.URL leaves unescaped in a path besides letters, digits and -_.~
-_ANSWER_WORDING = AnswerWording(not_an_object=NOT_AN_OBJECT, status_error=BidderError, body_error=BidderError)
 
 
 def epoch_millis() -> int:
@@ -108,17 +103,10 @@ def endpoint_url(template: str, params: Mapping[str, Any], test: bool, now: Call
     return urlunsplit(parts._replace(path=quote(path, safe=_PATH_SAFE), query=urlencode(query)))
 
 
-def _bid_type(imps: Any, imp_id: Any) -> str:
-    for imp in imps or ():
-        if imp.get("id") == imp_id:
-            return "video" if imp.get("video") is not None else "banner"
-    return "banner"
+class TappxAdapter(RecipeAdapter):
+    """The recipe ``recipes/tappx.yaml`` (the answer and bid typing), the call built by Tappx's rules."""
 
-
-class TappxAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
-        self.now: Callable[[], int] = epoch_millis  # epoch milliseconds of the ``ts`` query parameter
+    now: Callable[[], int] = staticmethod(epoch_millis)  # epoch milliseconds of the ``ts`` query parameter
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         imps = request.get("imp") or []
@@ -134,15 +122,6 @@ class TappxAdapter:
         body = {**go_request_top(request), "imp": sent, "ext": _request_ext(params)}
         return [json_call(uri, body, [imp.get("id", "") for imp in sent], JSON_HEADERS)], []
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        imps = request.get("imp")
-        return BidderResponse([TypedBid(bid, _bid_type(imps, bid["impid"])) for bid in answer.bids]), []
-
 
 def build(config: AdapterConfig) -> TappxAdapter:
-    return TappxAdapter(config)
+    return TappxAdapter.of_code("tappx", config)

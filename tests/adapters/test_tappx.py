@@ -1,5 +1,6 @@
-"""Tappx adapter: the endpoint URL (new-style host or path, query with ts outside tests), the
-request ext and floor from the first imp's params, refusals, and bid typing by the imp."""
+"""Tappx's own call over its recipe: the endpoint URL (new-style host or path, query with ts outside
+tests), the request ext and floor from the first imp's params, refusals (bid typing and the answer's
+wording are recipe steps, tested there)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.tappx import build
-from tests.adapters.helpers import bids_for, requests_of
+from tests.adapters.helpers import requests_of
 
 ADAPTER = build(AdapterConfig("tappx", "http://{{.Host}}"))
 ADAPTER.now = lambda: 1700000000123
@@ -72,18 +73,3 @@ def test_refused(imps, error):
     calls, _, errors = requests_of(ADAPTER, {"id": "r", "imp": imps}, INFO)
     assert calls == []
     assert [(e.message, e.code) for e in errors] == [(error, ErrorCode.BAD_INPUT)]
-
-
-@pytest.mark.parametrize(("impid", "kind"), [("v", "video"), ("b", "banner"), ("other", "banner")])
-def test_bid_type(impid, kind):
-    request = {"imp": [{"id": "v", "video": {}, "banner": {}}, {"id": "b", "banner": {}}]}
-    response, errors = bids_for(ADAPTER, request, {"id": "r", "seatbid": [{"bid": [{"id": "x", "impid": impid}]}]})
-    assert errors == [] and response is not None
-    assert [t.bid_type for t in response.bids] == [kind]
-
-
-@pytest.mark.parametrize(("status", "code"), [(400, ErrorCode.BAD_INPUT), (500, ErrorCode.UNKNOWN)])
-def test_status(status, code):
-    response, errors = bids_for(ADAPTER, {}, b"", status)
-    assert response is None
-    assert [e.code for e in errors] == [code]
