@@ -4,8 +4,8 @@ The route is a URL on ``<region>-adx-admixer`` (region ``us``, ``eu`` or ``sg``)
 the ``client``, ``endpoint`` and ``ssp``; they fill the configured endpoint's ``Region``,
 ``PartnerId``, ``ZoneID`` and ``SspID`` macros. A route without them is refused with its imps. Each
 imp takes the ``tagId`` param as its ``tagid`` and only ``{"customParams": ...}`` as its ext. A site
-without a ``domain`` gets its page's host name (the page itself when it has none). Bids are typed
-by ``mtype``; the answer's currency is kept.
+without a ``domain`` gets its page's host name (the page itself when it has none). The answer and
+bid typing are the recipe ``recipes/rtbstack.yaml``'s.
 """
 
 from __future__ import annotations
@@ -15,32 +15,17 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote_plus
 
-from hbserver.adapters.base import (
-    MTYPE_TO_TYPE,
-    AdapterConfig,
-    BidderError,
-    BidderResponse,
-    RequestData,
-    RequestInfo,
-    ResponseData,
-    TypedBid,
-    bad_input,
-    bad_server_response,
-)
+from hbserver.adapters.base import JSON_HEADERS, AdapterConfig, BidderError, RequestData, RequestInfo, bad_input
 from hbserver.adapters.common import (
-    AnswerWording,
     JsonShapeError,
     expect_object,
     imp_ids,
     json_call,
-    json_headers,
     resolve_macros,
 )
 from hbserver.adapters.golike import (
-    NOT_AN_OBJECT,
     GoKind,
     ImpExtError,
-    decode_go_answer,
     go_media_objects,
     go_members,
     go_request_top,
@@ -49,8 +34,8 @@ from hbserver.adapters.golike import (
     set_omitempty,
 )
 from hbserver.adapters.gourl import go_url_scheme_host
+from hbserver.adapters.recipe import RecipeAdapter
 
-_ANSWER_WORDING = AnswerWording(not_an_object=NOT_AN_OBJECT, body_error=BidderError)
 _REGIONS = frozenset({"us", "eu", "sg"})
 _REGION_SUFFIX = "-adx-admixer"
 _ROUTE_PARAMS = {"PartnerId": "client", "ZoneID": "endpoint", "SspID": "ssp"}
@@ -149,10 +134,8 @@ def with_site_domain(request: Mapping[str, Any], body: dict[str, Any]) -> None:
     body["site"] = site
 
 
-class RtbstackAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
-        self.headers = json_headers()
+class RtbstackAdapter(RecipeAdapter):
+    """The recipe ``recipes/rtbstack.yaml`` (the answer and bid typing), the calls built by route."""
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         if not request.get("imp"):
@@ -175,27 +158,9 @@ class RtbstackAdapter:
             except _Refused as exc:
                 errors.append(exc.error)
                 continue
-            calls.append(json_call(uri, {**top, "imp": imps}, imp_ids(imps), self.headers))
+            calls.append(json_call(uri, {**top, "imp": imps}, imp_ids(imps), JSON_HEADERS))
         return calls, errors
-
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None or not answer.seatbids:
-            return None, failure
-        result = BidderResponse(currency=answer.cur or "USD")
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            bid_type = MTYPE_TO_TYPE.get(bid.get("mtype", 0))
-            if bid_type is None:
-                errors.append(
-                    bad_server_response(f"unsupported MType {bid.get('mtype', 0)} for bid {bid.get('impid', '')}")
-                )
-                continue
-            result.bids.append(TypedBid(bid, bid_type))
-        return result, errors
 
 
 def build(config: AdapterConfig) -> RtbstackAdapter:
-    return RtbstackAdapter(config)
+    return RtbstackAdapter.of_code("rtbstack", config)

@@ -1,5 +1,6 @@
 """RTBStack adapter: grouping by route, the endpoint from the route's region and query, the imp's
-tagid and ext, the site domain from its page, and bid typing by ``mtype``."""
+tagid and ext and the site domain from its page
+(bid typing and the answer are recipe steps, tested there)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.rtbstack import build, go_query_get
-from tests.adapters.helpers import bids_for, imp_with, requests_of
+from tests.adapters.helpers import imp_with, requests_of
 
 ENDPOINT = "https://{{.Region}}.x/pbs?ssp={{.SspID}}&endpoint={{.ZoneID}}&client={{.PartnerId}}"
 ADAPTER = build(AdapterConfig("rtbstack", ENDPOINT))
@@ -84,16 +85,3 @@ def test_site_domain(site, want):
 @pytest.mark.parametrize(("query", "want"), [("a=1&b=2", "2"), ("b=x+y&b=3", "x y"), ("a=1", ""), ("b=%zz&b=4", "4")])
 def test_query_get(query, want):
     assert go_query_get(f"https://h/p?{query}#b=9", "b") == want
-
-
-@pytest.mark.parametrize(("mtype", "want"), [(1, "banner"), (2, "video"), (3, "audio"), (4, "native"), (0, None)])
-def test_bid_type(mtype, want):
-    bid = {"id": "b", "impid": "i", "price": 1, "mtype": mtype}
-    response, errors = bids_for(ADAPTER, {"imp": []}, {"seatbid": [{"bid": [bid]}]})
-    assert response is not None and response.currency == "USD"
-    assert [t.bid_type for t in response.bids] == ([want] if want else [])
-    assert [e.message for e in errors] == ([] if want else ["unsupported MType 0 for bid i"])
-
-
-def test_no_seatbid_is_no_response():
-    assert bids_for(ADAPTER, {"imp": []}, {"id": "r"}) == (None, [])
