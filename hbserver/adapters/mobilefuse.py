@@ -3,7 +3,8 @@
 Each imp's ``placement_id`` becomes its ``tagid`` (an imp without one keeps the value read before
 it, as Go decodes every imp's params into one struct) and its ext is cut down to ``skadn``. Params
 that do not decode before the first imp whose params do, or in any imp sent, fail the request. The
-request is sent as PBS-Go writes its typed model. Bids are typed by ``mtype`` and lose their ext.
+request is sent as PBS-Go writes its typed model. The answer and bid typing are the recipe
+``recipes/mobilefuse.yaml``'s.
 """
 
 from __future__ import annotations
@@ -11,32 +12,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hbserver.adapters.base import (
-    JSON_HEADERS,
-    AdapterConfig,
-    BidderError,
-    BidderResponse,
-    RequestData,
-    RequestInfo,
-    ResponseData,
-    TypedBid,
-    bad_server_response,
-)
-from hbserver.adapters.common import AnswerWording, JsonShapeError, json_call, mtype_bid_type
+from hbserver.adapters.base import JSON_HEADERS, AdapterConfig, BidderError, RequestData, RequestInfo
+from hbserver.adapters.common import JsonShapeError, json_call
 from hbserver.adapters.golike import (
-    NOT_AN_OBJECT,
     GoKind,
-    decode_go_answer,
     go_field,
     go_typed_request,
     go_value,
     imp_bidder_params,
 )
+from hbserver.adapters.recipe import RecipeAdapter
 
 MEDIA = ("banner", "video", "native")
-_ANSWER_WORDING = AnswerWording(
-    status="Unexpected status code: {}.", not_an_object=NOT_AN_OBJECT, body_error=BidderError
-)
 
 
 def placement_id(imp: Mapping[str, Any], before: int) -> int:
@@ -79,9 +66,8 @@ def _imps_as_sent(imps: list[Any]) -> list[dict[str, Any]]:
     return sent
 
 
-class MobileFuseAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
+class MobileFuseAdapter(RecipeAdapter):
+    """The recipe ``recipes/mobilefuse.yaml`` (the answer and bid typing), the call MobileFuse's own."""
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         imps = [imp for imp in request.get("imp") or () if isinstance(imp, dict)]
@@ -97,23 +83,6 @@ class MobileFuseAdapter:
         body = go_typed_request({**request, "imp": sent})
         return [json_call(self.endpoint, body, [imp.get("id", "") for imp in sent], JSON_HEADERS)], []
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        result = BidderResponse()
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            kind = mtype_bid_type(bid)
-            if kind not in MEDIA:
-                text = f'Unsupported MType "{bid.get("mtype", 0)}" for impression ID "{bid.get("impid", "")}"'
-                errors.append(bad_server_response(text))
-                continue
-            result.bids.append(TypedBid({key: value for key, value in bid.items() if key != "ext"}, kind))
-        return result, errors
-
 
 def build(config: AdapterConfig) -> MobileFuseAdapter:
-    return MobileFuseAdapter(config)
+    return MobileFuseAdapter.of_code("mobilefuse", config)

@@ -34,18 +34,17 @@ A recipe names, for the calls (``make_requests``):
 * the wording of an imp that is dropped (``imp_ext_error``, ``params_error``; ``{}`` the problem,
   ``{index}`` the imp's position, ``{id}`` its id; ``absent``: the text for an absent ext or
   bidder) and of a request that yields no call (``no_calls_error``; ``no_imps_error`` for one
-  without imps); ``request_sets``: top-level
-  fields the request is sent with (``{cur: [USD]}``);
+  without imps); ``request_sets``: top-level fields the request is sent with (``{cur: [USD]}``);
 
 and for the answer (``make_bids``): the status and body wording (``answer``), whether an answer
 without seatbids is an error (``empty_seatbid_error``), how a bid is typed (``bid_type``), what an
-untyped bid costs (``untyped``: the answer or the bid alone), the currency (``currency``), how each
-bid is rewritten (``bid_rewrites``, ``BID_REWRITES``), its video facts and meta (``bid_video``,
-``BID_VIDEO``; ``bid_meta``, ``BID_META``; a bid whose ext does not decode dropped, ``bid_ext_error``)
-and ``seatbids: first`` (only the first seatbid's bids are read), ``skip_bids`` (bids let go silently,
-``BID_SKIPS``) and whether an answer left without bids is no answer (``empty_answer: none``; ``quiet``: no answer
-and no errors; ``first_seatbid``: one whose first seatbid has no bids; ``no_seatbid``: one without
-seatbids).
+untyped bid costs (``untyped``: the answer, the bid alone, or ``skip``: the bid, silently), the
+currency (``currency``), how each bid is rewritten (``bid_rewrites``, ``BID_REWRITES``), its video
+facts and meta (``bid_video``, ``BID_VIDEO``; ``bid_meta``, ``BID_META``; a bid whose ext does not
+decode dropped, ``bid_ext_error``), ``seatbids: first`` (only the first seatbid's bids are read),
+``skip_bids`` (bids let go silently, ``BID_SKIPS``) and whether an answer left without bids is no
+answer (``empty_answer: none``; ``quiet``: no answer and no errors; ``first_seatbid``: one whose
+first seatbid has no bids; ``no_seatbid``: one without seatbids).
 
 A module may build a :class:`RecipeAdapter` and override one step when the rest is shared.
 """
@@ -112,7 +111,7 @@ FLOORS = ("keep", "usd", "usd_first")  # usd_first: converted before the params 
 # quiet: none, and the errors of the untyped bids let go too
 # no_seatbid: none when the answer has no seatbid at all
 EMPTY_ANSWERS = ("response", "none", "first_seatbid", "quiet", "no_seatbid")
-UNTYPED = ("answer", "bid")  # an untyped bid fails the whole answer, or only itself
+UNTYPED = ("answer", "bid", "skip")  # an untyped bid fails the whole answer, or only itself; skip: silently
 CURRENCIES = ("answer", "usd")
 BODIES = ("typed", "go_typed")  # the top level and imps as Go's typed structs, or all the way down
 
@@ -506,7 +505,8 @@ class RecipeAdapter:
             except UntypedBid as exc:
                 if recipe.untyped == "answer":
                     return None, [exc.error]
-                errors.append(exc.error)
+                if recipe.untyped == "bid":
+                    errors.append(exc.error)
                 continue
             try:
                 video = BID_VIDEO[recipe.bid_video](bid) if recipe.bid_video else None

@@ -1006,8 +1006,14 @@ def _auction_price_burl(bid: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _drop_ext(bid: dict[str, Any]) -> dict[str, Any]:
+    """The bid without its ``ext`` (Go sets ``bid.Ext = nil``)."""
+    return {key: value for key, value in bid.items() if key != "ext"}
+
+
 BID_REWRITES: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "auction_price": _auction_price,
+    "drop_ext": _drop_ext,
     "auction_price_burl": _auction_price_burl,
 }
 

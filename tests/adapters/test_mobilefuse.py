@@ -1,5 +1,6 @@
-"""MobileFuse adapter: tagid from placement_id (carried over from earlier imps), the ext cut to
-skadn, imps without banner/video/native left out, params errors, mtype typing, bid ext dropped."""
+"""MobileFuse's own call over its recipe: tagid from placement_id (carried over from earlier imps), the
+ext cut to skadn, imps without banner/video/native left out, params errors (mtype typing and the bid
+ext dropped are recipe steps, tested there)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
+from hbserver.adapters.base import AdapterConfig, RequestInfo
 from hbserver.adapters.mobilefuse import build
-from tests.adapters.helpers import bids_for, requests_of
+from tests.adapters.helpers import requests_of
 
 ENDPOINT = "http://mfx.mobilefuse.com/openrtb"
 ADAPTER = build(AdapterConfig("mobilefuse", ENDPOINT))
@@ -57,25 +58,3 @@ def test_refused(imps, errors):
     calls, _, got = requests_of(ADAPTER, {"id": "r", "imp": imps}, INFO)
     assert calls == []
     assert [e.message for e in got] == errors
-
-
-@pytest.mark.parametrize(("mtype", "kind"), [(1, "banner"), (2, "video"), (4, "native"), (3, None)])
-def test_bids(mtype, kind):
-    bid = {"id": "b", "impid": "i", "price": 1, "mtype": mtype, "ext": {"x": 1}}
-    response, errors = bids_for(ADAPTER, {}, {"id": "r", "seatbid": [{"bid": [bid]}]})
-    assert response is not None
-    assert [(t.bid_type, "ext" in t.bid) for t in response.bids] == ([(kind, False)] if kind else [])
-    assert [e.message for e in errors] == ([] if kind else [f'Unsupported MType "{mtype}" for impression ID "i"'])
-
-
-@pytest.mark.parametrize(
-    ("status", "text", "code"),
-    [
-        (400, "Unexpected status code: 400.", ErrorCode.BAD_INPUT),
-        (500, "Unexpected status code: 500.", ErrorCode.BAD_SERVER_RESPONSE),
-    ],
-)
-def test_status(status, text, code):
-    response, errors = bids_for(ADAPTER, {}, b"", status)
-    assert response is None
-    assert [(e.message, e.code) for e in errors] == [(text, code)]

@@ -42,7 +42,7 @@ def errors_of(errors: list) -> list[tuple[str, ErrorCode]]:
         ({"split": "each"}, "split: unknown value 'each'"),
         ({"imp_ext": "rewrite"}, "imp_ext: unknown value 'rewrite'"),
         ({"headers": ["json", "cookies"]}, "headers: unknown step 'cookies'"),
-        ({"untyped": "skip"}, "untyped: unknown value 'skip'"),
+        ({"untyped": "ignore"}, "untyped: unknown value 'ignore'"),
         ({"currency": "eur"}, "currency: unknown value 'eur'"),
         ({"params": {"fields": {"a": ["A", "text"]}}}, "params.fields.a"),
         ({"endpoint": {"macros": ["Host"]}}, "endpoint.macros"),
@@ -282,6 +282,7 @@ def test_empty_seatbid_error(recipe, body, want_bids, want_errors):
     [
         ("answer", None, [("Unsupported MType 9", ErrorCode.UNKNOWN)]),
         ("bid", ["a", "c"], [("Unsupported MType 9", ErrorCode.UNKNOWN)]),
+        ("skip", ["a", "c"], []),  # dropped silently
     ],
 )
 def test_an_untyped_bid_costs_the_answer_or_itself(untyped, want_bids, want_errors):

@@ -888,6 +888,8 @@ BID_REWRITE_ROWS = [
         {"price": 0.5, "nurl": "0.5", "burl": "b=0.5"},
     ),
     ("auction_price_burl", {"price": 1, "burl": ""}, {"price": 1, "burl": ""}),
+    ("drop_ext", {"price": 1, "ext": {"x": 1}}, {"price": 1}),
+    ("drop_ext", {"price": 1}, {"price": 1}),
 ]
 
 
