@@ -3,8 +3,7 @@
 Each imp's ``ct`` param (an integer, or a string of one) becomes its ``tagid``; the ``cp`` param of
 the first imp that gives one becomes the publisher id of the site (else the app), replacing any
 given. An imp without a usable ``cp`` (while none is known yet) or ``ct`` is reported and left out.
-Bids are typed by their imp (banner, video, audio, native); a bid for an unknown imp is dropped
-silently. The currency is always USD.
+The answer and bid typing are the recipe ``recipes/pulsepoint.yaml``'s.
 """
 
 from __future__ import annotations
@@ -12,25 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hbserver.adapters.base import (
-    AdapterConfig,
-    BidderError,
-    BidderResponse,
-    RequestData,
-    RequestInfo,
-    ResponseData,
-    TypedBid,
-    bad_input,
-)
-from hbserver.adapters.common import AnswerWording, JsonShapeError, first_media_type, json_call, json_headers
-from hbserver.adapters.golike import decode_go_answer, go_imp, go_members, go_request_top, imp_bidder_params
+from hbserver.adapters.base import JSON_HEADERS, AdapterConfig, BidderError, RequestData, RequestInfo, bad_input
+from hbserver.adapters.common import JsonShapeError, json_call
+from hbserver.adapters.golike import go_imp, go_members, go_request_top, imp_bidder_params
+from hbserver.adapters.recipe import RecipeAdapter
 
-_ANSWER_WORDING = AnswerWording(
-    status="Bad server response: HTTP status {}",
-    bad_request="Bad user input: HTTP status 400",
-    body_error=BidderError,  # a body that does not decode: json-iterator's words alone
-)
-_HEADERS = json_headers()
 _MALFORMED = "Value looks like Number/Boolean/None, but can't find its end: ',' or '}' symbol"
 _OVERFLOW = "Value is number, but overflowed while parsing"
 _STRUCT = "openrtb_ext.ExtImpPulsePoint"
@@ -82,9 +67,8 @@ def _with_publisher(request: Mapping[str, Any], pub_id: str) -> dict[str, Any]:
     return out
 
 
-class PulsepointAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
+class PulsepointAdapter(RecipeAdapter):
+    """The recipe ``recipes/pulsepoint.yaml`` (the answer and bid typing), the call PulsePoint's own."""
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         errors: list[BidderError] = []
@@ -108,23 +92,8 @@ class PulsepointAdapter:
         if not imps:
             return [], errors
         body = {**_with_publisher(request, pub_id), "imp": imps}
-        return [json_call(self.endpoint, body, [imp.get("id", "") for imp in imps], _HEADERS)], errors
-
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        imps = {imp.get("id", ""): imp for imp in request.get("imp") or () if isinstance(imp, dict)}  # the last wins
-        result = BidderResponse()
-        for bid in answer.bids:
-            imp = imps.get(bid["impid"])
-            bid_type = first_media_type(imp, ("banner", "video", "audio", "native")) if imp is not None else None
-            if bid_type is not None:
-                result.bids.append(TypedBid(bid, bid_type))
-        return result, []
+        return [json_call(self.endpoint, body, [imp.get("id", "") for imp in imps], JSON_HEADERS)], errors
 
 
 def build(config: AdapterConfig) -> PulsepointAdapter:
-    return PulsepointAdapter(config)
+    return PulsepointAdapter.of_code("pulsepoint", config)

@@ -1,4 +1,5 @@
-"""PulsePoint adapter: ``cp``/``ct`` as jsonutil.StringInt, the publisher id, bid typing, answer wording."""
+"""PulsePoint's own call over its recipe: ``cp``/``ct`` as jsonutil.StringInt and the publisher id (bid
+typing and the answer's wording are recipe steps, tested there)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.common import JsonShapeError
 from hbserver.adapters.pulsepoint import build, string_int
-from tests.adapters.helpers import bids_for, requests_of
+from tests.adapters.helpers import requests_of
 
 ENDPOINT = "http://bidder.pulsepoint.com"
 ADAPTER = build(AdapterConfig("pulsepoint", ENDPOINT))
@@ -73,29 +74,3 @@ def test_tagid_and_publisher(imps, want_tagids, want_pub, want_errors):
 def test_app_publisher_when_no_site():
     _, bodies, _ = requests_of(ADAPTER, {"id": "r", "imp": [imp("a", {"cp": 9, "ct": 1})], "app": {"id": "x"}}, INFO)
     assert bodies[0]["app"] == {"id": "x", "publisher": {"id": "9"}}
-
-
-@pytest.mark.parametrize(
-    ("media", "impid", "want"),
-    [("banner", "a", ["banner"]), ("video", "a", ["video"]), ("audio", "a", ["audio"]), ("native", "a", ["native"]),
-     ("banner", "zz", [])],
-)  # fmt: skip
-def test_bid_type_from_the_imp(media, impid, want):
-    request = {"id": "r", "imp": [imp("a", {}, media)]}
-    answer = {"id": "r", "cur": "EUR", "seatbid": [{"bid": [{"id": "b", "impid": impid, "price": 1}]}]}
-    response, errors = bids_for(ADAPTER, request, answer)
-    assert errors == [] and response is not None and response.currency == "USD"
-    assert [typed.bid_type for typed in response.bids] == want
-
-
-@pytest.mark.parametrize(
-    ("status", "want", "code"),
-    [
-        (400, "Bad user input: HTTP status 400", ErrorCode.BAD_INPUT),
-        (503, "Bad server response: HTTP status 503", ErrorCode.BAD_SERVER_RESPONSE),
-    ],
-)
-def test_failed_answer(status, want, code):
-    response, errors = bids_for(ADAPTER, {"imp": []}, b"", status=status)
-    assert response is None
-    assert [(e.message, e.code) for e in errors] == [(want, code)]
