@@ -21,7 +21,7 @@ TCF = "CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA"
 async def client(make_client):
     return await make_client(adapters={
         "iframer": {"alias_of": "generic", "usersync": {**IFRAME, **REDIRECT}},
-        "audienceNetwork": {"alias_of": "generic", "usersync": REDIRECT},
+        "audienceNetwork": {"disabled": False, "usersync": REDIRECT},  # built in, off by default
     })
 
 
