@@ -144,8 +144,8 @@ def test_aliases_share_or_own_a_sync_key():
 @pytest.mark.parametrize(
     ("raw", "problem"),
     [
-        ({"adapters": {"appnexus": {"usersync": {"redirect": {"url": "https://x/{{.Bad}}"}}}}},
-         "adapters.appnexus.usersync.redirect.url: unknown macro {{.Bad}}"),
+        ({"adapters": {"adf": {"usersync": {"redirect": {"url": "https://x/{{.Bad}}"}}}}},
+         "adapters.adf.usersync.redirect.url: unknown macro {{.Bad}}"),
         ({"user_sync": {"redirect_url": "{{.ExternalURL}}/setuid?x={{.Oops}}"}},
          "user_sync.redirect_url: unknown macro {{.Oops}}"),
         ({"adapters": {"a1": {"alias_of": "generic", "usersync": {"key": "k", "redirect": {"url": "https://a/{{.RedirectURL}}"}}},
