@@ -437,9 +437,12 @@ def variant_key(
     uid_keys: Sequence[str],
     budget_ms: int,
     page: int = 0,
+    geo: tuple[tuple[str, str], ...] = (),
 ) -> tuple[Any, ...]:
     """What must be equal for two auctions of one prepared request to share a plan (besides the
-    account and the server's rates, which :class:`PlanTable` holds); ``page``: the :class:`AmpPage` kind."""
+    account and the server's rates, which :class:`PlanTable` holds); ``page``: the :class:`AmpPage` kind;
+    ``geo``: what the geo lookup found for the visitor's address (floors, privacy and activities read
+    ``device.geo``, so each place has plans of its own)."""
     return (
         bool(ua),
         ip_kind(ip),
@@ -448,6 +451,7 @@ def variant_key(
         tuple(bool(uids.get(key)) for key in uid_keys),
         budget_ms,
         page,
+        geo,
     )
 
 

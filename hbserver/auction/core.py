@@ -645,8 +645,9 @@ class AuctionService:
             return None, []
         if (http.topics or http.cdep) and _sandbox_applies(http, account):
             return None, []  # the signal changes the request: the full path adds it
-        if self.geo is not None:
-            return None, []  # device.geo follows the IP: the full path looks it up
+        found: dict[str, str] | None = None
+        if self.geo is not None:  # device.geo follows the address: each place has variants of its own
+            found = self.geo.find(ip) if ip else {}
         kind = 0
         values: list[Any] = [ua or None, ip or None, None, None, None, None]
         if page is not None:
@@ -660,13 +661,13 @@ class AuctionService:
                 return None, []
             values.append(uid)
         rates = self.server_rates() if self.server_rates is not None else None
-        key = variant_key(ua, ip, http.dnt, http.gpc, uids, uid_keys, budget_ms, kind)
+        key = variant_key(ua, ip, http.dnt, http.gpc, uids, uid_keys, budget_ms, kind, _geo_key(found))
         table = prepared.plans
         known, plan = table.get(key, account, rates)
         if not known:
             if not table.seen_before(key) or not table.may_build(time.monotonic()):
                 return None, []
-            plan = self._build_plan(prepared, http, account, budget_ms, kind)
+            plan = self._build_plan(prepared, http, account, budget_ms, kind, found)
             table.put(key, account, rates, plan)
         if plan is None:
             return None, []
@@ -675,12 +676,34 @@ class AuctionService:
         values.extend(new_uuid() for _ in range(plan.tids))
         return plan, values
 
+    def _plan_geo(
+        self, request: dict[str, Any], placeholder_ip: str, found: Mapping[str, str] | None
+    ) -> dict[str, Any]:
+        """``device.geo`` of a plan run as the full path fills it: the variant's lookup when the
+        device's address is the visitor's (a placeholder here), else the stored request's own
+        address looked up (or nothing, without one)."""
+        geo, device = self.geo, request.get("device")
+        if geo is None:
+            return request
+        if isinstance(device, dict) and placeholder_ip and placeholder_ip in (device.get("ip"), device.get("ipv6")):
+            return geo.fill(request, found or {})
+        return geo.fill(request)
+
     def _build_plan(
-        self, prepared: PreparedRequest, http: HttpContext, account: Account, budget_ms: int, page_kind: int
+        self,
+        prepared: PreparedRequest,
+        http: HttpContext,
+        account: Account,
+        budget_ms: int,
+        page_kind: int,
+        found: Mapping[str, str] | None = None,
     ) -> CallPlan | None:
-        """Two runs with the two placeholder sets; the plan when they differ only at the placeholders."""
+        """Two runs with the two placeholder sets; the plan when they differ only at the placeholders.
+        ``found``: the geo lookup's answer for the visitor's address (None: lookups off)."""
         try:
-            runs = [self._plan_run(prepared, http, account, budget_ms, which, page_kind) for which in (0, 1)]
+            runs = [
+                self._plan_run(prepared, http, account, budget_ms, which, page_kind, found) for which in (0, 1)
+            ]
         except (RequestError, RegsError, AuctionRefused):  # the full path says it
             return None
         first, second = runs
@@ -696,6 +719,7 @@ class AuctionService:
         budget_ms: int,
         which: int,
         page_kind: int = 0,
+        found: Mapping[str, str] | None = None,
     ) -> PlanRun | None:
         """The pipeline from the HTTP fields to the adapters' calls, as :meth:`execute` and
         :meth:`_auction` run it for an AMP auction, with placeholder set ``which``; None when something
@@ -707,6 +731,8 @@ class AuctionService:
             values[SLOT_PAGE], values[SLOT_DOMAIN] = placeholder_page(page_kind, which)
             validated.request = with_page(validated.request, values[SLOT_PAGE], values[SLOT_DOMAIN])
         request = validated.request = _with_http_fields(validated.request, placeholders)
+        if self.geo is not None:
+            request = validated.request = self._plan_geo(request, placeholders.ip, found)
         tids: list[str] = []
         apply_tids(request, self.config.auto_gen_source_tid, recording(new_uuid, tids))
         request["tmax"] = budget_ms
@@ -1175,6 +1201,10 @@ def _checked_us_privacy(request: dict[str, Any], warnings: list[Message]) -> dic
         ))
         return {**request, "regs": {k: v for k, v in regs.items() if k != "us_privacy"}}
     return request
+
+
+def _geo_key(found: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(found.items())) if found else ()
 
 
 def _placeholders(

@@ -80,9 +80,11 @@ class GeoLookup:
             return {}
         return _geo_of(record) if isinstance(record, dict) else {}
 
-    def fill(self, request: dict[str, Any]) -> dict[str, Any]:
+    def fill(self, request: dict[str, Any], found: Mapping[str, str] | None = None) -> dict[str, Any]:
         """``request`` with the looked-up fields added to ``device.geo`` (a copy of device and geo when
-        anything is added; ``request``'s top level is the auction's own and is changed in place)."""
+        anything is added; ``request``'s top level is the auction's own and is changed in place).
+        ``found``: the lookup's answer when it is known already (a call plan's variant), so the
+        device's address is not looked up."""
         device = request.get("device")
         if not isinstance(device, dict):
             return request
@@ -91,10 +93,11 @@ class GeoLookup:
             geo = {}
         elif not isinstance(geo, dict) or geo.get("country"):
             return request  # a country given (PBS-Java skips the lookup), or a malformed geo
-        ip = device.get("ip") or device.get("ipv6")
-        if not isinstance(ip, str) or not ip:
-            return request
-        found = self.find(ip)
+        if found is None:
+            ip = device.get("ip") or device.get("ipv6")
+            if not isinstance(ip, str) or not ip:
+                return request
+            found = self.find(ip)
         added = {key: value for key, value in found.items() if not geo.get(key)}
         if added:
             request["device"] = {**device, "geo": {**geo, **added}}

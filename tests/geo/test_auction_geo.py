@@ -92,9 +92,21 @@ async def test_no_database_no_geo(make_client, bidders, data_dir: Path) -> None:
     assert "geo" not in bidders.received["alpha"][0]["device"]
 
 
-async def test_amp_auctions_each_look_up_their_ip(make_client, bidders, data_dir: Path, tmp_path: Path) -> None:
-    """AMP takes the full path while geo lookup is on (a call plan would splice the first visitor's
-    geo into later auctions): each visit gets its own country, floor and precise-geo rule."""
+async def test_amp_auctions_each_look_up_their_ip(
+    make_client, bidders, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AMP call plans are per place while geo lookup is on (what the lookup finds is part of the plan's
+    variant): each visit gets its own country, floor and precise-geo rule, the repeated ones planned."""
+    from hbserver.auction import core
+
+    started: list[int] = []
+    original = core.start_planned
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        started.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(core, "start_planned", counted)
     bidders.bids["alpha"] = [bid("slot-1", 9.0, "a1")]
     write_account(data_dir, "1001", ACCOUNT)
     stored = _request()
@@ -105,11 +117,13 @@ async def test_amp_auctions_each_look_up_their_ip(make_client, bidders, data_dir
     config["geolocation"] = {"database": str(write_db(tmp_path / "city.mmdb"))}
     client = await make_client(config)
     query = "tag_id=t1&w=300&h=250&curl=https%3A%2F%2Fpub.example%2Fpage&account=1001"
-    visits = [("8.8.8.8", "CA"), ("9.9.9.9", "NY"), ("192.0.2.10", None), ("8.8.8.8", "CA"), ("9.9.9.9", "NY")]
+    visits = [("8.8.8.8", "CA"), ("9.9.9.9", "NY"), ("192.0.2.10", None), ("8.8.8.8", "CA"), ("9.9.9.9", "NY")] * 3
     for address, _ in visits:
         response = await client.get(f"/openrtb2/amp?{query}", headers={"X-Forwarded-For": address})
         assert response.status == 200, await response.text()
     sent = bidders.received["alpha"]
     assert [s["device"].get("geo", {}).get("region") for s in sent] == [region for _, region in visits]
-    assert [s["device"]["ip"] for s in sent] == ["8.8.8.0", "9.9.9.9", "192.0.2.10", "8.8.8.0", "9.9.9.9"]
-    assert [s["imp"][0]["bidfloor"] for s in sent] == [5.0, 5.0, 0.25, 5.0, 5.0]
+    masked = {"8.8.8.8": "8.8.8.0", "9.9.9.9": "9.9.9.9", "192.0.2.10": "192.0.2.10"}  # CA: no precise geo
+    assert [s["device"]["ip"] for s in sent] == [masked[address] for address, _ in visits]
+    assert [s["imp"][0]["bidfloor"] for s in sent] == [0.25 if region is None else 5.0 for _, region in visits]
+    assert len(started) >= 6  # the later visits of each place ran their plan
