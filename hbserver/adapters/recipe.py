@@ -99,6 +99,7 @@ from hbserver.adapters.steps import (
     StepError,
     UntypedBid,
     checked_text,
+    error_class_name,
     macro_text,
     with_publisher_id,
 )
@@ -169,9 +170,7 @@ class Worded:
 
 
 def _error_class(name: Any, where: str) -> ErrorCode:
-    if name not in ERROR_CLASSES:
-        raise RecipeError(f"{where}: unknown error class {name!r} (one of {sorted(ERROR_CLASSES)})")
-    return ERROR_CLASSES[name]
+    return ERROR_CLASSES[error_class_name(name, where)]
 
 
 def _choice(data: Mapping[str, Any], key: str, options: Mapping[str, Any] | tuple[str, ...], default: str) -> str:

@@ -75,7 +75,8 @@ def checked_text(text: str, where: str, *args: Any, **kwargs: Any) -> str:
     return text
 
 
-def _class_of(name: Any, where: str) -> str:
+def error_class_name(name: Any, where: str) -> str:
+    """``name`` when it is one of :data:`ERROR_CLASSES`; StepError naming ``where`` otherwise."""
     if name not in ERROR_CLASSES:
         raise StepError(f"{where}: unknown error class {name!r} (one of {sorted(ERROR_CLASSES)})")
     return str(name)
@@ -250,7 +251,8 @@ class ParamCheck:
         params = data.get("params") or []
         if not isinstance(params, list) or not all(isinstance(name, str) for name in params):
             raise StepError("checks: params is a list of param names")
-        return cls(data["rule"], tuple(params), data["error"], _class_of(data.get("class", "bad_input"), "checks"))
+        error_class = error_class_name(data.get("class", "bad_input"), "checks")
+        return cls(data["rule"], tuple(params), data["error"], error_class)
 
     def failure(self, params: Mapping[str, Any]) -> BidderError | None:
         rule = PARAM_CHECKS[self.rule]
@@ -303,7 +305,7 @@ class ImpCheck:
         if not (isinstance(data, Mapping) and data.get("rule") in rules and isinstance(data.get("error"), str)):
             raise StepError(f"{where}: expected {{rule, error}} with rule one of {sorted(rules)}")
         checked_text(data["error"], where, id="")
-        return cls(data["rule"], data["error"], _class_of(data.get("class", "bad_input"), where))
+        return cls(data["rule"], data["error"], error_class_name(data.get("class", "bad_input"), where))
 
     def failure(self, imp: Mapping[str, Any], rules: Mapping[str, Any] = IMP_CHECKS) -> BidderError | None:
         """None when the imp (or, with REQUEST_CHECKS, the request) passes, else the error (``{id}``:
@@ -731,9 +733,9 @@ class AnswerSpec:
         return cls(
             str(data.get("status", UNEXPECTED_STATUS)),
             bool(data.get("bad_request_is_input", True)),
-            _class_of(data.get("body_class", "generic"), "answer.body_class"),
+            error_class_name(data.get("body_class", "generic"), "answer.body_class"),
             str(data.get("body_text", "{}")),
-            _class_of(data.get("status_class", "bad_server_response"), "answer.status_class"),
+            error_class_name(data.get("status_class", "bad_server_response"), "answer.status_class"),
             dict(statuses),
             str(data.get("empty_body", "decode")),
             str(data.get("decoder", "jsoniter")),
@@ -964,7 +966,7 @@ class BidTyper:
             types,
             order,
             error,
-            _class_of(data.get("error_class", "generic"), "bid_type.error_class"),
+            error_class_name(data.get("error_class", "generic"), "bid_type.error_class"),
             None if ext_error is None else str(ext_error),
             None if no_imp_error is None else str(no_imp_error),
             _fallback(data.get("fallback")),
