@@ -3,6 +3,7 @@ bidders on a real socket (tests/auction/helpers.py)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -30,6 +31,17 @@ NO_VENDORLIST_FETCH: dict[str, Any] = {
 }
 for _spec in ("V2", "V3"):
     os.environ.setdefault(f"HBS_GDPR__VENDORLIST__{_spec}__HTTP_ENDPOINT_TEMPLATE", '""')
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Freeze what collection made, as the server freezes what start-up made (hbserver.server.tune_gc).
+
+    Collection loads every module and fixture table; left in the collected heap, each full collection
+    walks all of it (400-600 ms pauses measured mid-suite), long enough to blow a test auction's 500 ms
+    tmax or /vtrack's 2 s cache deadline on a busy CI machine.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def make_config(raw: dict[str, Any] | None = None, **keys: Any) -> Config:
