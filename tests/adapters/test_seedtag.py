@@ -7,12 +7,16 @@ from typing import Any
 
 import pytest
 
+from hbserver.adapters import build_adapter
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
-from hbserver.adapters.seedtag import build
 from tests.adapters.helpers import bids_for, converter, imp_with, requests_of
 
 ENDPOINT = "https://s.seedtag.com/c/openrtb?partner=prebidserver"
 INFO = RequestInfo(bidder="seedtag", convert_currency=converter("EUR", 2.0))
+
+
+def adapter():
+    return build_adapter("seedtag", AdapterConfig("seedtag", ENDPOINT))
 
 
 def imp(imp_id: str = "i", **fields: Any) -> dict:
@@ -20,7 +24,7 @@ def imp(imp_id: str = "i", **fields: Any) -> dict:
 
 
 def run(request: dict):
-    calls, bodies, errors = requests_of(build(AdapterConfig("seedtag", ENDPOINT)), request, INFO)
+    calls, bodies, errors = requests_of(adapter(), request, INFO)
     return calls, bodies, [(e.message, e.code) for e in errors]
 
 
@@ -64,7 +68,7 @@ def test_request_goes_with_usd_currency_and_json_headers():
 
 
 def bids(body: Any, status: int = 200):
-    return bids_for(build(AdapterConfig("seedtag", ENDPOINT)), {"id": "r", "imp": [imp()]}, body, status)
+    return bids_for(adapter(), {"id": "r", "imp": [imp()]}, body, status)
 
 
 def answer(*mtypes: Any, cur: str = "EUR") -> dict:
