@@ -911,6 +911,7 @@ BID_TYPERS: Mapping[str, Callable[[BidTyper, Mapping[str, Any], Mapping[str, Any
     "mtype_then_imp": _by_mtype_then_imp,
     "single_imp": _by_single_imp,
     "mtype_then_single_imp": _by_mtype_then_single_imp,
+    "ext_media_type": _by_ext_media_type,
     "ext_media_type_then_single_imp": _by_ext_media_type_then_single_imp,
     "ext_prebid": _by_ext_prebid,
     "ext_prebid_as_is": _by_ext_prebid_as_is,
@@ -936,8 +937,8 @@ class BidTyper:
     ``{quoted_impid}``: Go's %q) and its ``error_class``;
     ``ext_error``: the text when ``bid.ext`` does not decode (default ``error``); ``no_imp_error``: the
     text when no imp has the bid's impid (by imp; default ``error``); ``fallback``: the type of a bid
-    whose imp has none of ``order``'s media objects, or that has no imp and no ``no_imp_error`` (by
-    imp; default: untyped)."""
+    the source leaves untyped (by imp: one whose imp has none of ``order``'s media objects, or that
+    has no imp and no ``no_imp_error``; default: untyped)."""
 
     source: str = "mtype"
     types: tuple[str, ...] = _ALL_TYPES
@@ -981,7 +982,7 @@ class BidTyper:
         return UntypedBid(_ERROR_MAKERS[self.error_class](words))
 
     def type_of(self, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str:
-        kind = BID_TYPERS[self.source](self, bid, request)
+        kind = BID_TYPERS[self.source](self, bid, request) or self.fallback
         if kind is None:
             raise self.untyped(bid)
         return kind

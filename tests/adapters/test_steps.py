@@ -776,6 +776,23 @@ TYPER_ROWS = [
     (BidTyper("imp_then_ext_prebid"), {"impid": "zzz", "ext": {"prebid": {"type": "video"}}}, "video"),
     (BidTyper("imp_then_ext_prebid"), {"impid": "zzz"}, None),
     (BidTyper("fixed", types=("video",)), {"impid": "zzz", "mtype": 1}, "video"),
+    (BidTyper("ext_media_type"), {"impid": "b", "ext": {"mediaType": "video"}}, "video"),
+    (BidTyper("ext_media_type"), {"impid": "b", "ext": {"mediaType": "popup"}}, None),
+    # fallback: the type of any bid the source leaves untyped (kargo: ext.mediaType video/native, else banner)
+    (
+        BidTyper("ext_media_type", types=("video", "native"), fallback="banner"),
+        {"ext": {"mediaType": "native"}},
+        "native",
+    ),
+    (
+        BidTyper("ext_media_type", types=("video", "native"), fallback="banner"),
+        {"ext": {"mediaType": "audio"}},
+        "banner",
+    ),
+    (BidTyper("ext_media_type", types=("video", "native"), fallback="banner"), {"ext": {"mediaType": 5}}, "banner"),
+    (BidTyper("ext_media_type", types=("video", "native"), fallback="banner"), {"ext": "x"}, "banner"),
+    (BidTyper("ext_media_type", types=("video", "native"), fallback="banner"), {}, "banner"),
+    (BidTyper("mtype", fallback="video"), {"impid": "b", "mtype": 9}, "video"),
 ]
 
 
