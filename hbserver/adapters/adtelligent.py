@@ -29,6 +29,7 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import JsonShapeError, json_call, json_headers
 from hbserver.adapters.golike import (
+    GoKind,
     ImpExtError,
     go_answer,
     go_int,
@@ -36,6 +37,7 @@ from hbserver.adapters.golike import (
     go_members,
     go_quote,
     go_request_top,
+    go_value,
     imp_bidder_params,
     json_number_text,
 )
@@ -48,14 +50,6 @@ _PARAMS = "openrtb_ext.ExtImpAdtelligent"
 
 class _BadImp(ValueError):
     """An imp this adapter cannot send (the message is the bidder error's)."""
-
-
-def _go_float(value: Any, where: str) -> int | float:
-    """``value`` as a Go float64 field takes it: a non-number fails as json-iterator's slow path
-    words it (it reads no number characters)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return value
-    raise JsonShapeError(f"cannot unmarshal {where}: invalid number")
 
 
 def _parse_int64(text: str) -> int:
@@ -85,7 +79,7 @@ class _Params:
             elif name == "siteId":
                 self.site_id = go_int(value, f"{_PARAMS}.SiteId")
             else:
-                self.bid_floor = _go_float(value, f"{_PARAMS}.BidFloor")
+                self.bid_floor = go_value(value, GoKind.FLOAT, f"{_PARAMS}.BidFloor")
 
     def ext(self, aid: int) -> dict[str, Any]:
         """The imp's new ``ext``: ``aid`` always, the other fields when not zero (Go's omitempty)."""

@@ -49,6 +49,7 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, json_call, with_header
 from hbserver.adapters.golike import (
+    GoKind,
     ImpExtError,
     go_answer,
     go_fields,
@@ -57,6 +58,8 @@ from hbserver.adapters.golike import (
     go_media_objects,
     go_members,
     go_request_top,
+    go_sized_int,
+    go_value,
     go_video,
     imp_bidder_params,
     set_omitempty,
@@ -76,7 +79,6 @@ BAD_ANSWER = "server response failed to unmarshal as valid rtb. Run with request
 _PARAMS = "openrtb_ext.ExtImpBeachfront"
 _APP_IDS = "openrtb_ext.ExtImpBeachfrontAppIds"
 _UINT64 = 2**64 - 1
-_INT8 = range(-128, 128)
 _DEVICE_PC, _DEVICE_MOBILE = 2, 1
 _ZERO_SCHAIN: Mapping[str, Any] = {"complete": 0, "nodes": None, "ver": ""}
 
@@ -123,13 +125,6 @@ class _Params(NamedTuple):
 # --- params ----------------------------------------------------------------------------------------
 
 
-def _go_float(value: Any, where: str) -> float:
-    """A number into a Go float64; anything else fails as json-iterator words it."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise JsonShapeError(f"cannot unmarshal {where}: invalid number")
-    return float(value)
-
-
 def _decode_params(params: dict[str, Any]) -> _Params:
     """The params decoded field by field in document order (a null leaves a field as it was; a field
     named twice is decoded twice, ``appIds`` into the same struct); JsonShapeError names the first
@@ -144,7 +139,7 @@ def _decode_params(params: dict[str, Any]) -> _Params:
         elif name == "videoResponseType":
             response_type = expect_string(value, f"{_PARAMS}.VideoResponseType")
         elif name == "bidfloor":
-            bidfloor = _go_float(value, f"{_PARAMS}.BidFloor")
+            bidfloor = float(go_value(value, GoKind.FLOAT, f"{_PARAMS}.BidFloor"))
         else:
             for key, item in go_members(expect_object(value, f"{_PARAMS}.AppIds"), "video", "banner"):
                 if item is None:
@@ -263,18 +258,11 @@ def _schain(source: Any) -> Any:
         return _ZERO_SCHAIN
 
 
-def _int8(value: Any, where: str) -> int:
-    number = go_int(value, where)
-    if number not in _INT8:
-        raise JsonShapeError(f"cannot unmarshal {where}: ReadInt8: {number}")
-    return number
-
-
 def _supply_chain(value: Any) -> dict[str, Any]:
     obj = expect_object(value, "openrtb_ext.ExtRequestPrebidSChain.SChain")
     fields = go_fields(obj, "complete", "nodes", "ver", "ext")
     out: dict[str, Any] = {
-        "complete": _int8(fields.get("complete"), "openrtb2.SupplyChain.Complete"),
+        "complete": go_sized_int(fields.get("complete"), "openrtb2.SupplyChain.Complete", 8),
         "nodes": None,
         "ver": expect_string(fields.get("ver"), "openrtb2.SupplyChain.Ver"),
     }
@@ -294,7 +282,7 @@ def _supply_chain_node(value: Any) -> dict[str, Any]:
         if text or name in ("asi", "sid"):
             out[name] = text
     if fields.get("hp") is not None:
-        out["hp"] = _int8(fields["hp"], "openrtb2.SupplyChainNode.HP")
+        out["hp"] = go_sized_int(fields["hp"], "openrtb2.SupplyChainNode.HP", 8)
     if fields.get("ext") is not None:
         out["ext"] = fields["ext"]
     return out

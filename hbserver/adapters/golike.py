@@ -126,6 +126,29 @@ def go_int(value: Any, where: str) -> int:
     raise JsonShapeError(f"cannot unmarshal {where}: unexpected character: \ufffd")
 
 
+class GoIntOverflow(JsonShapeError):
+    """A JSON integer out of range for a Go ``int8`` ... ``int64`` field (``go_sized_int``); ``number``
+    and ``bits`` let an adapter word it as its PBS-Go fixture does."""
+
+    def __init__(self, message: str, number: int, bits: int) -> None:
+        super().__init__(message)
+        self.number = number
+        self.bits = bits
+
+
+def go_sized_int(value: Any, where: str, bits: int = 64) -> int:
+    """``value`` decoded into a Go ``int<bits>`` (null is 0). Out of int64 range fails as ``go_int``
+    words it, out of a smaller type's range as json-iterator's ``ReadInt8`` ... (GoIntOverflow both);
+    a float or a non-number as ``go_int``."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return go_int(value, where)
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise GoIntOverflow(f"cannot unmarshal {where}: overflow: {value}", value, 64)
+    if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+        raise GoIntOverflow(f"cannot unmarshal {where}: ReadInt{bits}: {value}", value, bits)
+    return value
+
+
 def go_list(value: Any, where: str) -> list[Any]:
     """A JSON array field (null is empty); anything else fails as json-iterator words it."""
     if value is None:

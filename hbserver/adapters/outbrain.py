@@ -43,12 +43,13 @@ from hbserver.adapters.common import (
     json_call,
 )
 from hbserver.adapters.golike import (
-    go_int,
+    GoIntOverflow,
     go_json_object,
     go_list,
     go_media_objects,
     go_members,
     go_request_top,
+    go_sized_int,
     go_typed_bids,
     imp_bidder_params,
     set_omitempty,
@@ -261,11 +262,10 @@ def _decode_value(value: Any, kind: Any, where: str, current: Any) -> Any:
 def _go_integer(value: Any, where: str, kind: str) -> int:
     """A Go int64/int8 field's value; out of range fails as json-iterator's ReadInt8/ReadInt64 words it
     (PBS-Go's error extraction keeps the reader's name, as ``overflow`` reads to it like a layer)."""
-    number = go_int(value, where) if not isinstance(value, int) or isinstance(value, bool) else value
-    limit = 2**7 if kind == _INT8 else 2**63
-    if not -limit <= number < limit:
-        raise JsonShapeError(f"cannot unmarshal Read{'Int8' if kind == _INT8 else 'Int64'}: {abs(number)}")
-    return number
+    try:
+        return go_sized_int(value, where, 8 if kind == _INT8 else 64)
+    except GoIntOverflow as exc:
+        raise JsonShapeError(f"cannot unmarshal ReadInt{exc.bits}: {abs(exc.number)}") from None
 
 
 def _encode(values: dict[str, Any], struct: _Struct) -> dict[str, Any]:

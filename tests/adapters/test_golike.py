@@ -14,6 +14,7 @@ from hbserver.adapters.common import AnswerWording, JsonShapeError
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     GO_SPACE,
+    GoIntOverflow,
     GoKind,
     ImpExtError,
     RawObject,
@@ -31,6 +32,7 @@ from hbserver.adapters.golike import (
     go_parse_float,
     go_quote,
     go_request_top,
+    go_sized_int,
     go_typed_bids,
     go_value,
     go_video,
@@ -128,6 +130,38 @@ def test_go_field(obj, name, skip_null, want):
 )
 def test_go_int(value, want):
     assert outcome(go_int, value, "f") == want
+
+
+# Go's intN holds -2**(N-1) .. 2**(N-1)-1 (the Go spec's numeric types); json-iterator's ReadInt8 ...
+# report a value outside it, a value outside int64 fails before that as go_int words it
+@pytest.mark.parametrize(
+    ("value", "bits", "want"),
+    [
+        (None, 8, 0),
+        (127, 8, 127),
+        (-128, 8, -128),
+        (128, 8, Fails("cannot unmarshal f: ReadInt8: 128", GoIntOverflow)),
+        (-129, 8, Fails("cannot unmarshal f: ReadInt8: -129", GoIntOverflow)),
+        (2**15, 16, Fails("cannot unmarshal f: ReadInt16: 32768", GoIntOverflow)),
+        (2**63 - 1, 64, 2**63 - 1),
+        (2**63, 64, Fails("cannot unmarshal f: overflow: 9223372036854775808", GoIntOverflow)),
+        (2**63, 8, Fails("cannot unmarshal f: overflow: 9223372036854775808", GoIntOverflow)),
+        (1.0, 8, Fails("cannot unmarshal f: can not decode float as int")),
+        ("1", 8, Fails("cannot unmarshal f: unexpected character: \ufffd")),
+        (False, 8, Fails("cannot unmarshal f: unexpected character: \ufffd")),
+    ],
+    ids=["null", "int8-max", "int8-min", "int8-over", "int8-under", "int16-over", "int64-max", "int64-over",
+         "int8-past-int64", "float", "string", "bool"],
+)  # fmt: skip
+def test_go_sized_int(value, bits, want):
+    assert outcome(go_sized_int, value, "f", bits) == want
+
+
+def test_go_sized_int_overflow_carries_number_and_bits():
+    with pytest.raises(GoIntOverflow) as caught:
+        go_sized_int(-200, "f", 8)
+    assert (caught.value.number, caught.value.bits) == (-200, 8)
+    assert isinstance(caught.value, JsonShapeError)
 
 
 @pytest.mark.parametrize(
