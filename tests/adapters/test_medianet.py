@@ -1,4 +1,4 @@
-"""Media.net adapter: the ``src`` query parameter from ``extra_info``, one unchanged call, bids typed by
+"""Media.net adapter: the ``src`` query parameter from ``extra_info``, one call (its recipe), bids typed by
 ``mtype`` and statuses."""
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ def test_endpoint_with_source(endpoint, source, want):
     assert endpoint_with_source(endpoint, source) == want
 
 
-def test_one_unchanged_call_to_the_built_endpoint():
+def test_one_call_to_the_built_endpoint():  # the request as Go re-encodes it (Video writes mimes)
     adapter = build(AdapterConfig("medianet", ENDPOINT, {"extra_info": "https://h.example"}))
     request = {"id": "r", "imp": [{"id": "a", "banner": {}}, {"id": "b", "video": {}}], "ext": {"x": 1}}
     calls, bodies, errors = requests_of(adapter, request, RequestInfo(bidder="medianet"))
     assert errors == []
     assert [(c.uri, c.imp_ids) for c in calls] == [(ENDPOINT + "?src=https%3A%2F%2Fh.example", ["a", "b"])]
     assert dict(calls[0].headers) == {"Content-Type": "application/json;charset=utf-8"}
-    assert bodies[0] == request
+    assert bodies[0] == {**request, "imp": [{"id": "a", "banner": {}}, {"id": "b", "video": {"mimes": None}}]}
 
 
 def bids_of(body: Any, status: int = 200):
