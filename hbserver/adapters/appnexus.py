@@ -20,7 +20,6 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import orjson
 
@@ -36,6 +35,7 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.adapters.common import decode_answer, items_of, seat_bids, string_param, typed_bid_response
+from hbserver.adapters.golike import with_query_value
 from hbserver.numbers import INT64, NumberError, check_int, int_or, parse_int
 
 DEFAULT_PLATFORM_ID = 5
@@ -239,10 +239,7 @@ def display_manager_version(request: dict[str, Any]) -> str:
 
 def with_member(endpoint: str, member: str) -> str:
     """The endpoint with ``member_id`` set in its query (parameters sorted by name, as Go encodes)."""
-    parts = urlsplit(endpoint)
-    query = {name: value for name, value in parse_qsl(parts.query, keep_blank_values=True)}
-    query["member_id"] = member
-    return urlunsplit(parts._replace(query=urlencode(sorted(query.items()))))
+    return with_query_value(endpoint, "member_id", member)
 
 
 def _appnexus_ext(ext: dict[str, Any], is_amp: int, hb_source: int) -> dict[str, Any]:

@@ -15,7 +15,7 @@ pin them, so they are copied here once:
   found (``ABSENT_OBJECT``);
 * numbers and URLs are read and written as Go's ``strconv`` and ``net/url`` do (``go_int``,
   ``go_parse_float``, ``go_float_text``, ``json_number_text``, ``with_auction_price``,
-  ``with_query_param``, ``go_quote``);
+  ``with_query_param``, ``with_query_value``, ``go_quote``);
 * raw JSON text is read as json-iterator and jsonparser read it (``go_json_object``,
   ``json_object_members``, ``json_space_end``), and an answer's bids are typed one by one
   (``typed_bids``, ``go_typed_bids``).
@@ -513,6 +513,17 @@ def with_query_param(endpoint: str, name: str, value: str) -> str:
     form. Raises ValueError where ``urlsplit`` does."""
     parts = urlsplit(endpoint)
     pairs = [*parse_qsl(parts.query, keep_blank_values=True), (name, value)]
+    pairs.sort(key=lambda pair: pair[0])
+    return urlunsplit(parts._replace(query=urlencode(pairs)))
+
+
+def with_query_value(endpoint: str, name: str, value: str) -> str:
+    """``endpoint`` with its query parameter ``name`` set to ``value`` (any earlier values of it
+    replaced), the query re-encoded: Go's ``url.Values.Set`` and ``Encode`` (see
+    ``with_query_param``). Raises ValueError where ``urlsplit`` does."""
+    parts = urlsplit(endpoint)
+    pairs = [pair for pair in parse_qsl(parts.query, keep_blank_values=True) if pair[0] != name]
+    pairs.append((name, value))
     pairs.sort(key=lambda pair: pair[0])
     return urlunsplit(parts._replace(query=urlencode(pairs)))
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import orjson
 
@@ -47,6 +46,7 @@ from hbserver.adapters.golike import (
     go_request_top,
     imp_bidder_params,
     set_omitempty,
+    with_query_value,
 )
 
 _CALLER = {"name": "Prebid-Server", "version": "n/a"}
@@ -149,16 +149,11 @@ def _with_publisher(request: dict[str, Any], publisher_id: str) -> None:
 
 
 def _with_query_value(endpoint: str, name: str, value: str) -> str:
-    """``endpoint`` with its query parameter ``name`` set to ``value`` (replacing any), the query
-    re-encoded as Go's ``url.Values.Encode`` does (keys sorted); unchanged where it does not parse."""
+    """``with_query_value``; the endpoint unchanged where it does not parse."""
     try:
-        parts = urlsplit(endpoint)
+        return with_query_value(endpoint, name, value)
     except ValueError:
         return endpoint
-    pairs = [pair for pair in parse_qsl(parts.query, keep_blank_values=True) if pair[0] != name]
-    pairs.append((name, value))
-    pairs.sort(key=lambda pair: pair[0])
-    return urlunsplit(parts._replace(query=urlencode(pairs)))
 
 
 # openrtb2.Device: its pointer fields (left out only when null) and the rest, left out when zero

@@ -45,6 +45,7 @@ from hbserver.adapters.golike import (
     typed_bids,
     with_auction_price,
     with_query_param,
+    with_query_value,
 )
 
 NAN = object()  # stands for "a NaN" in the go_parse_float table (NaN != NaN)
@@ -465,6 +466,30 @@ def test_with_query_param(endpoint, want):
 def test_with_query_param_raises_where_urlsplit_does():
     with pytest.raises(ValueError):
         with_query_param("http://[::1", "v", "1")
+
+
+# Go's url.Values.Set replaces every value of the key; Encode sorts the keys (a key's other values
+# keep their order) and escapes as a form
+@pytest.mark.parametrize(
+    ("endpoint", "want"),
+    [
+        ("http://h/a", "http://h/a?v=1.3"),
+        ("http://h/a?z=1&b=x y", "http://h/a?b=x+y&v=1.3&z=1"),
+        ("http://h/a?v=old&a=&v=older", "http://h/a?a=&v=1.3"),
+        ("http://h/a?k=2&k=1", "http://h/a?k=2&k=1&v=1.3"),
+        ("http://h/a?x=%26#frag", "http://h/a?v=1.3&x=%26#frag"),
+        ("", "?v=1.3"),
+    ],
+    ids=["no-query", "sorted-and-escaped", "replaces-every-value", "other-key-keeps-values", "fragment-kept",
+         "empty"],
+)  # fmt: skip
+def test_with_query_value(endpoint, want):
+    assert with_query_value(endpoint, "v", "1.3") == want
+
+
+def test_with_query_value_raises_where_urlsplit_does():
+    with pytest.raises(ValueError):
+        with_query_value("http://[::1", "v", "1")
 
 
 @pytest.mark.parametrize(
