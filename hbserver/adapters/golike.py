@@ -579,6 +579,21 @@ def go_quote(text: str) -> str:
     return "".join(out)
 
 
+# What Go's encoding/json escapes in the strings it writes: json.Marshal's HTML-safe set, and the two
+# line separators it escapes even with SetEscapeHTML(false)
+GO_HTML_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+                                 "\u2029": "\\u2029"})  # fmt: skip
+_GO_LINE_ESCAPES = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def go_json_text(value: Any, *, escape_html: bool = True) -> str:
+    """``value`` as compact JSON text the way Go's encoding/json escapes it: ``<``, ``>`` and ``&``
+    as ``\\u003c``... (``json.Marshal``; not with ``escape_html=False``, an Encoder's
+    ``SetEscapeHTML(false)``), U+2028 and U+2029 always."""
+    text = orjson.dumps(value).decode()
+    return text.translate(GO_HTML_ESCAPES if escape_html else _GO_LINE_ESCAPES)
+
+
 # --- a whole request re-encoded --------------------------------------------------------------------
 
 # openrtb2's fields without omitempty (openrtb v20.3.0): written even when zero or absent

@@ -43,13 +43,9 @@ from hbserver.adapters.common import (
     first_media_type,
     json_call,
 )
-from hbserver.adapters.golike import GO_WORDING, go_field, go_int, imp_bidder_params, set_omitempty
+from hbserver.adapters.golike import GO_WORDING, go_field, go_int, go_json_text, imp_bidder_params, set_omitempty
 
 HEADERS = {"Content-Type": "application/json;charset=utf-8"}  # PBS-Go sends no Accept here
-# what Go's encoding/json escapes in text it writes (HTML-safe output)
-_HTML_ESCAPES = str.maketrans(
-    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-)
 # openrtb_ext.ExtImpPrebid's keys as Go writes them back: True = left out when empty ("", [] or {}),
 # False = a pointer or raw value, left out only when null
 _PREBID_KEYS = {
@@ -254,11 +250,6 @@ def _imp_type(imp_id: str, imps: list[dict[str, Any]]) -> tuple[str, BidderError
     return "", bad_server_response(f'Failed to find impression for ID: "{imp_id}"')
 
 
-def _go_json_text(value: Any) -> str:
-    """``value`` as Go's encoding/json writes a raw JSON value (compact, HTML characters escaped)."""
-    return orjson.dumps(value).decode().translate(_HTML_ESCAPES)
-
-
 class GridAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
@@ -311,7 +302,7 @@ class GridAdapter:
                 return None, [error]
             out = {key: value for key, value in bid.items() if key not in ("adm_native", "content_type")}
             if bid.get("adm_native") is not None and not bid.get("adm"):
-                out["adm"] = _go_json_text(bid["adm_native"])
+                out["adm"] = go_json_text(bid["adm_native"])
             result.bids.append(TypedBid(out, bid_type, bid_meta=_bid_meta(bid.get("ext"))))
         return result, []
 

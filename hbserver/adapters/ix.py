@@ -30,7 +30,7 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.adapters.common import AnswerWording, JsonShapeError, decode_answer, expect_object, expect_string, found
-from hbserver.adapters.golike import NOT_AN_OBJECT, go_members, imp_bidder_params
+from hbserver.adapters.golike import NOT_AN_OBJECT, go_json_text, go_members, imp_bidder_params
 
 _HEADERS = {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}
 _BID_TYPES = frozenset(("banner", "video", "audio", "native"))
@@ -331,8 +331,7 @@ def _encode_native(native: Mapping[str, Any]) -> str | None:
     else:
         typed.pop("imptrackers", None)
     ordered = {key: typed[key] for key in _NATIVE_FIELDS if key in typed}
-    # Go escapes these two line separators even with HTML escaping off
-    return orjson.dumps(ordered).decode().replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return go_json_text(ordered, escape_html=False)  # PBS-Go's encoder has SetEscapeHTML(false)
 
 
 # Field layouts of PBS-Go's native 1.2 response types: (name, kind, written even when empty).

@@ -21,8 +21,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, NamedTuple
 
-import orjson
-
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
@@ -45,6 +43,7 @@ from hbserver.adapters.common import (
 from hbserver.adapters.golike import (
     GoIntOverflow,
     go_json_object,
+    go_json_text,
     go_list,
     go_media_objects,
     go_members,
@@ -210,8 +209,6 @@ _RESPONSE = _Struct("response.Response", (
     _F("privacy", "Privacy", _STR), _F("ext", "Ext", _RAW),
 ))  # fmt: skip
 _EVENT_IMPRESSION, _METHOD_IMAGE, _METHOD_JS = 1, 1, 2
-# what Go's encoding/json escapes in the text it writes (json.Marshal is HTML-safe)
-_HTML_SAFE = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
 def _zero(kind: Any) -> Any:
@@ -299,11 +296,7 @@ def _native_markup(adm: str) -> str:
         elif tracker["method"] == _METHOD_JS:
             values["jstracker"] = f'<script src="{tracker["url"]}"></script>'
     values["eventtrackers"] = None
-    text = orjson.dumps(_encode(values, _RESPONSE)).decode()
-    for char, escaped in _HTML_SAFE:
-        if char in text:
-            text = text.replace(char, escaped)
-    return text
+    return go_json_text(_encode(values, _RESPONSE))
 
 
 # --- adapter -----------------------------------------------------------------------------------------

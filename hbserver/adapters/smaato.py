@@ -49,6 +49,7 @@ from hbserver.adapters.common import (
     json_headers,
 )
 from hbserver.adapters.golike import (
+    GO_HTML_ESCAPES,
     GoKind,
     decode_go_answer,
     go_int,
@@ -75,8 +76,6 @@ _MILLISECOND = timedelta(milliseconds=1)
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # Go's json.Marshal of a raw value: whitespace outside strings dropped, HTML characters escaped
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[ \t\n\r]+', re.DOTALL)
-_HTML_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
-                               "\u2029": "\\u2029"})  # fmt: skip
 
 
 def _reject_constant(name: str) -> Any:
@@ -368,7 +367,7 @@ def _native_markup(adm: str) -> str:
 
 def _compact_token(match: re.Match[str]) -> str:
     token = match.group()
-    return token.translate(_HTML_ESCAPES) if token[0] == '"' else ""
+    return token.translate(GO_HTML_ESCAPES) if token[0] == '"' else ""
 
 
 def _native_member(text: str) -> str | None:

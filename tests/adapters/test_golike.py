@@ -7,12 +7,14 @@ import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import orjson
 import pytest
 
 from hbserver.adapters.base import BidderError, ErrorCode, ResponseData, TypedBid
 from hbserver.adapters.common import AnswerWording, JsonShapeError
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
+    GO_HTML_ESCAPES,
     GO_SPACE,
     GoIntOverflow,
     GoKind,
@@ -27,6 +29,7 @@ from hbserver.adapters.golike import (
     go_imp,
     go_int,
     go_json_object,
+    go_json_text,
     go_media_objects,
     go_members,
     go_parse_float,
@@ -446,6 +449,26 @@ def test_go_parse_float(text, want):
 )
 def test_go_float_text(value, want):
     assert go_float_text(value) == want
+
+
+# encoding/json: json.Marshal escapes <, > and & (HTMLEscape) and U+2028/U+2029; an Encoder with
+# SetEscapeHTML(false) still escapes the two line separators
+@pytest.mark.parametrize(
+    ("value", "escape_html", "want"),
+    [
+        ({"a": "<b>&"}, True, '{"a":"\\u003cb\\u003e\\u0026"}'),
+        ({"a": "<b>&"}, False, '{"a":"<b>&"}'),
+        (["\u2028\u2029"], True, '["\\u2028\\u2029"]'),
+        (["\u2028\u2029"], False, '["\\u2028\\u2029"]'),
+        ({"k": [1, 1.5, None, True]}, True, '{"k":[1,1.5,null,true]}'),
+        ("é", True, '"é"'),
+    ],
+    ids=["html", "html-kept", "line-separators", "line-separators-no-html", "compact", "utf8-kept"],
+)
+def test_go_json_text(value, escape_html, want):
+    assert go_json_text(value, escape_html=escape_html) == want
+    if escape_html:
+        assert orjson.dumps(value).decode().translate(GO_HTML_ESCAPES) == want
 
 
 @pytest.mark.parametrize(
