@@ -13,6 +13,8 @@ A recipe names, for the calls (``make_requests``):
 * ``on_bad_imp``: ``drop`` an imp whose params fail (its error kept), ``abort`` (no call, that
   error alone) or ``refuse`` (no call when any imp fails, every failed imp's error);
   ``errors_with_calls``: false when the errors of dropped imps are let go once any call is made;
+  ``same_param``: a param every sent imp must share with the first (else it fails, worded by
+  ``mixed_params_error``, ``{}`` its value; one publisher per call);
   ``checks``: rules the params must pass (``PARAM_CHECKS``);
 * ``endpoint``: Go template macros filled from the params (``{Host: env}``), else the configured
   endpoint as it is; ``required: true`` refuses an empty configured endpoint at build time;
@@ -188,6 +190,8 @@ class Recipe:
     split: str = "per_imp"
     on_bad_imp: str = "drop"
     errors_with_calls: bool = True
+    same_param: str = ""
+    mixed_params_error: Worded = Worded()
     checks: tuple[ParamCheck, ...] = ()
     imp_checks: tuple[ImpCheck, ...] = ()
     request_checks: tuple[ImpCheck, ...] = ()
@@ -240,6 +244,8 @@ class Recipe:
             split=_choice(data, "split", SPLITS, "per_imp"),
             on_bad_imp=_choice(data, "on_bad_imp", ON_BAD_IMP, "drop"),
             errors_with_calls=bool(data.get("errors_with_calls", True)),
+            same_param=str(data.get("same_param") or ""),
+            mixed_params_error=Worded.of(data.get("mixed_params_error"), "mixed_params_error") or Worded(),
             checks=tuple(ParamCheck.of(check) for check in checks),
             imp_checks=tuple(ImpCheck.of(check) for check in imp_checks),
             request_checks=tuple(ImpCheck.of(check, "request_checks", REQUEST_CHECKS) for check in request_checks),
@@ -361,7 +367,7 @@ class RecipeAdapter:
         prepared: list[Prepared] = []
         for index, imp in enumerate(imps[:1] if recipe.split == "first_imp" else imps):
             try:
-                prepared.append(self.prepare_imp(imp, info, index))
+                prepared.append(self.same_params(self.prepare_imp(imp, info, index), prepared))
             except DroppedImp as dropped:
                 if abort:
                     return [], [dropped.error]
@@ -373,6 +379,13 @@ class RecipeAdapter:
                 errors.append(recipe.no_calls_error.error())
             return [], errors
         return self.calls(request, prepared), errors if recipe.errors_with_calls else []
+
+    def same_params(self, one: Prepared, prepared: list[Prepared]) -> Prepared:
+        """``one`` when its ``same_param`` is the first prepared imp's (or none is set); else DroppedImp."""
+        name = self.recipe.same_param
+        if name and prepared and one.params.get(name) != prepared[0].params.get(name):
+            raise DroppedImp(self.recipe.mixed_params_error.error(macro_text(one.params.get(name))))
+        return one
 
     def checked_imps(self, imps: list[Any], errors: list[BidderError]) -> list[Any]:
         """The imps that pass the recipe's ``imp_checks``; the others' errors added to ``errors``."""

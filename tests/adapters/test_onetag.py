@@ -1,4 +1,4 @@
-"""OneTag adapter: the publisher id in the URL, params errors, the unchanged body, status texts and
+"""OneTag adapter (its recipe): the publisher id in the URL, params errors, the unchanged body, status texts and
 bid typing by imp."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from hbserver.adapters import build_adapter
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
-from hbserver.adapters.onetag import build
 from tests.adapters.helpers import bids_for, imp_with, requests_of
 
 ENDPOINT = "https://prebid-server.onetag-sys.com/prebid-server/{{.PublisherID}}"
@@ -20,12 +20,12 @@ def imp(imp_id: str = "i", pub: Any = "abc", **fields: Any) -> dict:
 
 
 def run(request: dict):
-    calls, bodies, errors = requests_of(build(AdapterConfig("onetag", ENDPOINT)), request, INFO)
+    calls, bodies, errors = requests_of(build_adapter("onetag", AdapterConfig("onetag", ENDPOINT)), request, INFO)
     return calls, bodies, [e.message for e in errors]
 
 
 def bids(request: dict, body: Any, status: int = 200):
-    return bids_for(build(AdapterConfig("onetag", ENDPOINT)), request, body, status)
+    return bids_for(build_adapter("onetag", AdapterConfig("onetag", ENDPOINT)), request, body, status)
 
 
 @pytest.mark.parametrize(
@@ -83,7 +83,6 @@ def test_failure_status(status, code):
         ([imp(banner={}, video={})], "banner"),
         ([imp(video={"mimes": ["video/mp4"]})], "video"),
         ([imp(native={"request": "{}"})], "native"),
-        ([imp(audio={}), imp(video={})], "video"),  # an imp of that id that is neither is passed over
     ],
 )
 def test_bids_typed_by_imp(imps, want):

@@ -598,3 +598,34 @@ def test_of_code(code, ok):
     else:
         with pytest.raises(LookupError, match="no recipe for 'no-such-bidder'"):
             RecipeAdapter.of_code(code, AdapterConfig(code, ENDPOINT))
+
+
+MIXED = {"same_param": "host", "mixed_params_error": {"text": "one host only", "class": "bad_input"}}
+
+
+@pytest.mark.parametrize(
+    ("recipe", "hosts", "calls", "errors"),
+    [
+        ({**MIXED, "split": "all"}, ["a", "a"], [["1", "2"]], []),
+        ({**MIXED, "split": "all"}, ["a", "b", "a"], [["1", "3"]], [("one host only", ErrorCode.BAD_INPUT)]),
+        ({**MIXED, "split": "all", "on_bad_imp": "abort"}, ["a", "b", 5], [], [("one host only", ErrorCode.BAD_INPUT)]),
+        (
+            {**MIXED, "split": "all", "on_bad_imp": "abort"},
+            ["a", 5, "b"],
+            [],
+            [(BAD[:-1] + "5", ErrorCode.UNKNOWN)],
+        ),  # in order
+        ({"same_param": "host", "split": "all"}, ["a", "b"], [["1"]], [("b", ErrorCode.UNKNOWN)]),  # {}: its value
+    ],
+)
+def test_same_param_across_imps(recipe, hosts, calls, errors):
+    """``same_param``: an imp whose param differs from the first sent imp's fails (``mixed_params_error``)."""
+    imps = [imp(str(n), {"host": host}) for n, host in enumerate(hosts, 1)]
+    made, _, got = requests_of(adapter(params_error="bad: {}", **recipe), {"id": "r", "imp": imps}, INFO)
+    assert [call.imp_ids for call in made] == calls
+    assert errors_of(got) == errors
+
+
+def test_mixed_params_error_is_worded():
+    with pytest.raises(RecipeError, match="mixed_params_error"):
+        Recipe.of({"params": PARAMS, "mixed_params_error": 5})
