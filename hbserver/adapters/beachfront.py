@@ -53,14 +53,13 @@ from hbserver.adapters.golike import (
     ImpExtError,
     go_answer,
     go_fields,
+    go_imp,
     go_int,
     go_list,
-    go_media_objects,
     go_members,
     go_request_top,
     go_sized_int,
     go_value,
-    go_video,
     imp_bidder_params,
     set_omitempty,
 )
@@ -82,18 +81,10 @@ _UINT64 = 2**64 - 1
 _DEVICE_PC, _DEVICE_MOBILE = 2, 1
 _ZERO_SCHAIN: Mapping[str, Any] = {"complete": 0, "nodes": None, "ver": ""}
 
-# openrtb2.BidRequest's fields (a typed re-encoding drops any other key) and openrtb2.Imp's, with the
-# Imp fields Go leaves out when zero or empty
+# openrtb2.BidRequest's fields (a typed re-encoding drops any other key)
 _REQUEST_FIELDS = frozenset(
     "id imp site app dooh device user test at tmax wseat bseat allimps cur wlang wlangb acat bcat cattax "
     "badv bapp source regs".split()
-)
-_IMP_FIELDS = frozenset(
-    "id metric banner video audio native pmp displaymanager displaymanagerver instl tagid bidfloor bidfloorcur "
-    "clickbrowser secure iframebuster rwdd ssai exp qty dt refresh ext".split()
-)
-_IMP_ZERO_OMITTED = frozenset(
-    "metric displaymanager displaymanagerver instl tagid bidfloor bidfloorcur iframebuster rwdd ssai exp dt".split()
 )
 
 
@@ -359,19 +350,6 @@ class _VideoCall(NamedTuple):
 _FAILED = _VideoCall("", "", None)
 
 
-def _go_imp(imp: Mapping[str, Any]) -> dict[str, Any]:
-    """``imp`` as Go's typed openrtb2.Imp writes it again: unknown keys dropped, zero or empty
-    omitempty fields and null pointers left out, ``id`` always written, the video re-encoded."""
-    out: dict[str, Any] = {"id": imp.get("id", "")}
-    for key, value in imp.items():
-        if key not in _IMP_FIELDS or key == "id" or value is None:
-            continue
-        if key in _IMP_ZERO_OMITTED and not value:
-            continue
-        out[key] = go_video(value) if key == "video" and isinstance(value, dict) else value
-    return go_media_objects(out)
-
-
 def _sized_video(video: dict[str, Any]) -> dict[str, Any]:
     """The video with a missing or zero width or height set to 300x250's."""
     if video.get("w") and video.get("h"):
@@ -417,7 +395,7 @@ def _video_call(
     body["device"] = device
     floor = _floor(imp, params, info)
     if floor.fatal:
-        body["imp"] = [_go_imp(video_imp) for video_imp in base["imp"]]
+        body["imp"] = [go_imp(video_imp, known_only=True) for video_imp in base["imp"]]
         return _VideoCall(app_id, kind, body), floor
     out = {key: value for key, value in imp.items() if key not in ("banner", "ext")}
     out["secure"] = secure
@@ -427,7 +405,7 @@ def _video_call(
         out["video"] = _sized_video(imp["video"])
     if not body.get("cur"):
         body["cur"] = ["USD"]
-    body["imp"] = [_go_imp(out)]
+    body["imp"] = [go_imp(out, known_only=True)]
     return _VideoCall(app_id, kind, body), floor
 
 

@@ -539,11 +539,22 @@ _IMP_ZERO_OMITTED = frozenset({
     "iframebuster", "rwdd", "ssai", "exp", "dt",
 })  # fmt: skip
 _IMP_POINTERS = frozenset({"banner", "video", "audio", "native", "pmp", "clickbrowser", "secure", "qty", "refresh"})
+_IMP_FIELDS = frozenset({
+    "id", "metric", "banner", "video", "audio", "native", "pmp", "displaymanager", "displaymanagerver", "instl",
+    "tagid", "bidfloor", "bidfloorcur", "clickbrowser", "secure", "iframebuster", "rwdd", "ssai", "exp", "qty",
+    "dt", "refresh", "ext",
+})  # fmt: skip
 
 
-def go_imp(imp: dict[str, Any]) -> dict[str, Any]:
+def go_imp(imp: dict[str, Any], *, known_only: bool = False) -> dict[str, Any]:
     """A copy of ``imp`` as PBS-Go's typed Imp writes it again: its omitempty fields left out when
-    zero (a null pointer), ``mimes``/``request`` written in media objects, the video re-encoded."""
+    zero (a null pointer), ``mimes``/``request`` written in media objects, the video re-encoded.
+    ``known_only``: all of the Imp's way, keys that name none of its fields and nulls dropped, ``id``
+    written first and always (an adapter that re-encodes the whole imp, e.g. beachfront's)."""
+    if known_only:
+        imp = {"id": imp.get("id", "")} | {
+            key: value for key, value in imp.items() if key in _IMP_FIELDS and key != "id" and value is not None
+        }
     out = {
         key: value
         for key, value in go_media_objects(imp).items()

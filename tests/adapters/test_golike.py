@@ -544,6 +544,26 @@ def test_go_imp(imp: dict, written: dict) -> None:
     assert go_imp(imp) == written
 
 
+# known_only: the whole imp through openrtb2.Imp: a key naming no field is dropped, a null leaves the
+# zero value (left out by omitempty, a pointer's nil likewise), id has no omitempty
+@pytest.mark.parametrize(
+    ("imp", "written"),
+    [
+        ({"tagid": "t", "x": 1, "ext": None, "pmp": None}, {"id": "", "tagid": "t"}),
+        ({"ext": {"a": 1}, "id": "i", "instl": 0}, {"id": "i", "ext": {"a": 1}}),
+        ({"id": "i", "video": {"w": 0, "foo": 1}, "audio": {}},
+         {"id": "i", "video": {"mimes": None, "w": 0}, "audio": {"mimes": None}}),
+        ({"id": "i", "secure": 0, "exp": 0, "qty": {"multiplier": 1}},
+         {"id": "i", "secure": 0, "qty": {"multiplier": 1}}),
+    ],
+    ids=["unknown-and-null-dropped", "id-first", "media-objects", "pointer-zero-kept"],
+)  # fmt: skip
+def test_go_imp_known_only(imp: dict, written: dict) -> None:
+    out = go_imp(imp, known_only=True)
+    assert out == written
+    assert next(iter(out)) == "id"
+
+
 @pytest.mark.parametrize(
     ("value", "text"),
     [
