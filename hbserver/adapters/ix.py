@@ -31,12 +31,11 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import AnswerWording, JsonShapeError, decode_answer, expect_object, expect_string, found
 from hbserver.adapters.golike import NOT_AN_OBJECT, go_json_text, go_members, imp_bidder_params
+from hbserver.adapters.gonative import EVENT_IMPRESSION, METHOD_IMAGE, decode_native_response, encode_native_response
 
 _HEADERS = {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}
 _BID_TYPES = frozenset(("banner", "video", "audio", "native"))
 _ANSWER_WORDING = AnswerWording(bad_json="JSON parsing error: {}", not_an_object="JSON parsing error: " + NOT_AN_OBJECT)
-_EVENT_IMPRESSION = 1
-_METHOD_IMAGE = 1
 
 
 def _array(value: Any, where: str) -> list[Any]:
@@ -318,111 +317,19 @@ def _native_adm_with_imptrackers(adm: str) -> str:
 
 
 def _encode_native(native: Mapping[str, Any]) -> str | None:
+    """``native`` through PBS-Go's native response type, the image pixels of its impression event
+    trackers merged into ``imptrackers`` (deduplicated, sorted); None where it does not decode
+    (PBS-Go leaves such markup alone)."""
     try:
-        typed = _typed_native(native)
-    except (JsonShapeError, TypeError, ValueError):
-        return None  # not decodable as a native response: PBS-Go leaves such markup alone
-    pixels = set(typed.get("imptrackers", ()))
-    for tracker in typed.get("eventtrackers", ()):
-        if tracker["event"] == _EVENT_IMPRESSION and tracker["method"] == _METHOD_IMAGE:
-            pixels.add(tracker.get("url", ""))
-    if pixels:
-        typed["imptrackers"] = sorted(pixels)
-    else:
-        typed.pop("imptrackers", None)
-    ordered = {key: typed[key] for key in _NATIVE_FIELDS if key in typed}
-    return go_json_text(ordered, escape_html=False)  # PBS-Go's encoder has SetEscapeHTML(false)
-
-
-# Field layouts of PBS-Go's native 1.2 response types: (name, kind, written even when empty).
-# Kinds: "int" (omitted when 0), "ptr-int" (written when present), "str" (omitted when ""),
-# "strs" (omitted when empty), "raw" (written when present), a layout (a struct pointer, written
-# when present), or a one-layout tuple list (omitted when empty).
-_INT, _PTR_INT, _STR, _RAW, _STRS = "int", "ptr-int", "str", "raw", "strs"
-_LINK = (("url", _STR, True), ("clicktrackers", _STRS, False), ("fallback", _STR, False), ("ext", _RAW, False))
-_TITLE = (("text", _STR, True), ("len", _INT, False), ("ext", _RAW, False))
-_IMAGE = (("type", _INT, False), ("url", _STR, True), ("w", _INT, False), ("h", _INT, False), ("ext", _RAW, False))
-_VIDEO = (("vasttag", _STR, True), ("ext", _RAW, False))
-_DATA = (
-    ("type", _INT, False),
-    ("len", _INT, False),
-    ("label", _STR, False),
-    ("value", _STR, True),
-    ("ext", _RAW, False),
-)
-_ASSET = (
-    ("id", _PTR_INT, False),
-    ("required", _INT, False),
-    ("title", _TITLE, False),
-    ("img", _IMAGE, False),
-    ("video", _VIDEO, False),
-    ("data", _DATA, False),
-    ("link", _LINK, False),
-    ("ext", _RAW, False),
-)
-_TRACKER = (
-    ("event", _INT, True),
-    ("method", _INT, True),
-    ("url", _STR, False),
-    ("customdata", _RAW, False),
-    ("ext", _RAW, False),
-)
-_RESPONSE = (
-    ("ver", _STR, False),
-    ("assets", (_ASSET,), False),
-    ("assetsurl", _STR, False),
-    ("dcourl", _STR, False),
-    ("link", _LINK, True),
-    ("imptrackers", _STRS, False),
-    ("jstracker", _STR, False),
-    ("eventtrackers", (_TRACKER,), False),
-    ("privacy", _STR, False),
-    ("ext", _RAW, False),
-)
-_NATIVE_FIELDS = tuple(name for name, _, _ in _RESPONSE)
-_OMIT_WHEN_EMPTY = frozenset((_INT, _STR, _STRS))
-
-
-def _typed_native(native: Mapping[str, Any]) -> dict[str, Any]:
-    return _typed(native, _RESPONSE)
-
-
-def _typed(node: Any, layout: tuple[tuple[str, Any, bool], ...]) -> dict[str, Any]:
-    """``node`` decoded into a Go struct of ``layout`` and encoded again: unknown keys dropped,
-    empty values left out as Go's omitempty does; a wrong type raises."""
-    data = expect_object(node, "")
-    out: dict[str, Any] = {}
-    for name, kind, always in layout:
-        value = _typed_value(data.get(name), kind)
-        if value is None:
-            if always:
-                out[name] = _typed({}, kind) if isinstance(kind, tuple) else 0 if kind == _INT else ""
-            continue
-        is_list = isinstance(kind, tuple) and len(kind) == 1
-        if not always and not value and (kind in _OMIT_WHEN_EMPTY or is_list):
-            continue
-        out[name] = value
-    return out
-
-
-def _typed_value(value: Any, kind: Any) -> Any:
-    if value is None:
+        values = decode_native_response(native)
+    except JsonShapeError:
         return None
-    if kind in (_INT, _PTR_INT):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise JsonShapeError("not an integer")
-        return value
-    if kind == _STR:
-        return expect_string(value, "native")
-    if kind == _RAW:
-        return value
-    if kind == _STRS:
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise JsonShapeError("not a string list")
-        return value
-    if len(kind) == 1:  # a list of structs
-        return [_typed(item, kind[0]) for item in _array(value, "native")]
-    return _typed(value, kind)
+    pixels = set(values["imptrackers"] or ())
+    for tracker in values["eventtrackers"] or ():
+        if tracker["event"] == EVENT_IMPRESSION and tracker["method"] == METHOD_IMAGE:
+            pixels.add(tracker["url"])
+    values["imptrackers"] = sorted(pixels)
+    return go_json_text(encode_native_response(values), escape_html=False)  # PBS-Go's encoder has SetEscapeHTML(false)
 
 
 def build(config: AdapterConfig) -> IxAdapter:
