@@ -18,7 +18,8 @@ A recipe names, for the calls (``make_requests``):
   ``checks``: rules the params must pass (``PARAM_CHECKS``);
 * ``endpoint``: Go template macros filled from the params (``{Host: env}``), else the configured
   endpoint as it is; ``required: true`` refuses an empty configured endpoint at build time;
-  ``format``: the URI as Go's Sprintf makes it (``{endpoint}``, ``{param}``); ``default``: the
+  ``format``: the URI as Go's Sprintf makes it (``{endpoint}``, ``{param}``, ``{Macro}``: a macro's
+  text); ``default``: the
   endpoint when none is configured;
 * ``imp_ext``: how the imp's ``ext`` is rewritten (a step of ``IMP_EXT_REWRITES``; ``imp_ext_param``:
   the param a rewrite reads, e.g. the stored request id of ``stored_request``); ``imp_rewrites``:
@@ -234,7 +235,8 @@ class Recipe:
         params = ParamsSpec.of(data.get("params") or {})
         endpoint = EndpointSpec.of(data.get("endpoint") or {})
         if endpoint.format:
-            checked_text(endpoint.format, "endpoint.format", endpoint="", **dict.fromkeys(params.fields, ""))
+            fills = dict.fromkeys([*params.fields, *endpoint.macros], "")
+            checked_text(endpoint.format, "endpoint.format", endpoint="", **fills)
         checks, imp_checks = data.get("checks") or [], data.get("imp_checks") or []
         request_checks = data.get("request_checks") or []
         if not all(isinstance(rules, list) for rules in (checks, imp_checks, request_checks)):

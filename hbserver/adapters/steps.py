@@ -34,6 +34,7 @@ from hbserver.adapters.common import (
 )
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
+    GO_SPACE,
     NOT_AN_OBJECT,
     GoAnswer,
     GoKind,
@@ -340,14 +341,15 @@ MACRO_ESCAPES: Mapping[str, Callable[[str], str]] = {
 
 @dataclass(frozen=True)
 class MacroSpec:
-    """How one endpoint macro is filled: from ``param``; through ``map`` (a value not in it becomes
-    ``default`` when one is given, else stays); an empty value becomes ``default``; then ``escape``
-    (``MACRO_ESCAPES``)."""
+    """How one endpoint macro is filled: from ``param``; ``trim``: white space taken off its ends
+    (Go's ``strings.TrimSpace``); through ``map`` (a value not in it becomes ``default`` when one is
+    given, else stays); an empty value becomes ``default``; then ``escape`` (``MACRO_ESCAPES``)."""
 
     param: str
     map: Mapping[str, str] = field(default_factory=dict)
     default: str | None = None
     escape: str = "none"
+    trim: bool = False
 
     @classmethod
     def of(cls, data: Any) -> MacroSpec:
@@ -360,6 +362,8 @@ class MacroSpec:
         mapping = data.get("map") or {}
         if not isinstance(mapping, Mapping) or data.get("escape", "none") not in MACRO_ESCAPES:
             raise StepError(f"endpoint.macros: map is value: text, escape one of {sorted(MACRO_ESCAPES)}")
+        if not isinstance(data.get("trim", False), bool):
+            raise StepError("endpoint.macros: trim is true or false")
         default = data.get("default")
         escape = str(data.get("escape", "none"))
         return cls(
@@ -367,10 +371,13 @@ class MacroSpec:
             {str(k): str(v) for k, v in mapping.items()},
             None if default is None else str(default),
             escape,
+            data.get("trim", False),
         )
 
     def text(self, params: Mapping[str, Any]) -> str:
         text = macro_text(params.get(self.param))
+        if self.trim:
+            text = text.strip(GO_SPACE)
         if self.map:
             text = self.map.get(text, text if self.default is None else self.default)
         elif not text and self.default is not None:
@@ -385,7 +392,7 @@ class EndpointSpec:
 
     macros: Mapping[str, MacroSpec] = field(default_factory=dict)
     required: bool = False  # an empty configured endpoint is refused when the adapter is built
-    format: str = ""  # the URI as Go's Sprintf makes it: {endpoint} and {param} placeholders
+    format: str = ""  # the URI as Go's Sprintf makes it: {endpoint}, {param} and {Macro} placeholders
     default: str = ""  # the endpoint when none is configured
 
     def __post_init__(self) -> None:  # a bare param name is a MacroSpec of that param
@@ -406,6 +413,7 @@ class EndpointSpec:
         template = template or self.default
         if self.format:
             texts = {name: macro_text(value) for name, value in params.items()}
+            texts.update((macro, spec.text(params)) for macro, spec in self.macros.items())
             template = self.format.format_map({**texts, "endpoint": template})
         if not self.macros:
             return template

@@ -403,6 +403,35 @@ def test_endpoint_resolve(macros, template, params, uri):
     assert spec.resolve(template, params) == uri
 
 
+@pytest.mark.parametrize(
+    ("macros", "template", "params", "uri"),
+    [  # format placeholders may name macros: their text filled as the macro's spec says (vidazoo, minutemedia)
+        ({"C": {"param": "c", "escape": "query", "trim": True}}, "https://x/", {"c": " a b&c\t"}, "https://x/a+b%26c"),
+        ({"C": {"param": "c", "escape": "query"}}, "https://x/", {"c": " a "}, "https://x/+a+"),
+        (
+            {"C": {"param": "c", "trim": True}},
+            "https://x/",
+            {"c": "\u00a0a b\n"},
+            "https://x/a b",
+        ),  # Go's unicode spaces
+        ({"C": {"param": "c", "trim": True}}, "https://x/", {"c": "\x1ca"}, "https://x/\x1ca"),  # not Go's space
+        (
+            {"C": {"param": "c", "trim": True, "default": "d"}},
+            "https://x/",
+            {"c": "  "},
+            "https://x/d",
+        ),  # trimmed first
+    ],
+)
+def test_endpoint_format_with_macros(macros, template, params, uri):
+    assert EndpointSpec(macros, format="{endpoint}{C}").resolve(template, params) == uri
+
+
+def test_macro_trim_is_a_boolean():
+    with pytest.raises(StepError, match=re.escape("endpoint.macros")):
+        EndpointSpec.of({"macros": {"C": {"param": "c", "trim": "yes"}}})
+
+
 def test_endpoint_required():
     assert EndpointSpec.of({"required": True}).required and not EndpointSpec.of({}).required
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from hbserver.adapters import build_adapter
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
-from hbserver.adapters.vidazoo import build
 from tests.adapters.helpers import bids_for, imp_with, requests_of
 
 ENDPOINT = "http://prebid-server.cootlogix.com/openrtb/"
@@ -20,12 +20,12 @@ def imp(imp_id: str = "i", cid: Any = "c1", **fields: Any) -> dict:
 
 
 def run(request: dict):
-    calls, bodies, errors = requests_of(build(AdapterConfig("vidazoo", ENDPOINT)), request, INFO)
+    calls, bodies, errors = requests_of(build_adapter("vidazoo", AdapterConfig("vidazoo", ENDPOINT)), request, INFO)
     return calls, bodies, [(e.message, e.code) for e in errors]
 
 
 def bids(request: dict, body: Any, status: int = 200):
-    return bids_for(build(AdapterConfig("vidazoo", ENDPOINT)), request, body, status)
+    return bids_for(build_adapter("vidazoo", AdapterConfig("vidazoo", ENDPOINT)), request, body, status)
 
 
 @pytest.mark.parametrize(
