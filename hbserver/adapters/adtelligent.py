@@ -13,7 +13,6 @@ object, else banner; the currency is always USD.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from hbserver.adapters.base import (
@@ -39,25 +38,16 @@ from hbserver.adapters.golike import (
     go_request_top,
     go_value,
     imp_bidder_params,
+    is_json_number,
+    json_number_int64,
     json_number_text,
 )
-from hbserver.numbers import INT64, NumberError, parse_int
 
-# the JSON number grammar Go's encoding/json checks a json.Number against before writing it
-_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
 _PARAMS = "openrtb_ext.ExtImpAdtelligent"
 
 
 class _BadImp(ValueError):
     """An imp this adapter cannot send (the message is the bidder error's)."""
-
-
-def _parse_int64(text: str) -> int:
-    """Go's ``strconv.ParseInt(text, 10, 64)``; ValueError in its words."""
-    try:
-        return parse_int(text, INT64)
-    except NumberError as exc:
-        raise ValueError(f"strconv.ParseInt: parsing {go_quote(text)}: {exc.reason}") from None
 
 
 class _Params:
@@ -104,11 +94,11 @@ def _prepare_imp(imp: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     except JsonShapeError as exc:
         raise _BadImp(f"ignoring imp id={imp_id}, error while decoding impExt, err: {exc}") from None
     aid_text = params.aid or "0"  # Go writes an empty json.Number as 0
-    if not _JSON_NUMBER.match(aid_text):
+    if not is_json_number(aid_text):
         message = f"json: invalid number literal {go_quote(aid_text)}"
         raise _BadImp(f"ignoring imp id={imp_id}, error while marshaling impExt, err: {message}")
     try:
-        aid = _parse_int64(params.aid)
+        aid = json_number_int64(params.aid)
     except ValueError as exc:
         raise _BadImp(f"ignoring imp id={imp_id}, aid parsing err: {exc}") from None
     out = dict(imp)

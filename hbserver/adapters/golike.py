@@ -14,7 +14,8 @@ pin them, so they are copied here once:
   absent raw value (Go's empty ``json.RawMessage``) fails with the zero byte as the character
   found (``ABSENT_OBJECT``);
 * numbers and URLs are read and written as Go's ``strconv`` and ``net/url`` do (``go_int``,
-  ``go_parse_float``, ``go_float_text``, ``json_number_text``, ``with_auction_price``,
+  ``go_parse_float``, ``go_float_text``, ``json_number_text``, ``is_json_number``,
+  ``json_number_int64``, ``with_auction_price``,
   ``with_query_param``, ``with_query_value``, ``go_quote``);
 * raw JSON text is read as json-iterator and jsonparser read it (``go_json_object``,
   ``json_object_members``, ``json_space_end``), and an answer's bids are typed one by one
@@ -45,7 +46,7 @@ from hbserver.adapters.common import (
     found,
     typed_bid_response,
 )
-from hbserver.numbers import NumberError, parse_float
+from hbserver.numbers import INT64, NumberError, parse_float, parse_int
 
 # json-iterator decoding an absent value (Go's empty json.RawMessage) as an object: the character it
 # "found" is the zero byte that ends the input
@@ -489,6 +490,25 @@ def json_number_text(value: Any, failure: str) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise JsonShapeError(failure)
     return str(value)
+
+
+# the JSON number grammar Go's encoding/json checks a json.Number against before writing it
+_JSON_NUMBER_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?\Z")
+
+
+def is_json_number(text: str) -> bool:
+    """Whether ``text`` is a JSON number literal, as encoding/json checks a ``json.Number`` before
+    writing it (``json: invalid number literal`` otherwise; "" is written as 0 and not checked)."""
+    return _JSON_NUMBER_LITERAL.match(text) is not None
+
+
+def json_number_int64(text: str) -> int:
+    """A ``json.Number``'s ``Int64()``: Go's ``strconv.ParseInt(text, 10, 64)``; JsonShapeError (a
+    ValueError) in its words."""
+    try:
+        return parse_int(text, INT64)
+    except NumberError as exc:
+        raise JsonShapeError(f"strconv.ParseInt: parsing {go_quote(text)}: {exc.reason}") from None
 
 
 AUCTION_PRICE = "${AUCTION_PRICE}"

@@ -12,7 +12,6 @@ imp (banner before video before native); Protected Audience configs come from
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import orjson
@@ -35,11 +34,10 @@ from hbserver.adapters.common import (
     seat_bids,
     string_param,
 )
-from hbserver.adapters.golike import go_parse_float, set_omitempty
+from hbserver.adapters.golike import go_parse_float, is_json_number, set_omitempty
 
 BIDDER_CONFIG = "hb_pbs_1.0.0"
 _MTYPES = {1: "banner", 2: "video", 4: "native"}  # audio (3) is not OpenX's: typed by its imp
-_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?\Z")
 
 
 class _BadImp(ValueError):
@@ -52,7 +50,7 @@ def _number_text(params: dict[str, Any], name: str) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        if _JSON_NUMBER.match(value) is None:
+        if not is_json_number(value):
             raise _BadImp(f"openx params: {name} must be a number or a string holding one")
         return value
     if isinstance(value, bool) or not isinstance(value, int | float):

@@ -39,8 +39,8 @@ from hbserver.adapters.common import (
     items_of,
     seat_bids,
 )
-from hbserver.adapters.golike import NOT_AN_OBJECT, with_query_param
-from hbserver.numbers import INT64, NumberError, int_or, parse_int
+from hbserver.adapters.golike import NOT_AN_OBJECT, json_number_int64, with_query_param
+from hbserver.numbers import INT64, int_or
 
 _BADV_LIMIT = 50
 _ANSWER_WORDING = AnswerWording(not_an_object="Bad response body: expected a JSON object")
@@ -66,10 +66,7 @@ def _int64(value: Any) -> int:
         text = str(value)  # orjson reads integers up to uint64: past int64 Go refuses them too
     else:
         text = "" if value is None else value if isinstance(value, str) else orjson.dumps(value).decode()
-    try:
-        return parse_int(text, INT64)
-    except NumberError as exc:
-        raise JsonShapeError(f'strconv.ParseInt: parsing "{text}": {exc.reason}') from None
+    return json_number_int64(text)
 
 
 def _small_int(value: Any) -> int:

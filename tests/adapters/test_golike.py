@@ -40,6 +40,8 @@ from hbserver.adapters.golike import (
     go_value,
     go_video,
     imp_bidder_params,
+    is_json_number,
+    json_number_int64,
     json_number_text,
     json_object_members,
     json_space_end,
@@ -600,6 +602,37 @@ def test_a_raw_object_is_a_dict_that_copies_with_its_text() -> None:
 )
 def test_json_number_text(value, want) -> None:
     assert outcome(json_number_text, value, "bad number") == want
+
+
+# encoding/json's isValidNumber: RFC 8259's number grammar (no leading zeros, no "+", no bare ".")
+@pytest.mark.parametrize(
+    ("text", "valid"),
+    [
+        ("0", True), ("-12", True), ("1.5", True), ("1e9", True), ("1.5E-3", True), ("2e+10", True),
+        ("", False), ("01", False), ("+1", False), (".5", False), ("1.", False), ("1e", False), ("0x1", False),
+        (" 1", False), ("1 ", False), ("NaN", False),
+    ],
+)  # fmt: skip
+def test_is_json_number(text: str, valid: bool) -> None:
+    assert is_json_number(text) is valid
+
+
+# json.Number.Int64 is strconv.ParseInt(s, 10, 64): its errors quote the text as %q does
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("42", 42),
+        ("-9223372036854775808", -(2**63)),
+        ("+7", 7),
+        ("9223372036854775808", Fails('strconv.ParseInt: parsing "9223372036854775808": value out of range')),
+        ("1.5", Fails('strconv.ParseInt: parsing "1.5": invalid syntax')),
+        ("", Fails('strconv.ParseInt: parsing "": invalid syntax')),
+        ('a"\n', Fails('strconv.ParseInt: parsing "a\\"\\n": invalid syntax')),
+    ],
+    ids=["int", "int64-min", "plus-sign", "out-of-range", "float", "empty", "quoted-as-go"],
+)
+def test_json_number_int64(text: str, want: Any) -> None:
+    assert outcome(json_number_int64, text) == want
 
 
 @pytest.mark.parametrize(
