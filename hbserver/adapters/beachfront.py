@@ -60,6 +60,7 @@ from hbserver.adapters.golike import (
     go_request_top,
     go_sized_int,
     go_value,
+    go_wrap_int,
     imp_bidder_params,
     set_omitempty,
 )
@@ -77,7 +78,6 @@ BAD_ANSWER = "server response failed to unmarshal as valid rtb. Run with request
 
 _PARAMS = "openrtb_ext.ExtImpBeachfront"
 _APP_IDS = "openrtb_ext.ExtImpBeachfrontAppIds"
-_UINT64 = 2**64 - 1
 _DEVICE_PC, _DEVICE_MOBILE = 2, 1
 _ZERO_SCHAIN: Mapping[str, Any] = {"complete": 0, "nodes": None, "ver": ""}
 
@@ -231,7 +231,7 @@ def _is_banner(imp: Mapping[str, Any]) -> bool:
 
 def _size(value: Any) -> int:
     """A format's int64 side as Go's ``uint64`` conversion gives it (a negative one wraps)."""
-    return value & _UINT64 if isinstance(value, int) and not isinstance(value, bool) else 0
+    return go_wrap_int(value, signed=False) if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _schain(source: Any) -> Any:

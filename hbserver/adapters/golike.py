@@ -150,6 +150,22 @@ def go_sized_int(value: Any, where: str, bits: int = 64) -> int:
     return value
 
 
+def go_read_int(value: Any, where: str, bits: int = 64) -> int:
+    """``value`` decoded into a Go ``int<bits>`` as it fails through PBS-Go's error extraction: out of
+    range as json-iterator's reader words it, its name and the magnitude without the field (``cannot
+    unmarshal ReadInt8: 200``, GoIntOverflow); a float or a non-number as ``go_int``."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+        raise GoIntOverflow(f"cannot unmarshal ReadInt{bits}: {abs(value)}", value, bits)
+    return go_int(value, where)
+
+
+def go_wrap_int(value: int, bits: int = 64, *, signed: bool = True) -> int:
+    """``value`` converted to a Go integer type of ``bits`` (``int8(x)``, ``uint64(x)``...): its low
+    ``bits`` bits, read as two's complement when ``signed`` (the conversion wraps, it never fails)."""
+    low = value & ((1 << bits) - 1)
+    return low - (1 << bits) if signed and low >> (bits - 1) else low
+
+
 def go_list(value: Any, where: str) -> list[Any]:
     """A JSON array field (null is empty); anything else fails as json-iterator words it."""
     if value is None:

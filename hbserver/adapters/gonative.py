@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from hbserver.adapters.common import JsonShapeError, expect_object, expect_string
-from hbserver.adapters.golike import GoIntOverflow, go_list, go_members, go_sized_int
+from hbserver.adapters.common import expect_object, expect_string
+from hbserver.adapters.golike import go_list, go_members, go_read_int
 
 
 def _strings(value: Any, where: str) -> list[str] | None:
@@ -136,12 +136,8 @@ def _decode_value(value: Any, kind: Any, where: str, current: Any) -> Any:
 
 
 def _go_integer(value: Any, where: str, kind: str) -> int:
-    """A Go int64/int8 field's value; out of range fails as json-iterator's ReadInt8/ReadInt64 words it
-    (PBS-Go's error extraction keeps the reader's name, as ``overflow`` reads to it like a layer)."""
-    try:
-        return go_sized_int(value, where, 8 if kind == _INT8 else 64)
-    except GoIntOverflow as exc:
-        raise JsonShapeError(f"cannot unmarshal ReadInt{exc.bits}: {abs(exc.number)}") from None
+    """A Go int64/int8 field's value, out of range worded as PBS-Go's error extraction words it."""
+    return go_read_int(value, where, 8 if kind == _INT8 else 64)
 
 
 def _encode(values: dict[str, Any], struct: _Struct) -> dict[str, Any]:

@@ -57,6 +57,7 @@ from hbserver.adapters.golike import (
     go_members,
     go_request_top,
     go_value,
+    go_wrap_int,
     json_object_members,
     json_space_end,
     set_omitempty,
@@ -73,7 +74,6 @@ _PUBLISHER_OWNERS = ("site", "app", "dooh")
 _MARKUP_TYPES = {"Img": "banner", "Richmedia": "banner", "Video": "video", "Native": "native"}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MILLISECOND = timedelta(milliseconds=1)
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # Go's json.Marshal of a raw value: whitespace outside strings dropped, HTML characters escaped
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[ \t\n\r]+', re.DOTALL)
 
@@ -184,11 +184,6 @@ def _ext_without_bidder(imp: Mapping[str, Any]) -> dict[str, Any] | None:
     return rest or None
 
 
-def _go_int8(value: int) -> int:
-    """``value`` converted to Go's int8 (it wraps)."""
-    return (value + 128) % 256 - 128
-
-
 class SmaatoAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
@@ -257,7 +252,7 @@ class SmaatoAdapter:
                 one = {key: value for key, value in imp.items() if key != "ext"}
                 set_omitempty(one, "tagid", adbreak)
                 video = {**imp["video"], "ext": {"context": "adpod"}}
-                set_omitempty(video, "sequence", _go_int8(index + 1))
+                set_omitempty(video, "sequence", go_wrap_int(index + 1, 8))
                 one["video"] = video
                 built.append(go_media_objects(one))
             set_omitempty(built[0], "ext", _ext_without_bidder(first))
@@ -312,7 +307,7 @@ class SmaatoAdapter:
         if expires is None:
             return DEFAULT_TTL
         now = (self.now() - _EPOCH) // _MILLISECOND
-        left = (expires - now - _INT64_MIN) % 2**64 + _INT64_MIN
+        left = go_wrap_int(expires - now)
         return left // 1000 if left > 0 else 0
 
 

@@ -45,12 +45,13 @@ from hbserver.adapters.common import (
 )
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
-    go_int,
     go_list,
     go_media_objects,
     go_members,
+    go_read_int,
     go_request_top,
     go_typed_bids,
+    go_wrap_int,
     imp_bidder_params,
     set_omitempty,
     with_auction_price,
@@ -100,7 +101,7 @@ class _Params:
             elif name == "bidfloor":
                 self.bidfloor = _float(value, where, self.bidfloor)
             elif name == "position":
-                self.position = None if value is None else _int(value, where)
+                self.position = None if value is None else go_read_int(value, where)
             elif name == "publisherId":
                 self.publisher_id = expect_string(value, where)
             elif name == "publisherDomain":
@@ -125,26 +126,13 @@ def _float(value: Any, where: str, current: float) -> float:
     return value
 
 
-def _int(value: Any, where: str) -> int:
-    """A Go int field (64 bits); beyond its range it fails as json-iterator's ReadInt64 words it
-    (PBS-Go's error extraction keeps the reader's name, as ``overflow`` reads to it like a layer)."""
-    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
-        raise JsonShapeError(f"cannot unmarshal ReadInt64: {abs(value)}")
-    return go_int(value, where)
-
-
-def _int8(value: int) -> int:
-    """A Go int converted to int8 (adcom1.PlacementPosition): the low 8 bits, as a signed number."""
-    return ((value & 0xFF) ^ 0x80) - 0x80
-
-
 def _build_imp(imp: dict[str, Any], params: _Params) -> dict[str, Any]:
     out = dict(imp)
     set_omitempty(out, "tagid", params.tagid)
     if params.bidfloor:
         out["bidfloor"] = params.bidfloor
     if imp.get("banner") is not None and params.position is not None:
-        out["banner"] = {**imp["banner"], "pos": _int8(params.position)}
+        out["banner"] = {**imp["banner"], "pos": go_wrap_int(params.position, 8)}
     return go_media_objects(out)
 
 

@@ -34,11 +34,13 @@ from hbserver.adapters.golike import (
     go_members,
     go_parse_float,
     go_quote,
+    go_read_int,
     go_request_top,
     go_sized_int,
     go_typed_bids,
     go_value,
     go_video,
+    go_wrap_int,
     imp_bidder_params,
     is_json_number,
     json_number_int64,
@@ -161,6 +163,48 @@ def test_go_int(value, want):
 )  # fmt: skip
 def test_go_sized_int(value, bits, want):
     assert outcome(go_sized_int, value, "f", bits) == want
+
+
+# the same overflow as PBS-Go's error extraction leaves it (outbrain's and taboola's fixtures): the
+# reader's name and the magnitude, no field
+@pytest.mark.parametrize(
+    ("value", "bits", "want"),
+    [
+        (None, 64, 0),
+        (-(2**63), 64, -(2**63)),
+        (2**63, 64, Fails("cannot unmarshal ReadInt64: 9223372036854775808", GoIntOverflow)),
+        (-(2**63) - 1, 64, Fails("cannot unmarshal ReadInt64: 9223372036854775809", GoIntOverflow)),
+        (127, 8, 127),
+        (-200, 8, Fails("cannot unmarshal ReadInt8: 200", GoIntOverflow)),
+        (2**70, 8, Fails("cannot unmarshal ReadInt8: 1180591620717411303424", GoIntOverflow)),
+        (1.5, 64, Fails("cannot unmarshal f: can not decode float as int")),
+        ("1", 8, Fails("cannot unmarshal f: unexpected character: \ufffd")),
+    ],
+    ids=["null", "int64-min", "int64-over", "int64-under", "int8-max", "int8-under", "int8-past-int64", "float",
+         "string"],
+)  # fmt: skip
+def test_go_read_int(value, bits, want):
+    assert outcome(go_read_int, value, "f", bits) == want
+
+
+# The Go spec (Conversions between numeric types): converting to a smaller or unsigned integer type
+# keeps the low bits, as two's complement for a signed one; it never fails
+@pytest.mark.parametrize(
+    ("value", "bits", "signed", "want"),
+    [
+        (127, 8, True, 127),
+        (128, 8, True, -128),
+        (255, 8, True, -1),
+        (256, 8, True, 0),
+        (-129, 8, True, 127),
+        (-1, 64, False, 2**64 - 1),
+        (2**63, 64, True, -(2**63)),
+        (-(2**63) - 1, 64, True, 2**63 - 1),
+        (5, 64, False, 5),
+    ],
+)
+def test_go_wrap_int(value, bits, signed, want):
+    assert go_wrap_int(value, bits, signed=signed) == want
 
 
 def test_go_sized_int_overflow_carries_number_and_bits():
