@@ -4,39 +4,26 @@ The org is the first imp's ``org`` param, else its ``publisher_id``, with surrou
 trimmed; an imp with neither passes the choice on to the next imp. The value is appended to the
 endpoint as given (PBS-Go does not escape it). Any imp before the one that decides whose ``imp.ext``
 or params do not decode fails the whole request, as does a request where no imp names an org. The
-call carries only ``Content-Type``. Bids are typed by ``mtype`` (banner, video or native); a bid with
-another ``mtype`` is dropped with an error. The answer's ``cur`` is the currency.
+call carries only ``Content-Type``. The answer and bid typing are the recipe ``recipes/rise.yaml``'s.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hbserver.adapters.base import (
-    AdapterConfig,
-    BidderError,
-    BidderResponse,
-    RequestData,
-    RequestInfo,
-    ResponseData,
-    TypedBid,
-)
-from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_string, imp_ids, json_call
+from hbserver.adapters.base import AdapterConfig, BidderError, RequestData, RequestInfo
+from hbserver.adapters.common import JsonShapeError, expect_string, imp_ids, json_call
 from hbserver.adapters.golike import (
     GO_SPACE,
     ImpExtError,
     go_media_objects,
     go_members,
     go_request_top,
-    go_typed_bids,
     imp_bidder_params,
 )
+from hbserver.adapters.recipe import RecipeAdapter
 
 _HEADERS = {"Content-Type": "application/json;charset=utf-8"}
-_MTYPES = {1: "banner", 2: "video", 4: "native"}
-# a body that does not decode is a plain Go error (no bidder error class)
-_ANSWER_WORDING = AnswerWording(body_error=BidderError)
-# Go's unicode.IsSpace, what strings.TrimSpace trims (Python's strip() also trims \x1c-\x1f)
 # openrtb_ext.ImpExtRise: JSON name -> Go field name (for json-iterator's wording)
 _PARAMS = {"publisher_id": "PublisherID", "org": "Org", "placementId": "PlacementID"}
 
@@ -73,15 +60,8 @@ def _org(imps: list[dict[str, Any]]) -> str:
     raise _NoOrg("extractOrg: no org or publisher_id supplied")
 
 
-def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
-    mtype = bid.get("mtype", 0)
-    bid_type = _MTYPES.get(mtype)
-    return TypedBid(bid, bid_type) if bid_type else BidderError(f"unsupported MType {mtype}")
-
-
-class RiseAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
+class RiseAdapter(RecipeAdapter):
+    """The recipe ``recipes/rise.yaml`` (the answer and bid typing), the call Rise's own."""
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         imps = request.get("imp") or []
@@ -93,11 +73,6 @@ class RiseAdapter:
         body["imp"] = [go_media_objects(imp) for imp in imps]
         return [json_call(f"{self.endpoint}?publisher_id={org}", body, imp_ids(imps), _HEADERS)], []
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        return go_typed_bids(response, _typed, _ANSWER_WORDING)
-
 
 def build(config: AdapterConfig) -> RiseAdapter:
-    return RiseAdapter(config)
+    return RiseAdapter.of_code("rise", config)
