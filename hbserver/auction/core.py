@@ -94,7 +94,7 @@ from hbserver.auction.stored import (
     merge_stored,
     refers_to_stored_responses,
 )
-from hbserver.auction.targeting import apply_targeting, bids_to_cache, run_auction
+from hbserver.auction.targeting import AuctionResults, apply_targeting, bids_to_cache, run_auction
 from hbserver.auction.tids import apply_tids
 from hbserver.auction.validate import RequestError, Validated, validate_request
 from hbserver.bidders.registry import Bidder, Registry
@@ -168,6 +168,34 @@ class AuctionResult:
     # only ``ext`` (errors, warnings), no OpenRTB response being built for an answer that shows none
     amp_targeting: dict[str, str] | None = None
     activities: ActivityControl | None = None  # the account's activity controls, when it has any
+
+
+@dataclass(slots=True, eq=False)
+class _AuctionRun:
+    """One auction on its way through :meth:`AuctionService._auction`'s stages: what they read, and
+    what they leave for the next (bids, errors, warnings, timings)."""
+
+    request: dict[str, Any]
+    validated: Validated
+    stored_responses: StoredResponses
+    account: Account
+    http: HttpContext
+    deadline: float  # loop time the answer is due
+    tmax: int
+    request_type: str
+    details: AuctionDetails | None  # filled for the analytics record when analytics is on
+    planned: tuple[CallPlan, list[Any]] | None  # a call plan and this auction's values for it
+    setup: AuctionSetup
+    nonbids: SeatNonBids | None
+    warnings: dict[str, list[Message]]
+    errors: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    bids: list[AuctionBid] = field(default_factory=list)
+    response_times: dict[str, int] = field(default_factory=dict)
+    httpcalls: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    gdpr_enforced: bool = False  # for the DSA default; stored auction responses read no privacy
+    bid_floors: EnforceResult | None = None
+    events: EventUrls | None = None
+    timestamp: int = 0
 
 
 class AuctionService:
@@ -417,7 +445,41 @@ class AuctionService:
         the answer's targeting (the response is then only its ``ext``: :func:`_amp_response`).
 
         ``planned``: a call plan and this auction's values for it (:meth:`_plan_for`); ``request`` is then
-        the plan's, floors already resolved, and the bidder calls are spliced, not built."""
+        the plan's, floors already resolved, and the bidder calls are spliced, not built. The stages, in
+        order: set-up, bidder requests (privacy), bidder calls, bids accepted, floors and DSA enforced,
+        winners chosen, bids cached and targeted, the answer."""
+        run = self._begin(request, validated, stored_responses, account, http, deadline, tmax, request_type,
+                          details, planned)  # fmt: skip
+        if stored_responses.auction:
+            self._stored_auction(run)
+        else:
+            bidder_requests = self._bidder_requests(run)
+            outcomes = await self._call_bidders(run, bidder_requests)
+            for outcome in outcomes:
+                self._accept(run, outcome)
+        if run.setup.floors_on and run.bids:
+            self._enforce_floors(run)
+        if run.bids:
+            self._enforce_dsa(run)
+        results = self._choose_winners(run)
+        if run.setup.targeting is not None:
+            await self._cache_and_target(run, results)
+        return self._answer(run, query)
+
+    def _begin(
+        self,
+        request: dict[str, Any],
+        validated: Validated,
+        stored_responses: StoredResponses,
+        account: Account,
+        http: HttpContext,
+        deadline: float,
+        tmax: int,
+        request_type: str,
+        details: AuctionDetails | None,
+        planned: tuple[CallPlan, list[Any]] | None,
+    ) -> _AuctionRun:
+        """Stage 1: the auction's set-up (the plan's, else built), its counts, and its floors resolved."""
         if planned is not None:
             setup = planned[0].setup
         else:
@@ -425,210 +487,226 @@ class AuctionService:
                 setup = self._setup(request, validated, account, request_type)
             except RequestError as exc:
                 raise AuctionRefused(400, refusal_text(exc), "badinput") from None
-        prebid, multibid, alt_codes, converter = setup.prebid, setup.multibid, setup.alt_codes, setup.converter
-        targeting_conf, cache_options, debug, currency = (
-            setup.targeting_conf, setup.cache_options, setup.debug, setup.currency
-        )
         # seat-non-bid: in the response with returnallbidstatus, in the analytics record when it is on
         nonbids = SeatNonBids() if setup.return_all or details is not None else None
-        bidder_deadline = deadline - (self.config.cache.expected_millis / 1000 if setup.caching else 0)
         counts = self.counts
         counts.imps(request["imp"])
-        if debug:
+        if setup.debug:
             counts.debug_request(account.id)
-        is_app = "app" in request
-        warnings = setup.new_warnings()
-        errors: dict[str, list[dict[str, Any]]] = {}
-        floor_settings = account.settings.price_floors
-        floors_on = setup.floors_on
-        if floors_on:
+        run = _AuctionRun(request, validated, stored_responses, account, http, deadline, tmax, request_type,
+                          details, planned, setup, nonbids, setup.new_warnings())  # fmt: skip
+        if setup.floors_on:
             if planned is None:
-                request = self._resolve_floors(request, account, floor_settings, converter, errors)
+                floor_settings = account.settings.price_floors
+                run.request = self._resolve_floors(request, account, floor_settings, setup.converter, run.errors)
             else:
                 for text in planned[0].floor_errors:
-                    errors.setdefault("prebid", []).append({"code": FLOOR_ERROR_CODE, "message": text})
-
-        all_bids: list[AuctionBid] = []
-        gdpr_enforced = False  # for the DSA default; stored auction responses read no privacy
-        response_times: dict[str, int] = {}
-        httpcalls: dict[str, list[dict[str, Any]]] = {}
+                    run.errors.setdefault("prebid", []).append({"code": FLOOR_ERROR_CODE, "message": text})
         if stored_responses.auction or stored_responses.by_bidder:
             counts.stored_responses(account.id)
-        if stored_responses.auction:
-            all_bids, stored_errors = _stored_auction_bids(stored_responses.auction, validated)
-            if details is not None:
-                details.stored_bids = all_bids
-            if stored_errors:
-                errors["prebid"] = [e.as_json() for e in stored_errors]
+        return run
+
+    def _stored_auction(self, run: _AuctionRun) -> None:
+        """The bids of a stored auction response stand for the bidders' (no privacy is read)."""
+        run.bids, stored_errors = _stored_auction_bids(run.stored_responses.auction, run.validated)
+        if run.details is not None:
+            run.details.stored_bids = run.bids
+        if stored_errors:
+            run.errors["prebid"] = [e.as_json() for e in stored_errors]
+
+    def _bidder_requests(self, run: _AuctionRun) -> list[BidderRequest] | None:
+        """Stage 2: privacy read and enforced, each bidder's request (None on a plan: its calls are
+        spliced); the bidders privacy keeps out are warned about and recorded."""
+        request, validated, account, setup = run.request, run.validated, run.account, run.setup
+        bidder_requests: list[BidderRequest] | None = None
+        blocked: Mapping[str, BidderPrivacy]
+        notices: Mapping[str, Sequence[str]]
+        if run.planned is None:
+            try:
+                privacy = read_privacy(request, self.config, account, run.request_type, self.gvl)
+            except RegsError as exc:
+                raise AuctionRefused(400, refusal_text(RequestError(str(exc))), "badinput") from None
+            floor_settings = account.settings.price_floors
+            bidder_requests, blocked, notices = self._split(
+                request, validated, run.http.uids, privacy, account, setup.adjustments, setup.alt_codes,
+                setup.multibid, setup.floors_on and floor_settings.adjust_for_bid_adjustment,
+            )  # fmt: skip
         else:
-            bidder_requests: list[BidderRequest] | None = None
-            blocked: Mapping[str, BidderPrivacy]
-            notices: Mapping[str, Sequence[str]]
-            if planned is None:
-                try:
-                    privacy = read_privacy(request, self.config, account, request_type, self.gvl)
-                except RegsError as exc:
-                    raise AuctionRefused(400, refusal_text(RequestError(str(exc))), "badinput") from None
-                bidder_requests, blocked, notices = self._split(
-                    request, validated, http.uids, privacy, account, setup.adjustments, alt_codes, multibid,
-                    floors_on and floor_settings.adjust_for_bid_adjustment,
-                )  # fmt: skip
+            plan = run.planned[0]
+            privacy, blocked, notices = plan.privacy, plan.blocked, plan.notices
+        self.counts.privacy(privacy)
+        run.gdpr_enforced = privacy.gdpr_enforced
+        warnings = run.warnings
+        for code, text in privacy.regs.warnings:
+            warnings["general"].append(Message(code, text))
+        self._note_blocked(run, blocked)
+        if run.details is not None:
+            run.details.privacy = privacy
+            run.details.privacy_blocked = blocked
+        for name, texts in notices.items():
+            warnings.setdefault(name, []).extend(Message(WarningCode.UNKNOWN, text) for text in texts)
+        return bidder_requests
+
+    def _note_blocked(self, run: _AuctionRun, blocked: Mapping[str, BidderPrivacy]) -> None:
+        """A warning (and a seat-non-bid) for each bidder privacy keeps out; TCF blocks counted."""
+        bidders = run.validated.bidders
+        for name, done in blocked.items():
+            if done.blocked == BLOCKED_TCF:
+                self.counts.gdpr_blocked(bidders[name].bidder.code)
+            # PBS-Go names the core bidder in this warning
+            run.warnings.setdefault(name, []).append(
+                Message(
+                    WarningCode.BIDDER_BLOCKED_BY_PRIVACY,
+                    f'bidder "{bidders[name].bidder.code}" blocked by privacy settings',
+                )
+            )
+        if run.nonbids is not None and blocked:
+            for name in blocked:
+                imp_ids = _imp_ids_of(run.request, run.validated, name)
+                run.nonbids.add_imps(name, imp_ids, NonBidReason.REQUEST_BLOCKED_PRIVACY)
+
+    async def _call_bidders(
+        self, run: _AuctionRun, bidder_requests: list[BidderRequest] | None
+    ) -> list[BidderOutcome]:
+        """Stage 3: every bidder called at once (a plan's calls spliced), each outcome once all are in."""
+        setup = run.setup
+        bidder_deadline = run.deadline - (self.config.cache.expected_millis / 1000 if setup.caching else 0)
+        extra_headers = {"Sec-GPC": "1"} if run.http.gpc == "1" else {}
+        entry_point = "openrtb2-amp" if run.request_type == "amp" else "openrtb2-auction"
+        client = self.http
+        now = asyncio.get_running_loop().time()
+        bidder_tmax = max(0, int((bidder_deadline - now) * 1000))
+        outcomes: list[BidderOutcome] = []
+        if run.planned is not None:
+            plan, values = run.planned
+            values[SLOT_TMAX] = bidder_tmax
+            if bidder_tmax >= 1:  # golike adapters leave out a tmax of 0: no placeholder stands for it
+                outcomes = start_planned(plan, values, client, bidder_deadline, extra_headers, now)
             else:
-                plan = planned[0]
-                privacy, blocked, notices = plan.privacy, plan.blocked, plan.notices
-            counts.privacy(privacy)
-            gdpr_enforced = privacy.gdpr_enforced
-            for code, text in privacy.regs.warnings:
-                warnings["general"].append(Message(code, text))
-            for name, done in blocked.items():
-                if done.blocked == BLOCKED_TCF:
-                    counts.gdpr_blocked(validated.bidders[name].bidder.code)
-                # PBS-Go names the core bidder in this warning
-                warnings.setdefault(name, []).append(
-                    Message(
-                        WarningCode.BIDDER_BLOCKED_BY_PRIVACY,
-                        f'bidder "{validated.bidders[name].bidder.code}" blocked by privacy settings',
-                    )
-                )
-            if nonbids is not None and blocked:
-                for name in blocked:
-                    nonbids.add_imps(name, _imp_ids_of(request, validated, name), NonBidReason.REQUEST_BLOCKED_PRIVACY)
-            if details is not None:
-                details.privacy = privacy
-                details.privacy_blocked = blocked
-            for name, texts in notices.items():
-                warnings.setdefault(name, []).extend(Message(WarningCode.UNKNOWN, text) for text in texts)
-            extra_headers = {"Sec-GPC": "1"} if http.gpc == "1" else {}
-            entry_point = "openrtb2-amp" if request_type == "amp" else "openrtb2-auction"
-            client = self.http
-            now = asyncio.get_running_loop().time()
-            bidder_tmax = max(0, int((bidder_deadline - now) * 1000))
-            outcomes: list[BidderOutcome] = []
-            if planned is not None:
-                plan, values = planned
-                values[SLOT_TMAX] = bidder_tmax
-                if bidder_tmax >= 1:  # golike adapters leave out a tmax of 0: no placeholder stands for it
-                    outcomes = start_planned(plan, values, client, bidder_deadline, extra_headers, now)
-                else:
-                    bidder_requests = [bidder.bidder_request(values) for bidder in plan.bidders]
-            if bidder_requests is not None:
-                for bidder_request in bidder_requests:
-                    bidder_request.request["tmax"] = bidder_tmax
-                    outcome = self._start_bidder(
-                        bidder_request, stored_responses, converter, client, bidder_deadline, extra_headers,
-                        entry_point, now,
-                    )  # fmt: skip
-                    outcomes.append(outcome)
-            await finish_bidders(outcomes, client)
-            for outcome in outcomes:
-                name = outcome.bidder.name
-                # PBS-Go's BidderCoreName: a hard alias (adform of adf) is its own core bidder
-                adapter_code = outcome.bidder.resolved.bidder.code
-                response_times[name] = outcome.elapsed_ms
-                seen: list[AuctionBid | RejectedBid] | None = [] if details is not None else None
-                bids, bid_errors = accept_bids(
-                    name,
-                    adapter_code,
-                    outcome.responses,
-                    setup.imp_ids,
-                    currency,
-                    converter.convert,
-                    setup.adjustments,
-                    debug,
-                    seen,
-                    alt_codes,
-                    warnings,
-                )
-                all_bids.extend(bids)
-                if nonbids is not None:
-                    nonbids.add_outcome(outcome, bids)
-                bidder_errors = outcome.errors + bid_errors
-                counts.bidder(outcome, bids, bidder_errors, is_app)  # by registry code: aliases could be anything
-                if bidder_errors:
-                    errors[name] = [e.as_json() for e in bidder_errors]
-                if debug and outcome.calls:
-                    httpcalls[name] = [call.as_debug() for call in outcome.calls]
-                if seen is not None and details is not None:
-                    details.bidders.append((outcome, bids, bidder_errors, seen))
+                bidder_requests = [bidder.bidder_request(values) for bidder in plan.bidders]
+        if bidder_requests is not None:
+            for bidder_request in bidder_requests:
+                bidder_request.request["tmax"] = bidder_tmax
+                outcome = self._start_bidder(
+                    bidder_request, run.stored_responses, setup.converter, client, bidder_deadline, extra_headers,
+                    entry_point, now,
+                )  # fmt: skip
+                outcomes.append(outcome)
+        await finish_bidders(outcomes, client)
+        return outcomes
 
-        bid_floors: EnforceResult | None = None
-        if floors_on and all_bids:
-            enforcement = (
-                planned[0].floor_enforcement if planned is not None else None
-            ) or FloorEnforcement(request, floor_settings, converter.convert)
-            bid_floors = enforcement.enforce(all_bids, self.rand)
-            all_bids = bid_floors.kept
-            for rejection in bid_floors.rejected:
-                warning = rejection.warning()
-                warnings.setdefault("prebid", []).append(Message(WarningCode.FLOOR_BID_REJECTED, warning))
-                if nonbids is not None:
-                    nonbids.add_bid(rejection.bid, rejection.non_bid_code)
-                if details is not None:
-                    details.late_rejections[id(rejection.bid)] = warning
-            for text in bid_floors.errors:
-                errors.setdefault("prebid", []).append({"code": FLOOR_ERROR_CODE, "message": text})
-        if all_bids:
-            req_dsa = dsa.effective(request, account.settings.privacy.dsa, gdpr_enforced)
-            all_bids, dsa_rejected = dsa.enforce(all_bids, req_dsa)
-            for rejection in dsa_rejected:
-                warnings.setdefault(rejection.bid.bidder, []).append(rejection.warning)
-                counts.dsa_rejected(rejection.bid.adapter)
-                if nonbids is not None:
-                    nonbids.add_bid(rejection.bid, NonBidReason.RESPONSE_REJECTED_GENERAL)  # PBS-Java: 305
-                if details is not None:
-                    details.late_rejections[id(rejection.bid)] = rejection.warning.message
-        if targeting_conf is not None:  # PBS-Go: multibid and the bid limit only with targeting
-            results = run_auction(all_bids, targeting_conf.get("preferdeals") is True, multibid)
-            all_bids = results.kept(all_bids)
+    def _accept(self, run: _AuctionRun, outcome: BidderOutcome) -> None:
+        """Stage 4: one bidder's bids checked into the auction; its errors, timing and debug calls kept."""
+        setup, details = run.setup, run.details
+        name = outcome.bidder.name
+        # PBS-Go's BidderCoreName: a hard alias (adform of adf) is its own core bidder
+        adapter_code = outcome.bidder.resolved.bidder.code
+        run.response_times[name] = outcome.elapsed_ms
+        seen: list[AuctionBid | RejectedBid] | None = [] if details is not None else None
+        bids, bid_errors = accept_bids(
+            name, adapter_code, outcome.responses, setup.imp_ids, setup.currency, setup.converter.convert,
+            setup.adjustments, setup.debug, seen, setup.alt_codes, run.warnings,
+        )  # fmt: skip
+        run.bids.extend(bids)
+        if run.nonbids is not None:
+            run.nonbids.add_outcome(outcome, bids)
+        bidder_errors = outcome.errors + bid_errors
+        self.counts.bidder(outcome, bids, bidder_errors, "app" in run.request)  # by registry code
+        if bidder_errors:
+            run.errors[name] = [e.as_json() for e in bidder_errors]
+        if setup.debug and outcome.calls:
+            run.httpcalls[name] = [call.as_debug() for call in outcome.calls]
+        if seen is not None and details is not None:
+            details.bidders.append((outcome, bids, bidder_errors, seen))
+
+    def _enforce_floors(self, run: _AuctionRun) -> None:
+        """Stage 5a: bids under their imp's floor rejected (the plan's enforcement when planned)."""
+        enforcement = (
+            run.planned[0].floor_enforcement if run.planned is not None else None
+        ) or FloorEnforcement(run.request, run.account.settings.price_floors, run.setup.converter.convert)
+        bid_floors = run.bid_floors = enforcement.enforce(run.bids, self.rand)
+        run.bids = bid_floors.kept
+        for rejection in bid_floors.rejected:
+            warning = rejection.warning()
+            run.warnings.setdefault("prebid", []).append(Message(WarningCode.FLOOR_BID_REJECTED, warning))
+            if run.nonbids is not None:
+                run.nonbids.add_bid(rejection.bid, rejection.non_bid_code)
+            if run.details is not None:
+                run.details.late_rejections[id(rejection.bid)] = warning
+        for text in bid_floors.errors:
+            run.errors.setdefault("prebid", []).append({"code": FLOOR_ERROR_CODE, "message": text})
+
+    def _enforce_dsa(self, run: _AuctionRun) -> None:
+        """Stage 5b: bids without the DSA transparency the request requires rejected."""
+        req_dsa = dsa.effective(run.request, run.account.settings.privacy.dsa, run.gdpr_enforced)
+        run.bids, dsa_rejected = dsa.enforce(run.bids, req_dsa)
+        for rejection in dsa_rejected:
+            run.warnings.setdefault(rejection.bid.bidder, []).append(rejection.warning)
+            self.counts.dsa_rejected(rejection.bid.adapter)
+            if run.nonbids is not None:
+                run.nonbids.add_bid(rejection.bid, NonBidReason.RESPONSE_REJECTED_GENERAL)  # PBS-Java: 305
+            if run.details is not None:
+                run.details.late_rejections[id(rejection.bid)] = rejection.warning.message
+
+    def _choose_winners(self, run: _AuctionRun) -> AuctionResults:
+        """Stage 6: each imp's winner (multibid and the bid limit only with targeting, as PBS-Go); VAST
+        impression tracking added to the bids when events are on."""
+        setup = run.setup
+        if setup.targeting_conf is not None:
+            results = run_auction(run.bids, setup.targeting_conf.get("preferdeals") is True, setup.multibid)
+            run.bids = results.kept(run.bids)
         else:
-            results = run_auction(all_bids, False)
-        if details is not None:
-            details.currency, details.results = currency, results
-        timestamp = _auction_timestamp(prebid)
-        events = self._event_urls(account, prebid, timestamp)
-        if events is not None and all_bids:
-            self._track_vast(all_bids, events)
-        options = setup.targeting
-        if options is not None:
-            if setup.caching and all_bids:
-                if cache_options.winning_only:
-                    to_cache = [result.winner for result in results.values() if result.winner is not None]
-                else:
-                    to_cache = bids_to_cache(results, options, all_bids)
-                cache_started = asyncio.get_running_loop().time()
-                cache_error = await self._cache_bids(to_cache, request, cache_options, deadline, events)
-                counts.cache_write(asyncio.get_running_loop().time() - cache_started, not cache_error)
-                if cache_error:
-                    errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": cache_error})
-            apply_targeting(results, options, self.cache_host, self.cache_path)
+            results = run_auction(run.bids, False)
+        if run.details is not None:
+            run.details.currency, run.details.results = setup.currency, results
+        run.timestamp = _auction_timestamp(setup.prebid)
+        run.events = self._event_urls(run.account, setup.prebid, run.timestamp)
+        if run.events is not None and run.bids:
+            self._track_vast(run.bids, run.events)
+        return results
 
-        if request_type == "amp" and not debug and not wants_ad_server_targeting(prebid):
+    async def _cache_and_target(self, run: _AuctionRun, results: AuctionResults) -> None:
+        """Stage 7: the bids to cache written to the cache store, then the targeting keys set."""
+        setup = run.setup
+        options = setup.targeting
+        assert options is not None
+        if setup.caching and run.bids:
+            cache_options = setup.cache_options
+            if cache_options.winning_only:
+                to_cache = [result.winner for result in results.values() if result.winner is not None]
+            else:
+                to_cache = bids_to_cache(results, options, run.bids)
+            loop = asyncio.get_running_loop()
+            cache_started = loop.time()
+            cache_error = await self._cache_bids(to_cache, run.request, cache_options, run.deadline, run.events)
+            self.counts.cache_write(loop.time() - cache_started, not cache_error)
+            if cache_error:
+                run.errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": cache_error})
+        apply_targeting(results, options, self.cache_host, self.cache_path)
+
+    def _answer(
+        self, run: _AuctionRun, query: Mapping[str, str] | None
+    ) -> tuple[dict[str, Any], int, dict[str, str] | None]:
+        """Stage 8: the response (for a plain AMP answer, only its errors and warnings, and the targeting)."""
+        setup = run.setup
+        prebid = setup.prebid
+        if run.request_type == "amp" and not setup.debug and not wants_ad_server_targeting(prebid):
             # the AMP answer shows only the cached bids' targeting, the errors and the warnings
-            targeting = _amp_targeting(all_bids)
-            return _amp_response(errors, warnings), len(all_bids), targeting
+            return _amp_response(run.errors, run.warnings), len(run.bids), _amp_targeting(run.bids)
+        bid_floors = run.bid_floors
         response = self._response(
-            request,
-            all_bids,
-            currency,
-            events,
-            timestamp,
-            response_times,
-            errors,
-            warnings,
-            tmax,
-            debug,
-            httpcalls,
-            return_creative=cache_options.return_creative,
+            run, return_creative=setup.cache_options.return_creative,
             bid_floors=bid_floors if bid_floors is not None and bid_floors.bid_floors else None,
-        )
+        )  # fmt: skip
+        nonbids = run.nonbids
         if nonbids:
             if setup.return_all:
                 response["ext"]["prebid"]["seatnonbid"] = nonbids.as_json()
-            if details is not None:
-                details.seatnonbid = nonbids.as_json()
+            if run.details is not None:
+                run.details.seatnonbid = nonbids.as_json()
         if wants_ad_server_targeting(prebid):
-            apply_ad_server_targeting(request, response, query)
-        return response, len(all_bids), None
+            apply_ad_server_targeting(run.request, response, query)
+        return response, len(run.bids), None
 
     def _plan_for(
         self,
@@ -742,24 +820,48 @@ class AuctionService:
         floors_on = setup.floors_on
         errors: dict[str, list[dict[str, Any]]] = {}
         if floors_on:
-            if floor_settings.use_dynamic_data and floor_settings.fetch.enabled:
-                return None  # fetched floors change under the plan
-            if floors_read_visitor(request):
-                return None  # a rule on the device type or the domain would match the placeholders
-            draws: list[int] = []
-
-            def drawn(n: int) -> int:
-                draws.append(n)
-                return self.rand(n)
-
-            request = self._resolve_floors(request, account, floor_settings, converter, errors, drawn)
-            if draws:
+            floored = self._plan_floors(request, account, converter, errors)
+            if floored is None:
                 return None
+            request = floored
         privacy = read_privacy(request, self.config, account, "amp", self.gvl)
         bidder_requests, blocked, notices = self._split(
             request, validated, placeholders.uids, privacy, account, setup.adjustments, setup.alt_codes, setup.multibid,
             floors_on and floor_settings.adjust_for_bid_adjustment,
         )  # fmt: skip
+        bidders = self._plan_calls(bidder_requests, converter, http, which)
+        if bidders is None:
+            return None
+        values[SLOT_TMAX] = PLACEHOLDER_TMAX[which]
+        values.extend(tids)
+        floor_errors = [item["message"] for item in errors.get("prebid", ())]
+        enforcement = FloorEnforcement(request, floor_settings, converter.convert) if floors_on else None
+        return PlanRun(values, request, setup, enforcement, floor_errors, privacy, blocked, notices, bidders)
+
+    def _plan_floors(
+        self, request: dict[str, Any], account: Account, converter: Converter, errors: dict[str, list[dict[str, Any]]]
+    ) -> dict[str, Any] | None:
+        """A plan's request with its floors resolved; None when they could change from one auction of
+        the plan to the next (fetched floors, rules on spliced values, a random draw)."""
+        floor_settings = account.settings.price_floors
+        if floor_settings.use_dynamic_data and floor_settings.fetch.enabled:
+            return None  # fetched floors change under the plan
+        if floors_read_visitor(request):
+            return None  # a rule on the device type or the domain would match the placeholders
+        draws: list[int] = []
+
+        def drawn(n: int) -> int:
+            draws.append(n)
+            return self.rand(n)
+
+        request = self._resolve_floors(request, account, floor_settings, converter, errors, drawn)
+        return None if draws else request
+
+    def _plan_calls(
+        self, bidder_requests: list[BidderRequest], converter: Converter, http: HttpContext, which: int
+    ) -> list[Any] | None:
+        """Each bidder's calls as its adapter makes them for placeholder set ``which``; None when one
+        cannot be planned (no adapter, an adapter that raised, no call and no error, too many calls)."""
         extra_headers = {"Sec-GPC": "1"} if http.gpc == "1" else {}
         bidders = []
         for bidder_request in bidder_requests:
@@ -773,17 +875,11 @@ class AuctionService:
                 calls, call_errors = adapter.make_requests(bidder_request.request, info)
             except Exception:  # the full path logs it and answers for the bidder
                 return None
-            if not calls and not call_errors:
-                return None
-            if len(calls) > MAX_CALLS_PER_BIDDER:
+            if (not calls and not call_errors) or len(calls) > MAX_CALLS_PER_BIDDER:
                 return None
             compress = bidder.endpoint_compression == "gzip"
             bidders.append((bidder_request, adapter, compress, calls, call_errors))
-        values[SLOT_TMAX] = PLACEHOLDER_TMAX[which]
-        values.extend(tids)
-        floor_errors = [item["message"] for item in errors.get("prebid", ())]
-        enforcement = FloorEnforcement(request, floor_settings, converter.convert) if floors_on else None
-        return PlanRun(values, request, setup, enforcement, floor_errors, privacy, blocked, notices, bidders)
+        return bidders
 
     def _setup(
         self, request: dict[str, Any], validated: Validated, account: Account, request_type: str
@@ -957,63 +1053,21 @@ class AuctionService:
         return self.cache.ttl(min(values) + CACHE_TTL_BONUS_S) if values else None
 
     def _response(
-        self,
-        request: dict[str, Any],
-        bids: list[AuctionBid],
-        currency: str,
-        events: EventUrls | None,
-        timestamp: int,
-        response_times: dict[str, int],
-        errors: dict[str, list[dict[str, Any]]],
-        warnings: dict[str, list[Message]],
-        tmax: int,
-        debug: bool,
-        httpcalls: dict[str, list[dict[str, Any]]],
-        *,
-        return_creative: bool = True,
-        bid_floors: EnforceResult | None = None,
+        self, run: _AuctionRun, *, return_creative: bool = True, bid_floors: EnforceResult | None = None
     ) -> dict[str, Any]:
+        """The OpenRTB response: each bid with its ``ext.prebid`` (:func:`_bid_ext_prebid`) in its
+        seat, and the response's ``ext``."""
+        request = run.request
         cache_url = self.cache.public_url + "?uuid="
-        prebid = request.get("ext", {}).get("prebid") if isinstance(request.get("ext"), dict) else None
         imp_passthrough = _imp_passthrough(request["imp"])
+        events = run.events
         seats: dict[str, list[dict[str, Any]]] = {}
-        for bid in bids:
+        for bid in run.bids:
             own = bid.bid  # the auction's own copy (accept_bids); its cached JSON is already written
             ext = own.get("ext")
             if not isinstance(ext, dict):
                 ext = own["ext"] = {}
-            bidder_prebid = ext.get("prebid")  # the bidder's own ext.prebid (usually none)
-            if bidder_prebid is None:
-                ext_prebid: dict[str, Any] = {"type": bid.bid_type}
-            else:
-                ext_prebid = dict(bidder_prebid) if isinstance(bidder_prebid, dict) else {}
-                ext_prebid.pop("targeting", None)
-                ext_prebid["type"] = bid.bid_type
-            if bid.targeting:
-                ext_prebid["targeting"] = bid.targeting
-            if bid.cache_id or bid.vast_cache_id:
-                cache_info: dict[str, Any] = {}
-                if bid.cache_id:
-                    cache_info["bids"] = {"cacheId": bid.cache_id, "url": cache_url + bid.cache_id}
-                if bid.vast_cache_id:
-                    cache_info["vastXml"] = {"cacheId": bid.vast_cache_id, "url": cache_url + bid.vast_cache_id}
-                ext_prebid["cache"] = cache_info
-            if events is not None and bid.bid_type != "video":  # a video bid's VAST carries its tracker
-                ext_prebid["events"] = bid.events or _bid_events(bid, events)
-            meta = ext_prebid.get("meta") if bidder_prebid is not None else None
-            if isinstance(meta, dict):
-                meta = dict(meta)
-                meta["adaptercode"] = bid.adapter
-            else:
-                meta = {"adaptercode": bid.adapter}
-            ext_prebid["meta"] = meta
-            if bid_floors is not None:
-                floors = bid_floors.floors_for(bid)
-                if floors:
-                    ext_prebid["floors"] = floors
-            if imp_passthrough is not None and bid.imp_id in imp_passthrough:
-                ext_prebid["passthrough"] = imp_passthrough[bid.imp_id]
-            ext["prebid"] = ext_prebid
+            ext["prebid"] = _bid_ext_prebid(bid, ext.get("prebid"), events, cache_url, bid_floors, imp_passthrough)
             if not return_creative:
                 own.pop("adm", None)
             seat = seats.get(bid.bidder)
@@ -1024,22 +1078,74 @@ class AuctionService:
         response: dict[str, Any] = {"id": request["id"]}
         if seats:
             response["seatbid"] = [{"seat": seat, "bid": seat_bids} for seat, seat_bids in seats.items()]
-            response["cur"] = currency
-        ext: dict[str, Any] = {}
-        if debug:
-            ext["debug"] = {"httpcalls": httpcalls, "resolvedrequest": request}
-        if errors:
-            ext["errors"] = errors
-        warnings_json = messages_json(warnings)
-        if warnings_json:
-            ext["warnings"] = warnings_json
-        ext["responsetimemillis"] = response_times
-        ext["tmaxrequest"] = tmax
-        ext["prebid"] = {"auctiontimestamp": timestamp}
-        if isinstance(prebid, dict) and prebid.get("passthrough") is not None:
-            ext["prebid"]["passthrough"] = prebid["passthrough"]  # PBS-Go echoes it as sent
-        response["ext"] = ext
+            response["cur"] = run.setup.currency
+        response["ext"] = _response_ext(run)
         return response
+
+
+def _bid_ext_prebid(
+    bid: AuctionBid,
+    bidder_prebid: Any,
+    events: EventUrls | None,
+    cache_url: str,
+    bid_floors: EnforceResult | None,
+    imp_passthrough: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """A bid's ``ext.prebid`` in the response: the bidder's own (``bidder_prebid``, usually none) less
+    its targeting, with the auction's type, targeting, cache ids, event URLs, meta, floors and the
+    imp's passthrough."""
+    if bidder_prebid is None:
+        ext_prebid: dict[str, Any] = {"type": bid.bid_type}
+    else:
+        ext_prebid = dict(bidder_prebid) if isinstance(bidder_prebid, dict) else {}
+        ext_prebid.pop("targeting", None)
+        ext_prebid["type"] = bid.bid_type
+    if bid.targeting:
+        ext_prebid["targeting"] = bid.targeting
+    if bid.cache_id or bid.vast_cache_id:
+        cache_info: dict[str, Any] = {}
+        if bid.cache_id:
+            cache_info["bids"] = {"cacheId": bid.cache_id, "url": cache_url + bid.cache_id}
+        if bid.vast_cache_id:
+            cache_info["vastXml"] = {"cacheId": bid.vast_cache_id, "url": cache_url + bid.vast_cache_id}
+        ext_prebid["cache"] = cache_info
+    if events is not None and bid.bid_type != "video":  # a video bid's VAST carries its tracker
+        ext_prebid["events"] = bid.events or _bid_events(bid, events)
+    meta = ext_prebid.get("meta") if bidder_prebid is not None else None
+    if isinstance(meta, dict):
+        meta = dict(meta)
+        meta["adaptercode"] = bid.adapter
+    else:
+        meta = {"adaptercode": bid.adapter}
+    ext_prebid["meta"] = meta
+    if bid_floors is not None:
+        floors = bid_floors.floors_for(bid)
+        if floors:
+            ext_prebid["floors"] = floors
+    if imp_passthrough is not None and bid.imp_id in imp_passthrough:
+        ext_prebid["passthrough"] = imp_passthrough[bid.imp_id]
+    return ext_prebid
+
+
+def _response_ext(run: _AuctionRun) -> dict[str, Any]:
+    """The response's ``ext``: debug, errors, warnings, response times, tmax, the auction timestamp and
+    the request's passthrough."""
+    request = run.request
+    ext: dict[str, Any] = {}
+    if run.setup.debug:
+        ext["debug"] = {"httpcalls": run.httpcalls, "resolvedrequest": request}
+    if run.errors:
+        ext["errors"] = run.errors
+    warnings_json = messages_json(run.warnings)
+    if warnings_json:
+        ext["warnings"] = warnings_json
+    ext["responsetimemillis"] = run.response_times
+    ext["tmaxrequest"] = run.tmax
+    ext["prebid"] = {"auctiontimestamp": run.timestamp}
+    prebid = request.get("ext", {}).get("prebid") if isinstance(request.get("ext"), dict) else None
+    if isinstance(prebid, dict) and prebid.get("passthrough") is not None:
+        ext["prebid"]["passthrough"] = prebid["passthrough"]  # PBS-Go echoes it as sent
+    return ext
 
 
 def _request_info(
