@@ -198,6 +198,15 @@ def go_value(value: Any, kind: GoKind, where: str) -> Any:
     return value
 
 
+def go_read_float(value: Any, where: str) -> Any:
+    """``value`` as json-iterator's ``ReadFloat64`` takes it into a float64 field: a number (or
+    null, None) as it is; anything else fails as it words it (``readFloat64: unexpected
+    character``, the value's first character), where ``go_value`` has the slow path's words."""
+    if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+        return value
+    raise JsonShapeError(f"cannot unmarshal {where}: readFloat64: unexpected character: {found(value)}")
+
+
 # --- imp.ext ---------------------------------------------------------------------------------------
 
 

@@ -28,7 +28,6 @@ from hbserver.adapters.common import (
     answer_bids,
     decode_answer,
     expect_string,
-    found,
     json_call,
     json_headers,
 )
@@ -36,6 +35,7 @@ from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
     go_float_text,
     go_media_objects,
+    go_read_float,
     go_request_top,
     imp_bidder_params,
 )
@@ -53,11 +53,7 @@ _ANSWER_WORDING = AnswerWording(
 
 
 def _number(value: Any, where: str) -> float:
-    if value is None:
-        return 0.0
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise JsonShapeError(f"cannot unmarshal {where}: readFloat64: unexpected character: {found(value)}")
-    return float(value)
+    return float(go_read_float(value, where) or 0)
 
 
 class _Params:

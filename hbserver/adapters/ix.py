@@ -30,7 +30,7 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.adapters.common import AnswerWording, JsonShapeError, decode_answer, expect_object, expect_string, found
-from hbserver.adapters.golike import NOT_AN_OBJECT, go_json_text, go_members, imp_bidder_params
+from hbserver.adapters.golike import NOT_AN_OBJECT, go_json_text, go_members, go_read_float, imp_bidder_params
 from hbserver.adapters.gonative import EVENT_IMPRESSION, METHOD_IMAGE, decode_native_response, encode_native_response
 
 _HEADERS = {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}
@@ -225,10 +225,8 @@ def _check_bid(bid: Mapping[str, Any]) -> None:
     for key, value in bid.items():
         if key in _BID_STRINGS:
             expect_string(value, f"openrtb2.Bid.{_BID_STRINGS[key]}")
-        elif key == "price" and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise JsonShapeError(
-                f"cannot unmarshal openrtb2.Bid.Price: readFloat64: unexpected character: {found(value)}"
-            )
+        elif key == "price":
+            go_read_float(value, "openrtb2.Bid.Price")
         elif key == "cat" and value is not None:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise JsonShapeError(f"cannot unmarshal openrtb2.Bid.Cat: expect [ or n, but found {found(value)}")

@@ -45,12 +45,14 @@ from hbserver.adapters.common import (
 )
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
+    GoKind,
     go_list,
     go_media_objects,
     go_members,
     go_read_int,
     go_request_top,
     go_typed_bids,
+    go_value,
     go_wrap_int,
     imp_bidder_params,
     set_omitempty,
@@ -99,7 +101,7 @@ class _Params:
                 strings = None if value is None else [expect_string(s, "[]string") for s in go_list(value, where)]
                 setattr(self, name, strings)
             elif name == "bidfloor":
-                self.bidfloor = _float(value, where, self.bidfloor)
+                self.bidfloor = self.bidfloor if value is None else go_value(value, GoKind.FLOAT, where)
             elif name == "position":
                 self.position = None if value is None else go_read_int(value, where)
             elif name == "publisherId":
@@ -114,16 +116,6 @@ class _Params:
     @property
     def tagid(self) -> str:
         return self.tag["tagId"] or self.tag["tagid"]
-
-
-def _float(value: Any, where: str, current: float) -> float:
-    """A Go float64 field: null keeps the value held; anything but a number fails as json-iterator
-    words it."""
-    if value is None:
-        return current
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise JsonShapeError(f"cannot unmarshal {where}: invalid number")
-    return value
 
 
 def _build_imp(imp: dict[str, Any], params: _Params) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from hbserver.adapters.golike import (
     go_members,
     go_parse_float,
     go_quote,
+    go_read_float,
     go_read_int,
     go_request_top,
     go_sized_int,
@@ -205,6 +206,24 @@ def test_go_read_int(value, bits, want):
 )
 def test_go_wrap_int(value, bits, signed, want):
     assert go_wrap_int(value, bits, signed=signed) == want
+
+
+# json-iterator's float64 codec: a null leaves the field (ReadNil first), a number is read, anything
+# else fails in ReadFloat64's words with the first character it found
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        (None, None),
+        (1.5, 1.5),
+        (-3, -3),
+        ("1.5", Fails('cannot unmarshal f: readFloat64: unexpected character: "')),
+        (True, Fails("cannot unmarshal f: readFloat64: unexpected character: t")),
+        ([1], Fails("cannot unmarshal f: readFloat64: unexpected character: [")),
+    ],
+    ids=["null", "float", "int", "string", "bool", "list"],
+)
+def test_go_read_float(value, want):
+    assert outcome(go_read_float, value, "f") == want
 
 
 def test_go_sized_int_overflow_carries_number_and_bits():
