@@ -3,9 +3,8 @@
 Each call is the request with that one imp and ``cur: ["USD"]``. The ``TagID`` param (matched in
 any case, as Go matches ``tagid``) becomes ``imp.tagid``; like PBS-Go, the tag id read last carries
 over to a later imp whose params name none. A floor in a currency other than USD is converted to
-USD (an imp whose floor cannot be converted is reported and skipped). Sonobi bids in USD only. Bids
-are typed by their imp: banner unless it has no banner but a video (video) or only a native
-(native). A bid for an unknown imp voids the whole answer.
+USD (an imp whose floor cannot be converted is reported and skipped). The answer and bid typing
+are the recipe ``recipes/sonobi.yaml``'s.
 """
 
 from __future__ import annotations
@@ -14,28 +13,10 @@ from typing import Any
 
 import orjson
 
-from hbserver.adapters.base import (
-    JSON_HEADERS,
-    AdapterConfig,
-    BidderError,
-    BidderResponse,
-    ConversionError,
-    RequestData,
-    RequestInfo,
-    ResponseData,
-    TypedBid,
-    bad_input,
-)
-from hbserver.adapters.common import (
-    BANNER_VIDEO_NATIVE,
-    JsonShapeError,
-    answer_bids,
-    decode_answer,
-    expect_string,
-    first_media_type,
-    floor_in_usd,
-)
-from hbserver.adapters.golike import GO_WORDING, go_members, imp_bidder_params, set_omitempty
+from hbserver.adapters.base import JSON_HEADERS, AdapterConfig, BidderError, ConversionError, RequestData, RequestInfo
+from hbserver.adapters.common import JsonShapeError, expect_string, floor_in_usd
+from hbserver.adapters.golike import go_members, imp_bidder_params, set_omitempty
+from hbserver.adapters.recipe import RecipeAdapter
 
 
 def _tag_id(imp: dict[str, Any], previous: str) -> tuple[str, str | None]:
@@ -55,9 +36,8 @@ def _tag_id(imp: dict[str, Any], previous: str) -> tuple[str, str | None]:
     return tag_id, None
 
 
-class SonobiAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
+class SonobiAdapter(RecipeAdapter):
+    """The recipe ``recipes/sonobi.yaml`` (the answer and bid typing), the calls Sonobi's own."""
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         calls: list[RequestData] = []
@@ -79,24 +59,6 @@ class SonobiAdapter:
             calls.append(RequestData("POST", self.endpoint, body, JSON_HEADERS, [imp.get("id", "")]))
         return calls, errors
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        data, failure = decode_answer(response, GO_WORDING)
-        if data is None:
-            return None, failure
-        imp_types: dict[str, str] = {}
-        for imp in request.get("imp") or ():
-            kind = first_media_type(imp, BANNER_VIDEO_NATIVE) or "banner"
-            imp_types.setdefault(imp.get("id", ""), kind)  # the first imp of an id
-        result = BidderResponse(currency="USD")
-        for _, bid in answer_bids(data):
-            imp_id = bid.get("impid", "")
-            if not isinstance(imp_id, str) or imp_id not in imp_types:
-                return None, [bad_input(f'Failed to find impression "{imp_id}" ')]
-            result.bids.append(TypedBid(bid, imp_types[imp_id]))
-        return result, []
-
 
 def build(config: AdapterConfig) -> SonobiAdapter:
-    return SonobiAdapter(config)
+    return SonobiAdapter.of_code("sonobi", config)
