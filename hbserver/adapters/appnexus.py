@@ -34,7 +34,14 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import decode_answer, items_of, seat_bids, string_param, typed_bid_response
+from hbserver.adapters.common import (
+    app_display_manager_version,
+    decode_answer,
+    items_of,
+    seat_bids,
+    string_param,
+    typed_bid_response,
+)
 from hbserver.adapters.golike import with_query_value
 from hbserver.numbers import INT64, NumberError, check_int, int_or, parse_int
 
@@ -224,19 +231,6 @@ def _build_imp(imp: dict[str, Any], display_manager_ver: str) -> tuple[dict[str,
     return out, params
 
 
-def display_manager_version(request: dict[str, Any]) -> str:
-    """``<source>-<version>`` from ``app.ext.prebid``, which some SDKs fill instead of the imp field."""
-    app = request.get("app")
-    ext = app.get("ext") if isinstance(app, dict) else None
-    prebid = ext.get("prebid") if isinstance(ext, dict) else None
-    if not isinstance(prebid, dict):
-        return ""
-    source, version = prebid.get("source"), prebid.get("version")
-    if isinstance(source, str) and isinstance(version, str):
-        return f"{source}-{version}"
-    return ""
-
-
 def with_member(endpoint: str, member: str) -> str:
     """The endpoint with ``member_id`` set in its query (parameters sorted by name, as Go encodes)."""
     return with_query_value(endpoint, "member_id", member)
@@ -321,7 +315,7 @@ class AppnexusAdapter:
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         errors: list[BidderError] = []
-        display_manager_ver = display_manager_version(request)
+        display_manager_ver = app_display_manager_version(request)
         imps: list[dict[str, Any]] = []
         member = ""
         generate_pod_id: bool | None = None

@@ -290,6 +290,18 @@ def typed_bid_response(
     return result, errors
 
 
+def app_display_manager_version(request: Mapping[str, Any]) -> str:
+    """``<source>-<version>`` from ``app.ext.prebid`` when both are strings, else "": what the Prebid
+    SDKs fill there stands in for ``imp.displaymanagerver`` (appnexus, msft, connatix)."""
+    app = request.get("app")
+    ext = app.get("ext") if isinstance(app, dict) else None
+    prebid = ext.get("prebid") if isinstance(ext, dict) else None
+    if not isinstance(prebid, dict):
+        return ""
+    source, version = prebid.get("source"), prebid.get("version")
+    return f"{source}-{version}" if isinstance(source, str) and isinstance(version, str) else ""
+
+
 def resolve_macros(template: str, values: Mapping[str, str]) -> str:
     """PBS endpoint macros: each ``{{.Name}}`` replaced by ``values[Name]`` as given (callers escape
     what Go escapes); a macro without a value becomes empty, as Go's template does."""

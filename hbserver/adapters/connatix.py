@@ -27,7 +27,13 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_object, json_call
+from hbserver.adapters.common import (
+    AnswerWording,
+    JsonShapeError,
+    app_display_manager_version,
+    expect_object,
+    json_call,
+)
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     GO_SPACE,
@@ -65,17 +71,6 @@ def _params(imp: Mapping[str, Any]) -> dict[str, Any]:
             if decoded is not None:
                 params[name] = decoded
     return params
-
-
-def _display_manager_ver(request: Mapping[str, Any]) -> str:
-    """``<source>-<version>`` from the app's ``ext.prebid`` when both are strings, else ""."""
-    app = request.get("app")
-    ext = app.get("ext") if isinstance(app, dict) else None
-    prebid = ext.get("prebid") if isinstance(ext, dict) else None
-    if not isinstance(prebid, dict):
-        return ""
-    source, version = prebid.get("source"), prebid.get("version")
-    return f"{source}-{version}" if isinstance(source, str) and isinstance(version, str) else ""
 
 
 def _outgoing_imp(imp: dict[str, Any], params: Mapping[str, Any], version: str, info: RequestInfo) -> dict[str, Any]:
@@ -136,7 +131,7 @@ class ConnatixAdapter:
         device = request.get("device")
         if not isinstance(device, dict) or not (device.get("ip") or device.get("ipv6")):
             return [], [bad_input("Device IP is required")]
-        version = _display_manager_ver(request)
+        version = app_display_manager_version(request)
         errors: list[BidderError] = []
         imps = []
         for imp in request.get("imp") or ():

@@ -28,7 +28,6 @@ from hbserver.adapters.appnexus import (
     BID_TYPES,
     VIDEO_ENTRY_POINT,
     chunks,
-    display_manager_version,
     with_member,
 )
 from hbserver.adapters.base import (
@@ -40,7 +39,15 @@ from hbserver.adapters.base import (
     ResponseData,
     TypedBid,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_object, found, json_call, json_headers
+from hbserver.adapters.common import (
+    AnswerWording,
+    JsonShapeError,
+    app_display_manager_version,
+    expect_object,
+    found,
+    json_call,
+    json_headers,
+)
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     NOT_AN_OBJECT,
@@ -273,7 +280,7 @@ class MsftAdapter:
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         errors: list[BidderError] = []
-        display_manager_ver = display_manager_version(request)
+        display_manager_ver = app_display_manager_version(request)
         imps: list[dict[str, Any]] = []
         member = 0
         for imp in request.get("imp") or ():

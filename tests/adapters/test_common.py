@@ -20,6 +20,7 @@ from hbserver.adapters.common import (
     AnswerWording,
     answer_bids,
     any_imp_bid_type,
+    app_display_manager_version,
     banner_sized_by_first_format,
     canonical_header,
     decode_answer,
@@ -337,3 +338,23 @@ _DEBUG = "Run with request.debug = 1 for more info."
 def test_publisher_wording(status, body, want):
     _, errors = decode_answer(ResponseData(status, body), PUBLISHER_WORDING)
     assert [(error.code, error.message) for error in errors] == [want]
+
+
+# PBS-Go's appnexus/msft/connatix: app.ext.prebid's source and version, both strings, joined by "-"
+@pytest.mark.parametrize(
+    ("request_", "want"),
+    [
+        ({"app": {"ext": {"prebid": {"source": "prebid-mobile", "version": "2.1"}}}}, "prebid-mobile-2.1"),
+        ({"app": {"ext": {"prebid": {"source": "", "version": ""}}}}, "-"),
+        ({"app": {"ext": {"prebid": {"source": "prebid-mobile"}}}}, ""),
+        ({"app": {"ext": {"prebid": {"source": "s", "version": 2}}}}, ""),
+        ({"app": {"ext": {"prebid": None}}}, ""),
+        ({"app": {"ext": []}}, ""),
+        ({"site": {"ext": {"prebid": {"source": "s", "version": "1"}}}}, ""),
+        ({}, ""),
+    ],
+    ids=["both", "both-empty", "no-version", "version-not-string", "prebid-null", "ext-not-object", "site-only",
+         "no-app"],
+)  # fmt: skip
+def test_app_display_manager_version(request_, want):
+    assert app_display_manager_version(request_) == want
