@@ -27,7 +27,8 @@ A recipe names, for the calls (``make_requests``):
   param that becomes ``imp.tagid``; ``floors``: ``usd`` converts a floor in another currency;
   ``floor_param``: a positive param that becomes the floor of an imp without one;
 * ``headers``: header sets (``HEADER_SETS``); ``param_headers``: headers filled from the (first)
-  imp's params (``{X-Partner: publisherId}``); ``publisher_id``: the param that becomes the
+  imp's params (``{X-Partner: publisherId}``); ``header_values``: fixed headers every call carries
+  (``{Prebid-Adapter-Ver: 1.0.0}``, set after the header sets); ``publisher_id``: the param that becomes the
   publisher id of the request's app, else its site (``with_publisher_id``); ``body``: ``typed`` (the
   top level and the imps as Go's typed structs) or ``go_typed`` (the whole request, all the way down);
 * ``imp_checks``: rules the imp itself must pass before its params are read (``IMP_CHECKS``);
@@ -204,6 +205,7 @@ class Recipe:
     tagid: str = ""
     publisher_id: str = ""
     param_headers: Mapping[str, str] = field(default_factory=dict)
+    header_values: Mapping[str, str] = field(default_factory=dict)
     body: str = "typed"
     request_sets: Mapping[str, Any] = field(default_factory=dict)
     floors: str = "keep"
@@ -259,6 +261,7 @@ class Recipe:
             tagid=str(data.get("tagid") or ""),
             publisher_id=str(data.get("publisher_id") or ""),
             param_headers=_param_headers(data.get("param_headers") or {}),
+            header_values=_texts(data.get("header_values") or {}, "header_values"),
             body=_choice(data, "body", BODIES, "typed"),
             request_sets=_mapping(data.get("request_sets") or {}, "request_sets"),
             floors=_choice(data, "floors", FLOORS, "keep"),
@@ -287,6 +290,13 @@ def _mapping(data: Any, key: str) -> dict[str, Any]:
     if not isinstance(data, Mapping):
         raise RecipeError(f"{key}: expected a mapping")
     return dict(data)
+
+
+def _texts(data: Any, key: str) -> dict[str, str]:
+    """A mapping of names to texts (``header_values``)."""
+    if not isinstance(data, Mapping) or not all(isinstance(v, str) for v in data.values()):
+        raise RecipeError(f"{key}: expected Name: text")
+    return {str(name): value for name, value in data.items()}
 
 
 def _param_headers(data: Any) -> dict[str, str]:
@@ -424,6 +434,7 @@ class RecipeAdapter:
         if recipe.body == "go_typed":
             body = go_typed_request(body)
         headers = self.headers(request)
+        headers.update(recipe.header_values)
         for header, param in recipe.param_headers.items():
             headers[header] = macro_text(params.get(param))
         ids = _ids(request.get("imp") or ()) if recipe.call_imp_ids == "request" else _ids(imps)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from hbserver.adapters import RECIPE_DIR
-from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
+from hbserver.adapters.base import JSON_HEADERS, AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.recipe import Recipe, RecipeAdapter, RecipeError, load_recipe
 from tests.adapters.helpers import bids_for, converter, requests_of
 
@@ -629,3 +629,23 @@ def test_same_param_across_imps(recipe, hosts, calls, errors):
 def test_mixed_params_error_is_worded():
     with pytest.raises(RecipeError, match="mixed_params_error"):
         Recipe.of({"params": PARAMS, "mixed_params_error": 5})
+
+
+@pytest.mark.parametrize(
+    ("headers", "values", "want"),
+    [
+        (["json"], {"Prebid-Adapter-Ver": "1.0.0"}, {**JSON_HEADERS, "Prebid-Adapter-Ver": "1.0.0"}),
+        ([], {"X-A": "1", "X-B": "two"}, {"X-A": "1", "X-B": "two"}),
+        (["json"], {"Accept": "*/*"}, {**JSON_HEADERS, "Accept": "*/*"}),  # after the sets: a value replaces
+    ],
+)
+def test_header_values(headers, values, want):
+    """``header_values``: fixed headers every call carries (smarthub's adapter version)."""
+    calls, _, _ = requests_of(adapter(headers=headers, header_values=values), {"id": "r", "imp": [imp("1", {})]}, INFO)
+    assert dict(calls[0].headers) == want
+
+
+@pytest.mark.parametrize("values", [["X-A"], {"X-A": 1}])
+def test_header_values_are_texts(values):
+    with pytest.raises(RecipeError, match="header_values"):
+        Recipe.of({"params": PARAMS, "header_values": values})
