@@ -18,7 +18,7 @@ pin them, so they are copied here once:
   ``json_number_int64``, ``with_auction_price``,
   ``with_query_param``, ``with_query_value``, ``go_quote``);
 * raw JSON text is read as json-iterator and jsonparser read it (``go_json_object``,
-  ``json_object_members``, ``json_space_end``), and an answer's bids are typed one by one
+  ``json_object_members``, ``json_member_text``, ``json_space_end``), and an answer's bids are typed one by one
   (``typed_bids``, ``go_typed_bids``).
 """
 
@@ -481,6 +481,16 @@ def json_object_members(
         if text[index] != ",":
             raise ValueError("',' or '}' expected")
         index = json_space_end(text, index + 1)
+
+
+def json_member_text(text: str, key: str) -> str | None:
+    """The raw text of the first top-level member ``key`` of the JSON object ``text``, as Go's
+    ``jsonparser.Get(text, key)`` finds it (a string with its quotes); None when it has none or
+    ``text`` is no object. ValueError or IndexError where the object is malformed before it."""
+    index = json_space_end(text, 0)
+    if not text.startswith("{", index):
+        return None
+    return next((text[start:end] for name, start, end in json_object_members(text, index) if name == key), None)
 
 
 # --- numbers and URLs ------------------------------------------------------------------------------

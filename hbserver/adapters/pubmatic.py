@@ -38,7 +38,7 @@ from hbserver.adapters.common import (
     items_of,
     seat_bids,
 )
-from hbserver.adapters.golike import ABSENT_OBJECT, GO_WORDING, NOT_AN_OBJECT, go_parse_float
+from hbserver.adapters.golike import ABSENT_OBJECT, GO_WORDING, NOT_AN_OBJECT, go_parse_float, json_member_text
 from hbserver.numbers import INT64, parse_int
 
 _HEADERS = {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}
@@ -439,60 +439,13 @@ def _native_adm(adm: str) -> str | None:
         return None
     if "native" not in parsed:
         return adm
-    raw = _raw_member(adm, "native")
+    try:
+        raw = json_member_text(adm, "native")
+    except (ValueError, IndexError):
+        raw = None
     if raw is None:
         return adm
     return raw[1:-1] if raw.startswith('"') else raw
-
-
-def _raw_member(text: str, key: str) -> str | None:
-    """The raw JSON text of ``key``'s value in the object ``text`` (first occurrence)."""
-    i = _skip_ws(text, 0) + 1  # past "{"
-    while i < len(text):
-        i = _skip_ws(text, i)
-        if text[i] != '"':
-            return None
-        end = _skip_value(text, i)
-        name = orjson.loads(text[i:end])
-        i = _skip_ws(text, end) + 1  # past ":"
-        start = _skip_ws(text, i)
-        end = _skip_value(text, start)
-        if name == key:
-            return text[start:end]
-        i = _skip_ws(text, end) + 1  # past "," or "}"
-    return None
-
-
-def _skip_ws(text: str, i: int) -> int:
-    while i < len(text) and text[i] in " \t\r\n":
-        i += 1
-    return i
-
-
-def _skip_value(text: str, i: int) -> int:
-    """The index just past the JSON value starting at ``i`` (the text is known to be valid)."""
-    if text[i] == '"':
-        i += 1
-        while text[i] != '"':
-            i += 2 if text[i] == "\\" else 1
-        return i + 1
-    if text[i] in "{[":
-        depth = 0
-        while True:
-            char = text[i]
-            if char == '"':
-                i = _skip_value(text, i)
-                continue
-            if char in "{[":
-                depth += 1
-            elif char in "}]":
-                depth -= 1
-                if depth == 0:
-                    return i + 1
-            i += 1
-    while i < len(text) and text[i] not in ",}] \t\r\n":
-        i += 1
-    return i
 
 
 def _fledge(ext: Any) -> list[dict[str, Any]] | None:

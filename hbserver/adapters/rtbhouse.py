@@ -15,7 +15,6 @@ Bids are typed by ``mtype`` (1 banner, 4 native; any other bid is reported and l
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,6 +46,7 @@ from hbserver.adapters.golike import (
     go_fields,
     go_imp,
     go_request_top,
+    json_member_text,
     typed_bids,
     with_auction_price,
 )
@@ -76,8 +76,6 @@ _HEADERS = {"Content-Type": "application/json;charset=utf-8"}
 # does not decode is reported with the decoder's bare text
 _ANSWER_WORDING = AnswerWording(not_an_object=NOT_AN_OBJECT, body_error=BidderError)
 _BID_TYPES = {1: "banner", 4: "native"}
-_DECODER = json.JSONDecoder()
-_JSON_SPACE = " \t\n\r"
 
 
 class _Failed(Exception):
@@ -227,35 +225,13 @@ def native_adm(adm: str) -> str:
         raise ValueError("unable to unmarshal native adm")
     if not data or "native" not in data:
         return adm
-    raw = _first_member_text(adm, "native")
+    try:
+        raw = json_member_text(adm, "native")
+    except (ValueError, IndexError):
+        raw = None
     if raw is None or not raw.startswith("{"):
         raise ValueError("unable to get native adm")
     return raw
-
-
-def _skip_space(text: str, index: int) -> int:
-    while index < len(text) and text[index] in _JSON_SPACE:
-        index += 1
-    return index
-
-
-def _first_member_text(text: str, key: str) -> str | None:
-    """The raw text of the first top-level member ``key`` of the JSON object ``text`` (as
-    jsonparser.Get returns it), None when there is none."""
-    try:
-        index = _skip_space(text, 0) + 1  # past "{"
-        while True:
-            index = _skip_space(text, index)
-            if text[index] != '"':
-                return None
-            name, index = json.decoder.scanstring(text, index + 1)
-            index = _skip_space(text, _skip_space(text, index) + 1)  # past ":"
-            _, end = _DECODER.raw_decode(text, index)
-            if name == key:
-                return text[index:end]
-            index = _skip_space(text, end) + 1  # past ","
-    except (ValueError, IndexError):
-        return None
 
 
 def build(config: AdapterConfig) -> RTBHouseAdapter:

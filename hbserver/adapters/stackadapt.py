@@ -44,8 +44,7 @@ from hbserver.adapters.golike import (
     go_typed_bids,
     go_value,
     imp_bidder_params,
-    json_object_members,
-    json_space_end,
+    json_member_text,
     with_auction_price,
 )
 
@@ -116,7 +115,7 @@ def native_adm(adm: str) -> str:
     """The raw ``native`` member of ``adm`` (jsonparser.Get: the first exact key at the top), ``adm``
     itself when it has none; BidderError when ``adm`` does not parse or the member is no object."""
     try:
-        raw = _raw_member(adm, "native")
+        raw = json_member_text(adm, "native")
     except (ValueError, IndexError):
         raise _Refused(BidderError("unable to unmarshal native adm")) from None
     if raw is None:
@@ -124,15 +123,6 @@ def native_adm(adm: str) -> str:
     if not raw.startswith("{"):
         raise _Refused(BidderError("unable to get native adm"))
     return raw
-
-
-def _raw_member(text: str, key: str) -> str | None:
-    """The JSON text of the first ``key`` member of the object ``text``; None when it has none or
-    ``text`` is no object. ValueError/IndexError when the object is malformed before it."""
-    index = json_space_end(text, 0)
-    if not text.startswith("{", index):
-        return None
-    return next((text[start:end] for name, start, end in json_object_members(text, index) if name == key), None)
 
 
 def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:

@@ -44,6 +44,7 @@ from hbserver.adapters.golike import (
     go_wrap_int,
     imp_bidder_params,
     is_json_number,
+    json_member_text,
     json_number_int64,
     json_number_text,
     json_object_members,
@@ -831,3 +832,32 @@ def test_go_json_object(text, want) -> None:
 def test_go_json_object_syntax_error_is_the_parsers() -> None:
     got = outcome(go_json_object, b'{"a": }')
     assert isinstance(got, Fails) and got.error is JsonShapeError and "line 1" in got.message
+
+
+# jsonparser.Get(text, key): the first top-level member named key, its value's raw bytes (a nested
+# member of that name does not count; the text after it is not read)
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ('{"native":{"a":1},"native":{"b":2}}', '{"a":1}'),
+        (' { "x" : [1, {"native": 0}] , "native" :  {"b" : 2} } ', '{"b" : 2}'),
+        ('{"native":"s\\"t"}', '"s\\"t"'),
+        ('{"native":null}', "null"),
+        ('{"Native":{}}', None),
+        ('{"a":1}', None),
+        ("[1]", None),
+        ("null", None),
+        ('{"native":{"a":1}} trailing', '{"a":1}'),
+    ],
+    ids=["first-wins", "spaces-and-nesting", "string-raw", "null", "exact-key", "absent", "array", "null-text",
+         "rest-unread"],
+)  # fmt: skip
+def test_json_member_text(text: str, want: str | None) -> None:
+    assert json_member_text(text, "native") == want
+
+
+@pytest.mark.parametrize("text", ['{"a":}', '{"a":1', '{"a" 1}', "{"])
+def test_json_member_text_malformed_before_the_member(text: str) -> None:
+    with pytest.raises((ValueError, IndexError)):
+        json_member_text(text, "native")
+
