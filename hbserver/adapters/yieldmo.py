@@ -3,30 +3,17 @@
 Each imp's ``ext`` is replaced by ``{"placement_id": <placementId param>, "gpid": <ext.data.pbadslot>}``
 (``gpid`` only when there is one). A floor in a currency other than USD is converted to USD; when
 that fails the imp keeps its floor and an error is reported. Unreadable params are reported too,
-but every imp is still sent (with the fields read before the fault), as PBS-Go does. Bids are
-typed by their ``ext.mediatype`` (banner, video or native); any other bid is dropped silently.
+but every imp is still sent (with the fields read before the fault), as PBS-Go does. The answer
+and bid typing are the recipe ``recipes/yieldmo.yaml``'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from hbserver.adapters.base import (
-    AdapterConfig,
-    BidderError,
-    BidderResponse,
-    ConversionError,
-    RequestData,
-    RequestInfo,
-    ResponseData,
-    TypedBid,
-    bad_input,
-)
+from hbserver.adapters.base import AdapterConfig, BidderError, ConversionError, RequestData, RequestInfo, bad_input
 from hbserver.adapters.common import (
     JsonShapeError,
-    answer_bids,
-    decode_answer,
     expect_object,
     expect_string,
     floor_in_usd,
@@ -34,10 +21,10 @@ from hbserver.adapters.common import (
     imp_ids,
     json_call,
 )
-from hbserver.adapters.golike import ABSENT_OBJECT, GO_WORDING, NOT_AN_OBJECT, go_fields
+from hbserver.adapters.golike import ABSENT_OBJECT, NOT_AN_OBJECT, go_fields
+from hbserver.adapters.recipe import RecipeAdapter
 
 HEADERS = {"Content-Type": "application/json;charset=utf-8"}
-_BID_TYPES = frozenset({"banner", "video", "native"})
 _ABSENT = object()
 
 
@@ -94,39 +81,14 @@ def _build_imp(imp: dict[str, Any], info: RequestInfo, errors: list[BidderError]
     return out
 
 
-def _bid_type(bid: Mapping[str, Any]) -> str | None:
-    """``ext.mediatype`` (its key in any case) when banner, video or native, else None."""
-    ext = bid.get("ext")
-    if not isinstance(ext, dict):
-        return None
-    media_type: Any = ""
-    for value in go_fields(ext, "mediatype").values():
-        media_type = value
-    return media_type if isinstance(media_type, str) and media_type in _BID_TYPES else None
-
-
-class YieldmoAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
+class YieldmoAdapter(RecipeAdapter):
+    """The recipe ``recipes/yieldmo.yaml`` (the answer and bid typing), the call Yieldmo's own."""
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         errors: list[BidderError] = []
         imps = [_build_imp(imp, info, errors) for imp in request.get("imp") or ()]
         return [json_call(self.endpoint, {**request, "imp": imps}, imp_ids(imps), HEADERS)], errors
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        data, failure = decode_answer(response, GO_WORDING)
-        if data is None:
-            return None, failure
-        result = BidderResponse()
-        for _, bid in answer_bids(data):
-            bid_type = _bid_type(bid)
-            if bid_type is not None:
-                result.bids.append(TypedBid(bid, bid_type))
-        return result, []
-
 
 def build(config: AdapterConfig) -> YieldmoAdapter:
-    return YieldmoAdapter(config)
+    return YieldmoAdapter.of_code("yieldmo", config)
