@@ -16,7 +16,6 @@ banner.
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -45,6 +44,7 @@ from hbserver.adapters.golike import (
     imp_bidder_params,
 )
 from hbserver.adapters.gourl import go_url_scheme_host
+from hbserver.numbers import int_or
 
 _ANSWER_WORDING = AnswerWording(
     status="Invalid Status Returned: {}. Run with request.debug = 1 for more info",
@@ -52,7 +52,6 @@ _ANSWER_WORDING = AnswerWording(
     not_an_object=NOT_AN_OBJECT,
     body_text="Unable to unpackage bid response. Error: {}",
 )
-_TAG_ID = re.compile(r"[+-]?[0-9]+")
 _VAST_40 = 7
 _VIDEO_MARKS = ("<?xml", "<vast")
 
@@ -61,17 +60,6 @@ class _Refused(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.error = bad_input(message)
-
-
-def _nonzero_int64(text: str) -> bool:
-    """Whether Go's ``strconv.ParseInt(text, 10, 64)`` reads ``text`` as a number other than 0."""
-    if not _TAG_ID.fullmatch(text):
-        return False
-    digits = text.lstrip("+-").lstrip("0")
-    if not digits or len(digits) > 19:
-        return False
-    value = int(digits)
-    return value < 2**63 or (value == 2**63 and text.startswith("-"))
 
 
 def read_params(imp: Mapping[str, Any]) -> tuple[str, str]:
@@ -91,7 +79,7 @@ def read_params(imp: Mapping[str, Any]) -> tuple[str, str]:
     except JsonShapeError:
         raise _Refused(f"ignoring imp id={imp_id}, invalid ImpExt") from None
     tag_id = fields["tagid"]
-    if not _nonzero_int64(tag_id):
+    if not int_or(tag_id, 0):  # strconv.ParseInt(tag_id, 10, 64) fails or reads 0
         raise _Refused(f"ignoring imp id={imp_id}, invalid tagid must be a String of numbers")
     return tag_id, fields["bidfloor"]
 

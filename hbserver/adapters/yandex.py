@@ -11,7 +11,6 @@ a site. Bids are typed by their imp (video, then native, then banner); the curre
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -48,6 +47,7 @@ from hbserver.adapters.golike import (
     with_query_param,
 )
 from hbserver.adapters.steps import ParamsSpec
+from hbserver.numbers import int_or
 
 _PARAMS = ParamsSpec.of(
     {
@@ -57,8 +57,6 @@ _PARAMS = ParamsSpec.of(
 )
 _DISPLAY_MANAGER = {"displaymanager": "prebid.go", "displaymanagerver": "1.1"}
 _VIDEO_DEFAULTS = (("minduration", 1), ("maxduration", 120), ("protocols", [3]))
-_INT64_MAX = 2**63 - 1
-_ATOI = re.compile(r"\+?[0-9]+", re.ASCII)  # strconv.Atoi of a part that has no "-" in it
 _ANSWER_WORDING = AnswerWording(
     not_an_object=NOT_AN_OBJECT,
     body_text="Bad server response: &{{%!d(string={})}}",  # Go's %d of the error struct
@@ -79,17 +77,14 @@ class _Dropped(Exception):
         self.error = error
 
 
-def _is_go_int(part: str) -> bool:
-    return _ATOI.fullmatch(part) is not None and int(part) <= _INT64_MAX
-
-
 def placement_of(params: Mapping[str, Any]) -> Placement:
     """The page and imp ids of the params: the last two numeric parts of ``placement_id``, else
     ``page_id``/``imp_id`` as numbers. Raises _Dropped when the placement id has fewer than two."""
     placement_id = params.get("placement_id", "")
     if not placement_id:
         return Placement(str(params.get("page_id", 0)), str(params.get("imp_id", 0)))
-    numeric = [part for part in placement_id.split("-") if _is_go_int(part)]
+    # strconv.Atoi of each part (no "-" is left in one)
+    numeric = [part for part in placement_id.split("-") if int_or(part, None) is not None]
     if len(numeric) < 2:
         raise _Dropped(bad_input(f"invalid placement id, it must contain two parts: {placement_id}"))
     return Placement(numeric[-2], numeric[-1])
