@@ -621,6 +621,26 @@ def go_imp(imp: dict[str, Any], *, known_only: bool = False) -> dict[str, Any]:
     return out
 
 
+# openrtb2.Device: its pointer and raw fields (left out only when null) and the rest, left out when zero
+_DEVICE_POINTERS = frozenset({"geo", "dnt", "lmt", "sua", "js", "geofetch", "connectiontype", "ext"})
+_DEVICE_VALUES = frozenset({
+    "ua", "ip", "ipv6", "devicetype", "make", "model", "os", "osv", "hwv", "h", "w", "ppi", "pxratio",
+    "flashver", "language", "langb", "carrier", "mccmnc", "ifa", "didsha1", "didmd5", "dpidsha1", "dpidmd5",
+    "macsha1", "macmd5",
+})  # fmt: skip
+DEVICE_FIELDS = _DEVICE_POINTERS | _DEVICE_VALUES
+
+
+def go_device(device: Mapping[str, Any]) -> dict[str, Any]:
+    """``device`` as PBS-Go's typed openrtb2.Device writes it again, one level deep: unknown keys
+    dropped, nulls and zero values ("", 0) of its omitempty fields left out (nested objects as given)."""
+    return {
+        key: value
+        for key, value in device.items()
+        if (key in _DEVICE_POINTERS and value is not None) or (key in _DEVICE_VALUES and value not in ("", 0, None))
+    }
+
+
 _GO_QUOTE_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
 
 

@@ -40,6 +40,7 @@ from hbserver.adapters.common import (
 )
 from hbserver.adapters.golike import (
     decode_go_answer,
+    go_device,
     go_list,
     go_media_objects,
     go_members,
@@ -156,25 +157,6 @@ def _with_query_value(endpoint: str, name: str, value: str) -> str:
         return endpoint
 
 
-# openrtb2.Device: its pointer fields (left out only when null) and the rest, left out when zero
-_DEVICE_POINTERS = frozenset({"geo", "dnt", "lmt", "sua", "js", "geofetch", "connectiontype", "ext"})
-_DEVICE_VALUES = frozenset({
-    "ua", "ip", "ipv6", "devicetype", "make", "model", "os", "osv", "hwv", "h", "w", "ppi", "pxratio",
-    "flashver", "language", "langb", "carrier", "mccmnc", "ifa", "didsha1", "didmd5", "dpidsha1", "dpidmd5",
-    "macsha1", "macmd5",
-})  # fmt: skip
-
-
-def _go_device(device: dict[str, Any]) -> dict[str, Any]:
-    """``device`` as PBS-Go's typed openrtb2.Device writes it again: unknown keys dropped, nulls and
-    zero values ("", 0) of its omitempty fields left out."""
-    return {
-        key: value
-        for key, value in device.items()
-        if (key in _DEVICE_POINTERS and value is not None) or (key in _DEVICE_VALUES and value not in ("", 0, None))
-    }
-
-
 def _headers(device: Any) -> dict[str, str]:
     headers = json_headers()
     if isinstance(device, dict):
@@ -195,7 +177,7 @@ class InsticatorAdapter:
         base = go_request_top(request)
         base.pop("ext", None)
         if isinstance(base.get("device"), dict):
-            base["device"] = _go_device(base["device"])
+            base["device"] = go_device(base["device"])
         if request.get("ext") is not None:
             try:
                 base["ext"] = {"insticator": {"caller": _callers(request["ext"])}}

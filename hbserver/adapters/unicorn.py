@@ -29,6 +29,7 @@ from hbserver.adapters.base import (
 from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_object, json_call
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
+    DEVICE_FIELDS,
     NOT_AN_OBJECT,
     GoKind,
     decode_go_answer,
@@ -55,14 +56,6 @@ _IMP_PREBID_FIELDS = (
     "storedrequest", "storedauctionresponse", "storedbidresponse", "is_rewarded_inventory", "bidder",
     "options", "adunitcode", "passthrough", "floors", "imp",
 )  # fmt: skip
-
-
-# openrtb2.Device's fields: other keys do not survive PBS-Go's typed request
-_DEVICE_FIELDS = frozenset({
-    "geo", "dnt", "lmt", "ua", "sua", "ip", "ipv6", "devicetype", "make", "model", "os", "osv", "hwv", "h", "w",
-    "ppi", "pxratio", "js", "geofetch", "flashver", "language", "langb", "carrier", "mccmnc", "connectiontype",
-    "ifa", "didsha1", "didmd5", "dpidsha1", "dpidmd5", "macsha1", "macmd5", "ext",
-})  # fmt: skip
 
 
 class _Refused(Exception):
@@ -180,7 +173,7 @@ class UnicornAdapter:
         body["imp"] = imps
         body["app"] = _app(app, params)
         if isinstance(body.get("device"), dict):
-            body["device"] = {key: value for key, value in body["device"].items() if key in _DEVICE_FIELDS}
+            body["device"] = {key: value for key, value in body["device"].items() if key in DEVICE_FIELDS}
         source = request.get("source")
         body["source"] = {**(source if isinstance(source, dict) else {}), "ext": dict(_SOURCE_EXT)}
         if not params.get("accountId"):
