@@ -7,9 +7,7 @@ the configured query dropped, as PBS-Go replaces it). ``request.ext`` becomes
 The first imp whose ext or params do not decode fails the whole request, in json-iterator's words.
 The call carries only ``Content-Type: application/json``.
 
-Bids are typed by ``ext.bidType`` (banner, video, audio or native); any other bid is dropped with
-an error, and an answer in which no bid is typed gives neither bids nor errors (PBS-Go returns
-nothing then). Every failure status is bad input. The answer's ``cur`` is the currency when given.
+The answer and bid typing (by ``ext.bidType``) are the recipe ``recipes/nexx360.yaml``'s.
 
 Host settings in ``AdapterConfig.extra``: ``pbs_version`` (the caller's version).
 """
@@ -19,36 +17,12 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from hbserver.adapters.base import (
-    AdapterConfig,
-    BidderError,
-    BidderResponse,
-    RequestData,
-    RequestInfo,
-    ResponseData,
-    TypedBid,
-    bad_input,
-    bad_server_response,
-)
-from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_string, json_call
-from hbserver.adapters.golike import (
-    go_field,
-    go_imp,
-    go_members,
-    go_request_top,
-    go_typed_bids,
-    imp_bidder_params,
-)
+from hbserver.adapters.base import AdapterConfig, BidderError, RequestData, RequestInfo, bad_input
+from hbserver.adapters.common import JsonShapeError, expect_string, json_call
+from hbserver.adapters.golike import go_field, go_imp, go_members, go_request_top, imp_bidder_params
+from hbserver.adapters.recipe import Recipe, RecipeAdapter
 
 HEADERS = {"Content-Type": "application/json"}
-BID_TYPES = frozenset({"banner", "video", "audio", "native"})
-# openrtb2.Imp's omitempty fields: value types are left out when zero or empty, pointers when null
-
-_ANSWER_WORDING = AnswerWording(
-    status="Unexpected http status code: {}",
-    status_error=bad_input,
-    body_error=BidderError,  # PBS-Go passes the decoder's error on unclassified
-)
 
 
 def caller_ext(pbs_version: str) -> dict[str, Any]:
@@ -81,38 +55,20 @@ def _query_params(params: Any) -> tuple[str, str]:
     return placement, tag_id
 
 
-def bid_type(bid: dict[str, Any]) -> str | None:
-    """The bid's ``ext.bidType`` when it names a media type; None when the ext is absent, does not
-    decode as PBS-Go's ``Nexx360ResBidExt`` or names no known type."""
-    ext = bid.get("ext")
-    if not isinstance(ext, dict):
-        return None
-    kind = ""
-    for _, value in go_members(ext, "bidType"):
-        if value is not None and not isinstance(value, str):
-            return None
-        kind = value or ""
-    return kind if kind in BID_TYPES else None
+class Nexx360Adapter(RecipeAdapter):
+    """The recipe ``recipes/nexx360.yaml`` (the answer and bid typing), the call Nexx360's own."""
 
-
-def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
-    kind = bid_type(bid)
-    if kind is None:
-        return bad_server_response(f"unable to fetch mediaType in multi-format: {bid['impid']}")
-    return TypedBid(bid, kind)
-
-
-class Nexx360Adapter:
-    def __init__(self, config: AdapterConfig) -> None:
+    def __init__(self, recipe: Recipe, config: AdapterConfig) -> None:
+        super().__init__(recipe, config)
         # PBS-Go parses the endpoint per request; one it cannot use is refused at start-up here
-        self.endpoint = urlsplit(config.endpoint)
+        self.parts = urlsplit(config.endpoint)
         self.ext = caller_ext(str(config.extra.get("pbs_version") or ""))
 
     def _uri(self, placement: str, tag_id: str) -> str:
         pairs = [("placement", placement)] if placement else []
         if tag_id:
             pairs.append(("tag_id", tag_id))
-        return urlunsplit(self.endpoint._replace(query=urlencode(pairs)))
+        return urlunsplit(self.parts._replace(query=urlencode(pairs)))
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         imps = []
@@ -132,14 +88,6 @@ class Nexx360Adapter:
         body["ext"] = self.ext
         return [json_call(self._uri(placement, tag_id), body, (imp.get("id", "") for imp in imps), HEADERS)], []
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        result, errors = go_typed_bids(response, _typed, _ANSWER_WORDING)
-        if result is not None and not result.bids:
-            return None, []
-        return result, errors
-
 
 def build(config: AdapterConfig) -> Nexx360Adapter:
-    return Nexx360Adapter(config)
+    return Nexx360Adapter.of_code("nexx360", config)

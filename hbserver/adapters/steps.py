@@ -842,9 +842,9 @@ def _by_single_imp(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str
 
 
 def _by_ext_media_type(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str | None:
-    """``bid.ext.mediaType`` when it names one of ``types``."""
+    """``bid.ext.<ext_field>`` (``mediaType`` unless the typer names another) when it names one of ``types``."""
     ext = bid.get("ext")
-    kind = go_field(ext, "mediaType") if isinstance(ext, Mapping) else None
+    kind = go_field(ext, typer.ext_field) if isinstance(ext, Mapping) else None
     return kind if kind in typer.types else None
 
 
@@ -946,7 +946,8 @@ class BidTyper:
     ``ext_error``: the text when ``bid.ext`` does not decode (default ``error``); ``no_imp_error``: the
     text when no imp has the bid's impid (by imp; default ``error``); ``fallback``: the type of a bid
     the source leaves untyped (by imp: one whose imp has none of ``order``'s media objects, or that
-    has no imp and no ``no_imp_error``; default: untyped)."""
+    has no imp and no ``no_imp_error``; default: untyped); ``ext_field``: the ``bid.ext`` member that
+    names the type (by ext media type)."""
 
     source: str = "mtype"
     types: tuple[str, ...] = _ALL_TYPES
@@ -956,6 +957,7 @@ class BidTyper:
     ext_error: str | None = None
     no_imp_error: str | None = None
     fallback: str | None = None
+    ext_field: str = "mediaType"
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> BidTyper:
@@ -970,6 +972,8 @@ class BidTyper:
         for name, text in (("ext_error", ext_error), ("no_imp_error", no_imp_error)):
             if text is not None:
                 checked_text(str(text), f"bid_type.{name}", **_UNTYPED_FILLS)
+        if not isinstance(data.get("ext_field", cls.ext_field), str):
+            raise StepError("bid_type.ext_field: the name of a bid.ext member")
         return cls(
             source,
             types,
@@ -979,6 +983,7 @@ class BidTyper:
             None if ext_error is None else str(ext_error),
             None if no_imp_error is None else str(no_imp_error),
             _fallback(data.get("fallback")),
+            data.get("ext_field", cls.ext_field),
         )
 
     def untyped(self, bid: Mapping[str, Any], text: str | None = None) -> UntypedBid:

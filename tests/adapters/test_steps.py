@@ -822,6 +822,11 @@ TYPER_ROWS = [
     (BidTyper("ext_media_type", types=("video", "native"), fallback="banner"), {"ext": "x"}, "banner"),
     (BidTyper("ext_media_type", types=("video", "native"), fallback="banner"), {}, "banner"),
     (BidTyper("mtype", fallback="video"), {"impid": "b", "mtype": 9}, "video"),
+    # ext_field: the ext member that names the type (nexx360: bidType)
+    (BidTyper("ext_media_type", ext_field="bidType"), {"ext": {"bidType": "audio"}}, "audio"),
+    (BidTyper("ext_media_type", ext_field="bidType"), {"ext": {"BIDTYPE": "video"}}, "video"),
+    (BidTyper("ext_media_type", ext_field="bidType"), {"ext": {"mediaType": "video"}}, None),
+    (BidTyper("ext_media_type_then_single_imp", ext_field="bidType"), {"impid": "v", "ext": {}}, "video"),
 ]
 
 
@@ -907,6 +912,8 @@ def test_untyped_bid_wording(typer, bid, want):
         ({"source": "ext_prebid", "ext_error": "x"}, BidTyper("ext_prebid", ext_error="x")),
         ({"source": "imp", "fallback": "banner"}, BidTyper("imp", fallback="banner")),
         ({"source": "imp", "fallback": "popup"}, StepError("bid_type.fallback")),
+        ({"source": "ext_media_type", "ext_field": "bidType"}, BidTyper("ext_media_type", ext_field="bidType")),
+        ({"source": "ext_media_type", "ext_field": 5}, StepError("bid_type.ext_field")),
     ],
 )
 def test_bid_typer_of(data, want):
