@@ -42,8 +42,8 @@ from hbserver.adapters.common import (
     string_param,
     typed_bid_response,
 )
-from hbserver.adapters.golike import with_query_value
-from hbserver.numbers import INT64, NumberError, check_int, int_or, parse_int
+from hbserver.adapters.golike import go_string_int, with_query_value
+from hbserver.numbers import INT64, NumberError, int_or
 
 DEFAULT_PLATFORM_ID = 5
 MAX_IMPS_PER_REQUEST = 10
@@ -104,13 +104,12 @@ def _int_or_digits(params: dict[str, Any], name: str) -> int:
     if value is None or value == "":
         return 0
     try:
-        if _is_int(value):
-            return check_int(value, INT64)
-        if isinstance(value, str):
-            return parse_int(value, INT64, signs="-")
+        number = go_string_int(value)
     except NumberError as exc:
         raise _BadParams(f"appnexus params: {name}: {exc}") from None
-    raise _BadParams(f"appnexus params: {name} must be an integer or a string of digits")
+    if number is None:
+        raise _BadParams(f"appnexus params: {name} must be an integer or a string of digits")
+    return number
 
 
 def _flag(params: dict[str, Any], name: str) -> bool | None:

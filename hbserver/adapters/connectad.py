@@ -29,11 +29,12 @@ from hbserver.adapters.golike import (
     go_media_objects,
     go_members,
     go_request_top,
+    go_string_int,
     go_typed_bids,
     imp_bidder_params,
 )
 from hbserver.adapters.gourl import go_url_scheme_host
-from hbserver.numbers import INT64, NumberError, check_int, parse_int
+from hbserver.numbers import NumberError
 
 _ANSWER_WORDING = AnswerWording(
     status="Invalid Status Returned: {}. Run with request.debug = 1 for more info",
@@ -54,13 +55,12 @@ def _string_int(value: Any) -> int:
     """``value`` as PBS-Go's ``jsonutil.StringInt`` reads it: a JSON integer, or a string of an
     optional ``-`` and digits ("" is 0), within int64; _BadParams otherwise (null included)."""
     try:
-        if isinstance(value, str):
-            return parse_int(value, INT64, signs="-") if value else 0
-        if isinstance(value, int) and not isinstance(value, bool):
-            return check_int(value, INT64)
+        number = go_string_int(value)
     except NumberError:
-        pass
-    raise _BadParams(value)
+        number = None
+    if number is None:
+        raise _BadParams(value)
+    return number
 
 
 def _params(imp: dict[str, Any]) -> tuple[int, float]:

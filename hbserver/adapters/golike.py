@@ -15,7 +15,7 @@ pin them, so they are copied here once:
   found (``ABSENT_OBJECT``);
 * numbers and URLs are read and written as Go's ``strconv`` and ``net/url`` do (``go_int``,
   ``go_parse_float``, ``go_float_text``, ``json_number_text``, ``is_json_number``,
-  ``json_number_int64``, ``with_auction_price``,
+  ``json_number_int64``, ``go_string_int``, ``with_auction_price``,
   ``with_query_param``, ``with_query_value``, ``go_quote``);
 * raw JSON text is read as json-iterator and jsonparser read it (``go_json_object``,
   ``json_object_members``, ``json_member_text``, ``json_space_end``), and an answer's bids are typed one by one
@@ -46,7 +46,7 @@ from hbserver.adapters.common import (
     found,
     typed_bid_response,
 )
-from hbserver.numbers import INT64, NumberError, parse_float, parse_int
+from hbserver.numbers import INT64, NumberError, check_int, parse_float, parse_int
 
 # json-iterator decoding an absent value (Go's empty json.RawMessage) as an object: the character it
 # "found" is the zero byte that ends the input
@@ -544,6 +544,18 @@ def json_number_int64(text: str) -> int:
         return parse_int(text, INT64)
     except NumberError as exc:
         raise JsonShapeError(f"strconv.ParseInt: parsing {go_quote(text)}: {exc.reason}") from None
+
+
+def go_string_int(value: Any) -> int | None:
+    """``value`` as PBS-Go's ``jsonutil.StringInt`` reads it: a JSON integer, or a string of an
+    optional ``-`` and ASCII digits (jsonparser.ParseInt; "" is 0), within int64. None for a value
+    of another type (null included: callers differ there); NumberError for text or a number it
+    refuses."""
+    if isinstance(value, str):
+        return parse_int(value, INT64, signs="-") if value else 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        return check_int(value, INT64)
+    return None
 
 
 AUCTION_PRICE = "${AUCTION_PRICE}"

@@ -38,6 +38,7 @@ from hbserver.adapters.golike import (
     go_read_int,
     go_request_top,
     go_sized_int,
+    go_string_int,
     go_typed_bids,
     go_value,
     go_video,
@@ -56,6 +57,7 @@ from hbserver.adapters.golike import (
     with_query_param,
     with_query_value,
 )
+from hbserver.numbers import NumberError
 
 NAN = object()  # stands for "a NaN" in the go_parse_float table (NaN != NaN)
 
@@ -860,4 +862,32 @@ def test_json_member_text(text: str, want: str | None) -> None:
 def test_json_member_text_malformed_before_the_member(text: str) -> None:
     with pytest.raises((ValueError, IndexError)):
         json_member_text(text, "native")
+
+
+# jsonutil.StringInt: a JSON integer, or a string jsonparser.ParseInt reads (an optional "-", ASCII
+# digits, no "+"), "" as 0; other JSON types are the caller's to word
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        (12, 12),
+        ("12", 12),
+        ("-12", -12),
+        ("", 0),
+        ("+12", NumberError),
+        ("1.5", NumberError),
+        ("9223372036854775808", NumberError),
+        (2**63, NumberError),
+        (1.5, None),
+        (True, None),
+        (None, None),
+    ],
+    ids=["int", "digits", "minus", "empty", "plus", "float-text", "text-past-int64", "int-past-int64", "float",
+         "bool", "null"],
+)  # fmt: skip
+def test_go_string_int(value: Any, want: Any) -> None:
+    if want is NumberError:
+        with pytest.raises(NumberError):
+            go_string_int(value)
+    else:
+        assert go_string_int(value) == want
 
