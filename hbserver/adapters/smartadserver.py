@@ -5,8 +5,8 @@ Per imp, the params (``siteId``, ``pageId``, ``formatId``, ``networkId`` as inte
 ``ext.bidder``: under ``ext.bidder`` normally, under ``ext.smartadserver`` for every imp once one
 imp has ``programmaticGuaranteed: true``; the flag itself is not sent. An imp without a params
 object is dropped with an error. The request always gets a ``site`` (even an app request) whose
-``publisher.id`` is the last valid imp's ``networkId``. Bids are typed by ``mtype`` (banner when it
-is missing or unknown).
+``publisher.id`` is the last valid imp's ``networkId``. The answer and bid typing are the recipe
+``recipes/smartadserver.yaml``'s.
 """
 
 from __future__ import annotations
@@ -17,27 +17,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
-from hbserver.adapters.base import (
-    JSON_HEADERS,
-    AdapterConfig,
-    BidderError,
-    BidderResponse,
-    RequestData,
-    RequestInfo,
-    ResponseData,
-    TypedBid,
-    bad_input,
-)
-from hbserver.adapters.common import JsonShapeError, mtype_bid_type
-from hbserver.adapters.golike import (
-    GoKind,
-    ImpExtError,
-    go_fields,
-    go_int,
-    go_typed_bids,
-    go_value,
-    imp_bidder_params,
-)
+from hbserver.adapters.base import JSON_HEADERS, AdapterConfig, BidderError, RequestData, RequestInfo, bad_input
+from hbserver.adapters.common import JsonShapeError
+from hbserver.adapters.golike import GoKind, ImpExtError, go_fields, go_int, go_value, imp_bidder_params
+from hbserver.adapters.recipe import Recipe, RecipeAdapter
 
 PROGRAMMATIC_GUARANTEED_HOST = "https://prebid-global.smartadserver.com"
 _IDS = ("siteId", "pageId", "formatId", "networkId")
@@ -82,9 +65,11 @@ def endpoint_url(host: str, guaranteed: bool) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, query, parts.fragment))
 
 
-class SmartadserverAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
+class SmartadserverAdapter(RecipeAdapter):
+    """The recipe ``recipes/smartadserver.yaml`` (the answer and bid typing), the call Smart's own."""
+
+    def __init__(self, recipe: Recipe, config: AdapterConfig) -> None:
+        super().__init__(recipe, config)
         self.guaranteed_host = PROGRAMMATIC_GUARANTEED_HOST
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
@@ -125,14 +110,9 @@ class SmartadserverAdapter:
         ids_sent = [imp.get("id", "") for imp in out_imps]
         return [RequestData("POST", uri, body, JSON_HEADERS, imp_ids=ids_sent)], errors
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        return go_typed_bids(response, lambda bid: TypedBid(bid, mtype_bid_type(bid) or "banner"))
-
 
 def build(config: AdapterConfig) -> SmartadserverAdapter:
-    return SmartadserverAdapter(config)
+    return SmartadserverAdapter.of_code("smartadserver", config)
 
 
 __all__ = ["build", "endpoint_url"]
