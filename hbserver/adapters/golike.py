@@ -175,6 +175,14 @@ def go_list(value: Any, where: str) -> list[Any]:
     return value
 
 
+def go_strings(value: Any, where: str) -> list[str] | None:
+    """A Go ``[]string`` field: null is nil (None), a null item is ""; a value that is no list fails
+    naming the field, an item of another type naming the slice type, as json-iterator words them."""
+    if value is None:
+        return None
+    return [expect_string(item, "[]string") for item in go_list(value, where)]
+
+
 def go_value(value: Any, kind: GoKind, where: str) -> Any:
     """``value`` as a Go field of ``kind`` takes it (None for null); a value of the wrong type raises
     JsonShapeError in json-iterator's words (``where`` names the field)."""

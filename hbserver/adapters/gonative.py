@@ -13,15 +13,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from hbserver.adapters.common import expect_object, expect_string
-from hbserver.adapters.golike import go_list, go_members, go_read_int
-
-
-def _strings(value: Any, where: str) -> list[str] | None:
-    """A native response's ``[]string`` field (``where`` names it): null is nil, a null item is "";
-    an item of another type fails naming the slice type, as PBS-Go's text does."""
-    if value is None:
-        return None
-    return [expect_string(item, "[]string") for item in go_list(value, where)]
+from hbserver.adapters.golike import go_list, go_members, go_read_int, go_strings
 
 
 class _F(NamedTuple):
@@ -122,7 +114,7 @@ def _decode_value(value: Any, kind: Any, where: str, current: Any) -> Any:
     if kind in (_INT, _INT8):
         return current if value is None else _go_integer(value, where, kind)
     if kind == _STRS:
-        return _strings(value, where)
+        return go_strings(value, where)
     if kind == _RAW:
         return value
     if isinstance(kind, _Slice):

@@ -37,7 +37,6 @@ from hbserver.adapters.common import (
     JsonShapeError,
     expect_object,
     expect_string,
-    found,
     imp_ids,
     json_call,
     json_headers,
@@ -46,10 +45,10 @@ from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     decode_go_answer,
     go_json_object,
-    go_list,
     go_media_objects,
     go_members,
     go_request_top,
+    go_strings,
     imp_bidder_params,
     typed_bids,
 )
@@ -62,16 +61,6 @@ _ANSWER_WORDING = AnswerWording(
     body_text="Bad server response: &{{%!d(string={})}}",
 )
 _BID_TYPES = {1: "banner", 2: "video"}
-
-
-def _strings(value: Any, where: str) -> list[str]:
-    """A Go ``[]string`` field (null is empty, a null item is ""); JsonShapeError in json-iterator's
-    words, which name the slice type, not the field, for an item of the wrong type."""
-    items = go_list(value, where)
-    for item in items:
-        if item is not None and not isinstance(item, str):
-            raise JsonShapeError(f'cannot unmarshal []string: expects " or n, but found {found(item)}')
-    return [item or "" for item in items]
 
 
 class _Params(NamedTuple):
@@ -93,7 +82,7 @@ def _params(imp: Mapping[str, Any]) -> _Params:
     for name, value in go_members(imp_bidder_params(imp, null_is_absent=True), *_PARAM_FIELDS):
         where = f"openrtb_ext.ImpExtNextMillennium.{_PARAM_FIELDS[name]}"
         if name in ("adSlots", "allowedAds"):
-            fields[name] = _strings(value, where)
+            fields[name] = go_strings(value, where) or []
         else:
             fields[name] = expect_string(value, where)
     return _Params(
@@ -118,7 +107,7 @@ def _flags(extra_info: str) -> list[str]:
             elif name == "nm_version":
                 expect_string(value, "nextmillennium.nmExtNMM.AdapterVersion")
             else:
-                names = _strings(value, f"nextmillennium.nmExtNMM.{name[0].upper()}{name[1:]}")
+                names = go_strings(value, f"nextmillennium.nmExtNMM.{name[0].upper()}{name[1:]}") or []
                 if name == "nmmFlags":
                     flags = names
     except JsonShapeError as exc:

@@ -46,11 +46,11 @@ from hbserver.adapters.common import (
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
     GoKind,
-    go_list,
     go_media_objects,
     go_members,
     go_read_int,
     go_request_top,
+    go_strings,
     go_typed_bids,
     go_value,
     go_wrap_int,
@@ -98,8 +98,7 @@ class _Params:
         for name, value in go_members(params, *_FIELD_NAMES):
             where = _WHERE + _FIELDS[name]
             if name in ("bcat", "badv"):
-                strings = None if value is None else [expect_string(s, "[]string") for s in go_list(value, where)]
-                setattr(self, name, strings)
+                setattr(self, name, go_strings(value, where))
             elif name == "bidfloor":
                 self.bidfloor = self.bidfloor if value is None else go_value(value, GoKind.FLOAT, where)
             elif name == "position":

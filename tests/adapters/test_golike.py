@@ -39,6 +39,7 @@ from hbserver.adapters.golike import (
     go_request_top,
     go_sized_int,
     go_string_int,
+    go_strings,
     go_typed_bids,
     go_value,
     go_video,
@@ -890,4 +891,23 @@ def test_go_string_int(value: Any, want: Any) -> None:
             go_string_int(value)
     else:
         assert go_string_int(value) == want
+
+
+# json-iterator into a []string: null is a nil slice, a null item the zero string; a value that is no
+# array names the field, an item that is no string names the slice type
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        (None, None),
+        ([], []),
+        (["a", None, ""], ["a", "", ""]),
+        ("a", Fails("cannot unmarshal f: decode slice: expect [ or n, but found \"")),
+        ({"a": 1}, Fails("cannot unmarshal f: decode slice: expect [ or n, but found {")),
+        (["a", 1], Fails('cannot unmarshal []string: expects " or n, but found 1')),
+        ([True], Fails('cannot unmarshal []string: expects " or n, but found t')),
+    ],
+    ids=["null", "empty", "null-item", "string", "object", "number-item", "bool-item"],
+)
+def test_go_strings(value: Any, want: Any) -> None:
+    assert outcome(go_strings, value, "f") == want
 
