@@ -8,18 +8,21 @@ pin them, so they are copied here once:
   a field twice the last occurrence wins (``go_members``, ``go_fields``, ``go_field``);
 * unknown keys are dropped on re-encoding and zero-valued ``omitempty`` fields are left out, while
   fields without ``omitempty`` are written even when absent (``go_bid``, ``go_video``,
-  ``go_media_objects``, ``go_request_top``, ``go_imp``, ``set_omitempty``);
+  ``go_media_objects``, ``go_request_top``, ``go_imp``, ``go_device``, ``set_omitempty``);
 * a value of the wrong type fails in json-iterator's words, e.g. ``expect { or n, but found "``
-  (``go_value``, ``imp_bidder_params``, ``go_answer``, ``NOT_AN_OBJECT``, ``GO_WORDING``); an
-  absent raw value (Go's empty ``json.RawMessage``) fails with the zero byte as the character
-  found (``ABSENT_OBJECT``);
-* numbers and URLs are read and written as Go's ``strconv`` and ``net/url`` do (``go_int``,
-  ``go_parse_float``, ``go_float_text``, ``json_number_text``, ``is_json_number``,
-  ``json_number_int64``, ``go_string_int``, ``with_auction_price``,
-  ``with_query_param``, ``with_query_value``, ``go_quote``);
+  (``go_value``, ``go_strings``, ``go_read_float``, ``imp_bidder_params``, ``go_answer``,
+  ``NOT_AN_OBJECT``, ``GO_WORDING``); an absent raw value (Go's empty ``json.RawMessage``) fails
+  with the zero byte as the character found (``ABSENT_OBJECT``);
+* integers have Go's sizes: ``go_int``, ``go_sized_int`` and ``go_read_int`` (intN fields and their
+  overflow words), ``go_wrap_int`` (conversions, which wrap);
+* numbers and URLs are read and written as Go's ``strconv``, ``json.Number`` and ``net/url`` do
+  (``go_parse_float``, ``go_float_text``, ``json_number_text``, ``is_json_number``,
+  ``json_number_int64``, ``go_string_int``, ``with_auction_price``, ``with_query_param`` (Add),
+  ``with_query_value`` (Set), ``go_quote``), and JSON text is escaped as encoding/json does
+  (``go_json_text``, ``GO_HTML_ESCAPES``);
 * raw JSON text is read as json-iterator and jsonparser read it (``go_json_object``,
-  ``json_object_members``, ``json_member_text``, ``json_space_end``), and an answer's bids are typed one by one
-  (``typed_bids``, ``go_typed_bids``).
+  ``json_object_members``, ``json_member_text``, ``json_path_string``, ``json_space_end``), and an
+  answer's bids are typed one by one (``typed_bids``, ``go_typed_bids``).
 """
 
 from __future__ import annotations
@@ -499,6 +502,18 @@ def json_member_text(text: str, key: str) -> str | None:
     if not text.startswith("{", index):
         return None
     return next((text[start:end] for name, start, end in json_object_members(text, index) if name == key), None)
+
+
+def json_path_string(value: Any, *keys: str) -> str:
+    """The string at ``keys`` in decoded JSON ``value``, as Go's ``jsonparser.GetString(data, keys...)``
+    finds it; ValueError in its words where the path is missing or ends at no string."""
+    for key in keys:
+        if not isinstance(value, dict) or key not in value:
+            raise ValueError("Key path not found")
+        value = value[key]
+    if not isinstance(value, str):
+        raise ValueError(f"Value is not a string: {orjson.dumps(value).decode()}")
+    return value
 
 
 # --- numbers and URLs ------------------------------------------------------------------------------

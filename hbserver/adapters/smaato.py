@@ -59,6 +59,7 @@ from hbserver.adapters.golike import (
     go_value,
     go_wrap_int,
     json_object_members,
+    json_path_string,
     json_space_end,
     set_omitempty,
 )
@@ -154,10 +155,10 @@ def _common_body(request: Mapping[str, Any]) -> dict[str, Any]:
 
 def _param(imp: Mapping[str, Any], name: str) -> str | None:
     """``imp.ext.bidder.<name>`` as jsonparser's GetString reads it: the exact key, a string only."""
-    ext = imp.get("ext")
-    params = ext.get("bidder") if isinstance(ext, dict) else None
-    value = params.get(name) if isinstance(params, dict) else None
-    return value if isinstance(value, str) else None
+    try:
+        return json_path_string(imp, "ext", "bidder", name)
+    except ValueError:
+        return None
 
 
 def _required_param(imp: Mapping[str, Any], name: str) -> str:

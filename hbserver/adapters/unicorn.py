@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
@@ -37,6 +35,7 @@ from hbserver.adapters.golike import (
     go_members,
     go_request_top,
     go_value,
+    json_path_string,
 )
 from hbserver.adapters.steps import HEADER_SETS
 
@@ -104,18 +103,6 @@ def _imp_ext(imp: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _stored_request_id(ext: Any) -> str:
-    """``ext.prebid.storedrequest.id`` as jsonparser's GetString reads it; _Refused when absent or no string."""
-    value: Any = ext
-    for key in ("prebid", "storedrequest", "id"):
-        if not isinstance(value, dict) or key not in value:
-            raise ValueError("Key path not found")
-        value = value[key]
-    if not isinstance(value, str):
-        raise ValueError(f"Value is not a string: {orjson.dumps(value).decode()}")
-    return value
-
-
 def _outgoing_imp(index: int, imp: dict[str, Any]) -> dict[str, Any]:
     try:
         ext = _imp_ext(imp)
@@ -123,7 +110,7 @@ def _outgoing_imp(index: int, imp: dict[str, Any]) -> dict[str, Any]:
         raise _Refused(bad_input(f"Error while decoding imp[{index}].ext: {exc}")) from None
     if not ext["bidder"].get("placementId"):
         try:
-            placement = _stored_request_id(imp.get("ext"))
+            placement = json_path_string(imp.get("ext"), "prebid", "storedrequest", "id")
         except ValueError as exc:
             message = f"Error get StoredRequestImpID from imp[{index}]: stored request id not found: {exc}"
             raise _Refused(bad_input(message)) from None

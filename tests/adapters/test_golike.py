@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -50,6 +51,7 @@ from hbserver.adapters.golike import (
     json_number_int64,
     json_number_text,
     json_object_members,
+    json_path_string,
     json_space_end,
     raw_message_text,
     set_omitempty,
@@ -910,4 +912,27 @@ def test_go_string_int(value: Any, want: Any) -> None:
 )
 def test_go_strings(value: Any, want: Any) -> None:
     assert outcome(go_strings, value, "f") == want
+
+
+# jsonparser.GetString(data, keys...): the path must exist and end at a string
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        ({"a": {"b": "x"}}, "x"),
+        ({"a": {"b": ""}}, ""),
+        ({"a": {}}, ValueError("Key path not found")),
+        ({"a": []}, ValueError("Key path not found")),
+        (None, ValueError("Key path not found")),
+        ({"a": {"b": None}}, ValueError("Value is not a string: null")),
+        ({"a": {"b": 12}}, ValueError("Value is not a string: 12")),
+        ({"a": {"b": {"c": 1}}}, ValueError('Value is not a string: {"c":1}')),
+    ],
+    ids=["string", "empty", "missing", "not-an-object", "null-root", "null", "number", "object"],
+)
+def test_json_path_string(value: Any, want: Any) -> None:
+    if isinstance(want, ValueError):
+        with pytest.raises(ValueError, match=f"^{re.escape(str(want))}$"):
+            json_path_string(value, "a", "b")
+    else:
+        assert json_path_string(value, "a", "b") == want
 
