@@ -7,8 +7,7 @@ without a rate fails the whole request.
 Only the imps whose params name both ``assetKey`` and ``adUnitId`` are sent; when none does, all imps
 are sent if the site or app names a publisher id, else the request fails. The device's ``ip`` and
 ``ipv6``, ``ua`` and ``language`` travel as ``X-Forwarded-For``, ``User-Agent`` and
-``Accept-Language``. Bids are typed by ``mtype``; one bid without a known ``mtype`` drops the whole
-answer (every such bid is reported).
+``Accept-Language``. The answer and bid typing are the recipe ``recipes/ogury.yaml``'s.
 """
 
 from __future__ import annotations
@@ -16,23 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hbserver.adapters.base import (
-    MTYPE_TO_TYPE,
-    AdapterConfig,
-    BidderError,
-    BidderResponse,
-    ConversionError,
-    RequestData,
-    RequestInfo,
-    ResponseData,
-    TypedBid,
-    bad_input,
-    bad_server_response,
-)
-from hbserver.adapters.common import AnswerWording, floor_in_usd, imp_ids, json_call
-from hbserver.adapters.golike import go_media_objects, go_request_top, go_typed_bids, set_omitempty
+from hbserver.adapters.base import AdapterConfig, BidderError, ConversionError, RequestData, RequestInfo, bad_input
+from hbserver.adapters.common import floor_in_usd, imp_ids, json_call
+from hbserver.adapters.golike import go_media_objects, go_request_top, set_omitempty
+from hbserver.adapters.recipe import RecipeAdapter
 
-_ANSWER_WORDING = AnswerWording(body_error=BidderError)
 _NO_PARAMS = "Invalid request. assetKey/adUnitId or request.site/app.publisher.id required"
 
 
@@ -85,17 +72,8 @@ def _has_publisher_id(request: Mapping[str, Any]) -> bool:
     return False
 
 
-def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
-    mtype = bid.get("mtype", 0)
-    bid_type = MTYPE_TO_TYPE.get(mtype)
-    if bid_type is None:
-        return bad_server_response(f'Unsupported MType "{mtype}", for impression "{bid["impid"]}"')
-    return TypedBid(bid, bid_type)
-
-
-class OguryAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
+class OguryAdapter(RecipeAdapter):
+    """The recipe ``recipes/ogury.yaml`` (the answer and bid typing), the call Ogury's own."""
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         all_imps: list[dict[str, Any]] = []
@@ -122,12 +100,6 @@ class OguryAdapter:
         body["imp"] = imps
         return [json_call(self.endpoint, body, imp_ids(imps), _headers(request))], []
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        result, errors = go_typed_bids(response, _typed, _ANSWER_WORDING)
-        return (None, errors) if errors else (result, errors)
-
 
 def build(config: AdapterConfig) -> OguryAdapter:
-    return OguryAdapter(config)
+    return OguryAdapter.of_code("ogury", config)

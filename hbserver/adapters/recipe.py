@@ -42,7 +42,8 @@ A recipe names, for the calls (``make_requests``):
 
 and for the answer (``make_bids``): the status and body wording (``answer``), whether an answer
 without seatbids is an error (``empty_seatbid_error``), how a bid is typed (``bid_type``), what an
-untyped bid costs (``untyped``: the answer, the bid alone, or ``skip``: the bid, silently), the
+untyped bid costs (``untyped``: the answer, the bid alone, ``skip``: the bid, silently, or
+``answer_all``: the answer, every untyped bid reported; a bid dropped for its ext counts too), the
 currency (``currency``), how each bid is rewritten (``bid_rewrites``, ``BID_REWRITES``), its video
 facts and meta (``bid_video``, ``BID_VIDEO``; ``bid_meta``, ``BID_META``; a bid whose ext does not
 decode dropped, ``bid_ext_error``), ``seatbids: first`` (only the first seatbid's bids are read),
@@ -116,7 +117,9 @@ FLOORS = ("keep", "usd", "usd_first")  # usd_first: converted before the params 
 # quiet: none, and the errors of the untyped bids let go too
 # no_seatbid: none when the answer has no seatbid at all
 EMPTY_ANSWERS = ("response", "none", "first_seatbid", "quiet", "no_seatbid")
-UNTYPED = ("answer", "bid", "skip")  # an untyped bid fails the whole answer, or only itself; skip: silently
+# an untyped bid fails the whole answer, or only itself; skip: silently; answer_all: no answer, every
+# untyped bid reported
+UNTYPED = ("answer", "bid", "skip", "answer_all")
 CURRENCIES = ("answer", "usd")
 BODIES = ("typed", "go_typed")  # the top level and imps as Go's typed structs, or all the way down
 
@@ -530,7 +533,7 @@ class RecipeAdapter:
             except UntypedBid as exc:
                 if recipe.untyped == "answer":
                     return None, [exc.error]
-                if recipe.untyped == "bid":
+                if recipe.untyped in ("bid", "answer_all"):
                     errors.append(exc.error)
                 continue
             try:
@@ -540,6 +543,8 @@ class RecipeAdapter:
                 errors.append(recipe.bid_ext_error.error(str(exc)))
                 continue
             result.bids.append(TypedBid(bid, bid_type, bid_video=video, bid_meta=meta))
+        if errors and recipe.untyped == "answer_all":
+            return None, errors
         if not result.bids and recipe.empty_answer in ("none", "quiet"):
             return None, [] if recipe.empty_answer == "quiet" else errors
         return result, errors

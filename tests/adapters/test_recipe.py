@@ -277,16 +277,25 @@ def test_empty_seatbid_error(recipe, body, want_bids, want_errors):
     assert (None if response is None else [b.bid["id"] for b in response.bids]) == want_bids
 
 
+UNTYPED_ERROR = ("Unsupported MType 9", ErrorCode.UNKNOWN)
+
+
 @pytest.mark.parametrize(
     ("untyped", "want_bids", "want_errors"),
     [
-        ("answer", None, [("Unsupported MType 9", ErrorCode.UNKNOWN)]),
-        ("bid", ["a", "c"], [("Unsupported MType 9", ErrorCode.UNKNOWN)]),
+        ("answer", None, [UNTYPED_ERROR]),  # the first untyped bid's error alone
+        ("bid", ["a", "c"], [UNTYPED_ERROR] * 2),
         ("skip", ["a", "c"], []),  # dropped silently
+        ("answer_all", None, [UNTYPED_ERROR] * 2),  # no answer, every untyped bid's error
     ],
 )
 def test_an_untyped_bid_costs_the_answer_or_itself(untyped, want_bids, want_errors):
-    body = {"seatbid": [{"bid": [bid(id="a", mtype=1), bid(id="b", mtype=9)]}, {"bid": [bid(id="c", mtype=2)]}]}
+    body = {
+        "seatbid": [
+            {"bid": [bid(id="a", mtype=1), bid(id="b", mtype=9)]},
+            {"bid": [bid(id="c", mtype=2), bid(id="d", mtype=9)]},
+        ]
+    }
     response, errors = bids_for(adapter(untyped=untyped), REQUEST, body)
     assert errors_of(errors) == want_errors
     assert (None if response is None else [b.bid["id"] for b in response.bids]) == want_bids
