@@ -1,8 +1,12 @@
-"""Go's ``net/url.Parse`` as far as adapters need it: the scheme and host of a URL, or None where Go's
-parser refuses it (control bytes, a bad escape, a bad port, a colon in a first relative segment, ...).
-Shared by the adapters that type or route a request by ``site.page`` (richaudience, connectad)."""
+"""Go's ``net/url`` as far as adapters need it: ``url.Parse``'s scheme and host of a URL, or None where
+Go's parser refuses it (control bytes, a bad escape, a bad port, a colon in a first relative segment,
+...), for the adapters that type or route a request by ``site.page`` (richaudience, connectad); and
+``url.PathEscape`` / ``url.QueryUnescape`` (missena, sovrn)."""
 
 from __future__ import annotations
+
+import re
+from urllib.parse import quote, unquote_to_bytes
 
 # Go's net/url: bytes that may stand unescaped in a host, and in userinfo (besides letters and digits)
 _HOST_PUNCTUATION = frozenset("!$&'()*+,;=:[]<>\"-_.~")
@@ -109,3 +113,24 @@ def go_url_scheme_host(raw: str) -> tuple[str, str] | None:
     if not _unescape_ok(rest):
         return None
     return scheme, host
+
+
+# url.PathEscape (encodePathSegment) leaves letters, digits, "-_.~" and these reserved bytes alone;
+# it escapes "/", ";", "," and "?"
+_PATH_SEGMENT_SAFE = "$&+:=@"
+_BAD_ESCAPE = re.compile(r"%(?![0-9a-fA-F]{2})")
+
+
+def go_path_escape(text: str) -> str:
+    """Go's ``url.PathEscape``: ``text`` escaped to sit in one path segment (UTF-8 bytes as ``%XX``)."""
+    return quote(text, safe=_PATH_SEGMENT_SAFE)
+
+
+def go_query_unescape(text: str) -> str | None:
+    """Go's ``url.QueryUnescape``: ``+`` is a space, ``%XX`` a byte (bytes that are no UTF-8 read as
+    U+FFFD); None for a ``%`` that does not start a hex pair, where Go fails."""
+    if "%" not in text and "+" not in text:
+        return text
+    if _BAD_ESCAPE.search(text):
+        return None
+    return unquote_to_bytes(text.replace("+", " ")).decode("utf-8", "replace")

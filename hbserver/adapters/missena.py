@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -43,6 +43,7 @@ from hbserver.adapters.golike import (
     go_value,
     imp_bidder_params,
 )
+from hbserver.adapters.gourl import go_path_escape
 
 _PARAMS = "openrtb_ext.ExtImpMissena"
 _FIELDS = {
@@ -64,7 +65,6 @@ _ANSWER_WORDING = AnswerWording(
     bad_request="Unexpected status code: 400. Bad request from publisher. Run with request.debug = 1 for more info.",
 )
 _REGS_OMITEMPTY = frozenset({"coppa", "us_privacy", "gpp", "gpp_sid"})
-_PATH_SAFE = "$&+,:;=@"  # what Go's url.PathEscape leaves alone besides letters, digits and -_.~
 
 
 def _params(imp: Mapping[str, Any]) -> dict[str, Any]:
@@ -192,7 +192,7 @@ class MissenaAdapter:
         body = {key: value for key, value in body.items() if value}
         body["params"] = params
         body["ortb2"] = _ortb2(request)
-        uri = resolve_macros(self.endpoint, {"PublisherID": quote(str(params.get("apiKey", "")), safe=_PATH_SAFE)})
+        uri = resolve_macros(self.endpoint, {"PublisherID": go_path_escape(str(params.get("apiKey", "")))})
         return json_call(uri, body, [imp.get("id", "")], _headers(request))
 
     def make_bids(

@@ -12,10 +12,8 @@ whose ``adm`` does not decode is dropped, as PBS-Go drops it).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote_to_bytes
 
 import orjson
 
@@ -31,19 +29,10 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import JsonShapeError, answer_bids, decode_answer, expect_string, imp_ids, with_header
 from hbserver.adapters.golike import GO_SPACE, GO_WORDING, go_fields, go_parse_float, go_video, imp_bidder_params
+from hbserver.adapters.gourl import go_query_unescape
 
-# Go's unicode.IsSpace set, which strings.TrimSpace strips (Python's str.strip also strips \x1c-\x1f)
-_BAD_ESCAPE = re.compile(r"%(?![0-9a-fA-F]{2})")
+# the params' json names and their Go fields (for error texts)
 _PARAM_NAMES = {"tagId": "TagId", "tagid": "Tagid", "bidfloor": "BidFloor", "adunitcode": "AdUnitCode"}
-
-
-def _go_query_unescape(text: str) -> str | None:
-    """Go's ``url.QueryUnescape``: ``+`` is a space, ``%XX`` a byte; None for a malformed escape."""
-    if "%" not in text and "+" not in text:
-        return text
-    if _BAD_ESCAPE.search(text):
-        return None
-    return unquote_to_bytes(text.replace("+", " ")).decode("utf-8", "replace")
 
 
 def _params(imp: Mapping[str, Any]) -> tuple[str, float]:
@@ -131,7 +120,7 @@ class SovrnAdapter:
         for _, bid in answer_bids(data):
             adm = bid.get("adm")
             if isinstance(adm, str):
-                decoded = _go_query_unescape(adm)
+                decoded = go_query_unescape(adm)
                 if decoded is None:
                     continue
                 if decoded != adm:
