@@ -47,7 +47,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, json_call, with_header
+from hbserver.adapters.common import JsonShapeError, Refusal, expect_object, expect_string, json_call, with_header
 from hbserver.adapters.golike import (
     GoKind,
     ImpExtError,
@@ -88,12 +88,8 @@ _REQUEST_FIELDS = frozenset(
 )
 
 
-class _BadImp(ValueError):
+class _BadImp(Refusal, ValueError):
     """An imp this adapter cannot send; ``error`` is the bidder error PBS-Go reports for it."""
-
-    def __init__(self, error: BidderError) -> None:
-        super().__init__(error.message)
-        self.error = error
 
 
 class _Params(NamedTuple):

@@ -94,6 +94,15 @@ def decode_answer(
     return data, []
 
 
+class Refusal(Exception):
+    """What an adapter will not send or keep (an imp, a call, a bid); ``error`` is the bidder error
+    PBS-Go reports for it. Adapters subclass it for their own catch sites."""
+
+    def __init__(self, error: BidderError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
 class JsonShapeError(ValueError):
     """Input of the wrong JSON shape; the message is PBS-Go's (json-iterator's) text."""
 

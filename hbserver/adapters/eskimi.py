@@ -25,7 +25,15 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_object, imp_ids, json_call, json_headers
+from hbserver.adapters.common import (
+    AnswerWording,
+    JsonShapeError,
+    Refusal,
+    expect_object,
+    imp_ids,
+    json_call,
+    json_headers,
+)
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
     GoKind,
@@ -72,10 +80,8 @@ def read_params(imp: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-class _Refused(Exception):
-    def __init__(self, error: BidderError) -> None:
-        super().__init__(error.message)
-        self.error = error
+class _Refused(Refusal):
+    """See ``common.Refusal``."""
 
 
 def with_placement(request: Mapping[str, Any], body: dict[str, Any], placement: int) -> None:

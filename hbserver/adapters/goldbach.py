@@ -25,7 +25,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, json_call
+from hbserver.adapters.common import JsonShapeError, Refusal, expect_object, expect_string, json_call
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     GoKind,
@@ -104,10 +104,8 @@ def _imp_as_sent(imp: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return publisher, go_imp({**imp, "ext": {"goldbach": goldbach}})
 
 
-class _Dropped(Exception):
-    def __init__(self, error: BidderError) -> None:
-        super().__init__(error.message)
-        self.error = error
+class _Dropped(Refusal):
+    """See ``common.Refusal``."""
 
 
 def bid_type(bid: Mapping[str, Any]) -> str:

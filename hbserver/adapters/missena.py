@@ -31,7 +31,7 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_object, json_call, resolve_macros
+from hbserver.adapters.common import AnswerWording, JsonShapeError, Refusal, expect_object, json_call, resolve_macros
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
     GoKind,
@@ -88,10 +88,8 @@ def _params(imp: Mapping[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in params.items() if value}
 
 
-class _Skipped(Exception):
-    def __init__(self, error: BidderError) -> None:
-        super().__init__(error.message)
-        self.error = error
+class _Skipped(Refusal):
+    """See ``common.Refusal``."""
 
 
 def _currency(currencies: Any) -> str | None:

@@ -24,7 +24,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_object, json_call, json_headers
+from hbserver.adapters.common import AnswerWording, JsonShapeError, Refusal, expect_object, json_call, json_headers
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     NOT_AN_OBJECT,
@@ -85,10 +85,8 @@ def bid_type_and_domains(bid: Mapping[str, Any]) -> tuple[str, list[str] | None]
     return _BID_TYPES[media_type], fields.get("bid_adv_domains")
 
 
-class _Refused(Exception):
-    def __init__(self, error: BidderError) -> None:
-        super().__init__(error.message)
-        self.error = error
+class _Refused(Refusal):
+    """See ``common.Refusal``."""
 
 
 class NativeryAdapter:

@@ -34,6 +34,7 @@ from hbserver.adapters.base import (
 from hbserver.adapters.common import (
     AnswerWording,
     JsonShapeError,
+    Refusal,
     expect_object,
     expect_string,
     imp_ids,
@@ -78,12 +79,8 @@ _ANSWER_WORDING = AnswerWording(not_an_object=NOT_AN_OBJECT, body_error=BidderEr
 _BID_TYPES = {1: "banner", 4: "native"}
 
 
-class _Failed(Exception):
+class _Failed(Refusal):
     """The request cannot be made; ``error`` is the one error PBS-Go answers with."""
-
-    def __init__(self, error: BidderError) -> None:
-        super().__init__(error.message)
-        self.error = error
 
 
 def _number(value: Any) -> float:

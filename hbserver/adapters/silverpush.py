@@ -29,6 +29,7 @@ from hbserver.adapters.base import (
 from hbserver.adapters.common import (
     AnswerWording,
     JsonShapeError,
+    Refusal,
     banner_sized_by_first_format,
     expect_object,
     json_call,
@@ -66,10 +67,8 @@ _ANSWER_WORDING = AnswerWording(status_error=bad_input, not_an_object=NOT_AN_OBJ
 _BID_TYPES = {1: "banner", 2: "video"}
 
 
-class _Dropped(Exception):
-    def __init__(self, error: BidderError) -> None:
-        super().__init__(error.message)
-        self.error = error
+class _Dropped(Refusal):
+    """See ``common.Refusal``."""
 
 
 def os_of(ua: str) -> str:

@@ -29,6 +29,7 @@ from hbserver.adapters.base import (
 from hbserver.adapters.common import (
     AnswerWording,
     JsonShapeError,
+    Refusal,
     expect_object,
     json_call,
     mtype_bid_type,
@@ -52,10 +53,8 @@ _STRUCT = "openrtb_ext.ExtImpStackAdapt"
 _ANSWER_WORDING = AnswerWording(not_an_object=NOT_AN_OBJECT, body_error=BidderError)
 
 
-class _Refused(Exception):
-    def __init__(self, error: BidderError) -> None:
-        super().__init__(error.message)
-        self.error = error
+class _Refused(Refusal):
+    """See ``common.Refusal``."""
 
 
 def _params(imp: Mapping[str, Any], index: int) -> dict[str, Any]:

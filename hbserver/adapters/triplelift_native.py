@@ -27,7 +27,7 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_object, json_call
+from hbserver.adapters.common import AnswerWording, JsonShapeError, Refusal, expect_object, json_call
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
     GoKind,
@@ -44,12 +44,8 @@ _MSN = "msn.com"
 _ANSWER_WORDING = AnswerWording(not_an_object=NOT_AN_OBJECT, body_error=BidderError)
 
 
-class _Dropped(Exception):
+class _Dropped(Refusal):
     """An imp that is not sent; ``error`` says why."""
-
-    def __init__(self, error: BidderError) -> None:
-        super().__init__(error.message)
-        self.error = error
 
 
 def _whitelist(extra_info: str) -> frozenset[str]:

@@ -24,7 +24,7 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_object, json_call
+from hbserver.adapters.common import AnswerWording, JsonShapeError, Refusal, expect_object, json_call
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     DEVICE_FIELDS,
@@ -57,10 +57,8 @@ _IMP_PREBID_FIELDS = (
 )  # fmt: skip
 
 
-class _Refused(Exception):
-    def __init__(self, error: BidderError) -> None:
-        super().__init__(error.message)
-        self.error = error
+class _Refused(Refusal):
+    """See ``common.Refusal``."""
 
 
 def _privacy_refusal(request: Mapping[str, Any]) -> str | None:

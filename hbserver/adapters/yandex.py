@@ -31,6 +31,7 @@ from hbserver.adapters.base import (
 from hbserver.adapters.common import (
     AnswerWording,
     JsonShapeError,
+    Refusal,
     banner_sized_by_first_format,
     first_media_type,
     json_call,
@@ -71,10 +72,8 @@ class Placement:
     imp_id: str
 
 
-class _Dropped(Exception):
-    def __init__(self, error: BidderError) -> None:
-        super().__init__(error.message)
-        self.error = error
+class _Dropped(Refusal):
+    """See ``common.Refusal``."""
 
 
 def placement_of(params: Mapping[str, Any]) -> Placement:

@@ -18,6 +18,7 @@ from hbserver.adapters.common import (
     BANNER_VIDEO_NATIVE,
     PUBLISHER_WORDING,
     AnswerWording,
+    Refusal,
     answer_bids,
     any_imp_bid_type,
     app_display_manager_version,
@@ -358,3 +359,16 @@ def test_publisher_wording(status, body, want):
 )  # fmt: skip
 def test_app_display_manager_version(request_, want):
     assert app_display_manager_version(request_) == want
+
+
+def test_refusal_carries_the_bidder_error() -> None:
+    error = BidderError("no imp left", ErrorCode.BAD_INPUT)
+
+    class _Local(Refusal):
+        pass
+
+    with pytest.raises(Refusal) as caught:
+        raise _Local(error)
+    assert caught.value.error is error
+    assert str(caught.value) == "no imp left"
+
