@@ -532,7 +532,13 @@ def _rewarded_video_ext(imp: dict[str, Any]) -> dict[str, Any]:
     return {**imp, "video": {**video, "ext": {"rewarded": 1}}}
 
 
+def _banner_size_always(imp: dict[str, Any]) -> dict[str, Any]:
+    """A banner with formats sized from its first one, its own ``w``/``h`` replaced."""
+    return _sized_from_format(imp, lambda banner: False)
+
+
 IMP_REWRITES: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "banner_size_always": _banner_size_always,
     "rewarded_video_ext": _rewarded_video_ext,
     "banner_size": _banner_size,
     "banner_size_unsized": _banner_size_unsized,

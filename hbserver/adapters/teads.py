@@ -1,76 +1,19 @@
-"""Teads adapter: the whole request in one OpenRTB call to ``psrv.teads.tv/prebid-server/bid-request``.
-
-Per imp: a banner with formats gets ``w``/``h`` from its first format, ``placementId`` (which must
-not be 0) becomes ``tagid`` (as text) and ``imp.ext`` is replaced by ``{"kv": {"placementId": id}}``.
-The first imp that cannot be read stops the whole request with one error. Every bid must carry
-``ext.prebid.meta`` with a non-empty ``rendererName`` and ``rendererVersion`` (they become the bid's
-meta) and name an imp of the request, else the whole answer is dropped with that error; bids are
-video for a video imp, otherwise banner. The answer's ``cur`` is the currency when given.
+"""Teads adapter: the recipe ``recipes/teads.yaml`` (one call, each imp's placementId as its tagid
+and ``{"kv": {"placementId": id}}`` as its ext), the reading of the bids Teads's own: every bid must
+carry ``ext.prebid.meta`` with a non-empty ``rendererName`` and ``rendererVersion`` (they become the
+bid's meta) and name an imp of the request, else the whole answer is dropped with that error; bids
+are video for a video imp, otherwise banner. The answer's ``cur`` is the currency when given.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from hbserver.adapters.base import (
-    AdapterConfig,
-    BidderError,
-    BidderResponse,
-    RequestData,
-    RequestInfo,
-    ResponseData,
-    TypedBid,
-    bad_input,
-)
-from hbserver.adapters.common import (
-    JsonShapeError,
-    answer_bids,
-    banner_sized_by_first_format,
-    decode_answer,
-    expect_object,
-    expect_string,
-    json_call,
-    resolve_macros,
-)
-from hbserver.adapters.golike import ABSENT_OBJECT, GO_WORDING, go_field
-
-_INT64_MAX = 2**63 - 1
-HEADERS = {"Content-Type": "application/json;charset=utf-8"}  # PBS-Go sends no Accept here
-
-
-class _BadImp(ValueError):
-    """An imp this adapter cannot send (the message is the bidder error's)."""
-
-
-def _placement_id(ext: Any) -> int:
-    """``imp.ext.bidder.placementId`` as Go decodes it into an int (0 when absent)."""
-    if not isinstance(ext, dict):
-        raise _BadImp("Error parsing Imp.Ext object")
-    params = go_field(ext, "bidder", skip_null=True)
-    if params is None:
-        return 0
-    if not isinstance(params, dict):
-        raise _BadImp("Error parsing Imp.Ext object")
-    placement = go_field(params, "placementId", skip_null=True)
-    if placement is None:
-        return 0
-    if isinstance(placement, bool) or not isinstance(placement, int) or abs(placement) > _INT64_MAX:
-        raise _BadImp("Error parsing Imp.Ext object")
-    return placement
-
-
-def _build_imp(imp: dict[str, Any]) -> dict[str, Any]:
-    out = dict(imp)
-    banner = imp.get("banner")
-    sized = banner_sized_by_first_format(banner) if isinstance(banner, dict) else None
-    if sized is not None:
-        out["banner"] = sized
-    placement = _placement_id(imp.get("ext"))
-    if placement == 0:
-        raise _BadImp("placementId should not be 0.")
-    out["tagid"] = str(placement)
-    out["ext"] = {"kv": {"placementId": placement}}
-    return out
+from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse, TypedBid, bad_input
+from hbserver.adapters.common import JsonShapeError, expect_object, expect_string
+from hbserver.adapters.golike import ABSENT_OBJECT, GoAnswer, go_field
+from hbserver.adapters.recipe import RecipeAdapter
 
 
 def _renderer(bid: dict[str, Any]) -> tuple[dict[str, str] | None, BidderError | None]:
@@ -94,32 +37,17 @@ def _renderer(bid: dict[str, Any]) -> tuple[dict[str, str] | None, BidderError |
     return {"rendererName": name, "rendererVersion": version}, None
 
 
-class TeadsAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = resolve_macros(config.endpoint, {})
+class TeadsAdapter(RecipeAdapter):
+    """The recipe ``recipes/teads.yaml`` (the call, the answer's status texts), the bids Teads's own."""
 
-    def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
-        imps = request.get("imp") or []
-        if not imps:
-            return [], [bad_input("No impression in the bid request")]
-        try:
-            built = [_build_imp(imp) for imp in imps]
-        except _BadImp as exc:
-            return [], [bad_input(str(exc))]
-        body = {**request, "imp": built}
-        return [json_call(self.endpoint, body, (imp.get("id", "") for imp in built), HEADERS)], []
-
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def typed_bids(
+        self, request: Mapping[str, Any], answer: GoAnswer
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_answer(response, GO_WORDING)
-        if answer is None:
-            return None, failure
         video_imps: dict[Any, bool] = {}
         for imp in request.get("imp") or ():
             video_imps.setdefault(imp.get("id", ""), imp.get("video") is not None)
-        result = BidderResponse()
-        for _, bid in answer_bids(answer):
+        result = BidderResponse(currency=answer.cur or "USD")
+        for bid in answer.bids:
             meta, error = _renderer(bid)
             if error is not None:
                 return None, [error]
@@ -127,11 +55,8 @@ class TeadsAdapter:
             if not isinstance(imp_id, str) or imp_id not in video_imps:
                 return None, [bad_input("Imp ids were not equals")]
             result.bids.append(TypedBid(bid, "video" if video_imps[imp_id] else "banner", bid_meta=meta))
-        currency = answer.get("cur")
-        if isinstance(currency, str) and currency:
-            result.currency = currency
         return result, []
 
 
 def build(config: AdapterConfig) -> TeadsAdapter:
-    return TeadsAdapter(config)
+    return TeadsAdapter.of_code("teads", config)

@@ -502,6 +502,11 @@ IMP_REWRITE_ROWS = [
     ("banner_size", {"format": []}, {"format": []}),
     ("banner_size", {"format": [{}]}, {"format": [{}], "w": 0, "h": 0}),
     ("banner_size", None, None),
+    # banner_size_always: any banner with formats takes its first one's size (teads, silverpush, yandex)
+    ("banner_size_always", {"w": 7, "h": 9, "format": FORMATS}, {"w": 3, "h": 4, "format": FORMATS}),
+    ("banner_size_always", {"w": 7, "h": 9, "format": []}, {"w": 7, "h": 9, "format": []}),
+    ("banner_size_always", {"w": 7, "format": [{"h": None}]}, {"w": 0, "h": 0, "format": [{"h": None}]}),
+    ("banner_size_always", {"format": ["x"]}, {"w": 0, "h": 0, "format": ["x"]}),
     ("banner_size_nonzero", {"w": 0, "h": 9, "format": FORMATS}, {"w": 3, "h": 4, "format": FORMATS}),
     ("banner_size_nonzero", {"w": 8, "h": 9, "format": FORMATS}, {"w": 8, "h": 9, "format": FORMATS}),
     ("banner_size_nonzero", {"h": 9}, {"h": 9}),
