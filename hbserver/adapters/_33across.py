@@ -5,32 +5,18 @@ productId, "zoneid": zoneId or else siteId}}`` and imps sharing product and zone
 A video must have a non-zero ``w`` and ``h`` and carry ``protocols``, ``mimes`` and
 ``playbackmethod``; an ``instream`` video without ``startdelay`` is sent with 0 (pre-roll).
 ``request.ext`` becomes ``{"ttx": {"caller": [...]}}``: the callers already named there plus
-Prebid Server (other ext keys are dropped; an unreadable ext is dropped with an error). Bids are
-video when ``ext.ttx.mediaType`` says so, else banner, in USD.
+Prebid Server (other ext keys are dropped; an unreadable ext is dropped with an error). The answer
+and bid typing are the recipe ``recipes/33across.yaml``'s.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hbserver.adapters.base import (
-    AdapterConfig,
-    BidderError,
-    BidderResponse,
-    RequestData,
-    RequestInfo,
-    ResponseData,
-    TypedBid,
-    bad_input,
-)
-from hbserver.adapters.common import (
-    JsonShapeError,
-    expect_object,
-    expect_string,
-    found,
-    json_call,
-)
-from hbserver.adapters.golike import go_media_objects, go_typed_bids, imp_bidder_params
+from hbserver.adapters.base import AdapterConfig, BidderError, RequestData, RequestInfo, bad_input
+from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, found, json_call
+from hbserver.adapters.golike import go_media_objects, imp_bidder_params
+from hbserver.adapters.recipe import RecipeAdapter
 
 CALLER = {"name": "Prebid-Server", "version": "n/a"}
 HEADERS = {"Content-Type": "application/json;charset=utf-8"}
@@ -98,9 +84,8 @@ def _build_imp(imp: dict[str, Any]) -> tuple[dict[str, Any], str]:
     return out, product + ttx.get("zoneid", "")
 
 
-class ThirtyThreeAcrossAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
+class ThirtyThreeAcrossAdapter(RecipeAdapter):
+    """The recipe ``recipes/33across.yaml`` (the answer and bid typing), the calls 33Across's own."""
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         errors: list[BidderError] = []
@@ -124,19 +109,6 @@ class ThirtyThreeAcrossAdapter:
         ]
         return calls, errors
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        return go_typed_bids(response, _typed, answer_currency=False)
-
-
-def _typed(bid: dict[str, Any]) -> TypedBid:
-    """Video when ``ext.ttx.mediaType`` says so, else banner."""
-    ext = bid.get("ext")
-    ttx = ext.get("ttx") if isinstance(ext, dict) else None
-    video = isinstance(ttx, dict) and ttx.get("mediaType") == "video"
-    return TypedBid(bid, "video" if video else "banner")
-
 
 def build(config: AdapterConfig) -> ThirtyThreeAcrossAdapter:
-    return ThirtyThreeAcrossAdapter(config)
+    return ThirtyThreeAcrossAdapter.of_code("33across", config)

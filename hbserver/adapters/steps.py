@@ -848,9 +848,11 @@ def _by_single_imp(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str
 
 
 def _by_ext_media_type(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str | None:
-    """``bid.ext.<ext_field>`` (``mediaType`` unless the typer names another) when it names one of ``types``."""
-    ext = bid.get("ext")
-    kind = go_field(ext, typer.ext_field) if isinstance(ext, Mapping) else None
+    """``bid.ext.<ext_field>`` (``mediaType`` unless the typer names another; a dotted name walks down
+    the ext) when it names one of ``types``."""
+    kind: Any = bid.get("ext")
+    for name in typer.ext_field.split("."):
+        kind = go_field(kind, name) if isinstance(kind, Mapping) else None
     return kind if kind in typer.types else None
 
 

@@ -832,6 +832,12 @@ TYPER_ROWS = [
     (BidTyper("ext_media_type", ext_field="bidType"), {"ext": {"BIDTYPE": "video"}}, "video"),
     (BidTyper("ext_media_type", ext_field="bidType"), {"ext": {"mediaType": "video"}}, None),
     (BidTyper("ext_media_type_then_single_imp", ext_field="bidType"), {"impid": "v", "ext": {}}, "video"),
+    # a dotted ext_field walks down the ext (33across: ext.ttx.mediaType video, else banner)
+    (BidTyper("ext_media_type", ext_field="ttx.mediaType"), {"ext": {"ttx": {"mediaType": "video"}}}, "video"),
+    (BidTyper("ext_media_type", ext_field="ttx.mediaType"), {"ext": {"TTX": {"mediatype": "native"}}}, "native"),
+    (BidTyper("ext_media_type", ext_field="ttx.mediaType"), {"ext": {"ttx": "video"}}, None),
+    (BidTyper("ext_media_type", ext_field="ttx.mediaType"), {"ext": {"mediaType": "video"}}, None),
+    (BidTyper("ext_media_type", ("video",), ext_field="ttx.mediaType", fallback="banner"), {"ext": None}, "banner"),
 ]
 
 
