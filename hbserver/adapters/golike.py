@@ -16,7 +16,7 @@ pin them, so they are copied here once:
 * integers have Go's sizes: ``go_int``, ``go_sized_int`` and ``go_read_int`` (intN fields and their
   overflow words), ``go_wrap_int`` (conversions, which wrap);
 * numbers and URLs are read and written as Go's ``strconv``, ``json.Number`` and ``net/url`` do
-  (``go_parse_float``, ``go_float_text``, ``json_number_text``, ``is_json_number``,
+  (``go_parse_float``, ``go_float_text``, ``go_float_v``, ``json_number_text``, ``is_json_number``,
   ``json_number_int64``, ``go_string_int``, ``with_auction_price``, ``with_query_param`` (Add),
   ``with_query_value`` (Set), ``go_quote``), and JSON text is escaped as encoding/json does
   (``go_json_text``, ``GO_HTML_ESCAPES``);
@@ -535,6 +535,22 @@ def go_float_text(value: float) -> str:
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
+
+
+def go_float_v(value: float) -> str:
+    """A float64 as Go's ``fmt`` prints it with ``%v`` (strconv's shortest ``'g'``): the shortest
+    digits that read back the same, in exponent form (``1.5e+06``, ``1e-05``) outside
+    1e-4 <= |x| < 1e6."""
+    if value == 0:
+        return "0"
+    number = Decimal(repr(value)).normalize()
+    sign, digits, exp = number.as_tuple()
+    text = "".join(map(str, digits))
+    exponent = len(text) + int(exp) - 1  # the power of ten of the first digit
+    if -4 <= exponent < 6:
+        return format(number, "f")
+    mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+    return f"{'-' if sign else ''}{mantissa}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
 
 
 def json_number_text(value: Any, failure: str) -> str:

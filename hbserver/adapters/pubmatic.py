@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -38,7 +37,14 @@ from hbserver.adapters.common import (
     items_of,
     seat_bids,
 )
-from hbserver.adapters.golike import ABSENT_OBJECT, GO_WORDING, NOT_AN_OBJECT, go_parse_float, json_member_text
+from hbserver.adapters.golike import (
+    ABSENT_OBJECT,
+    GO_WORDING,
+    NOT_AN_OBJECT,
+    go_float_v,
+    go_parse_float,
+    json_member_text,
+)
 from hbserver.numbers import INT64, parse_int
 
 _HEADERS = {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}
@@ -122,20 +128,6 @@ def _keywords(keywords: Any, ext: dict[str, Any]) -> None:
             ext[_ZONE if key == _ZONE_OLD else key] = ",".join(values)
 
 
-def _go_float(value: float) -> str:
-    """A float as Go's %v prints it: shortest digits, exponent form outside 1e-4 <= |x| < 1e6."""
-    if value == 0:
-        return "0"
-    number = Decimal(repr(value)).normalize()
-    sign, digits, exp = number.as_tuple()
-    text = "".join(map(str, digits))
-    exponent = len(text) + int(exp) - 1  # the power of ten of the first digit
-    if -4 <= exponent < 6:
-        return format(number, "f")
-    mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
-    return f"{'-' if sign else ''}{mantissa}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
-
-
 def _dctr_value(value: Any) -> str | None:
     """One imp.ext.data value as dctr text (Go's %v formatting), or None to skip it."""
     if isinstance(value, str):
@@ -143,7 +135,7 @@ def _dctr_value(value: Any) -> str | None:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
-        return _go_float(float(value))
+        return go_float_v(float(value))
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         return ",".join(v.strip() for v in value)
     return None

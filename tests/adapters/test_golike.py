@@ -27,6 +27,7 @@ from hbserver.adapters.golike import (
     go_field,
     go_fields,
     go_float_text,
+    go_float_v,
     go_imp,
     go_int,
     go_json_object,
@@ -935,4 +936,18 @@ def test_json_path_string(value: Any, want: Any) -> None:
             json_path_string(value, "a", "b")
     else:
         assert json_path_string(value, "a", "b") == want
+
+
+# fmt's %v of a float64 is strconv.FormatFloat(v, 'g', -1, 64): shortest digits, %e form when the
+# exponent is below -4 or at least 6 (the shortest precision's threshold), two exponent digits at least
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0.0, "0"), (1.0, "1"), (3.54, "3.54"), (-2.5, "-2.5"), (123456.0, "123456"), (999999.0, "999999"),
+        (1000000.0, "1e+06"), (1234567.0, "1.234567e+06"), (0.0001, "0.0001"), (0.00001, "1e-05"),
+        (0.1 + 0.2, "0.30000000000000004"), (1e21, "1e+21"), (1.5e-300, "1.5e-300"),
+    ],
+)  # fmt: skip
+def test_go_float_v(value: float, text: str) -> None:
+    assert go_float_v(value) == text
 

@@ -131,14 +131,6 @@ def test_imp_without_targeting_has_no_ext():
     assert "ext" not in sent_imp(request(imp()))
 
 
-@pytest.mark.parametrize(("value", "text"), [
-    (3.0, "3"), (3.54, "3.54"), (123456.0, "123456"), (1e6, "1e+06"), (0.0001, "0.0001"),
-    (0.00001, "1e-05"), (-2.5, "-2.5"),
-])
-def test_go_float_formatting(value, text):
-    assert pubmatic._go_float(value) == text
-
-
 def test_wrapper_from_request_params_is_completed_by_imps():
     req = request(imp("a", wrapper={"profile": 9, "version": 4}), ext={"prebid": {
         "bidderparams": {"wrapper": {"profile": 5}, "acat": [" IAB1 ", "IAB2"]},
