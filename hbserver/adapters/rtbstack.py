@@ -10,10 +10,8 @@ bid typing are the recipe ``recipes/rtbstack.yaml``'s.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote_plus
 
 from hbserver.adapters.base import JSON_HEADERS, AdapterConfig, BidderError, RequestData, RequestInfo, bad_input
 from hbserver.adapters.common import (
@@ -33,7 +31,7 @@ from hbserver.adapters.golike import (
     imp_bidder_params,
     set_omitempty,
 )
-from hbserver.adapters.gourl import go_url_scheme_host
+from hbserver.adapters.gourl import go_query_unescape, go_url_scheme_host
 from hbserver.adapters.recipe import RecipeAdapter
 
 _REGIONS = frozenset({"us", "eu", "sg"})
@@ -51,13 +49,6 @@ def go_hostname(host: str) -> str:
     return host
 
 
-def _go_query_unescape(text: str) -> str | None:
-    """Go's ``url.QueryUnescape``: ``+`` is a space, None where a ``%`` does not start a hex pair."""
-    if re.search(r"%(?![0-9a-fA-F]{2})", text):
-        return None
-    return unquote_plus(text, errors="replace")
-
-
 def go_query_get(url: str, name: str) -> str:
     """Go's ``URL.Query().Get(name)``: the first value of ``name`` in the query (pairs with a
     ``;`` or a bad escape skipped), "" when there is none."""
@@ -66,8 +57,8 @@ def go_query_get(url: str, name: str) -> str:
         if ";" in pair:
             continue
         key, _, value = pair.partition("=")
-        decoded = _go_query_unescape(value)
-        if _go_query_unescape(key) == name and decoded is not None:
+        decoded = go_query_unescape(value)
+        if go_query_unescape(key) == name and decoded is not None:
             return decoded
     return ""
 
