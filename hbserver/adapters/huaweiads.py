@@ -38,6 +38,7 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import JsonShapeError, expect_object
 from hbserver.adapters.golike import GO_SPACE, GoKind, go_fields, go_int, go_list, go_value
+from hbserver.adapters.gourl import go_query_unescape
 
 API_VERSION = "3.4"
 DEFAULT_COUNTRY = "ZA"
@@ -587,11 +588,7 @@ def decode_struct(value: Any, schema: Mapping[str, Any], where: str) -> dict[str
 
 def go_unescape(text: str) -> str:
     """Go's ``url.QueryUnescape`` (``+`` is a space), "" when it fails (a bad ``%`` escape)."""
-    if not text:
-        return ""
-    if re.search(r"%(?![0-9A-Fa-f]{2})", text):
-        return ""
-    return unquote_to_bytes(text.replace("+", " ")).decode(errors="replace")
+    return go_query_unescape(text) or ""
 
 
 def _unescaped_len(text: str) -> int:
