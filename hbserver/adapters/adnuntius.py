@@ -42,6 +42,7 @@ from hbserver.adapters.golike import (
     ImpExtError,
     go_field,
     go_json_object,
+    go_json_text,
     go_list,
     go_members,
     go_value,
@@ -101,8 +102,6 @@ STRUCTS: Mapping[str, Mapping[str, tuple[str, Any]]] = {
     "adnuntius.adnAdvertiser": {"legalName": ("LegalName", _S), "name": ("Name", _S)},
 }  # fmt: skip
 _ZERO = {_S: "", _I: 0, _F: 0.0, _B: False}
-# characters Go's JSON encoder escapes inside strings (orjson writes them as they are)
-_GO_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
 def decode_struct(value: Any, struct: str) -> dict[str, Any]:
@@ -215,14 +214,6 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _go_string(text: str) -> str:
-    """A string as Go's JSON encoder writes it (HTML characters and line separators escaped)."""
-    out = orjson.dumps(text).decode()
-    for char, escape in _GO_ESCAPES:
-        out = out.replace(char, escape)
-    return out
-
-
 def _go_object(members: list[tuple[str, str]]) -> str:
     return "{" + ",".join(f'"{name}":{text}' for name, text in members) + "}"
 
@@ -231,9 +222,9 @@ def eids_json(eids: list[dict[str, Any]]) -> str:
     """The decoded eids as Go writes ``[]openrtb2.EID`` (field order, omitempty, raw ``ext``)."""
     items = []
     for eid in eids:
-        members = [(name, _go_string(eid[name])) for name in ("inserter", "matcher") if eid[name]]
+        members = [(name, go_json_text(eid[name])) for name in ("inserter", "matcher") if eid[name]]
         members += [("mm", str(eid["mm"]))] if eid["mm"] else []
-        members += [("source", _go_string(eid["source"]))] if eid["source"] else []
+        members += [("source", go_json_text(eid["source"]))] if eid["source"] else []
         uids = [_uid_json(uid) for uid in eid["uids"] or ()]
         members += [("uids", "[" + ",".join(uids) + "]")] if uids else []
         members += [("ext", raw_message_text(eid["ext"]))] if eid["ext"] is not None else []
@@ -242,7 +233,7 @@ def eids_json(eids: list[dict[str, Any]]) -> str:
 
 
 def _uid_json(uid: dict[str, Any]) -> str:
-    members = [("id", _go_string(uid["id"]))] if uid["id"] else []
+    members = [("id", go_json_text(uid["id"]))] if uid["id"] else []
     members += [("atype", str(uid["atype"]))] if uid["atype"] else []
     members += [("ext", raw_message_text(uid["ext"]))] if uid["ext"] is not None else []
     return _go_object(members)
