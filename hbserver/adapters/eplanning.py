@@ -50,6 +50,7 @@ from hbserver.adapters.golike import (
     ImpExtError,
     go_int,
     go_json_object,
+    go_json_text,
     go_list,
     go_members,
     go_parse_float,
@@ -254,20 +255,6 @@ def _node_value(value: Any) -> str:
     return quote(value, safe="") if value else ""
 
 
-def _compact_json(value: Any) -> str:
-    """A raw JSON value as Go's ``json.Marshal`` writes it again: compact, HTML characters escaped."""
-    text = orjson.dumps(value).decode()
-    for char, escape in (
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("&", "\\u0026"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        text = text.replace(char, escape)
-    return text
-
-
 def _schain_node(node: Any) -> str:
     """``!asi,sid,hp,rid,name,domain,ext`` of one node (openrtb2.SupplyChainNode)."""
     texts = dict.fromkeys(("asi", "sid", "hp", "rid", "name", "domain", "ext"), "")
@@ -278,7 +265,7 @@ def _schain_node(node: Any) -> str:
         elif name == "hp":
             texts[name] = str(go_int(value, "openrtb2.SupplyChainNode.HP"))
         elif name == "ext":
-            texts[name] = _node_value(_compact_json(value))
+            texts[name] = _node_value(go_json_text(value))
         else:
             texts[name] = _node_value(expect_string(value, f"openrtb2.SupplyChainNode.{name.upper()}"))
     return "!" + ",".join(texts.values())
