@@ -5,8 +5,8 @@ without one goes without ``tagid`` (Adform then finds the placement from ``inv``
 which stay in ``imp.ext.bidder``). An imp whose ``ext`` cannot be read is dropped with an error, but
 the call is made even when none is left. When an imp asks for a ``priceType`` (``gross``/``net``),
 the first one asked for is sent as ``ext.pt``; ``request.ext`` then keeps only ``prebid`` (always
-written, ``{}`` when absent) and ``schain``, as PBS-Go's typed re-encoding does. The bidder answers
-with ``ext.prebid.type`` on each bid, which types it; a bid without one is an error.
+written, ``{}`` when absent) and ``schain``, as PBS-Go's typed re-encoding does. The answer and bid
+typing (``ext.prebid.type``) are the recipe ``recipes/adf.yaml``'s.
 """
 
 from __future__ import annotations
@@ -16,16 +16,11 @@ from typing import Any
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
-    BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
-    TypedBid,
     bad_input,
-    bad_server_response,
 )
 from hbserver.adapters.common import (
-    AnswerWording,
     JsonShapeError,
     expect_object,
     expect_string,
@@ -33,13 +28,12 @@ from hbserver.adapters.common import (
 )
 from hbserver.adapters.golike import (
     go_media_objects,
-    go_typed_bids,
     imp_bidder_params,
     json_number_text,
     set_omitempty,
 )
+from hbserver.adapters.recipe import RecipeAdapter
 
-BID_TYPES = frozenset({"banner", "video", "audio", "native"})
 # The json names of PBS-Go's ExtRequestPrebid, all omitempty: what survives its re-encoding. Its
 # maps, slices, bools and strings are left out when empty; its objects only when null.
 PREBID_OMITTED_WHEN_EMPTY = frozenset(
@@ -49,11 +43,6 @@ PREBID_OMITTED_WHEN_EMPTY = frozenset(
 PREBID_FIELDS = PREBID_OMITTED_WHEN_EMPTY | frozenset(
     "bidadjustments bidderparams cache channel currency data events experiment floors passthrough sdk "
     "server storedrequest targeting alternatebiddercodes".split()
-)
-_ANSWER_WORDING = AnswerWording(
-    status="Unexpected status code: {}.",
-    bad_request="Unexpected status code: 400. Bad request from publisher.",
-    body_error=BidderError,
 )
 
 
@@ -86,36 +75,8 @@ def _with_price_type(ext: Any, price_type: str) -> dict[str, Any]:
     return out
 
 
-class _NoType(ValueError):
-    """A bid that carries no readable ``ext.prebid`` (a bad server response)."""
-
-
-def _bid_type(bid: dict[str, Any]) -> str:
-    """The type in ``bid.ext.prebid.type``: _NoType without a readable ``ext.prebid``, ValueError
-    for a type PBS does not know."""
-    ext = bid.get("ext")
-    prebid = ext.get("prebid") if isinstance(ext, dict) else None
-    kind = prebid.get("type") if isinstance(prebid, dict) else None
-    if not isinstance(prebid, dict) or (kind is not None and not isinstance(kind, str)):
-        raise _NoType(f'Failed to parse impression "{bid.get("impid", "")}" mediatype')
-    kind = kind or ""
-    if kind not in BID_TYPES:
-        raise ValueError(f"invalid BidType: {kind}")
-    return kind
-
-
-def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
-    try:
-        return TypedBid(bid, _bid_type(bid))
-    except _NoType as exc:
-        return bad_server_response(str(exc))
-    except ValueError as exc:
-        return BidderError(str(exc))
-
-
-class AdfAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
+class AdfAdapter(RecipeAdapter):
+    """The recipe ``recipes/adf.yaml`` (the answer and bid typing), the call Adform's own."""
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         errors: list[BidderError] = []
@@ -140,11 +101,6 @@ class AdfAdapter:
                 errors.append(BidderError(str(exc)))
         return [json_call(self.endpoint, body, (imp.get("id", "") for imp in imps))], errors
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        return go_typed_bids(response, _typed, _ANSWER_WORDING)
-
 
 def build(config: AdapterConfig) -> AdfAdapter:
-    return AdfAdapter(config)
+    return AdfAdapter.of_code("adf", config)
