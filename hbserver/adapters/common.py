@@ -130,6 +130,12 @@ def expect_object(value: Any, where: str) -> dict[str, Any]:
     raise JsonShapeError(f"{prefix}expect {{ or n, but found {found(value)}")
 
 
+def optional_object(value: Any, where: str) -> dict[str, Any] | None:
+    """:func:`expect_object`, but null stays None: a Go pointer to a struct or a
+    ``map[string]interface{}``, where absent and empty differ."""
+    return None if value is None else expect_object(value, where)
+
+
 def expect_string(value: Any, where: str) -> str:
     if value is None:
         return ""

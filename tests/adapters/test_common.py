@@ -18,6 +18,7 @@ from hbserver.adapters.common import (
     BANNER_VIDEO_NATIVE,
     PUBLISHER_WORDING,
     AnswerWording,
+    JsonShapeError,
     Refusal,
     answer_bids,
     any_imp_bid_type,
@@ -32,6 +33,7 @@ from hbserver.adapters.common import (
     json_call,
     json_headers,
     mtype_bid_type,
+    optional_object,
     resolve_macros,
     status_error,
     string_param,
@@ -372,3 +374,22 @@ def test_refusal_carries_the_bidder_error() -> None:
     assert caught.value.error is error
     assert str(caught.value) == "no imp left"
 
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        (None, None),
+        ({}, {}),
+        ({"a": 1}, {"a": 1}),
+        ([], "cannot unmarshal acme.Thing: expect { or n, but found ["),
+        ("x", 'cannot unmarshal acme.Thing: expect { or n, but found "'),
+    ],
+    ids=["null", "empty", "object", "list", "string"],
+)
+def test_optional_object(value, want):
+    try:
+        got = optional_object(value, "acme.Thing")
+    except JsonShapeError as exc:
+        got = str(exc)
+    assert got == want
