@@ -33,10 +33,10 @@ from hbserver.adapters.common import (
     AnswerWording,
     JsonShapeError,
     decode_answer,
-    expect_object,
     expect_string,
     found,
     items_of,
+    optional_object,
     seat_bids,
 )
 from hbserver.adapters.golike import NOT_AN_OBJECT, json_number_int64, with_query_param
@@ -49,11 +49,6 @@ _USER_SEGTAXES = frozenset((4,))
 _BANNER_EXT = {"rp": {"mime": "text/html"}}
 _USER_DROPPED = ("geo", "yob", "gender", "eids", "consent")
 _MEDIA = ("banner", "video", "native", "audio")
-
-
-def _expect_object(value: Any, where: str) -> dict[str, Any] | None:
-    """:func:`expect_object`, but null stays None (rubicon tells an absent object from an empty one)."""
-    return None if value is None else expect_object(value, where)
 
 
 def _is_number(value: Any) -> bool:
@@ -76,7 +71,7 @@ def _small_int(value: Any) -> int:
 def _fpd_into(source: Any, target: dict[str, Any]) -> None:
     """Copy first-party-data attributes into XAPI targeting: scalars become one-string lists,
     string lists stay, bool lists become string lists; anything else is skipped."""
-    data = _expect_object(source, "")
+    data = optional_object(source, "")
     if not data:
         return
     for key, value in data.items():
@@ -121,7 +116,7 @@ def _ext_data(parent: Mapping[str, Any]) -> Any:
 def _existing_target(ext: Any) -> dict[str, Any]:
     rp = ext.get("rp") if isinstance(ext, dict) else None
     target = rp.get("target") if isinstance(rp, dict) else None
-    return dict(_expect_object(target, "") or {})
+    return dict(optional_object(target, "") or {})
 
 
 def _is_video(imp: Mapping[str, Any]) -> bool:
@@ -173,13 +168,13 @@ def _split_multiformat(imp: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _bidder_ext(imp: Mapping[str, Any]) -> dict[str, Any]:
     """imp.ext read as PBS-Go's rubiconExtImpBidder, with the same type errors."""
-    ext = _expect_object(imp.get("ext"), "") or {}
-    _expect_object(ext.get("prebid"), "rubicon.rubiconExtImpBidder.Prebid")
-    bidder = _expect_object(ext.get("bidder"), "rubicon.rubiconExtImpBidder.Bidder") or {}
+    ext = optional_object(imp.get("ext"), "") or {}
+    optional_object(ext.get("prebid"), "rubicon.rubiconExtImpBidder.Prebid")
+    bidder = optional_object(ext.get("bidder"), "rubicon.rubiconExtImpBidder.Bidder") or {}
     expect_string(ext.get("gpid"), "rubicon.rubiconExtImpBidder.Gpid")
     expect_string(ext.get("tid"), "rubicon.rubiconExtImpBidder.Tid")
-    video = _expect_object(bidder.get("video"), "openrtb_ext.ExtImpRubicon.Video")
-    debug = _expect_object(bidder.get("debug"), "openrtb_ext.ExtImpRubicon.Debug")
+    video = optional_object(bidder.get("video"), "openrtb_ext.ExtImpRubicon.Video")
+    debug = optional_object(bidder.get("debug"), "openrtb_ext.ExtImpRubicon.Debug")
     keywords = bidder.get("keywords")
     if keywords is not None and not (isinstance(keywords, list) and all(isinstance(k, str) for k in keywords)):
         where = "openrtb_ext.ExtImpRubicon.Keywords"
@@ -320,8 +315,8 @@ class RubiconAdapter:
         data = ext.get("data")
         if data is not None:
             _fpd_into(data, target)
-            data = _expect_object(data, "") or {}
-        adserver = _expect_object((data or {}).get("adserver"), "rubicon.rubiconData.AdServer") or {}
+            data = optional_object(data, "") or {}
+        adserver = optional_object((data or {}).get("adserver"), "rubicon.rubiconData.AdServer") or {}
         pbadslot = expect_string((data or {}).get("pbadslot"), "rubicon.rubiconData.PbAdSlot")
         if pbadslot:
             target["pbadslot"] = pbadslot
