@@ -36,7 +36,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, expect_object
+from hbserver.adapters.common import JsonShapeError, expect_object, optional_object
 from hbserver.adapters.golike import GO_SPACE, GoKind, go_fields, go_int, go_list, go_value
 from hbserver.adapters.gourl import go_query_unescape
 
@@ -317,7 +317,7 @@ def _native_asset(asset: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"id": go_int(fields.get("id"), "request.Asset.ID")}
     for kind in ("title", "img", "video", "data"):
         value = fields.get(kind)
-        out[kind] = None if value is None else expect_object(value, f"request.Asset.{kind.capitalize()}")
+        out[kind] = optional_object(value, f"request.Asset.{kind.capitalize()}")
     if out["img"] is not None:
         img = go_fields(out["img"], *(name for name, _ in _NATIVE_IMG))
         out["img"] = {name: go_value(img.get(name), kind, f"request.Image.{name}") or 0 for name, kind in _NATIVE_IMG}
