@@ -6,7 +6,7 @@ floor (in USD), ``ext`` is dropped, and a banner (required) without ``w``/``h`` 
 format's size, that format leaving the list. One imp that fails any of this fails the whole request:
 every imp's error, then "Error in preprocess of Imp". With a device the call carries its
 ``User-Agent``, ``Accept-Language``, ``X-Forwarded-For`` (IPv4, else IPv6) and ``DNT`` (0 when not
-given). Every bid is a banner priced in USD.
+given). The answer (every bid a banner priced in USD) is the recipe ``recipes/connectad.yaml``'s.
 """
 
 from __future__ import annotations
@@ -16,31 +16,22 @@ from typing import Any
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
-    BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
-    TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, json_call, json_headers, with_header
+from hbserver.adapters.common import JsonShapeError, json_call, json_headers, with_header
 from hbserver.adapters.golike import (
     ImpExtError,
     go_media_objects,
     go_members,
     go_request_top,
     go_string_int,
-    go_typed_bids,
     imp_bidder_params,
 )
 from hbserver.adapters.gourl import go_url_scheme_host
+from hbserver.adapters.recipe import RecipeAdapter
 from hbserver.numbers import NumberError
-
-_ANSWER_WORDING = AnswerWording(
-    status="Invalid Status Returned: {}. Run with request.debug = 1 for more info",
-    bad_request_is_input=False,
-    body_text="Unable to unpackage bid response. Error: {}",
-)
 
 
 class _BadImp(ValueError):
@@ -145,9 +136,8 @@ def _headers(device: Any) -> dict[str, str]:
     return headers
 
 
-class ConnectadAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
+class ConnectadAdapter(RecipeAdapter):
+    """The recipe ``recipes/connectad.yaml`` (the answer), the call ConnectAd's own."""
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         secure = _secure(request)
@@ -165,11 +155,6 @@ class ConnectadAdapter:
         ids = [imp.get("id", "") for imp in imps]
         return [json_call(self.endpoint, body, ids, _headers(request.get("device")))], []
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        return go_typed_bids(response, lambda bid: TypedBid(bid, "banner"), _ANSWER_WORDING, answer_currency=False)
-
 
 def build(config: AdapterConfig) -> ConnectadAdapter:
-    return ConnectadAdapter(config)
+    return ConnectadAdapter.of_code("connectad", config)
