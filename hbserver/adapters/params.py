@@ -47,6 +47,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from hbserver.adapters.golike import go_json_text
+
 SCHEMAS = Path(__file__).with_name("schemas")
 # Built-in adapters that take any params object: the OpenRTB pass-through (CONTRACT §4).
 SCHEMALESS_ADAPTERS = frozenset({"generic"})
@@ -208,19 +210,12 @@ def _go_json_number(number: int | float) -> str:
     return "-" + text if negative else text
 
 
-# encoding/json's escapes (HTML-safe, with \b and \f short since Go 1.22).
-_GO_ESCAPES: dict[int, str] = {code: f"\\u{code:04x}" for code in range(0x20)}
-_GO_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\b"): "\\b", ord("\f"): "\\f", ord("\n"): "\\n",
-                    ord("\r"): "\\r", ord("\t"): "\\t", ord("<"): "\\u003c", ord(">"): "\\u003e",
-                    ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"})
-
-
 def go_json(value: Any) -> str:
     """A JSON value as gojsonschema compares and prints it for enum, const and uniqueItems. It is
     encoding/json's output after a round trip through float64, so ``1`` and ``1.0`` are equal and
     object keys are sorted."""
     if isinstance(value, str):
-        return '"' + value.translate(_GO_ESCAPES) + '"'
+        return go_json_text(value)
     if value is True:
         return "true"
     if value is False:
