@@ -40,7 +40,7 @@ A recipe names, for the calls (``make_requests``):
   bidder) and of a request that yields no call (``no_calls_error``; ``no_imps_error`` for one
   without imps); ``request_sets``: top-level fields the request is sent with (``{cur: [USD]}``);
 
-and for the answer (``make_bids``): the status and body wording (``answer``), whether an answer
+and for the answer (``make_bids``): the status and body wording and what a 204 is (``answer``), whether an answer
 without seatbids is an error (``empty_seatbid_error``), how a bid is typed (``bid_type``), what an
 untyped bid costs (``untyped``: the answer, the bid alone, ``skip``: the bid, silently, or
 ``answer_all``: the answer, every untyped bid reported; a bid dropped for its ext counts too), the
@@ -505,6 +505,8 @@ class RecipeAdapter:
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
         recipe = self.recipe
+        if response.status == 204 and recipe.answer.no_content == "response":
+            return BidderResponse(), []
         answer, failure = recipe.answer.decode(response)
         if answer is None:
             return None, failure

@@ -715,7 +715,8 @@ class AnswerSpec:
     failure statuses that are bad input, instead of 400 alone; ``4xx`` for the range),
     ``no_bid_statuses`` (besides 204), ``body_class`` and ``body_text`` for a body that does not
     decode ({} = the decoder's message), ``empty_body`` (``decode``, or ``no_bids``: an empty 200 is
-    no answer) and the ``decoder`` (``ANSWER_DECODERS``)."""
+    no answer), the ``decoder`` (``ANSWER_DECODERS``) and ``no_content`` (``none``: a 204 is no
+    answer; ``response``: an empty response)."""
 
     status: str = UNEXPECTED_STATUS
     bad_request_is_input: bool = True
@@ -727,6 +728,7 @@ class AnswerSpec:
     decoder: str = "jsoniter"
     input_statuses: frozenset[int] | None = None
     no_bid_statuses: frozenset[int] = frozenset()
+    no_content: str = "none"
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> AnswerSpec:
@@ -743,6 +745,8 @@ class AnswerSpec:
             raise StepError("answer.empty_body: decode or no_bids")
         if data.get("decoder", "jsoniter") not in ANSWER_DECODERS:
             raise StepError(f"answer.decoder: one of {sorted(ANSWER_DECODERS)}")
+        if data.get("no_content", "none") not in ("none", "response"):
+            raise StepError("answer.no_content: none or response")
         inputs = data.get("input_statuses")
         return cls(
             str(data.get("status", UNEXPECTED_STATUS)),
@@ -755,6 +759,7 @@ class AnswerSpec:
             str(data.get("decoder", "jsoniter")),
             None if inputs is None else _status_set(inputs, "answer.input_statuses"),
             _status_set(data.get("no_bid_statuses") or [], "answer.no_bid_statuses"),
+            str(data.get("no_content", "none")),
         )
 
     @property

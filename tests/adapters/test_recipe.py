@@ -277,6 +277,21 @@ def test_empty_seatbid_error(recipe, body, want_bids, want_errors):
     assert (None if response is None else [b.bid["id"] for b in response.bids]) == want_bids
 
 
+@pytest.mark.parametrize(
+    ("answer", "status", "want"),
+    [
+        ({}, 204, None),  # no answer
+        ({"no_content": "response"}, 204, []),  # an empty response (thetradedesk)
+        ({"no_content": "response"}, 200, ["a"]),
+        ({"no_content": "response"}, 500, None),
+    ],
+)
+def test_no_content_answer(answer, status, want):
+    body = b"" if status == 204 else {"seatbid": [{"bid": [bid(id="a", mtype=1)]}]}
+    response, _ = bids_for(adapter(answer=answer), REQUEST, body, status=status)
+    assert (None if response is None else [b.bid["id"] for b in response.bids]) == want
+
+
 UNTYPED_ERROR = ("Unsupported MType 9", ErrorCode.UNKNOWN)
 
 

@@ -742,6 +742,8 @@ def test_answer_decode(spec, status, body, want):
         ({"input_statuses": "4XX"}, StepError("answer.input_statuses")),
         ({"no_bid_statuses": ["503"]}, StepError("answer.no_bid_statuses")),
         ({"status": "{code}"}, StepError("answer.status")),
+        ({"no_content": "response"}, AnswerSpec(no_content="response")),
+        ({"no_content": "empty"}, StepError("answer.no_content")),
     ],
 )
 def test_answer_spec_of(data, want):
