@@ -1,7 +1,8 @@
 """Go's ``net/url`` as far as adapters need it: ``url.Parse``'s scheme and host of a URL, or None where
 Go's parser refuses it (control bytes, a bad escape, a bad port, a colon in a first relative segment,
-...), for the adapters that type or route a request by ``site.page`` (richaudience, connectad); and
-``url.PathEscape`` / ``url.QueryUnescape`` (missena, sovrn)."""
+...), for the adapters that type or route a request by ``site.page`` (richaudience, connectad), and
+``URL.Hostname()`` of that host (rtbstack, eplanning); ``url.PathEscape`` / ``url.QueryUnescape``
+(missena, sovrn, rtbstack, huaweiads)."""
 
 from __future__ import annotations
 
@@ -113,6 +114,17 @@ def go_url_scheme_host(raw: str) -> tuple[str, str] | None:
     if not _unescape_ok(rest):
         return None
     return scheme, host
+
+
+def go_hostname(host: str) -> str:
+    """Go's ``URL.Hostname()`` of a host (as ``go_url_scheme_host`` gives it): without its port (a
+    last colon and ASCII digits, maybe none) and the brackets of an IPv6 address."""
+    colon = host.rfind(":")
+    if colon >= 0 and all(char in _DIGITS for char in host[colon + 1 :]):
+        host = host[:colon]
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host
 
 
 # url.PathEscape (encodePathSegment) leaves letters, digits, "-_.~" and these reserved bytes alone;

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hbserver.adapters.gourl import go_path_escape, go_query_unescape
+from hbserver.adapters.gourl import go_hostname, go_path_escape, go_query_unescape
 
 
 # url.PathEscape: unreserved bytes and "$&+:=@" stay; "/", ";", ",", "?" and the rest are escaped,
@@ -42,3 +42,21 @@ def test_go_path_escape(text: str, escaped: str) -> None:
 )
 def test_go_query_unescape(text: str, want: str | None) -> None:
     assert go_query_unescape(text) == want
+
+
+# URL.Hostname(): the port (a last colon and digits, maybe none) and IPv6 brackets go
+@pytest.mark.parametrize(
+    ("host", "want"),
+    [
+        ("example.com", "example.com"),
+        ("example.com:8080", "example.com"),
+        ("example.com:", "example.com"),
+        ("[::1]:443", "::1"),
+        ("[::1]", "::1"),
+        ("a:b", "a:b"),
+        ("", ""),
+    ],
+    ids=["plain", "port", "empty-port", "ipv6-port", "ipv6", "not-a-port", "empty"],
+)
+def test_go_hostname(host: str, want: str) -> None:
+    assert go_hostname(host) == want
