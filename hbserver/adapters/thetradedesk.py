@@ -8,9 +8,8 @@ publisher there, or adds an empty one. The imps are read until both params are f
 of them whose ext or params do not decode fails the whole request in json-iterator's words. A
 banner with formats is sent with its first format's ``w``/``h``; ``imp.ext`` goes unchanged.
 
-Bids are typed by ``mtype`` (1 banner, 2 video, 3 audio, 4 native); a bid without one of those
-fails the whole answer. ``${AUCTION_PRICE}`` in ``adm``, ``nurl`` and ``burl`` is replaced by the
-price. A 204 answer is an empty response, not none.
+The answer is the recipe ``recipes/thetradedesk.yaml``'s: bids typed by ``mtype`` (a bid without
+one fails the whole answer), ``${AUCTION_PRICE}`` replaced by the price, a 204 an empty response.
 
 Host settings in ``AdapterConfig.extra``: ``extra_info`` (the default supply id). The builder
 refuses (ValueError, PBS-Go's text) an ``extra_info`` or an endpoint template PBS-Go's would refuse.
@@ -24,24 +23,18 @@ from hbserver.adapters.base import (
     JSON_HEADERS,
     AdapterConfig,
     BidderError,
-    BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
-    TypedBid,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_string, json_call, mtype_bid_type
+from hbserver.adapters.common import JsonShapeError, expect_string, json_call
 from hbserver.adapters.golike import (
     go_imp,
     go_members,
     go_request_top,
-    go_typed_bids,
     imp_bidder_params,
-    with_auction_price,
 )
+from hbserver.adapters.recipe import Recipe, RecipeAdapter
 
-# PBS's usual status texts; an answer that does not decode is PBS-Go's decoder error, unclassified
-_ANSWER_WORDING = AnswerWording(body_error=BidderError)
 _TEMPLATE_NAME = "endpointTemplate"
 # The fields of PBS-Go's macros.EndpointTemplateParams: any other {{.Field}} fails to execute
 _TEMPLATE_FIELDS = frozenset({
@@ -134,15 +127,11 @@ def _with_publisher(owner: dict[str, Any], publisher_id: str) -> dict[str, Any]:
     return {**owner, "publisher": {"id": publisher_id} if publisher_id else {}}
 
 
-def _typed(bid: dict[str, Any]) -> TypedBid | BidderError:
-    kind = mtype_bid_type(bid)
-    if kind is None:
-        return BidderError(f"unsupported mtype: {bid.get('mtype', 0)}")
-    return TypedBid(with_auction_price(bid), kind)
+class TheTradeDeskAdapter(RecipeAdapter):
+    """The recipe ``recipes/thetradedesk.yaml`` (the answer), the endpoint and the call The Trade Desk's own."""
 
-
-class TheTradeDeskAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
+    def __init__(self, recipe: Recipe, config: AdapterConfig) -> None:
+        super().__init__(recipe, config)
         supply_id = str(config.extra.get("extra_info") or "")
         if supply_id and not ("a" <= supply_id[-1] <= "z"):
             raise ValueError("ExtraAdapterInfo must be a simple string provided by TheTradeDesk")
@@ -170,13 +159,6 @@ class TheTradeDeskAdapter:
             return [], [BidderError("Either supplySourceId or a default endpoint must be provided")]
         return [json_call(uri, body, (imp.get("id", "") for imp in imps), JSON_HEADERS)], []
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return BidderResponse(), []
-        return go_typed_bids(response, _typed, _ANSWER_WORDING, first_error_fails=True)
-
 
 def build(config: AdapterConfig) -> TheTradeDeskAdapter:
-    return TheTradeDeskAdapter(config)
+    return TheTradeDeskAdapter.of_code("thetradedesk", config)
