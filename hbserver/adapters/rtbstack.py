@@ -31,22 +31,12 @@ from hbserver.adapters.golike import (
     imp_bidder_params,
     set_omitempty,
 )
-from hbserver.adapters.gourl import go_query_unescape, go_url_scheme_host
+from hbserver.adapters.gourl import go_hostname, go_query_unescape, go_url_scheme_host
 from hbserver.adapters.recipe import RecipeAdapter
 
 _REGIONS = frozenset({"us", "eu", "sg"})
 _REGION_SUFFIX = "-adx-admixer"
 _ROUTE_PARAMS = {"PartnerId": "client", "ZoneID": "endpoint", "SspID": "ssp"}
-
-
-def go_hostname(host: str) -> str:
-    """Go's ``URL.Hostname()`` of a host: without its port and the brackets of an IPv6 address."""
-    colon = host.rfind(":")
-    if colon >= 0 and all(char.isdigit() for char in host[colon + 1 :]):
-        host = host[:colon]
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    return host
 
 
 def go_query_get(url: str, name: str) -> str:
