@@ -57,7 +57,7 @@ from hbserver.adapters.golike import (
     go_value,
     imp_bidder_params,
 )
-from hbserver.adapters.gourl import go_url_scheme_host
+from hbserver.adapters.gourl import go_hostname, go_url_scheme_host
 
 NULL_SIZE = "1x1"
 VAST_DEFAULT_SIZE = "640x480"
@@ -221,16 +221,6 @@ def _url_error(raw: str) -> str:
     return f"parse {quoted}: invalid URL"
 
 
-def _hostname(host: str) -> str:
-    """Go's ``URL.Hostname``: the host without its port and IPv6 brackets."""
-    colon = host.rfind(":")
-    if colon >= 0 and all(char in "0123456789" for char in host[colon + 1 :]):
-        host = host[:colon]
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    return host
-
-
 def _target(request: Mapping[str, Any]) -> tuple[str, str]:
     """(page URL, request target): the page (``FILE`` without one) and the app's bundle, else the
     site's domain, else its page's host; _Refused in Go's words when that page does not parse."""
@@ -245,7 +235,7 @@ def _target(request: Mapping[str, Any]) -> tuple[str, str]:
             parsed = go_url_scheme_host(page_url)
             if parsed is None:
                 raise _Refused(_url_error(page_url))
-            domain = _hostname(parsed[1])
+            domain = go_hostname(parsed[1])
     bundle = app.get("bundle") if isinstance(app, dict) else None
     return page_url, bundle if isinstance(bundle, str) and bundle else domain
 
