@@ -47,8 +47,17 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, Refusal, expect_object, expect_string, json_call, with_header
+from hbserver.adapters.common import (
+    JsonShapeError,
+    Refusal,
+    expect_object,
+    expect_string,
+    imp_ids,
+    json_call,
+    with_header,
+)
 from hbserver.adapters.golike import (
+    ABSENT_OBJECT,
     GoKind,
     ImpExtError,
     go_answer,
@@ -580,7 +589,7 @@ def _status_errors(status: int, uri: str) -> list[BidderError]:
 
 
 def _imp_ids(body: Mapping[str, Any] | None) -> list[str]:
-    return [imp.get("id", "") for imp in (body or {}).get("imp") or ()]
+    return imp_ids((body or {}).get("imp") or ())
 
 
 def _nurl_crid(nurl: str) -> str:
@@ -595,7 +604,7 @@ def _duration(bid: Mapping[str, Any], previous: int) -> int:
     names none keeps ``previous``; JsonShapeError when the ext does not decode (or is absent)."""
     ext = bid.get("ext")
     if ext is None:
-        raise JsonShapeError("expect { or n, but found \x00")
+        raise JsonShapeError(ABSENT_OBJECT)
     duration = previous
     for _, value in go_members(expect_object(ext, ""), "duration"):
         if value is not None:
