@@ -24,7 +24,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, json_call, mtype_bid_type
+from hbserver.adapters.common import UNEXPECTED_STATUS, AnswerWording, JsonShapeError, json_call, mtype_bid_type
 from hbserver.adapters.golike import (
     GO_SPACE,
     GoKind,
@@ -53,7 +53,7 @@ _ANSWER_WORDING = AnswerWording(
 def _status_4xx_is_input(status: int) -> list[BidderError] | None:
     """Any 4xx is bad input here, not only 400 (None: the body is read)."""
     if 400 <= status < 500:
-        return [bad_input(f"Unexpected status code: {status}. Run with request.debug = 1 for more info")]
+        return [bad_input(UNEXPECTED_STATUS.format(status))]
     return None
 
 
