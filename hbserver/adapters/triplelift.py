@@ -25,7 +25,15 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import decode_answer, items_of, seat_bids, typed_bid_response
+from hbserver.adapters.common import (
+    JsonShapeError,
+    decode_answer,
+    expect_object,
+    imp_ids,
+    items_of,
+    seat_bids,
+    typed_bid_response,
+)
 
 VIDEO_FORMATS = frozenset({11, 12, 17})
 
@@ -34,18 +42,8 @@ class _Invalid(ValueError):
     """Something this adapter cannot use (the message is the bidder error's)."""
 
 
-def _object(value: Any) -> dict[str, Any]:
-    """``value`` when a JSON object (null reads as an empty one), else PBS-Go's decoding error."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        found = orjson.dumps(value)[:1].decode()
-        raise _Invalid(f"expect {{ or n, but found {found}")
-    return value
-
-
 def _build_imp(imp: dict[str, Any], info: RequestInfo) -> dict[str, Any]:
-    params = _object(_object(imp.get("ext")).get("bidder"))
+    params = expect_object(expect_object(imp.get("ext"), "").get("bidder"), "")
     if imp.get("banner") is None and imp.get("video") is None:
         raise _Invalid("neither Banner nor Video object specified")
     code = params.get("inventoryCode", "")
@@ -74,7 +72,7 @@ def _build_imp(imp: dict[str, Any], info: RequestInfo) -> dict[str, Any]:
 
 
 def _bid_type(bid: dict[str, Any]) -> str:
-    ours = _object(_object(bid.get("ext")).get("triplelift_pb"))
+    ours = expect_object(expect_object(bid.get("ext"), "").get("triplelift_pb"), "")
     fmt = ours.get("format", 0)
     if isinstance(fmt, bool) or not isinstance(fmt, int):
         raise _Invalid("bid.ext.triplelift_pb.format must be an integer")
@@ -91,13 +89,13 @@ class TripleliftAdapter:
         for imp in request.get("imp") or ():
             try:
                 imps.append(_build_imp(imp, info))
-            except _Invalid as exc:
+            except (_Invalid, JsonShapeError) as exc:
                 errors.append(bad_input(str(exc)))
         if not imps:
             errors.append(bad_input("No valid impressions for triplelift"))
             return [], errors
         body = orjson.dumps({**request, "imp": imps})
-        return [RequestData("POST", self.endpoint, body, imp_ids=[imp.get("id", "") for imp in imps])], errors
+        return [RequestData("POST", self.endpoint, body, imp_ids=imp_ids(imps))], errors
 
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
@@ -116,7 +114,7 @@ def _typed(bid: Any) -> TypedBid | BidderError:
         return bad_server_response(f"bid {bid.get('id')}: no ext.triplelift_pb to type it by")
     try:
         return TypedBid(bid, _bid_type(bid))
-    except _Invalid as exc:
+    except (_Invalid, JsonShapeError) as exc:
         return bad_server_response(str(exc))
 
 
