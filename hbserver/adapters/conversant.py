@@ -7,8 +7,8 @@ the imp's is absent or 0, and ``position`` becomes the banner's ``pos`` (or else
 param clears it). A video also takes ``api``, ``protocols``, ``mimes`` and ``maxduration`` from
 the params. A floor in another currency is converted to USD, and a request currency other than USD
 becomes ``["USD"]`` (the bidder rejects others). Any imp that fails drops the whole request, as in
-PBS-Go. Only the first seatbid is read; bids are typed by their imp (native, audio, video, else
-banner).
+PBS-Go. The answer (the first seatbid's bids, typed by their imp) is the recipe
+``recipes/conversant.yaml``'s.
 
 Host settings in ``AdapterConfig.extra``: ``pbs_version`` (sent as ``imp.displaymanagerver``).
 """
@@ -20,44 +20,26 @@ from typing import Any
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
-    BidderResponse,
     ConversionError,
     RequestData,
     RequestInfo,
-    ResponseData,
-    TypedBid,
     bad_input,
-    bad_server_response,
 )
 from hbserver.adapters.common import (
-    AnswerWording,
     JsonShapeError,
-    decode_answer,
-    imp_bid_type,
-    items_of,
     json_call,
     json_headers,
 )
 from hbserver.adapters.golike import (
-    NOT_AN_OBJECT,
     ImpExtError,
     go_media_objects,
     go_request_top,
     go_video,
     imp_bidder_params,
 )
+from hbserver.adapters.recipe import Recipe, RecipeAdapter
 
 DISPLAY_MANAGER = "prebid-s2s"
-_TYPE_ORDER = ("native", "audio", "video")
-
-
-_ANSWER_WORDING = AnswerWording(
-    status="Unexpected status code: {}",
-    bad_request_is_input=False,
-    bad_json="{}",
-    not_an_object=NOT_AN_OBJECT,
-    body_text="bad server response: {}. ",
-)
 
 
 def _is_int(value: Any) -> bool:
@@ -141,9 +123,11 @@ def _build_imp(imp: dict[str, Any], params: dict[str, Any], info: RequestInfo, p
     return go_media_objects(out)
 
 
-class ConversantAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
+class ConversantAdapter(RecipeAdapter):
+    """The recipe ``recipes/conversant.yaml`` (the answer), the call Conversant's own."""
+
+    def __init__(self, recipe: Recipe, config: AdapterConfig) -> None:
+        super().__init__(recipe, config)
         self.pbs_version: str = config.extra.get("pbs_version", "") or ""
         self.headers = json_headers()
 
@@ -167,21 +151,6 @@ class ConversantAdapter:
         body["imp"] = imps
         return [json_call(self.endpoint, body, (imp.get("id", "") for imp in imps), self.headers)], []
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        seatbids = answer.get("seatbid")
-        if not isinstance(seatbids, list) or not seatbids:
-            return None, [bad_server_response("Empty bid request")]
-        first = seatbids[0] if isinstance(seatbids[0], dict) else {}
-        bids = [bid for bid in items_of(first.get("bid")) if isinstance(bid, dict)]
-        imps = request.get("imp") or []
-        typed = [TypedBid(bid, imp_bid_type(imps, bid.get("impid"), _TYPE_ORDER) or "banner") for bid in bids]
-        return BidderResponse(typed), []
-
 
 def build(config: AdapterConfig) -> ConversantAdapter:
-    return ConversantAdapter(config)
+    return ConversantAdapter.of_code("conversant", config)
