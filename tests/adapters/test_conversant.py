@@ -170,6 +170,11 @@ def test_bids_of_the_first_seatbid_typed_by_imp():
         (400, b"", ("Unexpected status code: 400", ErrorCode.BAD_SERVER_RESPONSE)),
         (200, b"{}", ("Empty bid request", ErrorCode.BAD_SERVER_RESPONSE)),
         (200, b'{"seatbid": []}', ("Empty bid request", ErrorCode.BAD_SERVER_RESPONSE)),
+        (  # Go's %d of the decoder's error
+            200,
+            b"[1]",
+            ("bad server response: &{%!d(string=expect { or n, but found [)}. ", ErrorCode.BAD_SERVER_RESPONSE),
+        ),
     ],
 )
 def test_failures(status, body, want):
