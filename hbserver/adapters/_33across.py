@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from hbserver.adapters.base import AdapterConfig, BidderError, RequestData, RequestInfo, bad_input
-from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, found, json_call
+from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, found, imp_ids, json_call
 from hbserver.adapters.golike import go_media_objects, imp_bidder_params
 from hbserver.adapters.recipe import RecipeAdapter
 
@@ -103,10 +103,7 @@ class ThirtyThreeAcrossAdapter(RecipeAdapter):
                 errors.append(bad_input(str(exc)))
                 continue
             groups.setdefault(key, []).append(out)
-        calls = [
-            json_call(self.endpoint, {**base, "imp": imps}, (imp.get("id", "") for imp in imps), HEADERS)
-            for imps in groups.values()
-        ]
+        calls = [json_call(self.endpoint, {**base, "imp": imps}, imp_ids(imps), HEADERS) for imps in groups.values()]
         return calls, errors
 
 
