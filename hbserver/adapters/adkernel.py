@@ -27,7 +27,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, json_call, json_headers, resolve_macros
+from hbserver.adapters.common import AnswerWording, JsonShapeError, imp_ids, json_call, json_headers, resolve_macros
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     decode_go_answer,
@@ -113,7 +113,7 @@ class AdkernelAdapter:
             json_call(
                 resolve_macros(self.endpoint, {"ZoneID": str(zone)}),
                 {**top, "imp": group},
-                (imp.get("id", "") for imp in group),
+                imp_ids(group),
                 self.headers,
             )
             for zone, group in by_zone.items()
