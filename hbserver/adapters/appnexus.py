@@ -37,6 +37,7 @@ from hbserver.adapters.base import (
 from hbserver.adapters.common import (
     app_display_manager_version,
     decode_answer,
+    imp_ids,
     items_of,
     seat_bids,
     string_param,
@@ -370,7 +371,7 @@ class AppnexusAdapter:
     def _calls(base: dict[str, Any], imps: list[dict[str, Any]], uri: str) -> Iterator[RequestData]:
         for chunk in chunks(imps):
             base["imp"] = chunk
-            yield RequestData("POST", uri, orjson.dumps(base), imp_ids=[imp.get("id", "") for imp in chunk])
+            yield RequestData("POST", uri, orjson.dumps(base), imp_ids=imp_ids(chunk))
 
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
