@@ -43,6 +43,7 @@ from hbserver.adapters.common import (
     JsonShapeError,
     expect_object,
     expect_string,
+    imp_ids,
     with_header,
 )
 from hbserver.adapters.golike import (
@@ -345,8 +346,8 @@ class EplanningAdapter:
         except (_Refused, JsonShapeError, ValueError) as exc:
             return [], [*errors, BidderError(str(exc))]
         body = b"{}" if self.testing else None
-        imp_ids = [imp.get("id", "") for imp in _imps(request)]  # every imp's, the refused ones' too
-        return [RequestData("GET", uri, body, _headers(request), imp_ids)], errors
+        # every imp's, the refused ones' too
+        return [RequestData("GET", uri, body, _headers(request), imp_ids(_imps(request)))], errors
 
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
