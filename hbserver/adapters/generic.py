@@ -23,7 +23,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import first_media_type, status_error
+from hbserver.adapters.common import first_media_type, imp_ids, status_error
 
 _HEADERS = {
     version: {"Content-Type": "application/json;charset=utf-8", "X-Openrtb-Version": version}
@@ -39,8 +39,8 @@ class GenericAdapter:
         if not self.endpoint:
             return [], [bad_input(f"bidder {info.bidder} has no endpoint configured")]
         headers = _HEADERS.get(info.openrtb_version, _HEADERS["2.5"])
-        imp_ids = [imp.get("id", "") for imp in request.get("imp", ())]
-        return [RequestData("POST", self.endpoint, orjson.dumps(request), headers, imp_ids)], []
+        body = orjson.dumps(request)
+        return [RequestData("POST", self.endpoint, body, headers, imp_ids(request.get("imp", ())))], []
 
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
