@@ -25,7 +25,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, Refusal, expect_object, expect_string, json_call
+from hbserver.adapters.common import JsonShapeError, Refusal, expect_object, expect_string, imp_ids, json_call
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     GoKind,
@@ -150,7 +150,7 @@ class GoldbachAdapter:
             if "inline" in kept:
                 ext["inline"] = kept["inline"]
             body = {**top, "id": f"{request.get('id', '')}_{publisher}", "imp": imps, "ext": ext}
-            calls.append(json_call(self.endpoint, body, [imp.get("id", "") for imp in imps], JSON_HEADERS))
+            calls.append(json_call(self.endpoint, body, imp_ids(imps), JSON_HEADERS))
         return calls, errors
 
     def make_bids(
