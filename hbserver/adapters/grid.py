@@ -41,6 +41,7 @@ from hbserver.adapters.common import (
     decode_answer,
     expect_string,
     first_media_type,
+    imp_ids,
     json_call,
 )
 from hbserver.adapters.golike import GO_WORDING, go_field, go_int, go_json_text, imp_bidder_params, set_omitempty
@@ -276,7 +277,7 @@ class GridAdapter:
         if ext is not None:
             body["ext"] = ext
         body["imp"] = _natives_parsed(valid)
-        return [json_call(self.endpoint, body, (imp.get("id", "") for imp in valid), HEADERS)], errors
+        return [json_call(self.endpoint, body, imp_ids(valid), HEADERS)], errors
 
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
