@@ -36,7 +36,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, expect_object, optional_object
+from hbserver.adapters.common import JsonShapeError, expect_object, imp_ids, optional_object
 from hbserver.adapters.golike import GO_SPACE, GoKind, go_fields, go_int, go_list, go_value
 from hbserver.adapters.gourl import go_query_unescape
 
@@ -931,7 +931,7 @@ class HuaweiAdsAdapter:
             if _str(_obj(request, "device"), "ua"):
                 headers["User-Agent"] = request["device"]["ua"]
         uri = site_endpoint(country, self.endpoint, self.extra)
-        return RequestData("POST", uri, orjson.dumps(body), headers, [imp.get("id", "") for imp in imps])
+        return RequestData("POST", uri, orjson.dumps(body), headers, imp_ids(imps))
 
     def _nonce(self) -> str:
         return str((self.now() - _EPOCH) // timedelta(milliseconds=1))
