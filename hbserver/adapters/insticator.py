@@ -34,6 +34,7 @@ from hbserver.adapters.common import (
     JsonShapeError,
     expect_object,
     expect_string,
+    imp_ids,
     json_call,
     json_headers,
     with_header,
@@ -212,10 +213,7 @@ class InsticatorAdapter:
         if publisher_id:
             uri = _with_query_value(uri, "publisherId", publisher_id)
         headers = _headers(request.get("device"))
-        calls = [
-            json_call(uri, {**base, "imp": imps}, (imp.get("id", "") for imp in imps), headers)
-            for imps in groups.values()
-        ]
+        calls = [json_call(uri, {**base, "imp": imps}, imp_ids(imps), headers) for imps in groups.values()]
         return calls, errors
 
     def make_bids(
