@@ -29,7 +29,15 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, decode_answer, expect_object, expect_string, found
+from hbserver.adapters.common import (
+    AnswerWording,
+    JsonShapeError,
+    decode_answer,
+    expect_object,
+    expect_string,
+    found,
+    imp_ids,
+)
 from hbserver.adapters.golike import NOT_AN_OBJECT, go_json_text, go_members, go_read_float, imp_bidder_params
 from hbserver.adapters.gonative import EVENT_IMPRESSION, METHOD_IMAGE, decode_native_response, encode_native_response
 
@@ -147,8 +155,7 @@ class IxAdapter:
         if not imps:
             return [], errors
         body["imp"] = imps
-        imp_ids = [imp.get("id", "") for imp in imps]
-        return [RequestData("POST", self.endpoint, orjson.dumps(body), _HEADERS, imp_ids)], errors
+        return [RequestData("POST", self.endpoint, orjson.dumps(body), _HEADERS, imp_ids(imps))], errors
 
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
