@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hbserver.adapters.base import JSON_HEADERS, AdapterConfig, BidderError, RequestData, RequestInfo
-from hbserver.adapters.common import JsonShapeError, json_call
+from hbserver.adapters.common import JsonShapeError, imp_ids, json_call
 from hbserver.adapters.golike import (
     GoKind,
     go_field,
@@ -81,7 +81,7 @@ class MobileFuseAdapter(RecipeAdapter):
         if not sent:
             return [], [BidderError("No valid imps")]
         body = go_typed_request({**request, "imp": sent})
-        return [json_call(self.endpoint, body, [imp.get("id", "") for imp in sent], JSON_HEADERS)], []
+        return [json_call(self.endpoint, body, imp_ids(sent), JSON_HEADERS)], []
 
 
 def build(config: AdapterConfig) -> MobileFuseAdapter:
