@@ -45,6 +45,7 @@ from hbserver.adapters.common import (
     app_display_manager_version,
     expect_object,
     found,
+    imp_ids,
     json_call,
     json_headers,
 )
@@ -305,10 +306,7 @@ class MsftAdapter:
         except _Refused as exc:
             return [], [*errors, BidderError(str(exc))]
         top = {**go_request_top(request), "ext": ext}
-        calls = [
-            json_call(uri, {**top, "imp": chunk}, [imp.get("id", "") for imp in chunk], _HEADERS)
-            for chunk in chunks(imps)
-        ]
+        calls = [json_call(uri, {**top, "imp": chunk}, imp_ids(chunk), _HEADERS) for chunk in chunks(imps)]
         return calls, errors
 
     def make_bids(
