@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from hbserver.adapters.base import AdapterConfig, BidderError, RequestData, RequestInfo, bad_input
-from hbserver.adapters.common import JsonShapeError, expect_string, json_call
+from hbserver.adapters.common import JsonShapeError, expect_string, imp_ids, json_call
 from hbserver.adapters.golike import go_field, go_imp, go_members, go_request_top, imp_bidder_params
 from hbserver.adapters.recipe import Recipe, RecipeAdapter
 
@@ -86,7 +86,7 @@ class Nexx360Adapter(RecipeAdapter):
         body = go_request_top(request)
         body["imp"] = imps
         body["ext"] = self.ext
-        return [json_call(self._uri(placement, tag_id), body, (imp.get("id", "") for imp in imps), HEADERS)], []
+        return [json_call(self._uri(placement, tag_id), body, imp_ids(imps), HEADERS)], []
 
 
 def build(config: AdapterConfig) -> Nexx360Adapter:
