@@ -34,6 +34,7 @@ from hbserver.adapters.common import (
     expect_object,
     expect_string,
     found,
+    imp_ids,
     items_of,
     seat_bids,
 )
@@ -360,8 +361,7 @@ class PubmaticAdapter:
             body["site"] = _with_publisher(request["site"], publisher_id)
         elif isinstance(request.get("app"), dict):
             body["app"] = _with_publisher(request["app"], publisher_id)
-        imp_ids = [imp.get("id", "") for imp in imps]
-        return [RequestData("POST", self.endpoint, orjson.dumps(body), _HEADERS, imp_ids)], errors
+        return [RequestData("POST", self.endpoint, orjson.dumps(body), _HEADERS, imp_ids(imps))], errors
 
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
