@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hbserver.adapters.base import JSON_HEADERS, AdapterConfig, BidderError, RequestData, RequestInfo, bad_input
-from hbserver.adapters.common import JsonShapeError, json_call
+from hbserver.adapters.common import JsonShapeError, imp_ids, json_call
 from hbserver.adapters.golike import go_imp, go_members, go_request_top, imp_bidder_params
 from hbserver.adapters.recipe import RecipeAdapter
 
@@ -92,7 +92,7 @@ class PulsepointAdapter(RecipeAdapter):
         if not imps:
             return [], errors
         body = {**_with_publisher(request, pub_id), "imp": imps}
-        return [json_call(self.endpoint, body, [imp.get("id", "") for imp in imps], JSON_HEADERS)], errors
+        return [json_call(self.endpoint, body, imp_ids(imps), JSON_HEADERS)], errors
 
 
 def build(config: AdapterConfig) -> PulsepointAdapter:
