@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from hbserver.adapters.base import AdapterConfig, BidderError, RequestData, RequestInfo, bad_input
-from hbserver.adapters.common import JsonShapeError, json_call
+from hbserver.adapters.common import JsonShapeError, imp_ids, json_call
 from hbserver.adapters.golike import ImpExtError, set_omitempty
 from hbserver.adapters.recipe import RecipeAdapter, typed_imp, typed_top
 from hbserver.adapters.steps import is_safe_host
@@ -63,7 +63,7 @@ class RediadsAdapter(RecipeAdapter):
         if subdomain and not is_safe_host(subdomain):
             return [], [bad_input("Invalid endpoint")]
         uri = endpoint_for(self.endpoint, subdomain)
-        return [json_call(uri, out, [imp.get("id", "") for imp in imps], {})], errors
+        return [json_call(uri, out, imp_ids(imps), {})], errors
 
 
 def build(config: AdapterConfig) -> RediadsAdapter:
