@@ -30,7 +30,7 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_object, json_call, resolve_macros
+from hbserver.adapters.common import AnswerWording, JsonShapeError, expect_object, imp_ids, json_call, resolve_macros
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
     GoKind,
@@ -216,7 +216,7 @@ class RelevantDigitalAdapter:
         headers: dict[str, str] = {}
         for name in ("json", "openrtb_25", "device"):
             HEADER_SETS[name](headers, request)
-        return [json_call(uri, body, [imp.get("id", "") for imp in imps], headers)], []
+        return [json_call(uri, body, imp_ids(imps), headers)], []
 
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
