@@ -45,6 +45,7 @@ from hbserver.adapters.common import (
     AnswerWording,
     JsonShapeError,
     expect_object,
+    imp_ids,
     json_call,
     json_headers,
 )
@@ -262,7 +263,7 @@ class SmaatoAdapter:
 
     def _call(self, body: dict[str, Any], imps: list[dict[str, Any]]) -> RequestData:
         body["imp"] = imps
-        return json_call(self.endpoint, body, (imp.get("id", "") for imp in imps), self.headers)
+        return json_call(self.endpoint, body, imp_ids(imps), self.headers)
 
     # --- answer ------------------------------------------------------------------------------------
 
