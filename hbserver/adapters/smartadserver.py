@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 import orjson
 
 from hbserver.adapters.base import JSON_HEADERS, AdapterConfig, BidderError, RequestData, RequestInfo, bad_input
-from hbserver.adapters.common import JsonShapeError
+from hbserver.adapters.common import JsonShapeError, imp_ids
 from hbserver.adapters.golike import GoKind, ImpExtError, go_fields, go_int, go_value, imp_bidder_params
 from hbserver.adapters.recipe import Recipe, RecipeAdapter
 
@@ -107,7 +107,7 @@ class SmartadserverAdapter(RecipeAdapter):
         publisher = publisher if isinstance(publisher, dict) else {}
         site = {**site, "publisher": {**publisher, "id": str(network)}}
         body = orjson.dumps({**request, "site": site, "imp": out_imps})
-        ids_sent = [imp.get("id", "") for imp in out_imps]
+        ids_sent = imp_ids(out_imps)
         return [RequestData("POST", uri, body, JSON_HEADERS, imp_ids=ids_sent)], errors
 
 
