@@ -31,6 +31,7 @@ from hbserver.adapters.common import (
     JsonShapeError,
     Refusal,
     expect_object,
+    imp_ids,
     json_call,
     mtype_bid_type,
     resolve_macros,
@@ -159,7 +160,7 @@ class StackAdaptAdapter:
         uri = resolve_macros(
             self.endpoint, {"PublisherID": quote_plus(ids[0], safe=""), "SupplyId": quote_plus(ids[1], safe="")}
         )
-        return [json_call(uri, body, [imp.get("id", "") for imp in imps], JSON_HEADERS)], []
+        return [json_call(uri, body, imp_ids(imps), JSON_HEADERS)], []
 
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
