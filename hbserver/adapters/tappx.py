@@ -24,7 +24,7 @@ from hbserver.adapters.base import (
     RequestInfo,
     bad_input,
 )
-from hbserver.adapters.common import JsonShapeError, json_call, resolve_macros
+from hbserver.adapters.common import JsonShapeError, imp_ids, json_call, resolve_macros
 from hbserver.adapters.golike import (
     GoKind,
     ImpExtError,
@@ -120,7 +120,7 @@ class TappxAdapter(RecipeAdapter):
         first = {**imps[0], "bidfloor": params["bidfloor"]} if params["bidfloor"] > 0 else imps[0]
         sent = [go_imp(imp) for imp in (first, *imps[1:])]
         body = {**go_request_top(request), "imp": sent, "ext": _request_ext(params)}
-        return [json_call(uri, body, [imp.get("id", "") for imp in sent], JSON_HEADERS)], []
+        return [json_call(uri, body, imp_ids(sent), JSON_HEADERS)], []
 
 
 def build(config: AdapterConfig) -> TappxAdapter:
