@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hbserver.adapters.base import JSON_HEADERS, AdapterConfig, BidderError, RequestData, RequestInfo, bad_input
-from hbserver.adapters.common import JsonShapeError, found, json_call
+from hbserver.adapters.common import JsonShapeError, found, imp_ids, json_call
 from hbserver.adapters.golike import (
     GO_SPACE,
     NOT_AN_OBJECT,
@@ -119,7 +119,7 @@ class TealAdapter(RecipeAdapter):
             if body.get(key) is not None:
                 body[key] = _with_publisher(body[key], account)
         body["ext"] = {**(ext or {}), "bids": {"pbs": 1}}
-        return [json_call(self.endpoint, body, [imp.get("id", "") for imp in imps], JSON_HEADERS)], errors
+        return [json_call(self.endpoint, body, imp_ids(imps), JSON_HEADERS)], errors
 
 
 def build(config: AdapterConfig) -> TealAdapter:
