@@ -27,7 +27,7 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, Refusal, expect_object, json_call
+from hbserver.adapters.common import AnswerWording, JsonShapeError, Refusal, expect_object, imp_ids, json_call
 from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
     GoKind,
@@ -156,7 +156,7 @@ class TripleliftNativeAdapter:
         if not imps:
             return [], [*errors, BidderError("No valid impressions for triplelift")]
         body = {**go_request_top(request), "imp": imps}
-        return [json_call(self.endpoint, body, [imp.get("id", "") for imp in imps], JSON_HEADERS)], errors
+        return [json_call(self.endpoint, body, imp_ids(imps), JSON_HEADERS)], errors
 
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
