@@ -24,7 +24,7 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, Refusal, expect_object, json_call
+from hbserver.adapters.common import AnswerWording, JsonShapeError, Refusal, expect_object, imp_ids, json_call
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     DEVICE_FIELDS,
@@ -167,7 +167,7 @@ class UnicornAdapter:
         headers: dict[str, str] = {}
         for name in ("json", "openrtb_25", "device"):
             HEADER_SETS[name](headers, request)
-        return [json_call(self.endpoint, body, [imp.get("id", "") for imp in imps], headers)], []
+        return [json_call(self.endpoint, body, imp_ids(imps), headers)], []
 
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
