@@ -24,7 +24,7 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, answer_bids, decode_answer, json_call
+from hbserver.adapters.common import AnswerWording, JsonShapeError, answer_bids, decode_answer, imp_ids, json_call
 from hbserver.adapters.golike import NOT_AN_OBJECT, go_field, go_int, go_members
 
 _ANSWER_WORDING = AnswerWording(
@@ -77,7 +77,7 @@ class UnrulyAdapter:
         if not self.endpoint:
             return [], []
         body = {**request, "imp": imps}
-        return [json_call(self.endpoint, body, (imp.get("id", "") for imp in imps))], []
+        return [json_call(self.endpoint, body, imp_ids(imps))], []
 
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
