@@ -27,7 +27,15 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, imp_ids, json_call, json_headers, resolve_macros
+from hbserver.adapters.common import (
+    AnswerWording,
+    JsonShapeError,
+    imp_ids,
+    json_call,
+    json_headers,
+    mtype_bid_type,
+    resolve_macros,
+)
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
     decode_go_answer,
@@ -42,7 +50,6 @@ _MF_SUFFIX = "__mf"
 # a multi-format imp is split in this order; the letter goes in front of the suffix
 _SPLIT_ORDER = (("banner", "b"), ("video", "v"), ("native", "n"), ("audio", "a"))
 _MEDIA = tuple(kind for kind, _ in _SPLIT_ORDER)
-_BID_TYPES = {1: "banner", 2: "video", 3: "audio", 4: "native"}
 
 _ANSWER_WORDING = AnswerWording(
     status="Unexpected http status code: {}",
@@ -134,7 +141,7 @@ class AdkernelAdapter:
             if imp_id.endswith(_MF_SUFFIX):
                 bid = {**bid, "impid": imp_id[: len(imp_id) - len(_MF_SUFFIX) - 1]}
             mtype = bid.get("mtype", 0)
-            bid_type = _BID_TYPES.get(mtype)
+            bid_type = mtype_bid_type(bid)
             if bid_type is None:
                 return None, [bad_server_response(f"Unsupported MType {mtype}")]
             result.bids.append(TypedBid(bid, bid_type))
