@@ -39,7 +39,7 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.adapters.common import (
-    UNEXPECTED_STATUS,
+    DEFAULT_WORDING,
     JsonShapeError,
     expect_object,
     expect_string,
@@ -352,12 +352,9 @@ class EplanningAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status == 204:
-            return None, []
-        if response.status == 400:
-            return None, [bad_input(UNEXPECTED_STATUS.format(400))]
-        if response.status != 200:
-            return None, [bad_server_response(UNEXPECTED_STATUS.format(response.status))]
+        failure = DEFAULT_WORDING.status_failure(response.status)
+        if failure is not None:
+            return None, failure
         try:
             ads = _answer_ads(response.body)
         except JsonShapeError as exc:
