@@ -14,8 +14,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
@@ -28,8 +26,8 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import DEFAULT_WORDING, JsonShapeError, expect_object, json_call
 from hbserver.adapters.golike import (
-    NOT_AN_OBJECT,
     GoKind,
+    go_json_object,
     go_members,
     go_quote,
     go_value,
@@ -120,13 +118,7 @@ def _headers(request: Mapping[str, Any]) -> dict[str, str]:
 def _data(body: bytes) -> dict[str, Any] | None:
     """The answer's ``data`` (None when null or absent) with its ``mediaType`` decoded; JsonShapeError
     in json-iterator's words when it does not decode."""
-    first = body.lstrip(b" \t\n\r")[:1]
-    if first not in (b"{", b"n"):
-        raise JsonShapeError(NOT_AN_OBJECT.format(found=first.decode("latin-1") or "\x00"))
-    try:
-        answer = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise JsonShapeError(str(exc)) from None
+    answer = go_json_object(body)
     data = None
     for _, value in go_members(expect_object(answer, ""), "data"):
         data = value
