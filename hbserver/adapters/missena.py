@@ -33,10 +33,10 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import AnswerWording, JsonShapeError, Refusal, expect_object, json_call, resolve_macros
 from hbserver.adapters.golike import (
-    NOT_AN_OBJECT,
     GoKind,
     ImpExtError,
     go_bid,
+    go_json_object,
     go_media_objects,
     go_members,
     go_request_top,
@@ -211,13 +211,7 @@ class MissenaAdapter:
 
 def _answer(body: bytes) -> dict[str, Any]:
     """Missena's answer decoded as Go decodes it; JsonShapeError in json-iterator's words."""
-    first = body.lstrip(b" \t\n\r")[:1]
-    if first not in (b"{", b"n"):
-        raise JsonShapeError(NOT_AN_OBJECT.format(found=first.decode("latin-1") or "\x00"))
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise JsonShapeError(str(exc)) from None
+    data = go_json_object(body)
     out: dict[str, Any] = {}
     for name, value in go_members(expect_object(data, ""), *_ANSWER_FIELDS):
         go_name, kind = _ANSWER_FIELDS[name]
