@@ -6,8 +6,8 @@ OpenX takes banner and native imps together in one call and each video imp in a 
 ``imp.ext`` (which keeps everything but ``prebid`` and ``bidder``), and ``video.ext`` is
 ``{"rewarded": 1}`` for a rewarded imp, else dropped. ``request.ext`` is replaced by
 ``{"bc", "delDomain", "platform"}`` (the last imp's). Bids are typed by ``mtype``, else by their
-imp (banner before video before native); Protected Audience configs come from
-``ext.fledge_auction_configs`` (imp id -> config).
+imp (banner before video before native), with their meta from the bid's ext (``bid_meta``);
+Protected Audience configs come from ``ext.fledge_auction_configs`` (imp id -> config).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from hbserver.adapters.common import (
     seat_bids,
     string_param,
 )
-from hbserver.adapters.golike import go_parse_float, is_json_number, set_omitempty
+from hbserver.adapters.golike import go_members, go_parse_float, is_json_number, set_omitempty
+from hbserver.numbers import INT64, NumberError, int_or, parse_int
 
 BIDDER_CONFIG = "hb_pbs_1.0.0"
 _MTYPES = {1: "banner", 2: "video", 4: "native"}  # audio (3) is not OpenX's: typed by its imp
@@ -103,6 +104,49 @@ def _imp_type(imp: dict[str, Any]) -> str:
     return first_media_type(imp, BANNER_VIDEO_NATIVE) or "banner"
 
 
+class _NoMeta(ValueError):
+    """The bid's ext does not decode into PBS-Go's oxBidExt: the bid has no meta."""
+
+
+def _string_int(value: Any) -> int:
+    """A Go ``int`` field tagged ``,string``: a JSON string holding a decimal integer (null leaves 0)."""
+    if value is None:
+        return 0
+    if not isinstance(value, str):
+        raise _NoMeta(value)
+    try:
+        return parse_int(value, INT64, signs="-")
+    except NumberError:
+        raise _NoMeta(value) from None
+
+
+def bid_meta(bid: dict[str, Any]) -> dict[str, Any] | None:
+    """PBS-Go's getBidMeta: ``networkId``, ``advertiserId`` and ``brandId`` from the bid's
+    ``ext.dsp_id``, ``ext.buyer_id`` and ``ext.brand_id`` (the first and last as quoted integers, the
+    buyer id through strconv.Atoi: 0 when it does not parse). None when the ext does not decode or
+    none of the three is positive; a zero field is left out (omitempty)."""
+    ext = bid.get("ext")
+    if not isinstance(ext, dict):
+        return None
+    values = {"dsp_id": 0, "brand_id": 0, "buyer_id": ""}
+    try:
+        for name, value in go_members(ext, *values):
+            if name == "buyer_id":
+                if value is not None and not isinstance(value, str):
+                    return None
+                values[name] = value or ""
+            else:
+                values[name] = _string_int(value)
+    except _NoMeta:
+        return None
+    network, brand = values["dsp_id"], values["brand_id"]
+    advertiser = int_or(values["buyer_id"], 0, INT64) if values["buyer_id"] else 0
+    if advertiser <= 0 and network <= 0 and brand <= 0:
+        return None
+    meta = {"advertiserId": advertiser, "brandId": brand, "networkId": network}
+    return {key: value for key, value in meta.items() if value}
+
+
 class OpenxAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
@@ -169,7 +213,7 @@ class OpenxAdapter:
                     "duration": duration if isinstance(duration, int) else 0,
                     "primary_category": categories[0] if isinstance(categories, list) and categories else "",
                 }
-                result.bids.append(TypedBid(bid, bid_type, bid_video=video))
+                result.bids.append(TypedBid(bid, bid_type, bid_video=video, bid_meta=bid_meta(bid)))
         return result, []
 
 

@@ -51,6 +51,8 @@ class AuctionBid:
     cache_id: str = ""
     vast_cache_id: str = ""
     events: dict[str, str] | None = None  # bid.ext.prebid.events, made once for the cache and the response
+    meta: dict[str, Any] | None = None  # the adapter's bid meta (PBS-Go BidMeta): the response's ext.prebid.meta
+    video: dict[str, Any] | None = None  # the adapter's bid video facts (BidVideo): ext.prebid.video
 
 
 def _number(value: Any) -> bool:
@@ -162,7 +164,10 @@ def accept_bids(
             ext["origbidcur"] = from_currency
             own["ext"] = ext
             accepted.append(
-                AuctionBid(seat, adapter, own, typed.bid_type, price, bid["impid"], bool(bid.get("dealid")))
+                AuctionBid(
+                    seat, adapter, own, typed.bid_type, price, bid["impid"], bool(bid.get("dealid")),
+                    meta=typed.bid_meta, video=typed.bid_video,
+                )
             )
             if seen is not None:
                 seen.append(accepted[-1])

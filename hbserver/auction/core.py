@@ -1092,8 +1092,8 @@ def _bid_ext_prebid(
     imp_passthrough: dict[str, Any] | None,
 ) -> dict[str, Any]:
     """A bid's ``ext.prebid`` in the response: the bidder's own (``bidder_prebid``, usually none) less
-    its targeting, with the auction's type, targeting, cache ids, event URLs, meta, floors and the
-    imp's passthrough."""
+    its targeting, with the auction's type, targeting, cache ids, event URLs, meta (the adapter's, else
+    the bidder's own, with ``adaptercode``), the adapter's video facts, floors and the imp's passthrough."""
     if bidder_prebid is None:
         ext_prebid: dict[str, Any] = {"type": bid.bid_type}
     else:
@@ -1111,13 +1111,16 @@ def _bid_ext_prebid(
         ext_prebid["cache"] = cache_info
     if events is not None and bid.bid_type != "video":  # a video bid's VAST carries its tracker
         ext_prebid["events"] = bid.events or _bid_events(bid, events)
-    meta = ext_prebid.get("meta") if bidder_prebid is not None else None
+    # the adapter's meta (PBS-Go's BidMeta) replaces the bidder's own ext.prebid.meta
+    meta = bid.meta if bid.meta is not None else ext_prebid.get("meta") if bidder_prebid is not None else None
     if isinstance(meta, dict):
         meta = dict(meta)
         meta["adaptercode"] = bid.adapter
     else:
         meta = {"adaptercode": bid.adapter}
     ext_prebid["meta"] = meta
+    if bid.video is not None:
+        ext_prebid["video"] = bid.video
     if bid_floors is not None:
         floors = bid_floors.floors_for(bid)
         if floors:

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestData, RequestInfo, ResponseData
-from hbserver.adapters.openx import build
+from hbserver.adapters.openx import bid_meta, build
 
 ENDPOINT = "http://rtb.openx.net/prebid"
 INFO = RequestInfo(bidder="openx")
@@ -159,3 +159,30 @@ def test_statuses(status, body, want_response, want_code):
     assert [e.code for e in errors] == ([want_code] if want_code else [])
     if response is not None:
         assert response.currency == "EUR"
+
+
+# PBS-Go TestOpenxAdapter_GetBidMeta, row for row (a raw ext that is not JSON stands as a string here),
+# and the shapes json-iterator refuses or lets pass.
+@pytest.mark.parametrize(("ext", "want"), [
+    ("malformed", None),
+    ({}, None),
+    ({"dsp_id": "456", "brand_id": "789", "buyer_id": "123"}, {"advertiserId": 123, "brandId": 789, "networkId": 456}),
+    ({"dsp_id": "456", "brand_id": "malformed", "buyer_id": "123"}, None),
+    ({"dsp_id": "456", "brand_id": "789", "buyer_id": "123-456"}, {"brandId": 789, "networkId": 456}),
+    ({"buyer_id": "123", "dsp_id": "456"}, {"advertiserId": 123, "networkId": 456}),
+    ({"buyer_id": "123", "brand_id": "789"}, {"advertiserId": 123, "brandId": 789}),
+    ({"dsp_id": "456", "brand_id": "789"}, {"brandId": 789, "networkId": 456}),
+    ({"buyer_id": "123"}, {"advertiserId": 123}),
+    ({"dsp_id": "456"}, {"networkId": 456}),
+    ({"brand_id": "789"}, {"brandId": 789}),
+    ({"buyer_id": "malformed", "dsp_id": "malformed", "brand_id": "malformed"}, None),
+    ({"dsp_id": 456}, None),  # ",string": an unquoted number does not decode
+    ({"buyer_id": 123}, None),  # a string field given a number
+    ({"dsp_id": "-4", "buyer_id": "0"}, None),  # none positive
+    ({"DSP_ID": "7"}, {"networkId": 7}),  # Go matches field names ignoring case
+    ({"dsp_id": None, "brand_id": "3"}, {"brandId": 3}),  # null leaves the field as it is
+])
+def test_bid_meta(ext, want):
+    assert bid_meta({"id": "b", "ext": ext}) == want
+    response, _ = bids_of({"seatbid": [{"bid": [{"id": "x", "impid": "v", "price": 1, "ext": ext}]}]})
+    assert response.bids[0].bid_meta == want

@@ -795,6 +795,32 @@ async def test_bidder_ext_prebid_in_the_response(make_client, bidders, bidder_ex
     assert ext_prebid == expected
 
 
+# What the adapter gives a bid (PBS-Go's BidMeta and BidVideo) is its ext.prebid.meta and .video in the
+# response (exchange.go makeBid): the adapter's meta replaces the bidder's own; without one the bidder's stays.
+@pytest.mark.parametrize(
+    ("bid_ext", "meta"),
+    [
+        (
+            {"dsp_id": "456", "brand_id": "789", "buyer_id": "123", "prebid": {"meta": {"networkName": "own"}}},
+            {"advertiserId": 123, "brandId": 789, "networkId": 456, "adaptercode": "openx"},
+        ),
+        ({"prebid": {"meta": {"networkName": "own"}}}, {"networkName": "own", "adaptercode": "openx"}),
+    ],
+    ids=["adapter-meta", "bidder-meta"],
+)
+async def test_adapter_bid_meta_and_video_in_the_response(make_client, bidders, bid_ext, meta):
+    bidders.bids["openx"] = [bid("imp-1", 1.5, "o1", ext=bid_ext, cat=["IAB1-1"], dur=15)]
+    config = bidder_config(bidders, "alpha")
+    config["adapters"]["openx"] = {"endpoint": bidders.url("openx")}
+    imp = banner_imp("imp-1", openx={"unit": "123", "delDomain": "pub.openx.net"})
+    response = await post(client := await make_client(config), auction_request(imp))
+    assert response.status == 200, await response.text()
+    ext_prebid = seat_bids(await response.json())["openx"][0]["ext"]["prebid"]
+    assert ext_prebid["meta"] == meta
+    assert ext_prebid["video"] == {"duration": 15, "primary_category": "IAB1-1"}
+    await client.close()
+
+
 async def test_endpoint_compression_gzips_the_bidder_request(make_client, bidders):
     """A bidder whose definition says ``endpoint_compression: gzip`` (openx) gets a gzipped body;
     one without (a generic alias) gets plain JSON."""
