@@ -53,6 +53,7 @@ class AuctionBid:
     events: dict[str, str] | None = None  # bid.ext.prebid.events, made once for the cache and the response
     meta: dict[str, Any] | None = None  # the adapter's bid meta (PBS-Go BidMeta): the response's ext.prebid.meta
     video: dict[str, Any] | None = None  # the adapter's bid video facts (BidVideo): ext.prebid.video
+    deal_priority: int = 0  # the adapter's (DealPriority): ext.prebid.dealpriority when not 0
 
 
 def _number(value: Any) -> bool:
@@ -166,7 +167,7 @@ def accept_bids(
             accepted.append(
                 AuctionBid(
                     seat, adapter, own, typed.bid_type, price, bid["impid"], bool(bid.get("dealid")),
-                    meta=typed.bid_meta, video=typed.bid_video,
+                    meta=typed.bid_meta, video=typed.bid_video, deal_priority=typed.deal_priority,
                 )
             )
             if seen is not None:

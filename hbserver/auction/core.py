@@ -1093,7 +1093,8 @@ def _bid_ext_prebid(
 ) -> dict[str, Any]:
     """A bid's ``ext.prebid`` in the response: the bidder's own (``bidder_prebid``, usually none) less
     its targeting, with the auction's type, targeting, cache ids, event URLs, meta (the adapter's, else
-    the bidder's own, with ``adaptercode``), the adapter's video facts, floors and the imp's passthrough."""
+    the bidder's own, with ``adaptercode``), the adapter's video facts and deal priority, floors and
+    the imp's passthrough."""
     if bidder_prebid is None:
         ext_prebid: dict[str, Any] = {"type": bid.bid_type}
     else:
@@ -1121,6 +1122,8 @@ def _bid_ext_prebid(
     ext_prebid["meta"] = meta
     if bid.video is not None:
         ext_prebid["video"] = bid.video
+    if bid.deal_priority:
+        ext_prebid["dealpriority"] = bid.deal_priority
     if bid_floors is not None:
         floors = bid_floors.floors_for(bid)
         if floors:

@@ -717,7 +717,9 @@ async def test_bidder_cookies_are_never_kept_between_auctions(make_client, bidde
 
 async def test_real_adapter_runs_in_the_exchange_and_bad_params_name_bidder_and_field(make_client, bidders):
     """appnexus (issue 6) behind the auction core: its own request shape, its bid typing, its schema."""
-    bidders.bids["appnexus"] = [bid("imp-1", 2.0, "an1", mtype=None, ext={"appnexus": {"bid_ad_type": 0}})]
+    bidders.bids["appnexus"] = [
+        bid("imp-1", 2.0, "an1", mtype=None, ext={"appnexus": {"bid_ad_type": 0, "deal_priority": 5}})
+    ]
     client = await make_client({"adapters": {"appnexus": {"endpoint": bidders.url("appnexus")}}})
     body = auction_request(banner_imp("imp-1", appnexus={"placementId": 12883451}))
     response = await post(client, body)
@@ -725,6 +727,7 @@ async def test_real_adapter_runs_in_the_exchange_and_bad_params_name_bidder_and_
     data = await response.json()
     an = seat_bids(data)["appnexus"][0]
     assert an["ext"]["prebid"]["type"] == "banner" and an["ext"]["prebid"]["meta"]["adaptercode"] == "appnexus"
+    assert an["ext"]["prebid"]["dealpriority"] == 5  # the adapter's DealPriority, as PBS-Go's exchange writes it
     sent = bidders.received["appnexus"][0]
     assert sent["imp"][0]["ext"]["appnexus"]["placement_id"] == 12883451  # appnexus's own wire format
     bad = auction_request(banner_imp("imp-1", appnexus={"placementId": 1.5}))  # integer or string
