@@ -94,6 +94,28 @@ def decode_answer(
     return data, []
 
 
+class AnswerAdapter:
+    """The opening most adapters' ``make_bids`` share: the answer decoded with ``answer_wording``
+    (None and the failure for 204, a failure status or a body that is not a JSON object), else what
+    the adapter's own :meth:`bids_from` makes of the decoded answer."""
+
+    answer_wording: AnswerWording = DEFAULT_WORDING
+
+    def make_bids(
+        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    ) -> tuple[BidderResponse | None, list[BidderError]]:
+        data, failure = decode_answer(response, self.answer_wording)
+        if data is None:
+            return None, failure
+        return self.bids_from(request, call, data)
+
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, data: dict[str, Any]
+    ) -> tuple[BidderResponse | None, list[BidderError]]:
+        """The bids in a decoded answer (``data``, a JSON object): each adapter's own part."""
+        raise NotImplementedError
+
+
 class Refusal(Exception):
     """What an adapter will not send or keep (an imp, a call, a bid); ``error`` is the bidder error
     PBS-Go reports for it. Adapters subclass it for their own catch sites."""

@@ -8,8 +8,10 @@ import pytest
 from hbserver.adapters.base import (
     JSON_HEADERS,
     BidderError,
+    BidderResponse,
     ConversionError,
     ErrorCode,
+    RequestData,
     RequestInfo,
     ResponseData,
     TypedBid,
@@ -17,6 +19,8 @@ from hbserver.adapters.base import (
 from hbserver.adapters.common import (
     BANNER_VIDEO_NATIVE,
     PUBLISHER_WORDING,
+    UNEXPECTED_STATUS,
+    AnswerAdapter,
     AnswerWording,
     JsonShapeError,
     Refusal,
@@ -100,6 +104,43 @@ def test_decode_answer(status, body, wording, data, error):
     else:
         [problem] = errors
         assert problem.code == error[0] and problem.message.startswith(error[1]), problem.message
+
+
+class _EchoAdapter(AnswerAdapter):
+    """bids_from answers one bid, the decoded answer itself, in its own wording's currency."""
+
+    answer_wording = AnswerWording(status="S{}", bad_json="J {}", not_an_object="O")
+
+    def bids_from(self, request, call, data):
+        return BidderResponse([TypedBid(data, "banner")], request["cur"]), [BidderError("kept")]
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "want", "error"),
+    [
+        (204, b"", None, None),
+        (500, b"", None, (ErrorCode.BAD_SERVER_RESPONSE, "S500")),
+        (400, b"", None, (ErrorCode.BAD_INPUT, "S400")),
+        (200, b"{oops", None, (ErrorCode.BAD_SERVER_RESPONSE, "J ")),
+        (200, b"[1]", None, (ErrorCode.BAD_SERVER_RESPONSE, "O")),
+        (200, b'{"id":"r"}', BidderResponse([TypedBid({"id": "r"}, "banner")], "EUR"), (ErrorCode.UNKNOWN, "kept")),
+    ],
+)
+def test_answer_adapter(status, body, want, error):
+    got, errors = _EchoAdapter().make_bids({"cur": "EUR"}, RequestData("POST", "u"), ResponseData(status, body))
+    assert got == want
+    if error is None:
+        assert errors == []
+    else:
+        [problem] = errors
+        assert problem.code == error[0] and problem.message.startswith(error[1]), problem.message
+
+
+def test_answer_adapter_default_wording():
+    got, errors = AnswerAdapter().make_bids({}, RequestData("POST", "u"), ResponseData(503, b""))
+    assert got is None and [e.message for e in errors] == [UNEXPECTED_STATUS.format(503)]
+    with pytest.raises(NotImplementedError):
+        AnswerAdapter().make_bids({}, RequestData("POST", "u"), ResponseData(200, b"{}"))
 
 
 @pytest.mark.parametrize(
