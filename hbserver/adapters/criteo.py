@@ -16,15 +16,14 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_server_response,
 )
 from hbserver.adapters.common import (
     UNEXPECTED_STATUS,
+    AnswerAdapter,
     AnswerWording,
     answer_bids,
-    decode_answer,
     imp_ids,
     json_call,
     typed_bid_response,
@@ -87,7 +86,9 @@ def _fledge_configs(answer: dict[str, Any], bidder: str) -> list[dict[str, Any]]
     return configs or None
 
 
-class CriteoAdapter:
+class CriteoAdapter(AnswerAdapter):
+    answer_wording = _ANSWER_WORDING
+
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
         self.bidder = config.bidder
@@ -96,12 +97,9 @@ class CriteoAdapter:
         imps = request.get("imp") or ()
         return [json_call(self.endpoint, request, imp_ids(imps), _NO_HEADERS)], []
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, answer: dict[str, Any]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
         bids = (bid for _, bid in answer_bids(answer))
         result, errors = typed_bid_response(bids, _typed, answer.get("cur") or "USD", first_error_fails=True)
         if result is not None:

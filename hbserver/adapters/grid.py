@@ -29,16 +29,15 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_input,
     bad_server_response,
 )
 from hbserver.adapters.common import (
     BANNER_VIDEO_NATIVE,
+    AnswerAdapter,
     JsonShapeError,
     answer_bids,
-    decode_answer,
     expect_string,
     first_media_type,
     imp_ids,
@@ -251,7 +250,9 @@ def _imp_type(imp_id: str, imps: list[dict[str, Any]]) -> tuple[str, BidderError
     return "", bad_server_response(f'Failed to find impression for ID: "{imp_id}"')
 
 
-class GridAdapter:
+class GridAdapter(AnswerAdapter):
+    answer_wording = GO_WORDING
+
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
 
@@ -279,12 +280,9 @@ class GridAdapter:
         body["imp"] = _natives_parsed(valid)
         return [json_call(self.endpoint, body, imp_ids(valid), HEADERS)], errors
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, answer: dict[str, Any]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_answer(response, GO_WORDING)
-        if answer is None:
-            return None, failure
         bids = [bid for _, bid in answer_bids(answer)]
         try:  # part of decoding the answer in PBS-Go, so checked before any bid is typed
             content_types = [expect_string(bid.get("content_type"), "grid.GridBid.ContentType") for bid in bids]

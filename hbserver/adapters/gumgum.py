@@ -18,15 +18,14 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_input,
 )
 from hbserver.adapters.common import (
+    AnswerAdapter,
     AnswerWording,
     JsonShapeError,
     answer_bids,
-    decode_answer,
     expect_string,
     json_call,
     json_headers,
@@ -119,7 +118,9 @@ def _bid_type(imps: list[dict[str, Any]], imp_id: Any) -> str:
     return "video"
 
 
-class GumgumAdapter:
+class GumgumAdapter(AnswerAdapter):
+    answer_wording = _ANSWER_WORDING
+
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
         self.headers = json_headers()
@@ -153,12 +154,9 @@ class GumgumAdapter:
             body["site"] = site
         return [json_call(self.endpoint, body, (imp.get("id", "") for imp in imps), self.headers)], errors
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, answer: dict[str, Any]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
         imps = request.get("imp") or []
         result = BidderResponse(currency=answer.get("cur") or "USD")
         for _, bid in answer_bids(answer):

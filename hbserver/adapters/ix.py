@@ -24,15 +24,14 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_input,
     bad_server_response,
 )
 from hbserver.adapters.common import (
+    AnswerAdapter,
     AnswerWording,
     JsonShapeError,
-    decode_answer,
     expect_object,
     expect_string,
     found,
@@ -112,7 +111,9 @@ def _request_ext(ext: Any, diag: dict[str, Any], version: str) -> dict[str, Any]
     return out
 
 
-class IxAdapter:
+class IxAdapter(AnswerAdapter):
+    answer_wording = _ANSWER_WORDING
+
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
         self.version = str(config.extra.get("pbs_version", ""))
@@ -157,12 +158,9 @@ class IxAdapter:
         body["imp"] = imps
         return [RequestData("POST", self.endpoint, orjson.dumps(body), _HEADERS, imp_ids(imps))], errors
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, data: dict[str, Any]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        data, failure = decode_answer(response, _ANSWER_WORDING)
-        if data is None:
-            return None, failure
         try:
             _check_bid_response(data)
         except JsonShapeError as exc:

@@ -20,11 +20,17 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import AnswerWording, JsonShapeError, answer_bids, decode_answer, imp_ids, json_call
+from hbserver.adapters.common import (
+    AnswerAdapter,
+    AnswerWording,
+    JsonShapeError,
+    answer_bids,
+    imp_ids,
+    json_call,
+)
 from hbserver.adapters.golike import NOT_AN_OBJECT, go_field, go_int, go_members
 
 _ANSWER_WORDING = AnswerWording(
@@ -58,7 +64,9 @@ def _bidder_of(ext: Any) -> tuple[bool, Any]:
     return True, go_field(ext, "bidder", skip_null=True)
 
 
-class UnrulyAdapter:
+class UnrulyAdapter(AnswerAdapter):
+    answer_wording = _ANSWER_WORDING
+
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
 
@@ -79,12 +87,9 @@ class UnrulyAdapter:
         body = {**request, "imp": imps}
         return [json_call(self.endpoint, body, imp_ids(imps))], []
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, answer: dict[str, Any]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
         imps = request.get("imp") or []
         result = BidderResponse(currency="USD")
         errors: list[BidderError] = []
