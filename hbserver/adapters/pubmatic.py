@@ -23,14 +23,13 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_input,
     bad_server_response,
 )
 from hbserver.adapters.common import (
+    AnswerAdapter,
     JsonShapeError,
-    decode_answer,
     expect_object,
     expect_string,
     found,
@@ -317,7 +316,9 @@ def _with_publisher(parent: Mapping[str, Any], publisher_id: str) -> dict[str, A
     return {**parent, "publisher": publisher}
 
 
-class PubmaticAdapter:
+class PubmaticAdapter(AnswerAdapter):
+    answer_wording = GO_WORDING
+
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
 
@@ -363,13 +364,9 @@ class PubmaticAdapter:
             body["app"] = _with_publisher(request["app"], publisher_id)
         return [RequestData("POST", self.endpoint, orjson.dumps(body), _HEADERS, imp_ids(imps))], errors
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, data: dict[str, Any]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        data, problems = decode_answer(response, GO_WORDING)
-        if data is None:
-            return None, problems
-
         result = BidderResponse(currency=data.get("cur") or "USD")
         errors: list[BidderError] = []
         for seatbid in items_of(data.get("seatbid")):

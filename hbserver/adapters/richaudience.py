@@ -25,7 +25,6 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_input,
     bad_server_response,
@@ -33,9 +32,9 @@ from hbserver.adapters.base import (
 from hbserver.adapters.common import (
     BAD_REQUEST_FROM_PUBLISHER,
     UNEXPECTED_STATUS,
+    AnswerAdapter,
     AnswerWording,
     JsonShapeError,
-    decode_answer,
     json_call,
 )
 from hbserver.adapters.golike import ImpExtError, go_members, imp_bidder_params
@@ -96,7 +95,9 @@ def _string(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-class RichaudienceAdapter:
+class RichaudienceAdapter(AnswerAdapter):
+    answer_wording = _ANSWER_WORDING
+
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
 
@@ -160,12 +161,9 @@ class RichaudienceAdapter:
             calls.append(json_call(self.endpoint, body, [imp.get("id", "")], _HEADERS))
         return calls, errors
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, answer: dict[str, Any]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
         try:
             sent = orjson.loads(call.body or b"")
         except orjson.JSONDecodeError as exc:

@@ -30,6 +30,7 @@ from hbserver.adapters.base import (
     bad_input,
 )
 from hbserver.adapters.common import (
+    AnswerAdapter,
     AnswerWording,
     JsonShapeError,
     decode_answer,
@@ -236,7 +237,9 @@ def _max_bids(request: Mapping[str, Any]) -> Any:
     return multibid[0].get("maxbids")
 
 
-class RubiconAdapter:
+class RubiconAdapter(AnswerAdapter):
+    answer_wording = _ANSWER_WORDING
+
     def __init__(self, config: AdapterConfig) -> None:
         xapi = config.extra.get("xapi") or {}
         self.username = str(xapi.get("username", ""))
@@ -445,12 +448,9 @@ class RubiconAdapter:
 
     # --- bids -------------------------------------------------------------------------------
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, data: dict[str, Any]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        data, failure = decode_answer(response, _ANSWER_WORDING)
-        if data is None:
-            return None, failure
         sent, failure = decode_answer(ResponseData(200, call.body or b""), _ANSWER_WORDING)  # the call we made
         if sent is None:
             return None, failure

@@ -25,17 +25,16 @@ from hbserver.adapters.base import (
     ConversionError,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_input,
     bad_server_response,
 )
 from hbserver.adapters.common import (
     UNEXPECTED_STATUS,
+    AnswerAdapter,
     AnswerWording,
     JsonShapeError,
     answer_bids,
-    decode_answer,
     expect_string,
     floor_in_usd,
     found,
@@ -105,7 +104,9 @@ def _bid_type(bid: dict[str, Any]) -> tuple[str, BidderError | None]:
     return "", bad_server_response(f'Failed to parse bid mediatype for impression "{bid.get("impid", "")}"')
 
 
-class SharethroughAdapter:
+class SharethroughAdapter(AnswerAdapter):
+    answer_wording = _ANSWER_WORDING
+
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
         self.pbs_version: str = config.extra.get("pbs_version", "") or ""
@@ -146,12 +147,9 @@ class SharethroughAdapter:
                 calls.append(RequestData("POST", self.endpoint, orjson.dumps(body), self.headers, [part.get("id", "")]))
         return calls, errors
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, answer: dict[str, Any]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_answer(response, _ANSWER_WORDING)
-        if answer is None:
-            return None, failure
         result = BidderResponse(currency="USD")
         errors: list[BidderError] = []
         for _, bid in answer_bids(answer):

@@ -23,11 +23,17 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import JsonShapeError, answer_bids, decode_answer, expect_string, imp_ids, with_header
+from hbserver.adapters.common import (
+    AnswerAdapter,
+    JsonShapeError,
+    answer_bids,
+    expect_string,
+    imp_ids,
+    with_header,
+)
 from hbserver.adapters.golike import GO_SPACE, GO_WORDING, go_fields, go_parse_float, go_video, imp_bidder_params
 from hbserver.adapters.gourl import go_query_unescape
 
@@ -72,7 +78,9 @@ def _headers(request: Mapping[str, Any]) -> dict[str, str]:
     return headers
 
 
-class SovrnAdapter:
+class SovrnAdapter(AnswerAdapter):
+    answer_wording = GO_WORDING
+
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
 
@@ -106,12 +114,9 @@ class SovrnAdapter:
         body = orjson.dumps({**request, "imp": imps})
         return [RequestData("POST", self.endpoint, body, _headers(request), imp_ids(imps))], errors
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, data: dict[str, Any]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        data, failure = decode_answer(response, GO_WORDING)
-        if data is None:
-            return None, failure
         imp_is_video: dict[str, bool] = {}
         for imp in request.get("imp") or ():
             imp_is_video.setdefault(imp.get("id", ""), imp.get("video") is not None)  # the first imp of an id
