@@ -29,14 +29,13 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_input,
     bad_server_response,
 )
 from hbserver.adapters.common import (
+    AnswerAdapter,
     app_display_manager_version,
-    decode_answer,
     imp_ids,
     items_of,
     seat_bids,
@@ -305,7 +304,7 @@ def _int_field(data: dict[str, Any], name: str) -> int:
     return value
 
 
-class AppnexusAdapter:
+class AppnexusAdapter(AnswerAdapter):
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
         platform_id = str(config.extra.get("platform_id", ""))
@@ -373,12 +372,9 @@ class AppnexusAdapter:
             base["imp"] = chunk
             yield RequestData("POST", uri, orjson.dumps(base), imp_ids=imp_ids(chunk))
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, data: dict[str, Any]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        data, failure = decode_answer(response)
-        if data is None:
-            return None, failure
         bids = (bid for seatbid in items_of(data.get("seatbid")) for bid in seat_bids(seatbid))
         return typed_bid_response(bids, self._typed_or_refused, data.get("cur") or "USD")
 

@@ -20,14 +20,13 @@ from hbserver.adapters.base import (
     ConversionError,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_input,
     bad_server_response,
 )
 from hbserver.adapters.common import (
+    AnswerAdapter,
     JsonShapeError,
-    decode_answer,
     expect_object,
     imp_ids,
     items_of,
@@ -79,7 +78,7 @@ def _bid_type(bid: dict[str, Any]) -> str:
     return "video" if fmt in VIDEO_FORMATS else "banner"
 
 
-class TripleliftAdapter:
+class TripleliftAdapter(AnswerAdapter):
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
 
@@ -97,12 +96,9 @@ class TripleliftAdapter:
         body = orjson.dumps({**request, "imp": imps})
         return [RequestData("POST", self.endpoint, body, imp_ids=imp_ids(imps))], errors
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, data: dict[str, Any]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        data, failure = decode_answer(response)
-        if data is None:
-            return None, failure
         bids = (bid for seatbid in items_of(data.get("seatbid")) for bid in seat_bids(seatbid))
         return typed_bid_response(bids, _typed, data.get("cur") or "USD")
 
