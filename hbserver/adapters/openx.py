@@ -22,13 +22,12 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_input,
 )
 from hbserver.adapters.common import (
     BANNER_VIDEO_NATIVE,
-    decode_answer,
+    AnswerAdapter,
     first_media_type,
     items_of,
     seat_bids,
@@ -147,7 +146,7 @@ def bid_meta(bid: dict[str, Any]) -> dict[str, Any] | None:
     return {key: value for key, value in meta.items() if value}
 
 
-class OpenxAdapter:
+class OpenxAdapter(AnswerAdapter):
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
         self.bidder = config.bidder
@@ -184,12 +183,9 @@ class OpenxAdapter:
         body = {**request, "imp": valid, "ext": {key: value for key, value in ext.items() if value}}
         return RequestData("POST", self.endpoint, orjson.dumps(body), imp_ids=[imp.get("id", "") for imp in valid])
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, data: dict[str, Any]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        data, failure = decode_answer(response)
-        if data is None:
-            return None, failure
         result = BidderResponse(currency=data.get("cur") or "USD")
         ext = data.get("ext")
         configs = ext.get("fledge_auction_configs") if isinstance(ext, dict) else None
