@@ -9,6 +9,7 @@ rubicon's XAPI credentials. The Go tests run with an empty PBS version (``pbs_ve
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Any
 import orjson
 import yaml
 
-from hbserver.adapters import UnknownAdapter, build_adapter
+from hbserver.adapters import UnknownAdapter, adapter_module, build_adapter
 from hbserver.adapters.base import (
     Adapter,
     AdapterConfig,
@@ -169,12 +170,33 @@ def bidder_setup(bidder: str) -> BidderSetup:
     return read_setup(fixtures_root() / bidder / SETUP_FILE, GO_TEST_FACTS.get(bidder))
 
 
+def served_by(bidder: str) -> str:
+    """The adapter code whose builder serves ``bidder``: its own, or for a code PBS-Go registers on
+    another adapter's builder (mediafuse on appnexus's, emx_digital on cadent_aperture_mx's: no
+    fixtures of their own) the code of the module its ``build`` comes from."""
+    try:
+        build = importlib.import_module(adapter_module(bidder)).build
+    except ModuleNotFoundError:
+        return bidder  # a recipe, or no adapter yet
+    prefix = "hbserver.adapters."
+    module = build.__module__
+    return module[len(prefix) :].lstrip("_") if module.startswith(prefix) else bidder
+
+
+def fixtures_source(bidder: str) -> str:
+    """Whose fixtures and Go test set-up ``bidder`` runs: its own, else those of the adapter serving it."""
+    root = fixtures_root()
+    if any(root.joinpath(bidder, folder).is_dir() for folder in ("exemplary", "supplemental")):
+        return bidder
+    return served_by(bidder)
+
+
 BIDDERS = built_in_bidders()
 
 
 def make_adapter(bidder: str) -> Adapter:
     """The adapter as the Go test builds it; UnknownAdapter when its module is missing."""
-    setup = bidder_setup(bidder)
+    setup = bidder_setup(fixtures_source(bidder))
     adapter = build_adapter(bidder, AdapterConfig(bidder, setup.endpoint, setup.extra))
     if setup.prepare is not None:
         setup.prepare(adapter)

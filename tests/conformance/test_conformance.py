@@ -14,15 +14,24 @@ import pytest
 
 from hbserver.adapters import adapter_module
 from tests.conformance.exceptions import read_exceptions
-from tests.conformance.harness import BIDDERS, UnknownAdapter, fixtures_root, make_adapter, run_fixture
+from tests.conformance.harness import (
+    BIDDERS,
+    UnknownAdapter,
+    fixtures_root,
+    fixtures_source,
+    make_adapter,
+    run_fixture,
+)
 from tests.conformance.loader import fixture_paths, load_fixture
 
 ROOT = fixtures_root()
 EXCEPTIONS = read_exceptions()
+# A code served by another adapter's builder without fixtures of its own (mediafuse, emx_digital) runs
+# that adapter's fixtures, built under its own code.
 CASES = [
     pytest.param(bidder, folder, path, id=f"{bidder}/{folder}/{path.name}")
     for bidder in BIDDERS
-    for folder, path in (fixture_paths(ROOT, bidder) if ROOT.is_dir() else ())
+    for folder, path in (fixture_paths(ROOT, fixtures_source(bidder)) if ROOT.is_dir() else ())
 ]
 
 
@@ -48,7 +57,7 @@ def test_exceptions_name_fixtures():
 
 @pytest.mark.parametrize(("bidder", "folder", "path"), CASES)
 def test_fixture(bidder, folder, path, record_property):
-    key = f"{bidder}/{folder}/{path.name}"
+    key = f"{fixtures_source(bidder)}/{folder}/{path.name}"
     record_property("conformance_bidder", bidder)
     try:
         adapter = make_adapter(bidder)
