@@ -15,6 +15,10 @@ rewarded inventory (``rwdd``, or ``ext.prebid.is_rewarded_inventory`` from OpenR
 A bid's ``adm`` is Meta's markup JSON: its ``bid_id`` becomes the bid's ``adid`` and ``crid``. Bids
 are typed by the imp they fill, as the publisher asked for it. A failure status is bad input with
 the ``X-Fb-An-Errors`` header's text.
+
+A call that times out is followed by Meta's loss notification (PBS-Go's TimeoutBidder):
+``GET <TIMEOUT_NOTIFICATION_URL>?partner=<platform id>&app=<app publisher id>&auction=<request id>&ortb_loss_code=2``,
+made by the exchange (:func:`hbserver.auction.exchange.notify_timeouts`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ import hmac
 from collections.abc import Mapping
 from functools import partial
 from typing import Any
+
+import orjson
 
 from hbserver.adapters.base import (
     AdapterConfig,
@@ -45,10 +51,12 @@ from hbserver.adapters.golike import (
     go_json_object,
     go_request_top,
     imp_bidder_params,
+    json_path_string,
     typed_bids,
 )
 
 BANNER_HEIGHTS = frozenset({50, 250})
+TIMEOUT_NOTIFICATION_URL = "https://www.facebook.com/audiencenetwork/nurl/"
 # PBS-Go refuses to build the adapter without these host settings; hbserver refuses every request
 NO_PLATFORM_ID = "PartnerID is not configured. Did you set adapters.facebook.platform_id in the app config?"
 NO_APP_SECRET = "AppSecret is not configured. Did you set adapters.facebook.app_secret in the app config?"
@@ -210,6 +218,22 @@ class AudienceNetworkAdapter:
     def auth_id(self, request_id: str) -> str:
         """HMAC-SHA256 of the (per-imp) request id keyed by the app secret, in hex."""
         return hmac.new(self.app_secret.encode(), request_id.encode(), hashlib.sha256).hexdigest()
+
+    def make_timeout_notification(self, call: RequestData) -> RequestData | None:
+        """Meta's loss notification for a call that timed out (PBS-Go MakeTimeoutNotification); None
+        when the call's body has no string ``id`` or ``app.publisher.id`` (Go's error: nothing is sent).
+        The values go into the URL as they are, as Go's Sprintf puts them."""
+        try:
+            body = orjson.loads(call.body or b"")
+            request_id = json_path_string(body, "id")
+            publisher = json_path_string(body, "app", "publisher", "id")
+        except ValueError:
+            return None
+        uri = (
+            f"{TIMEOUT_NOTIFICATION_URL}?partner={self.platform_id}&app={publisher}&auction={request_id}"
+            "&ortb_loss_code=2"
+        )
+        return RequestData("GET", uri, None, {})
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         refused = self._refusal(request)

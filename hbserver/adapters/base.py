@@ -129,4 +129,12 @@ class Adapter(Protocol):
     ) -> tuple[BidderResponse | None, list[BidderError]]: ...
 
 
+class TimeoutNotifier(Protocol):
+    """An adapter that tells its bidder about a call that timed out (PBS-Go's ``TimeoutBidder``): the
+    exchange sends the request this makes, with the timed-out call's headers, within
+    :data:`hbserver.auction.exchange.TIMEOUT_NOTIFICATION_SECONDS`; None sends nothing."""
+
+    def make_timeout_notification(self, call: RequestData) -> RequestData | None: ...
+
+
 MTYPE_TO_TYPE = {1: "banner", 2: "video", 3: "audio", 4: "native"}

@@ -159,6 +159,10 @@ class AuctionMetrics:
         if label is not None:
             metrics.counter(metrics.account_stored_responses, label).inc()
 
+    def timeout_notice(self, success: bool) -> None:
+        """A timeout notification sent (PBS-Go RecordTimeoutNotice): ``success`` ok, else failed."""
+        self.metrics.counter(self.metrics.timeout_notifications, "ok" if success else "failed").inc()
+
     def cache_write(self, seconds: float, success: bool) -> None:
         self._cache_write[success].observe(seconds)
 

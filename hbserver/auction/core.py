@@ -71,6 +71,7 @@ from hbserver.auction.exchange import (
     MAX_CALLS_PER_BIDDER,
     BidderOutcome,
     finish_bidders,
+    notify_timeouts,
     start_bidder,
     start_planned,
 )
@@ -593,6 +594,7 @@ class AuctionService:
                 )  # fmt: skip
                 outcomes.append(outcome)
         await finish_bidders(outcomes, client)
+        notify_timeouts(outcomes, client, self.counts.timeout_notice)
         return outcomes
 
     def _accept(self, run: _AuctionRun, outcome: BidderOutcome) -> None:

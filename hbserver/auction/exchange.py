@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,8 @@ MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 MAX_CALLS_PER_BIDDER = 16
 # Bodies of a few KB: level 5 keeps most of the saving of 9 at a fraction of the CPU.
 GZIP_LEVEL = 5
+TIMEOUT_NOTIFICATION_SECONDS = 0.2  # PBS-Go's doTimeoutNotification deadline
+_notifications: set[asyncio.Task[None]] = set()  # in flight (a task nobody holds may be collected)
 
 
 @dataclass(slots=True)
@@ -57,6 +59,7 @@ class HttpCall:
     reused: bool | None = None  # a kept-alive connection carried it (None: it never had one)
     wait: float = 0.0  # seconds waiting for that connection
     headers: Mapping[str, str] = field(default_factory=dict)  # the answer's X- headers (bidclient)
+    timed_out: bool = False  # sent, and no answer came by the deadline
 
     def as_debug(self) -> dict[str, Any]:
         entry: dict[str, Any] = {
@@ -242,6 +245,7 @@ async def _finish(client: BidderClient, exchange: HttpCall, pending: PendingRequ
     except Exception as exc:
         exchange.reused, exchange.wait = pending.reused, pending.wait
         exchange.pending = None
+        exchange.timed_out = isinstance(exc, TimeoutError)
         exchange.error = _call_error(exc)
         exchange.done_at = asyncio.get_running_loop().time()
         return
@@ -263,3 +267,38 @@ def _call_error(exc: Exception) -> BidderError:
     if isinstance(exc, (OSError, ValueError)):  # unknown_error, as PBS-Go's plain network errors
         return BidderError(f"Error calling the bidder: {exc.__class__.__name__}: {exc}")
     raise exc
+
+
+def notify_timeouts(outcomes: list[BidderOutcome], client: BidderClient, record: Callable[[bool], None]) -> None:
+    """For each call that timed out, the notification its adapter makes (PBS-Go's TimeoutBidder), sent in
+    the background with the call's headers: the auction does not wait for it. ``record`` is told whether
+    each one got a 2xx within :data:`TIMEOUT_NOTIFICATION_SECONDS`."""
+    for outcome in outcomes:
+        notifier = getattr(outcome.adapter, "make_timeout_notification", None)
+        if notifier is None:
+            continue
+        for exchange in outcome.calls:
+            if not exchange.timed_out:
+                continue
+            try:
+                notice = notifier(exchange.call)
+            except Exception:
+                log.exception("adapter %s failed in make_timeout_notification", outcome.bidder.name)
+                continue
+            if notice is not None:
+                task = asyncio.get_running_loop().create_task(_notify(client, notice, exchange.call.headers, record))
+                _notifications.add(task)
+                task.add_done_callback(_notifications.discard)
+
+
+async def _notify(
+    client: BidderClient, notice: RequestData, headers: Mapping[str, str], record: Callable[[bool], None]
+) -> None:
+    deadline = asyncio.get_running_loop().time() + TIMEOUT_NOTIFICATION_SECONDS
+    try:
+        status, _ = await client.request(notice.method, notice.uri, notice.body, headers, deadline)
+    except (OSError, ValueError) as exc:  # TimeoutError, BidderClientError, ResponseTooLarge, a bad URL
+        log.debug("timeout notification to %s failed: %s", notice.uri.split("?", 1)[0], exc)
+        record(False)
+        return
+    record(200 <= status < 300)

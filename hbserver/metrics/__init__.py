@@ -118,6 +118,9 @@ class Metrics:
                              "Count of requested impressions to Prebid Server labeled by type.",
                              "banner", "video", "audio", "native")
         self.tmax_timeout = c("tmax_timeout", "Count of requests rejected due to Tmax timeout exceed.")
+        self.timeout_notifications = c("timeout_notification",
+                                       "Count of timeout notifications triggered, and if they were successfully sent.",
+                                       "success")
         self.adapter_requests = c("adapter_requests",
                                   "Count of requests labeled by adapter, if has a cookie, and if it resulted in bids.",
                                   "adapter", "cookie", "has_bids")

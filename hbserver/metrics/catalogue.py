@@ -41,6 +41,14 @@ LABEL_VALUES = {
     "result": "ok, err, fallback, missing",
 }
 
+# Where a family's label takes other values than LABEL_VALUES says: (family, label) -> its values.
+FAMILY_LABEL_VALUES = {("timeout_notification", "success"): "ok, failed"}
+
+
+def _label_text(family: str, label: str) -> str:
+    values = FAMILY_LABEL_VALUES.get((family, label)) or LABEL_VALUES.get(label)
+    return f"`{label}` ({values})" if values else f"`{label}`"
+
 
 def table(metrics: Metrics | None = None) -> str:
     metrics = metrics or Metrics()
@@ -53,8 +61,7 @@ def table(metrics: Metrics | None = None) -> str:
     for name, kind, labels in metrics.describe():
         short = name.removeprefix(prefix)
         origin = "hbserver" if short in HBSERVER_FAMILIES else "PBS-Go"
-        label_text = ", ".join(f"`{label}` ({LABEL_VALUES[label]})" if label in LABEL_VALUES else f"`{label}`"
-                               for label in labels) or "—"
+        label_text = ", ".join(_label_text(short, label) for label in labels) or "—"
         help_text = helps.get(name, "").replace("|", "\\|").strip()
         lines.append(f"| `{name}` | {kind} | {label_text} | {origin} | {help_text} |")
     return "\n".join(lines)
