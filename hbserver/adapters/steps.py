@@ -95,8 +95,10 @@ _INT_TEXT = re.compile(r"-?[0-9]+")
 
 
 def _string_int(value: Any, where: str) -> int | None:
-    """``jsonutil.StringInt``: an int, or a string of one ("" and null are 0); else jsonparser's text."""
-    if value is None or value == "":
+    """``jsonutil.StringInt``: an int, or a string of one ("" is 0); else jsonparser's text. Its
+    UnmarshalJSON is called with ``null`` too (json-iterator does not skip it for a value field), and
+    jsonparser.ParseInt refuses that."""
+    if value == "":
         return None
     if isinstance(value, str) and _INT_TEXT.fullmatch(value):
         digits = value.lstrip("-").lstrip("0") or "0"

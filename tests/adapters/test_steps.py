@@ -150,6 +150,12 @@ def test_params_read(ext, want):
             "',' or '}' symbol",
         ),
         (
+            {"id": "i", "ext": {"bidder": {"zone": None}}},  # StringInt.UnmarshalJSON gets null: ParseInt refuses it
+            JsonShapeError,
+            "cannot unmarshal openrtb_ext.ExtX.Zone: Value looks like Number/Boolean/None, but can't find its end: "
+            "',' or '}' symbol",
+        ),
+        (
             {"id": "i", "ext": {"bidder": {"zone": 1.5}}},
             JsonShapeError,
             "cannot unmarshal openrtb_ext.ExtX.Zone: Value looks like Number/Boolean/None, but can't find its end: "
