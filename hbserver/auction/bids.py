@@ -111,13 +111,8 @@ def accept_bids(
     for response in responses:
         core_currency = currency  # the bidder's own seat, reset per answer (PBS-Go requestBid)
         from_currency = (response.currency or "USD").upper()
-        try:
-            rate = 1.0 if from_currency == currency else convert(1.0, from_currency, currency)
-        except ConversionError as exc:
-            if response.bids:
-                errors.append(BidderError(str(exc), ErrorCode.UNKNOWN))
-                if seen is not None:
-                    seen.extend(_rejected(bidder, t, str(exc), None, currency, from_currency) for t in response.bids)
+        rate = 1.0 if from_currency == currency else _rate(bidder, response, currency, convert, errors, seen)
+        if rate is None:
             continue
         for typed in response.bids:
             bid = typed.bid
@@ -125,24 +120,16 @@ def accept_bids(
             if typed.seat and typed.seat != bidder:
                 allowed, refusal = alt_codes.allowed(bidder, typed.seat)
                 if not allowed:
-                    if warnings is not None and refusal:
-                        warnings.setdefault(bidder, []).append(Message(WarningCode.ALTERNATE_BIDDER_CODE, refusal))
-                    if seen is not None:
-                        reason = refusal or "seat not allowed"
-                        seen.append(_rejected(bidder, typed, reason, None, currency, from_currency))
+                    _refuse_seat(bidder, typed, refusal, warnings, seen, currency, from_currency)
                     continue
                 seat = typed.seat
-            problem = _problem(bid, imp_ids, debug)
-            code = ErrorCode.UNKNOWN  # PBS-Go's validateBid errors have no code of their own
-            if problem is None and typed.bid_type not in MEDIA_TYPES:
-                problem = f'Bid "{bid["id"]}" has no media type the auction knows: {typed.bid_type!r}'
-                code = ErrorCode.BAD_SERVER_RESPONSE
+            problem, code = _bid_problem(typed, imp_ids, debug)
             if problem is not None:
                 if problem:
                     errors.append(BidderError(problem, code))
                 if seen is not None:
-                    reason = problem or _problem(bid, imp_ids, True) or ""
                     scale = rate if adjustments is None else rate * adjustments.factor(bidder, typed.seat)
+                    reason = problem or _problem(bid, imp_ids, True) or ""
                     seen.append(_rejected(bidder, typed, reason, scale, currency, from_currency))
                 continue
             original = float(bid["price"])
@@ -158,23 +145,76 @@ def accept_bids(
                 seat_currency[seat] = core_currency_after
                 if seat == bidder:
                     core_currency = core_currency_after
-            own["price"] = price
-            ext = own.get("ext")
-            ext = dict(ext) if isinstance(ext, dict) else {}
-            ext["origbidcpm"] = original
-            ext["origbidcur"] = from_currency
-            own["ext"] = ext
-            accepted.append(
-                AuctionBid(
-                    seat, adapter, own, typed.bid_type, price, bid["impid"], bool(bid.get("dealid")),
-                    meta=typed.bid_meta, video=typed.bid_video, deal_priority=typed.deal_priority,
-                )
-            )
+            accepted.append(_auction_bid(seat, adapter, typed, own, price, original, from_currency))
             if seen is not None:
                 seen.append(accepted[-1])
     if seat_currency and any(c != currency for c in seat_currency.values()):  # only after a static rule
         accepted = _drop_foreign_seats(accepted, errors, seat_currency, currency, seen)
     return accepted, errors
+
+
+def _rate(
+    bidder: str,
+    response: BidderResponse,
+    currency: str,
+    convert: Convert,
+    errors: list[BidderError],
+    seen: list[AuctionBid | RejectedBid] | None,
+) -> float | None:
+    """The rate from the answer's currency to the auction's; None when there is none (its bids are
+    then dropped with the conversion error)."""
+    from_currency = (response.currency or "USD").upper()
+    try:
+        return convert(1.0, from_currency, currency)
+    except ConversionError as exc:
+        if response.bids:
+            errors.append(BidderError(str(exc), ErrorCode.UNKNOWN))
+            if seen is not None:
+                seen.extend(_rejected(bidder, t, str(exc), None, currency, from_currency) for t in response.bids)
+        return None
+
+
+def _bid_problem(typed: TypedBid, imp_ids: set[str], debug: bool) -> tuple[str | None, ErrorCode]:
+    """Why a bid cannot enter the auction (None: it can; "": silently), and its error code."""
+    bid = typed.bid
+    problem = _problem(bid, imp_ids, debug)
+    if problem is None and typed.bid_type not in MEDIA_TYPES:
+        problem = f'Bid "{bid["id"]}" has no media type the auction knows: {typed.bid_type!r}'
+        return problem, ErrorCode.BAD_SERVER_RESPONSE
+    return problem, ErrorCode.UNKNOWN  # PBS-Go's validateBid errors have no code of their own
+
+
+def _refuse_seat(
+    bidder: str,
+    typed: TypedBid,
+    refusal: str,
+    warnings: dict[str, list[Message]] | None,
+    seen: list[AuctionBid | RejectedBid] | None,
+    currency: str,
+    from_currency: str,
+) -> None:
+    """A bid under a seat ``alt_codes`` does not allow: PBS-Go's warning 10005, and its analytics entry."""
+    if warnings is not None and refusal:
+        warnings.setdefault(bidder, []).append(Message(WarningCode.ALTERNATE_BIDDER_CODE, refusal))
+    if seen is not None:
+        seen.append(_rejected(bidder, typed, refusal or "seat not allowed", None, currency, from_currency))
+
+
+def _auction_bid(
+    seat: str, adapter: str, typed: TypedBid, own: dict[str, Any], price: float, original: float, from_currency: str
+) -> AuctionBid:
+    """An accepted bid: our copy (``own``) at ``price``, its ext with the bidder's price and currency
+    (``origbidcpm``, ``origbidcur``), and what the adapter said of it (meta, video, deal priority)."""
+    own["price"] = price
+    ext = own.get("ext")
+    ext = dict(ext) if isinstance(ext, dict) else {}
+    ext["origbidcpm"] = original
+    ext["origbidcur"] = from_currency
+    own["ext"] = ext
+    return AuctionBid(
+        seat, adapter, own, typed.bid_type, price, own["impid"], bool(own.get("dealid")),
+        meta=typed.bid_meta, video=typed.bid_video, deal_priority=typed.deal_priority,
+    )  # fmt: skip
 
 
 def _drop_foreign_seats(
