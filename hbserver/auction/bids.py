@@ -111,7 +111,8 @@ def accept_bids(
     for response in responses:
         core_currency = currency  # the bidder's own seat, reset per answer (PBS-Go requestBid)
         from_currency = (response.currency or "USD").upper()
-        rate = 1.0 if from_currency == currency else _rate(bidder, response, currency, convert, errors, seen)
+        rate = 1.0 if from_currency == currency else _rate(bidder, response, from_currency, currency, convert,
+                                                            errors, seen)  # fmt: skip
         if rate is None:
             continue
         for typed in response.bids:
@@ -156,6 +157,7 @@ def accept_bids(
 def _rate(
     bidder: str,
     response: BidderResponse,
+    from_currency: str,
     currency: str,
     convert: Convert,
     errors: list[BidderError],
@@ -163,7 +165,6 @@ def _rate(
 ) -> float | None:
     """The rate from the answer's currency to the auction's; None when there is none (its bids are
     then dropped with the conversion error)."""
-    from_currency = (response.currency or "USD").upper()
     try:
         return convert(1.0, from_currency, currency)
     except ConversionError as exc:

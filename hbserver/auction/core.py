@@ -695,11 +695,7 @@ class AuctionService:
         if run.request_type == "amp" and not setup.debug and not wants_ad_server_targeting(prebid):
             # the AMP answer shows only the cached bids' targeting, the errors and the warnings
             return _amp_response(run.errors, run.warnings), len(run.bids), _amp_targeting(run.bids)
-        bid_floors = run.bid_floors
-        response = self._response(
-            run, return_creative=setup.cache_options.return_creative,
-            bid_floors=bid_floors if bid_floors is not None and bid_floors.bid_floors else None,
-        )  # fmt: skip
+        response = self._response(run)
         nonbids = run.nonbids
         if nonbids:
             if setup.return_all:
@@ -1054,12 +1050,12 @@ class AuctionService:
         values = [v for v in (imp_exp, bid_exp) if isinstance(v, int) and not isinstance(v, bool) and v > 0]
         return self.cache.ttl(min(values) + CACHE_TTL_BONUS_S) if values else None
 
-    def _response(
-        self, run: _AuctionRun, *, return_creative: bool = True, bid_floors: EnforceResult | None = None
-    ) -> dict[str, Any]:
+    def _response(self, run: _AuctionRun) -> dict[str, Any]:
         """The OpenRTB response: each bid with its ``ext.prebid`` (:func:`_bid_ext_prebid`) in its
         seat, and the response's ``ext``."""
         request = run.request
+        return_creative = run.setup.cache_options.return_creative
+        bid_floors = run.bid_floors if run.bid_floors is not None and run.bid_floors.bid_floors else None
         cache_url = self.cache.public_url + "?uuid="
         imp_passthrough = _imp_passthrough(request["imp"])
         events = run.events

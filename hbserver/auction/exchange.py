@@ -274,21 +274,26 @@ def notify_timeouts(outcomes: list[BidderOutcome], client: BidderClient, record:
     the background with the call's headers: the auction does not wait for it. ``record`` is told whether
     each one got a 2xx within :data:`TIMEOUT_NOTIFICATION_SECONDS`."""
     for outcome in outcomes:
-        notifier = getattr(outcome.adapter, "make_timeout_notification", None)
-        if notifier is None:
-            continue
         for exchange in outcome.calls:
-            if not exchange.timed_out:
-                continue
-            try:
-                notice = notifier(exchange.call)
-            except Exception:
-                log.exception("adapter %s failed in make_timeout_notification", outcome.bidder.name)
-                continue
-            if notice is not None:
-                task = asyncio.get_running_loop().create_task(_notify(client, notice, exchange.call.headers, record))
-                _notifications.add(task)
-                task.add_done_callback(_notifications.discard)
+            if exchange.timed_out:  # rare: only then is the adapter asked whether it notifies
+                _notify_timeout(outcome, exchange, client, record)
+
+
+def _notify_timeout(
+    outcome: BidderOutcome, exchange: HttpCall, client: BidderClient, record: Callable[[bool], None]
+) -> None:
+    notifier = getattr(outcome.adapter, "make_timeout_notification", None)
+    if notifier is None:
+        return
+    try:
+        notice = notifier(exchange.call)
+    except Exception:
+        log.exception("adapter %s failed in make_timeout_notification", outcome.bidder.name)
+        return
+    if notice is not None:
+        task = asyncio.get_running_loop().create_task(_notify(client, notice, exchange.call.headers, record))
+        _notifications.add(task)
+        task.add_done_callback(_notifications.discard)
 
 
 async def _notify(
