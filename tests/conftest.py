@@ -38,7 +38,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
     Collection loads every module and fixture table; left in the collected heap, each full collection
     walks all of it (400-600 ms pauses measured mid-suite), long enough to blow a test auction's 500 ms
-    tmax or /vtrack's 2 s cache deadline on a busy CI machine.
+    tmax or the 1 s account fetch behind /vtrack on a busy CI machine.
     """
     gc.collect()
     gc.freeze()

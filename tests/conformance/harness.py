@@ -35,7 +35,7 @@ from hbserver.adapters.base import (
 from hbserver.auction.iso4217 import iso4217_problem
 from hbserver.bidders import DEFINITIONS
 from tests.conformance.compare import compare_bid_responses, compare_errors, compare_requests
-from tests.conformance.loader import Fixture
+from tests.conformance.loader import Fixture, fixture_paths
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES_ENV = "HBSERVER_PBS_FIXTURES"
@@ -185,10 +185,7 @@ def served_by(bidder: str) -> str:
 
 def fixtures_source(bidder: str) -> str:
     """Whose fixtures and Go test set-up ``bidder`` runs: its own, else those of the adapter serving it."""
-    root = fixtures_root()
-    if any(root.joinpath(bidder, folder).is_dir() for folder in ("exemplary", "supplemental")):
-        return bidder
-    return served_by(bidder)
+    return bidder if fixture_paths(fixtures_root(), bidder) else served_by(bidder)
 
 
 BIDDERS = built_in_bidders()
