@@ -1,0 +1,183 @@
+"""The module API: what a hook receives and what it answers (PBS-Go's ``hooks/hookstage``).
+
+A module is an object whose methods are its hooks, one per stage it works at, named
+``handle_<stage>`` (``handle_bidder_request``, ...). A hook is called with an
+:class:`InvocationContext` and the stage's payload and returns a :class:`HookResult`, or an
+awaitable of one (an ``async def`` hook: only those can be cut off at their group's timeout; a
+plain hook that runs over it is still recorded as timed out and its result dropped).
+
+A hook never changes its payload in place: it returns :class:`Mutation` s, which the executor
+applies in order after the whole group has answered (hooks of one group see the same payload).
+A mutation's ``apply`` returns the new payload; it may copy what it changes and share the rest
+(payloads are plain dicts and lists that other bidders' requests may share below the top
+level: copy before changing anything nested).
+
+Analytics tags are PBS-Go's ``hookanalytics.Analytics`` as JSON-shaped dicts:
+``{"activities": [{"name", "status": "success"|"error", "results": [{"status":
+"success-allow"|"success-block"|"success-modify"|"error", "values": {...}, "appliedto":
+{"bidder", "bidids", "impids", "request", "response"}}]}]}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Generic, Protocol, TypeVar
+
+from hbserver.adapters.base import BidderResponse
+from hbserver.auction.bids import AuctionBid
+
+
+class Stage(StrEnum):
+    """PBS-Go's stages, in the order an auction passes them."""
+
+    ENTRYPOINT = "entrypoint"
+    RAW_AUCTION_REQUEST = "raw_auction_request"
+    PROCESSED_AUCTION_REQUEST = "processed_auction_request"
+    BIDDER_REQUEST = "bidder_request"
+    RAW_BIDDER_RESPONSE = "raw_bidder_response"
+    ALL_PROCESSED_BID_RESPONSES = "all_processed_bid_responses"
+    AUCTION_RESPONSE = "auction_response"
+    EXITPOINT = "exitpoint"
+
+    @property
+    def rejectable(self) -> bool:
+        """Whether a hook may reject here (PBS-Go: not after the bids are processed)."""
+        return self not in _NOT_REJECTABLE
+
+    @property
+    def method(self) -> str:
+        """The name of a module's hook for this stage."""
+        return "handle_" + self.value
+
+
+_NOT_REJECTABLE = frozenset({Stage.ALL_PROCESSED_BID_RESPONSES, Stage.AUCTION_RESPONSE, Stage.EXITPOINT})
+
+ENDPOINT_AUCTION = "/openrtb2/auction"
+ENDPOINT_AMP = "/openrtb2/amp"
+
+
+@dataclass(slots=True)
+class EntrypointPayload:
+    """The HTTP request as it arrived: ``body`` is empty for AMP (a GET)."""
+
+    headers: Mapping[str, str]
+    query: Mapping[str, str]
+    body: bytes
+
+
+@dataclass(slots=True)
+class RawAuctionRequestPayload:
+    """The request body (parsed), before stored requests are merged into it."""
+
+    request: dict[str, Any]
+
+
+@dataclass(slots=True)
+class ProcessedAuctionRequestPayload:
+    """The resolved and validated OpenRTB request, before it is split per bidder."""
+
+    request: dict[str, Any]
+
+
+@dataclass(slots=True)
+class BidderRequestPayload:
+    """One bidder's OpenRTB request (privacy already applied), before its adapter builds the calls."""
+
+    request: dict[str, Any]
+    bidder: str
+
+
+@dataclass(slots=True)
+class RawBidderResponsePayload:
+    """One answer of a bidder as its adapter read it (bids not yet converted or checked)."""
+
+    response: BidderResponse
+    bidder: str
+
+
+@dataclass(slots=True)
+class AllProcessedBidResponsesPayload:
+    """Every accepted bid of the auction (converted, adjusted, floors and DSA enforced), before the
+    winners are chosen."""
+
+    bids: list[AuctionBid]
+
+
+@dataclass(slots=True)
+class AuctionResponsePayload:
+    """The OpenRTB response, before the modules' trace is added to it."""
+
+    response: dict[str, Any]
+
+
+@dataclass(slots=True)
+class ExitpointPayload:
+    """What goes on the wire: ``response`` (a dict; AMP's ``{"targeting", "ext"?}``) and the headers
+    to send with it (a hook may add to them through a mutation)."""
+
+    response: Any
+    headers: dict[str, str]
+
+
+P = TypeVar("P")
+
+
+@dataclass(frozen=True, slots=True)
+class Mutation(Generic[P]):
+    """A change a hook asks for: ``kind`` (PBS-Go's mutation types: ``update``, ``delete``,
+    ``insert``) and ``key`` (the path it touches, for the trace) are what the trace shows;
+    ``apply`` makes the new payload (and may raise: the mutation is then skipped with a warning)."""
+
+    kind: str
+    key: tuple[str, ...]
+    apply: Callable[[P], P]
+
+
+@dataclass(slots=True)
+class HookResult(Generic[P]):
+    """A hook's answer (PBS-Go's ``HookResult``). ``reject`` ends the stage's entity: the whole
+    auction at the request stages, a bidder at ``bidder_request``, one answer at
+    ``raw_bidder_response``; ``nbr_code`` is the no-bid reason then."""
+
+    reject: bool = False
+    nbr_code: int = 0
+    message: str = ""
+    mutations: list[Mutation[P]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    debug_messages: list[str] = field(default_factory=list)
+    analytics_tags: dict[str, Any] = field(default_factory=dict)
+    # values the module hands itself at its later stages (merged into InvocationContext.module_context)
+    module_context: dict[str, Any] | None = None
+
+
+class HookFailure(Exception):
+    """Raised by a hook for a failure it expected (PBS-Go's ``FailureError``: status ``failure``);
+    anything else a hook raises is an ``execution_failure``."""
+
+
+@dataclass(slots=True)
+class InvocationContext:
+    """What a hook knows besides its payload (PBS-Go's ``ModuleInvocationContext``)."""
+
+    endpoint: str  # ENDPOINT_AUCTION | ENDPOINT_AMP
+    account_id: str  # "" before the account is known (entrypoint)
+    # the account's ``hooks.modules.<vendor>.<module>`` (None when it has none)
+    account_config: Mapping[str, Any] | None
+    module_context: dict[str, Any]  # this module's values from its earlier stages of this request
+    hook_impl_code: str
+
+
+Hook = Callable[[InvocationContext, Any], "HookResult[Any] | Awaitable[HookResult[Any]]"]
+
+
+class Module(Protocol):
+    """What a module built from its host configuration is: any object with ``handle_<stage>``
+    methods. Built by a :data:`ModuleBuilder` from the host's ``hooks.modules.<vendor>.<module>``
+    section (only when it says ``enabled: true``); raising ValueError there stops start-up with
+    the message."""
+
+
+ModuleBuilder = Callable[[Mapping[str, Any]], object]
