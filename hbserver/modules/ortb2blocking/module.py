@@ -1,0 +1,38 @@
+"""The module object: its two hooks, on the account's config parsed once per config object."""
+
+from __future__ import annotations
+
+from hbserver.hooks.api import (
+    BidderRequestPayload,
+    HookResult,
+    InvocationContext,
+    RawBidderResponsePayload,
+)
+from hbserver.modules.ortb2blocking.bidder_request import handle_bidder_request
+from hbserver.modules.ortb2blocking.config import EMPTY, ConfigCache
+from hbserver.modules.ortb2blocking.raw_bidder_response import handle_raw_bidder_response
+
+
+class Ortb2BlockingModule:
+    """PBS-Go's ``prebid.ortb2blocking``: all its settings are the account's (the host's section
+    only enables it)."""
+
+    __slots__ = ("_configs",)
+
+    def __init__(self) -> None:
+        self._configs = ConfigCache()
+
+    def handle_bidder_request(
+        self, ctx: InvocationContext, payload: BidderRequestPayload
+    ) -> HookResult[BidderRequestPayload]:
+        """Sets the account's blocking lists on the bidder's request (nothing without account config)."""
+        if ctx.account_config is None:
+            return HookResult()
+        return handle_bidder_request(self._configs.get(ctx.account_config), payload)
+
+    def handle_raw_bidder_response(
+        self, ctx: InvocationContext, payload: RawBidderResponsePayload
+    ) -> HookResult[RawBidderResponsePayload]:
+        """Drops the bids that fail the enforced checks (every bid passes without account config)."""
+        cfg = EMPTY if ctx.account_config is None else self._configs.get(ctx.account_config)
+        return handle_raw_bidder_response(cfg, payload, ctx.module_context)
