@@ -24,6 +24,7 @@ Result = HookResult[BidderRequestPayload]
 Imps = list[dict[str, Any]]
 ByImp = dict[str, tuple[int, ...]]
 
+_NO_MEDIA: frozenset[str] = frozenset()
 # request field, config field, in PBS-Go's order
 _TOP_FIELDS = (("badv", "badv.blocked_adomain"), ("bapp", "bapp.blocked_app"), ("bcat", "bcat.blocked_adv_cat"))
 # imp media object, config field
@@ -54,15 +55,18 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload) -> Result:
 
 
 def _top_fields(cfg: Config, payload: BidderRequestPayload, imps: Imps, result: Result) -> dict[str, tuple[str, ...]]:
-    media_types = request_media_types(imps)
+    media_types: frozenset[str] | None = None  # only conditions look at them
     found: dict[str, tuple[str, ...]] = {}
     for key, name in _TOP_FIELDS:
         found[key] = ()
         if payload.request.get(key):
             continue
+        actions = cfg.overrides[name]
+        if actions and media_types is None:
+            media_types = request_media_types(imps)
         try:
             values, message = first_or_default(
-                payload.bidder, media_types, get_names, cfg.overrides_of(name), cfg.value(name)
+                payload.bidder, media_types or _NO_MEDIA, get_names, actions, cfg.values[name]
             )
         except OverrideError as exc:
             raise BlockingFailure(
@@ -109,8 +113,8 @@ def _imp_overrides(
 ) -> ByImp:
     """The values for each imp that has no ``imp.<media>.<field>`` yet (by imp id; PBS-Go's
     ``findImpressionOverrides``: imps without that media type are looked at too)."""
-    actions = cfg.overrides_of(name)
-    default = cfg.value(name)
+    actions = cfg.overrides[name]
+    default = cfg.values[name]
     found: ByImp = {}
     if not actions and not default:
         return found
@@ -118,7 +122,8 @@ def _imp_overrides(
         media_object = imp.get(media)
         if isinstance(media_object, dict) and media_object.get(field):
             continue
-        values, message = first_or_default(bidder, imp_media_types(imp), get_ids, actions, default)
+        media_types = imp_media_types(imp) if actions else _NO_MEDIA  # only conditions look at them
+        values, message = first_or_default(bidder, media_types, get_ids, actions, default)
         if message:
             messages.append(message)
         if values:

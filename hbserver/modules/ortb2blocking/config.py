@@ -10,7 +10,7 @@ when the hooks use them (PBS-Go reports them then, in the hook's own words).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 BOOL, STRS, INTS, INT = "bool", "strs", "ints", "int"
@@ -44,6 +44,7 @@ SCHEMA: dict[str, dict[str, str]] = {
 }
 _DEFAULTS: dict[str, Any] = {BOOL: False, STRS: (), INTS: (), INT: 0}
 _NOT_OVERRIDABLE = frozenset({"bcat.category_taxonomy"})
+ENFORCE_FIELDS = ("badv.enforce_blocks", "bcat.enforce_blocks", "bapp.enforce_blocks", "battr.enforce_blocks")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,28 +71,39 @@ class ActionOverride:
     override: Override
 
 
-@dataclass(frozen=True, slots=True)
 class Config:
-    values: Mapping[str, Any] = field(default_factory=dict)
-    overrides: Mapping[str, tuple[ActionOverride, ...]] = field(default_factory=dict)
+    """Every field's value (its zero value when the account gave none) and overrides (``()``)."""
+
+    __slots__ = ("enforces", "overrides", "values")
+
+    def __init__(
+        self,
+        values: Mapping[str, Any] | None = None,
+        overrides: Mapping[str, tuple[ActionOverride, ...]] | None = None,
+    ) -> None:
+        self.values: dict[str, Any] = {**_ZERO_VALUES, **(values or {})}
+        self.overrides: dict[str, tuple[ActionOverride, ...]] = {**_NO_OVERRIDES, **(overrides or {})}
+        # whether a bid can be checked at all (an enforce_blocks on, or overridden)
+        self.enforces = any(self.values[name] or self.overrides[name] for name in ENFORCE_FIELDS)
 
     def value(self, name: str) -> Any:
-        """The field ``name`` (``"badv.blocked_adomain"``) or its zero value."""
-        found = self.values.get(name)
-        if found is None:
-            return _DEFAULTS[_kind(name)]
-        return found
+        """The field ``name`` (``"badv.blocked_adomain"``)."""
+        return self.values[name]
 
     def overrides_of(self, name: str) -> tuple[ActionOverride, ...]:
-        return self.overrides.get(name, ())
+        return self.overrides[name]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Config) and (self.values, self.overrides) == (other.values, other.overrides)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
+_ZERO_VALUES = {
+    f"{attribute}.{key}": _DEFAULTS[kind] for attribute, keys in SCHEMA.items() for key, kind in keys.items()
+}
+_NO_OVERRIDES: dict[str, tuple[ActionOverride, ...]] = {name: () for name in _ZERO_VALUES}
 EMPTY = Config()
-
-
-def _kind(name: str) -> str:
-    attribute, _, key = name.partition(".")
-    return SCHEMA[attribute][key]
 
 
 def _fail(path: str, what: str) -> ValueError:

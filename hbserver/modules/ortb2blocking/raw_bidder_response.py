@@ -61,12 +61,16 @@ def handle_raw_bidder_response(
     bids = payload.response.bids
     for typed in bids:
         bid = typed.bid
+        imp_id = _text(bid.get("impid"))
+        if not cfg.enforces:
+            analytics.add_allowed(result.analytics_tags, bidder, imp_id)
+            kept.append(typed)
+            continue
         try:
-            failed = _failed_checks(cfg, attrs, typed, bidder, result.warnings)
+            failed = _failed_checks(cfg, attrs, typed, imp_id, bidder, result.warnings)
         except _CheckError as exc:
             analytics.mark_failed(result.analytics_tags)
             raise BlockingFailure(str(exc), result) from None
-        imp_id = _text(bid.get("impid"))
         if not failed:
             analytics.add_allowed(result.analytics_tags, bidder, imp_id)
             kept.append(typed)
@@ -82,7 +86,7 @@ def handle_raw_bidder_response(
 
 
 def _failed_checks(
-    cfg: Config, attrs: BlockingAttributes, typed: TypedBid, bidder: str, warnings: list[str]
+    cfg: Config, attrs: BlockingAttributes, typed: TypedBid, imp_id: str, bidder: str, warnings: list[str]
 ) -> dict[str, Any]:
     """The checks the bid fails, each with the values that failed it."""
     bid = typed.bid
@@ -96,7 +100,7 @@ def _failed_checks(
         if cattax != 0 and cattax != (attrs.cattax or _CATTAX_IAB_CONTENT_10):
             failed["cattax"] = [cattax]
     _check(_BAPP, *args, [_text(bid.get("bundle"))], attrs.bapp, failed)
-    blocked_attr = attrs.battr.get(_text(bid.get("impid")), ()) if attrs.battr else ()
+    blocked_attr = attrs.battr.get(imp_id, ()) if attrs.battr else ()
     _check(_BATTR, *args, _list(bid.get("attr")), blocked_attr, failed)
     return failed
 
@@ -114,8 +118,11 @@ def _check(
 ) -> bool:
     """Runs one attribute's check into ``failed``; whether that attribute is enforced."""
     field = check.enforce
+    actions = cfg.overrides[field]
+    if not actions and not cfg.values[field]:
+        return False
     try:
-        enforce, message = first_or_default(bidder, media, get_is_active, cfg.overrides_of(field), cfg.value(field))
+        enforce, message = first_or_default(bidder, media, get_is_active, actions, cfg.values[field])
         if message:
             warnings.append(message)
         if not enforce:

@@ -1,0 +1,268 @@
+"""prebid.ortb2blocking at bidder_request: PBS-Go's TestHandleBidderRequestHook cases
+(data/ortb2blocking/bidder_request_cases.json) and its hook_bidderrequest_test.go units."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbserver.hooks.api import ENDPOINT_AUCTION, BidderRequestPayload, HookFailure, HookResult, InvocationContext
+from hbserver.modules.ortb2blocking import build
+from hbserver.modules.ortb2blocking.attributes import BlockingAttributes
+from hbserver.modules.ortb2blocking.config import ActionOverride, Conditions, Override, parse
+from hbserver.modules.ortb2blocking.errors import BlockingFailure, OverrideError
+from hbserver.modules.ortb2blocking.overrides import (
+    first_or_default,
+    get_ids,
+    imp_media_types,
+    intersects,
+    media_types_text,
+    request_media_types,
+)
+
+DATA = Path(__file__).parent / "data" / "ortb2blocking"
+CASES = json.loads((DATA / "bidder_request_cases.json").read_text())
+TEST_CONFIG = json.loads((DATA / "test_config.json").read_text())
+
+
+def _ctx(config: Any) -> InvocationContext:
+    return InvocationContext(
+        endpoint=ENDPOINT_AUCTION, account_id="acc", account_config=config, module_context={}, hook_impl_code="code"
+    )
+
+
+def _attributes(raw: dict[str, Any]) -> BlockingAttributes:
+    return BlockingAttributes(
+        badv=tuple(raw.get("badv", ())),
+        bapp=tuple(raw.get("bapp", ())),
+        bcat=tuple(raw.get("bcat", ())),
+        btype={imp: tuple(values) for imp, values in raw.get("btype", {}).items()},
+        battr={imp: tuple(values) for imp, values in raw.get("battr", {}).items()},
+        cattax=raw.get("cattax", 0),
+    )
+
+
+def _run(config: Any, request: Any, bidder: str = "appnexus") -> tuple[HookResult[Any], BidderRequestPayload]:
+    payload = BidderRequestPayload(request=request, bidder=bidder)
+    result = build({}).handle_bidder_request(_ctx(config), payload)
+    for mutation in result.mutations:
+        payload = mutation.apply(payload)
+    return result, payload
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["description"] for case in CASES])
+def test_pbs_go_cases(case: dict[str, Any]) -> None:
+    config = TEST_CONFIG if case["config"] == "@test_config" else case["config"]
+    original = copy.deepcopy(case["request"])
+    if case["error"]:
+        with pytest.raises(HookFailure) as caught:
+            _run(config, case["request"])
+        assert str(caught.value) == case["error"]
+        return
+    result, payload = _run(config, case["request"])
+    assert payload.request == case["expected_request"]
+    assert case["request"] == original  # the hook's payload is never changed in place
+    if case["empty_result"]:
+        assert result == HookResult()
+        return
+    assert result.warnings == case["warnings"]
+    assert [".".join(m.key) for m in result.mutations] == case["mutations"]
+    assert {m.kind for m in result.mutations} <= {"update"}
+    assert result.module_context == {"appnexus": _attributes(case["module_context"])}
+    assert (result.errors, result.debug_messages, result.analytics_tags, result.reject) == ([], [], {}, False)
+
+
+def test_failure_keeps_the_warnings_gathered_before_it() -> None:
+    config = {
+        "attributes": {
+            "badv": {
+                "action_overrides": {
+                    "blocked_adomain": [{"conditions": {"bidders": ["appnexus"]}, "override": ["a"]}] * 2
+                }
+            },
+            "bcat": {"action_overrides": {"blocked_adv_cat": [{"conditions": {}}]}},
+        }
+    }
+    with pytest.raises(BlockingFailure) as caught:
+        _run(config, {"imp": [{"id": "1", "banner": {}}]})
+    assert caught.value.result.warnings == [
+        "More than one condition matches request. Bidder: appnexus, request media types: , banner"
+    ]
+
+
+def test_config_of_wrong_type_is_an_execution_failure() -> None:
+    with pytest.raises(ValueError, match=r"failed to parse config: attributes\.badv\.enforce_blocks"):
+        _run({"attributes": {"badv": {"enforce_blocks": "on"}}}, {"imp": []})
+
+
+def test_shared_nested_objects_are_copied() -> None:
+    banner: dict[str, Any] = {"w": 300}
+    video: dict[str, Any] = {"w": 640}
+    request = {"imp": [{"id": "1", "banner": banner, "video": video}], "site": {"page": "p"}}
+    config = {
+        "attributes": {
+            "badv": {"blocked_adomain": ["a.com"]},
+            "btype": {"blocked_banner_type": [1]},
+            "battr": {"blocked_banner_attr": [2], "blocked_video_attr": [3]},
+        }
+    }
+    _, payload = _run(config, request)
+    assert payload.request["imp"][0]["banner"] == {"w": 300, "btype": [1], "battr": [2]}
+    assert payload.request["imp"][0]["video"] == {"w": 640, "battr": [3]}
+    assert banner == {"w": 300} and video == {"w": 640} and "badv" not in request
+    assert payload.request["site"] is request["site"]  # what is not changed stays shared
+
+
+@pytest.mark.parametrize(
+    ("imps", "expected", "mutated"),
+    [
+        # TestUpdateBAttr_DoesNotCreateMediaTypeObjects
+        (
+            [{"id": "imp-video-only", "video": {"w": 640, "h": 480}}, {"id": "imp-audio-only", "audio": {}}],
+            [
+                {"id": "imp-video-only", "video": {"w": 640, "h": 480, "battr": [4, 5, 6]}},
+                {"id": "imp-audio-only", "audio": {"battr": [7, 8, 9]}},
+            ],
+            ["video", "audio"],
+        ),
+        # TestUpdateBAttr_AppliesOnlyToExistingMediaTypes (with audio blocked too)
+        (
+            [{"id": "imp-banner-only", "banner": {"w": 300, "h": 250}}, {"id": "imp-mixed", "banner": {}, "video": {}}],
+            [
+                {"id": "imp-banner-only", "banner": {"w": 300, "h": 250, "battr": [1, 2, 3]}},
+                {"id": "imp-mixed", "banner": {"battr": [1, 2, 3]}, "video": {"battr": [4, 5, 6]}},
+            ],
+            ["banner", "video"],
+        ),
+    ],
+)
+def test_battr_goes_only_on_media_objects_present(
+    imps: list[dict[str, Any]], expected: list[dict[str, Any]], mutated: list[str]
+) -> None:
+    config = {
+        "attributes": {
+            "battr": {
+                "blocked_banner_attr": [1, 2, 3],
+                "blocked_video_attr": [4, 5, 6],
+                "blocked_audio_attr": [7, 8, 9],
+            }
+        }
+    }
+    result, payload = _run(config, {"imp": imps}, bidder="test-bidder")
+    assert payload.request["imp"] == expected
+    media_of_mutations = [m.key[2] for m in result.mutations if m.key[1] == "imp"]
+    assert media_of_mutations == mutated
+    # PBS-Go remembers a value for every imp, media object or not, the audio one written last
+    # (findImpressionOverrides looks at every imp; banner's, video's and audio's share one map)
+    assert result.module_context["test-bidder"].battr == {imp["id"]: (7, 8, 9) for imp in imps}  # type: ignore[index]
+
+
+def test_battr_mutation_per_media_type() -> None:
+    config = {
+        "attributes": {"battr": {"blocked_banner_attr": [1], "blocked_video_attr": [4], "blocked_audio_attr": [7]}}
+    }
+    result, _ = _run(config, {"imp": [{"id": "v", "video": {}}, {"id": "a", "audio": {}}]})
+    assert [m.key for m in result.mutations] == [
+        ("bidrequest", "imp", "video", "battr"),
+        ("bidrequest", "imp", "audio", "battr"),
+        ("bidrequest", "cattax"),
+    ]
+
+
+def test_btype_does_not_create_banner_objects() -> None:
+    """TestUpdateBType_DoesNotCreateBannerObjects."""
+    config = {"attributes": {"btype": {"blocked_banner_type": [1, 2, 3]}}}
+    imps = [{"id": "imp-video-only", "video": {"w": 640}}, {"id": "imp-with-banner", "banner": {}}]
+    result, payload = _run(config, {"imp": imps}, bidder="test-bidder")
+    assert payload.request["imp"] == [
+        {"id": "imp-video-only", "video": {"w": 640}},
+        {"id": "imp-with-banner", "banner": {"btype": [1, 2, 3]}},
+    ]
+    assert result.module_context["test-bidder"].btype == {  # type: ignore[index]
+        "imp-video-only": (1, 2, 3),
+        "imp-with-banner": (1, 2, 3),
+    }
+
+
+def test_cattax_zero_is_left_out() -> None:
+    result, payload = _run({}, {"imp": [], "cattax": 0})
+    assert [m.key for m in result.mutations] == [("bidrequest", "cattax")]
+    assert payload.request == {"imp": []}
+
+
+def test_media_types_of_request_and_imp() -> None:
+    """TestMediaTypesFrom, TestMediaTypesFromImp."""
+    imps = [{"id": "imp1", "banner": {}, "video": {}}, {"id": "imp2", "audio": {}}]
+    assert request_media_types(imps) == {"banner", "video", "audio"}
+    assert imp_media_types({"banner": {}}) == {"banner"}
+    assert imp_media_types({"native": {}}) == {"native"}
+    assert imp_media_types({"banner": {}, "video": {}, "audio": {}}) == {"banner", "video", "audio"}
+    assert imp_media_types({"banner": None}) == frozenset()
+    assert imp_media_types({}) == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("media_types", "text"),
+    [
+        ({"video", "banner", "audio"}, "audio, banner, video"),
+        (set(), ""),
+        ({"audio", "banner", "native", "video"}, "audio, banner, native, video"),
+        ({"banner"}, ", banner"),  # PBS-Go's separator goes before every type but audio
+        ({"native", "video"}, ", native, video"),
+    ],
+)
+def test_media_types_text(media_types: set[str], text: str) -> None:
+    assert media_types_text(frozenset(media_types)) == text
+
+
+@pytest.mark.parametrize(
+    ("wanted", "expected"),
+    [(["banner"], True), (["BANNER"], True), (["audio", "video"], True), (["audio", "native"], False), ([], False)],
+)
+def test_intersects(wanted: list[str], expected: bool) -> None:
+    assert intersects(frozenset({"banner", "video"}), wanted) is expected
+
+
+@pytest.mark.parametrize(
+    ("conditions", "valid"),
+    [
+        (Conditions(bidders=("bidder1",)), True),
+        (Conditions(media_types=("banner",)), True),
+        (Conditions(bidders=("bidder1",), media_types=("banner",)), True),
+        (Conditions(), False),
+    ],
+)
+def test_conditions_need_bidders_or_media_types(conditions: Conditions, valid: bool) -> None:
+    actions = (ActionOverride(conditions, Override(ids=(1,))),)
+    if valid:
+        first_or_default("bidder1", frozenset({"banner"}), get_ids, actions, ())
+    else:
+        with pytest.raises(OverrideError, match="bidders and media_types absent from conditions"):
+            first_or_default("bidder1", frozenset({"banner"}), get_ids, actions, ())
+
+
+@pytest.mark.parametrize(
+    ("overrides", "bidder", "expected", "warned"),
+    [
+        # a bidder's own override wins over one for every bidder, whatever their order
+        ([({"media_types": ["banner"]}, [1]), ({"bidders": ["B"]}, [2])], "b", (2,), True),
+        ([({"bidders": ["x"]}, [1])], "b", (9,), False),  # none matches: the default
+        ([({"bidders": []}, [1])], "b", (9,), False),  # an empty list matches no bidder
+        ([({"media_types": []}, [1])], "b", (9,), False),
+        ([({"media_types": ["VIDEO", "banner"]}, [1]), ({"media_types": ["banner"]}, [2])], "b", (1,), True),
+    ],
+)
+def test_first_or_default(
+    overrides: list[tuple[dict[str, Any], list[int]]], bidder: str, expected: tuple[int, ...], warned: bool
+) -> None:
+    raw = [{"conditions": conditions, "override": values} for conditions, values in overrides]
+    cfg = parse({"attributes": {"btype": {"action_overrides": {"blocked_banner_type": raw}}}})
+    value, message = first_or_default(
+        bidder, frozenset({"banner"}), get_ids, cfg.overrides_of("btype.blocked_banner_type"), (9,)
+    )
+    assert value == expected
+    assert bool(message) is warned
