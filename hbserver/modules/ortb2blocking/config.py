@@ -227,7 +227,10 @@ class ConfigCache:
             except ValueError as exc:
                 parsed = str(exc)
             if len(self._entries) >= self._size:
-                del self._entries[next(iter(self._entries))]
+                try:  # the oldest goes (another thread may have taken it first)
+                    del self._entries[next(iter(self._entries))]
+                except (KeyError, RuntimeError, StopIteration):
+                    pass
             entry = (raw, parsed)
             self._entries[id(raw)] = entry
         if isinstance(entry[1], str):
