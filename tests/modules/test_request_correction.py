@@ -146,6 +146,17 @@ USER_AGENT = {"enabled": True, "pbsdk-ua-cleanup": True}
         (INTERSTITIAL, {"imp": [{"instl": 1}], "app": _app(bundle=None)}, []),
         (INTERSTITIAL, {"imp": [{"instl": True}], "app": _app(bundle="android")}, []),
         (INTERSTITIAL, {"imp": [{"instl": 1}], "site": {}}, []),
+        # PbRequestCorrectionSpec
+        (INTERSTITIAL, {"imp": [{"instl": 1}], "app": _app(bundle="IOS")}, []),
+        (INTERSTITIAL, {"imp": [{"instl": 1}], "app": _app(source="prebid-mobileX", bundle="android")}, []),
+        (INTERSTITIAL, {"imp": [{"instl": 1}], "app": _app(source="Xprebid-mobile", bundle="android")}, []),
+        (INTERSTITIAL, {"imp": [{"instl": 1}], "app": _app(source=None, bundle="android")}, []),
+        (INTERSTITIAL, {"imp": [{}], "app": _app(bundle="android")}, []),
+        (INTERSTITIAL, {"imp": [{"instl": 1}] * 2, "app": _app(bundle="xandroid_android1")}, ["interstitial"]),
+        (USER_AGENT, {"device": {"ua": "PrebidMobile/"}, "app": _app()}, []),
+        (USER_AGENT, {"device": {"ua": "PrebidMobile/1"}, "app": _app(source="mobile-prebid")}, []),
+        (USER_AGENT, {"device": {"ua": "PrebidMobile/1"}, "app": _app(source="prebid")}, []),
+        (USER_AGENT, {"device": {"ua": "PrebidMobile/1"}, "app": _app("PREBID-mobile", "2.1.5")}, ["user-agent"]),
         ({"enabled": True, "pbsdk-ua-cleanup": False}, {}, []),
         (USER_AGENT, {}, []),
         (USER_AGENT, {"imp": [{"instl": 1}], "app": _app(source="source", version=None)}, []),
@@ -156,6 +167,8 @@ USER_AGENT = {"enabled": True, "pbsdk-ua-cleanup": True}
         (USER_AGENT, {"device": {"ua": "PrebidMobile/2"}, "app": _app(version="2.1.6")}, []),
         (USER_AGENT, {"device": {"ua": "PrebidMobile/x1"}, "app": _app()}, []),
         (USER_AGENT, {"device": {"ua": "a\nPrebidMobile/1"}, "app": _app()}, []),  # Java's "." stops at \n
+        (USER_AGENT, {"device": {"ua": "a\rPrebidMobile/1"}, "app": _app()}, []),
+        (USER_AGENT, {"device": {"ua": "a\u2028PrebidMobile/1"}, "app": _app()}, []),
         (USER_AGENT, {"device": {"ua": "PrebidMobile/1\nb"}, "app": _app()}, ["user-agent"]),
         (USER_AGENT, {"device": {"ua": ""}, "app": _app()}, []),
         (
@@ -185,6 +198,8 @@ def test_interstitial_removes_instl_1_only() -> None:
         ("blah PrebidMobile/1asdf blah", "blah  blah"),
         ("PrebidMobile/1 x PrebidMobile/2.0 PrebidMobile/y", " x  PrebidMobile/y"),
         ("Mozilla PrebidMobile/2.1.0\tkeep", "Mozilla "),
+        ("123 PrebidMobile/456 abc", "123  abc"),
+        ("PrebidMobile/456", ""),
     ],
 )
 def test_user_agent_cleanup(ua: str, expected: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import logging
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from hbserver.auction.bids import AuctionBid
 from hbserver.hooks.api import AllProcessedBidResponsesPayload, HookFailure, HookResult, InvocationContext
 from hbserver.modules import builder_of
 from hbserver.modules.request_correction.jackson import JacksonError
-from hbserver.modules.response_correction import HOOK_CODE, NO_REQUEST_WARNING, build
+from hbserver.modules.response_correction import HOOK_CODE, NO_REQUEST_WARNING, ResponseCorrectionModule, build
 from hbserver.modules.response_correction.appvideohtml import correct, has_native_adm, is_video_with_vast
 from hbserver.modules.response_correction.config import AppVideoHtmlConfig, Config, read_config
 
@@ -98,6 +99,14 @@ def test_read_config_refuses(node: dict[str, Any], key: str) -> None:
         ("banner", "<VAST version='2.0'>", False),
         ("video", "<?xml version='1.0'?>\n<VAST version='3.0'></VAST>", False),  # Java's "." stops at \n
         ("video", "<VAST\nversion='3.0'></VAST>", True),  # \s does not
+        # PbResponseCorrectionSpec
+        ("video", "abc<   VAST def", True),
+        ("video", "abc   <  VAST def>", True),
+        ("video", "<vAsT   ", True),
+        ("video", "<  VASTabc", False),
+        ("video", "<  VAST", False),
+        ("video", "<abcVAST  ", False),
+        ("video", "< }VAST  x", False),
     ],
 )
 def test_vast_pattern(bid_type: str, adm: str, vast: bool) -> None:
@@ -159,7 +168,7 @@ BANNER_EXT = {"prebid": {"meta": {"mediaType": "video"}, "type": "banner"}}
 )
 def test_correct(bid: AuctionBid, excluded: tuple[str, ...], expected_ext: Any, expected_type: str) -> None:
     before = copy.deepcopy(bid)
-    fixed = correct(bid, excluded)
+    fixed = correct(bid, excluded, lambda _: None)
     assert bid == before
     if expected_ext is None:
         assert fixed is bid
@@ -171,9 +180,48 @@ def test_correct(bid: AuctionBid, excluded: tuple[str, ...], expected_ext: Any, 
 
 def test_correct_marks_the_adapters_meta() -> None:
     bid = _bid("<div>", "video", meta={"advertiserDomains": ["a.com"]})
-    assert correct(bid, ()).meta == {"advertiserDomains": ["a.com"], "mediaType": "video"}
+    assert correct(bid, (), lambda _: None).meta == {"advertiserDomains": ["a.com"], "mediaType": "video"}
     assert bid.meta == {"advertiserDomains": ["a.com"]}
-    assert correct(_bid("<div>", "video"), ()).meta is None
+    assert correct(_bid("<div>", "video"), (), lambda _: None).meta is None
+
+
+# PbResponseCorrectionSpec's logged warnings
+@pytest.mark.parametrize(
+    ("bid", "warnings"),
+    [
+        (_bid('{"assets":[]}', "native"), ["Bid b1 of bidder bidderA has an JSON ADM, that appears to be native"]),
+        (
+            _bid('{"field":1}', "native"),
+            [
+                "Bid b1 of bidder bidderA has a JSON ADM, but without assets",
+                "Bid b1 of bidder bidderA: changing media type to banner",
+            ],
+        ),
+        (
+            _bid("  ", "banner"),  # Jackson reads nothing as a (missing) JSON value
+            [
+                "Bid b1 of bidder bidderA has a JSON ADM, but without assets",
+                "Bid b1 of bidder bidderA: changing media type to banner",
+            ],
+        ),
+        (_bid("<div>", "banner"), ["Bid b1 of bidder bidderA: changing media type to banner"]),
+        (_bid("<VAST >", "video"), []),
+        (_bid(None, "video"), []),
+    ],
+)
+def test_correct_warnings(bid: AuctionBid, warnings: list[str]) -> None:
+    seen: list[str] = []
+    correct(bid, (), seen.append)
+    assert seen == warnings
+
+
+def test_hook_logs_the_warnings(caplog: pytest.LogCaptureFixture) -> None:
+    payload = AllProcessedBidResponsesPayload([_bid("<div>", "video")])
+    module = ResponseCorrectionModule(log_sampling_rate=1.0)
+    result = module.handle_all_processed_bid_responses(_ctx(ON, APP), payload)
+    with caplog.at_level(logging.WARNING, logger="hbserver.modules.response_correction"):
+        result.mutations[0].apply(payload)
+    assert [r.getMessage() for r in caplog.records] == ["Bid b1 of bidder bidderA: changing media type to banner"]
 
 
 # AppVideoHtmlCorrectionProducerTest and ResponseCorrectionAllProcessedBidResponsesHookTest

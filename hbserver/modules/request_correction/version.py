@@ -1,6 +1,6 @@
 """PBS-Java's ``VersionUtil``: "is this SDK version below major.minor.patch?"
 
-The version is split on dots (Java drops trailing empty parts). An unreadable or negative major
+The version is split on dots. An unreadable or negative major
 counts as newer than any bound; an unreadable or negative minor or patch counts as 0.
 """
 
@@ -10,15 +10,6 @@ import re
 
 _INT = re.compile(r"[+-]?\d+")
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
-
-
-def _java_split(text: str) -> list[str]:
-    parts = text.split(".")
-    if len(parts) == 1:
-        return parts  # no dot: Java returns the string itself, even when empty
-    while parts and parts[-1] == "":
-        parts.pop()
-    return parts
 
 
 def _part(parts: list[str], index: int, default: int) -> int:
@@ -32,7 +23,7 @@ def _part(parts: list[str], index: int, default: int) -> int:
 
 
 def is_version_less_than(version: str, major: int, minor: int, patch: int) -> bool:
-    parts = _java_split(version)
+    parts = version.split(".")  # Java drops trailing empty parts: they would read as the default anyway
     parsed_major = _part(parts, 0, -1)
     diff = parsed_major - major if parsed_major >= 0 else 1
     if diff == 0:

@@ -8,7 +8,9 @@ does nothing and says so in a warning.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+import random
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from hbserver.hooks.api import AllProcessedBidResponsesPayload, HookFailure, HookResult, InvocationContext, Mutation
@@ -19,6 +21,10 @@ from hbserver.modules.response_correction.config import read_config
 CODE = "pb-response-correction"
 HOOK_CODE = "pb-response-correction-all-processed-bid-responses-hook"
 NO_REQUEST_WARNING = "pb-response-correction: the auction request is not available at this stage"
+# PBS-Java's logging.sampling-rate default: the share of the correction's warnings that are logged
+LOG_SAMPLING_RATE = 0.01
+
+log = logging.getLogger(__name__)
 
 Payload = AllProcessedBidResponsesPayload
 
@@ -31,15 +37,28 @@ def _auction_request(ctx: InvocationContext, payload: Payload) -> Any:
     return None
 
 
-def _app_video_html(excluded: tuple[str | None, ...]) -> Mutation[Payload]:
+def sampled_warning(rate: float) -> Callable[[str], None]:
+    """PBS-Java's ConditionalLogger.warn: logs a message with probability ``rate`` (always from 1)."""
+
+    def warn(message: str) -> None:
+        if rate >= 1.0 or random.random() < rate:
+            log.warning(message)
+
+    return warn
+
+
+def _app_video_html(excluded: tuple[str | None, ...], warn: Callable[[str], None]) -> Mutation[Payload]:
     def apply(payload: Payload) -> Payload:
-        return AllProcessedBidResponsesPayload([correct(bid, excluded) for bid in payload.bids])
+        return AllProcessedBidResponsesPayload([correct(bid, excluded, warn) for bid in payload.bids])
 
     return Mutation("update", ("bids",), apply)
 
 
 class ResponseCorrectionModule:
     """Corrects bids' media types in app auctions, per the account's configuration."""
+
+    def __init__(self, log_sampling_rate: float = LOG_SAMPLING_RATE) -> None:
+        self.warn = sampled_warning(log_sampling_rate)
 
     def handle_all_processed_bid_responses(self, ctx: InvocationContext, payload: Payload) -> HookResult[Payload]:
         try:
@@ -56,7 +75,7 @@ class ResponseCorrectionModule:
             return HookResult(warnings=[NO_REQUEST_WARNING])
         if request.get("app") is None:
             return HookResult()
-        return HookResult(mutations=[_app_video_html(app_video_html.excluded_bidders)])
+        return HookResult(mutations=[_app_video_html(app_video_html.excluded_bidders, self.warn)])
 
 
 def build(config: Mapping[str, Any]) -> ResponseCorrectionModule:
