@@ -63,36 +63,62 @@ def parsed(raw: Any) -> tuple[Any, list[str]]:
 
 GO_PLAN = {
     "endpoints": {
-        "/openrtb2/auction": {"stages": {
-            "entrypoint": {"groups": [{"timeout": 5, "hook_sequence": [hook("foobar", "foo")]}]},
-            "bidder_request": {"groups": [
-                {"timeout": 10, "hook_sequence": [hook("foobar", "foo"), hook("foobaz", "baz")]},
-                {"timeout": 20, "hook_sequence": [hook("foobar", "bar")]},
-            ]},
-        }},
-        "/openrtb2/amp": {"stages": {"raw_auction_request": {"groups": [
-            {"timeout": 5, "hook_sequence": [hook("foobar", "amp")]}]}}},
+        "/openrtb2/auction": {
+            "stages": {
+                "entrypoint": {"groups": [{"timeout": 5, "hook_sequence": [hook("foobar", "foo")]}]},
+                "bidder_request": {
+                    "groups": [
+                        {"timeout": 10, "hook_sequence": [hook("foobar", "foo"), hook("foobaz", "baz")]},
+                        {"timeout": 20, "hook_sequence": [hook("foobar", "bar")]},
+                    ]
+                },
+            }
+        },
+        "/openrtb2/amp": {
+            "stages": {"raw_auction_request": {"groups": [{"timeout": 5, "hook_sequence": [hook("foobar", "amp")]}]}}
+        },
     }
 }
 
 JAVA_PLAN = {
     "abtests": [],
     "endpoints": {
-        "POST /openrtb2/auction": {"stages": {
-            "entrypoint": {"groups": [{"timeout": 5, "hook-sequence": [
-                {"module-code": "foobar", "hook-impl-code": "foo"}]}]},
-            "bidder-request": {"groups": [
-                {"timeout": 10, "hook-sequence": [{"module-code": "foobar", "hook-impl-code": "foo"},
-                                                  {"module-code": "foobaz", "hook-impl-code": "baz"}]},
-                {"timeout": 20, "hook-sequence": [{"module-code": "foobar", "hook-impl-code": "bar"}]},
-            ]},
-            "processed-bidder-response": {"groups": [{"timeout": 5, "hook-sequence": [
-                {"module-code": "foobar", "hook-impl-code": "pbr"}]}]},
-        }},
-        "GET /openrtb2/amp": {"stages": {"raw-auction-request": {"groups": [
-            {"timeout": 5, "hook-sequence": [{"module-code": "foobar", "hook-impl-code": "amp"}]}]}}},
-        "POST /openrtb2/video": {"stages": {"entrypoint": {"groups": [{"timeout": 5, "hook-sequence": [
-            {"module-code": "foobar", "hook-impl-code": "video"}]}]}}},
+        "POST /openrtb2/auction": {
+            "stages": {
+                "entrypoint": {
+                    "groups": [{"timeout": 5, "hook-sequence": [{"module-code": "foobar", "hook-impl-code": "foo"}]}]
+                },
+                "bidder-request": {
+                    "groups": [
+                        {
+                            "timeout": 10,
+                            "hook-sequence": [
+                                {"module-code": "foobar", "hook-impl-code": "foo"},
+                                {"module-code": "foobaz", "hook-impl-code": "baz"},
+                            ],
+                        },
+                        {"timeout": 20, "hook-sequence": [{"module-code": "foobar", "hook-impl-code": "bar"}]},
+                    ]
+                },
+                "processed-bidder-response": {
+                    "groups": [{"timeout": 5, "hook-sequence": [{"module-code": "foobar", "hook-impl-code": "pbr"}]}]
+                },
+            }
+        },
+        "GET /openrtb2/amp": {
+            "stages": {
+                "raw-auction-request": {
+                    "groups": [{"timeout": 5, "hook-sequence": [{"module-code": "foobar", "hook-impl-code": "amp"}]}]
+                }
+            }
+        },
+        "POST /openrtb2/video": {
+            "stages": {
+                "entrypoint": {
+                    "groups": [{"timeout": 5, "hook-sequence": [{"module-code": "foobar", "hook-impl-code": "video"}]}]
+                }
+            }
+        },
     },
 }
 
@@ -140,8 +166,13 @@ def test_has_endpoints_and_abtests_none_vs_empty(raw, has_endpoints, abtests):
 @pytest.mark.parametrize(
     "raw",
     [
-        {"endpoints": {"/openrtb2/video": {"stages": {"entrypoint": {"groups": [
-            {"timeout": 5, "hook_sequence": [hook("a", "b")]}]}}}}},
+        {
+            "endpoints": {
+                "/openrtb2/video": {
+                    "stages": {"entrypoint": {"groups": [{"timeout": 5, "hook_sequence": [hook("a", "b")]}]}}
+                }
+            }
+        },
         {"endpoints": {"POST /openrtb2/video": "not even a mapping"}},
         stage_plan("processed_bidder_response", [hook("a", "b")]),
         stage_plan("processed-bidder-response", [hook("a", "b")]),
@@ -164,36 +195,68 @@ TIMEOUT_PROBLEM = f"must be a whole number of ms from 0 to {MAX_GROUP_TIMEOUT_MS
         ("plan", "p: must be a mapping"),
         ([], "p: must be a mapping"),
         ({"endpoints": []}, "p.endpoints: must be a mapping"),
-        ({"endpoints": {"/openrtb2/nope": {"stages": {}}}},
-         "p.endpoints./openrtb2/nope: unknown endpoint (hooks run at /openrtb2/amp, /openrtb2/auction)"),
+        (
+            {"endpoints": {"/openrtb2/nope": {"stages": {}}}},
+            "p.endpoints./openrtb2/nope: unknown endpoint (hooks run at /openrtb2/amp, /openrtb2/auction)",
+        ),
         ({"endpoints": {"/openrtb2/auction": {}}}, "p.endpoints./openrtb2/auction.stages: must be a mapping"),
         ({"endpoints": {"/openrtb2/auction": []}}, "p.endpoints./openrtb2/auction.stages: must be a mapping"),
-        ({"endpoints": {"/openrtb2/auction": {"stages": {"bogus": {"groups": []}}}}},
-         "p.endpoints./openrtb2/auction.stages.bogus: unknown stage (one of entrypoint, raw_auction_request, "
-         "processed_auction_request, bidder_request, raw_bidder_response, all_processed_bid_responses, "
-         "auction_response, exitpoint)"),
-        ({"endpoints": {"/openrtb2/auction": {"stages": {"entrypoint": {}}}}},
-         "p.endpoints./openrtb2/auction.stages.entrypoint.groups: must be a list"),
-        ({"endpoints": {"/openrtb2/auction": {"stages": {"entrypoint": {"groups": ["x"]}}}}},
-         "p.endpoints./openrtb2/auction.stages.entrypoint.groups[0]: must be a mapping"),
-        ({"endpoints": {"/openrtb2/auction": {"stages": {"entrypoint": {"groups": [{"timeout": 5}]}}}}},
-         "p.endpoints./openrtb2/auction.stages.entrypoint.groups[0].hook_sequence: must be a list"),
-        *[(stage_plan("entrypoint", [hook("a", "b")], timeout=bad),
-           f"p.endpoints./openrtb2/auction.stages.entrypoint.groups[0].timeout: {TIMEOUT_PROBLEM}")
-          for bad in BAD_TIMEOUTS],
-        *[(stage_plan("entrypoint", [entry]),
-           "p.endpoints./openrtb2/auction.stages.entrypoint.groups[0].hook_sequence[0]: needs module_code and "
-           "hook_impl_code (strings)")
-          for entry in ({"module_code": "a"}, {"hook_impl_code": "b"}, {"module_code": "", "hook_impl_code": "b"},
-                        {"module_code": "a", "hook_impl_code": 1}, "a.b")],
+        (
+            {"endpoints": {"/openrtb2/auction": {"stages": {"bogus": {"groups": []}}}}},
+            "p.endpoints./openrtb2/auction.stages.bogus: unknown stage (one of entrypoint, raw_auction_request, "
+            "processed_auction_request, bidder_request, raw_bidder_response, all_processed_bid_responses, "
+            "auction_response, exitpoint)",
+        ),
+        (
+            {"endpoints": {"/openrtb2/auction": {"stages": {"entrypoint": {}}}}},
+            "p.endpoints./openrtb2/auction.stages.entrypoint.groups: must be a list",
+        ),
+        (
+            {"endpoints": {"/openrtb2/auction": {"stages": {"entrypoint": {"groups": ["x"]}}}}},
+            "p.endpoints./openrtb2/auction.stages.entrypoint.groups[0]: must be a mapping",
+        ),
+        (
+            {"endpoints": {"/openrtb2/auction": {"stages": {"entrypoint": {"groups": [{"timeout": 5}]}}}}},
+            "p.endpoints./openrtb2/auction.stages.entrypoint.groups[0].hook_sequence: must be a list",
+        ),
+        *[
+            (
+                stage_plan("entrypoint", [hook("a", "b")], timeout=bad),
+                f"p.endpoints./openrtb2/auction.stages.entrypoint.groups[0].timeout: {TIMEOUT_PROBLEM}",
+            )
+            for bad in BAD_TIMEOUTS
+        ],
+        *[
+            (
+                stage_plan("entrypoint", [entry]),
+                "p.endpoints./openrtb2/auction.stages.entrypoint.groups[0].hook_sequence[0]: needs module_code and "
+                "hook_impl_code (strings)",
+            )
+            for entry in (
+                {"module_code": "a"},
+                {"hook_impl_code": "b"},
+                {"module_code": "", "hook_impl_code": "b"},
+                {"module_code": "a", "hook_impl_code": 1},
+                "a.b",
+            )
+        ],
         ({"abtests": {}}, "p.abtests: must be a list"),
         ({"abtests": ["x"]}, "p.abtests[0]: needs module_code (a string)"),
         ({"abtests": [{"enabled": True}]}, "p.abtests[0]: needs module_code (a string)"),
-        *[({"abtests": [{"module_code": "m", "percent_active": bad}]},
-           "p.abtests[0].percent_active: must be a whole number from 0 to 100")
-          for bad in (-1, 101, 50.5, "50", True)],
-        *[({"abtests": [{"module_code": "m", "accounts": bad}]}, "p.abtests[0].accounts: must be a list of account ids")
-          for bad in ("acc", [1], {"a": 1})],
+        *[
+            (
+                {"abtests": [{"module_code": "m", "percent_active": bad}]},
+                "p.abtests[0].percent_active: must be a whole number from 0 to 100",
+            )
+            for bad in (-1, 101, 50.5, "50", True)
+        ],
+        *[
+            (
+                {"abtests": [{"module_code": "m", "accounts": bad}]},
+                "p.abtests[0].accounts: must be a list of account ids",
+            )
+            for bad in ("acc", [1], {"a": 1})
+        ],
     ],
 )
 def test_problem_texts(raw, problem):
@@ -203,16 +266,23 @@ def test_problem_texts(raw, problem):
 
 
 def test_every_problem_is_reported_and_good_parts_kept():
-    raw = {"endpoints": {
-        "/openrtb2/nope": {"stages": {}},
-        "/openrtb2/auction": {"stages": {
-            "bogus": {"groups": []},
-            "entrypoint": {"groups": [
-                {"timeout": -1, "hook_sequence": [hook("a", "bad")]},
-                {"timeout": 5, "hook_sequence": [{"module_code": "a"}, hook("a", "good")]},
-            ]},
-        }},
-    }, "abtests": [{"module_code": "m", "percent_active": 200}, {"module_code": "n", "enabled": True}]}
+    raw = {
+        "endpoints": {
+            "/openrtb2/nope": {"stages": {}},
+            "/openrtb2/auction": {
+                "stages": {
+                    "bogus": {"groups": []},
+                    "entrypoint": {
+                        "groups": [
+                            {"timeout": -1, "hook_sequence": [hook("a", "bad")]},
+                            {"timeout": 5, "hook_sequence": [{"module_code": "a"}, hook("a", "good")]},
+                        ]
+                    },
+                }
+            },
+        },
+        "abtests": [{"module_code": "m", "percent_active": 200}, {"module_code": "n", "enabled": True}],
+    }
     plan, problems = parsed(raw)
     assert len(problems) == 5
     assert dict(plan.stages) == {(AUCTION, Stage.ENTRYPOINT): (Group(5, (HookRef("a", "good"),)),)}
@@ -220,10 +290,18 @@ def test_every_problem_is_reported_and_good_parts_kept():
 
 
 def test_empty_groups_and_sequences_are_dropped():
-    plan, problems = parsed({"endpoints": {AUCTION: {"stages": {
-        "entrypoint": {"groups": []},
-        "exitpoint": {"groups": [{"timeout": 5, "hook_sequence": []}]},
-    }}}})
+    plan, problems = parsed(
+        {
+            "endpoints": {
+                AUCTION: {
+                    "stages": {
+                        "entrypoint": {"groups": []},
+                        "exitpoint": {"groups": [{"timeout": 5, "hook_sequence": []}]},
+                    }
+                }
+            }
+        }
+    )
     assert problems == []
     assert dict(plan.stages) == {}
     assert plan.has_endpoints
@@ -233,10 +311,20 @@ def test_empty_groups_and_sequences_are_dropped():
     ("entry", "expected"),
     [
         ({"module_code": "m", "enabled": True}, (AbTest("m", frozenset(), 100, True),)),
-        ({"module-code": "m", "enabled": True, "percent-active": 0, "log-analytics-tag": False,
-          "accounts": ["a", "b"]}, (AbTest("m", frozenset({"a", "b"}), 0, False),)),
-        ({"module_code": "m", "enabled": True, "percent_active": 100, "log_analytics_tag": True, "accounts": []},
-         (AbTest("m", frozenset(), 100, True),)),
+        (
+            {
+                "module-code": "m",
+                "enabled": True,
+                "percent-active": 0,
+                "log-analytics-tag": False,
+                "accounts": ["a", "b"],
+            },
+            (AbTest("m", frozenset({"a", "b"}), 0, False),),
+        ),
+        (
+            {"module_code": "m", "enabled": True, "percent_active": 100, "log_analytics_tag": True, "accounts": []},
+            (AbTest("m", frozenset(), 100, True),),
+        ),
         ({"module_code": "m", "enabled": True, "accounts": None}, (AbTest("m", frozenset(), 100, True),)),
         ({"module_code": "m", "enabled": True, "log_analytics_tag": None}, (AbTest("m", frozenset(), 100, True),)),
         # PBS-Java keeps only the enabled tests
@@ -271,8 +359,7 @@ def runtime(modules: Mapping[str, Any], host: Any = None, default: Any = None, e
     [
         ({"acme": {"one": {"enabled": True, "x": 1}}}, {"acme.one": {"enabled": True, "x": 1}}),
         ({"pb-stub": {"enabled": True, "y": 2}}, {"pb-stub": {"enabled": True, "y": 2}}),
-        ({"acme": {"one": {"enabled": True}, "two": {"enabled": False}, "off": {}}},
-         {"acme.one": {"enabled": True}}),
+        ({"acme": {"one": {"enabled": True}, "two": {"enabled": False}, "off": {}}}, {"acme.one": {"enabled": True}}),
         ({"acme": {"one": {"enabled": "true"}}}, {}),
         ({"acme": {"one": {"x": 1}}}, {}),
         ({"pb-stub": {"enabled": False}}, {}),
@@ -298,8 +385,11 @@ def test_no_module_built_when_hooks_disabled():
         ({"acme": {"one": {"enabled": True, "bad": True}}}, None, "hooks.modules.acme.one: bad: must be false"),
         ({"pb-stub": {"enabled": True, "bad": True}}, None, "hooks.modules.pb-stub: bad: must be false"),
         ({}, "{not json", "hooks.host_execution_plan: not valid JSON ("),
-        ({}, {"endpoints": {"/x": {}}},
-         "hooks.host_execution_plan.endpoints./x: unknown endpoint (hooks run at /openrtb2/amp, /openrtb2/auction)"),
+        (
+            {},
+            {"endpoints": {"/x": {}}},
+            "hooks.host_execution_plan.endpoints./x: unknown endpoint (hooks run at /openrtb2/amp, /openrtb2/auction)",
+        ),
     ],
 )
 def test_runtime_problems(modules, host, message):
@@ -342,13 +432,24 @@ def test_empty_host_plan(empty):
 
 def test_plan_naming_a_disabled_or_stageless_module_leaves_the_hook_out():
     modules = {"acme": {"one": {"enabled": True}, "off": {"enabled": False}}}
-    host = {"endpoints": {AUCTION: {"stages": {
-        "bidder_request": {"groups": [
-            {"timeout": 5, "hook_sequence": [hook("acme.off", "x"), hook("acme.one", "y"), hook("acme.gone", "z")]},
-            {"timeout": 6, "hook_sequence": [hook("acme.off", "only")]},
-        ]},
-        "exitpoint": {"groups": [{"timeout": 5, "hook_sequence": [hook("acme.one", "no-such-stage")]}]},
-    }}}}
+    host = {
+        "endpoints": {
+            AUCTION: {
+                "stages": {
+                    "bidder_request": {
+                        "groups": [
+                            {
+                                "timeout": 5,
+                                "hook_sequence": [hook("acme.off", "x"), hook("acme.one", "y"), hook("acme.gone", "z")],
+                            },
+                            {"timeout": 6, "hook_sequence": [hook("acme.off", "only")]},
+                        ]
+                    },
+                    "exitpoint": {"groups": [{"timeout": 5, "hook_sequence": [hook("acme.one", "no-such-stage")]}]},
+                }
+            }
+        }
+    }
     rt = runtime(modules, host)
     assert set(rt.modules) == {"acme.one"}
     assert list(rt.host) == [(AUCTION, Stage.BIDDER_REQUEST)]
@@ -392,8 +493,11 @@ ACCOUNT_AMP = stage_plan("entrypoint", [hook("acme.one", "account-amp")], endpoi
         (ACCOUNT, [["host1"], ["host2"], ["account"]], []),
         (ACCOUNT_AMP, [["host1"], ["host2"]], []),
         # a hook of a module the host did not enable: left out, the rest stays
-        (stage_plan("bidder_request", [hook("acme.off", "x"), hook("acme.two", "y")]),
-         [["host1"], ["host2"], ["y"]], []),
+        (
+            stage_plan("bidder_request", [hook("acme.off", "x"), hook("acme.two", "y")]),
+            [["host1"], ["host2"], ["y"]],
+            [],
+        ),
     ],
 )
 def test_account_plan_replaces_the_default_only_with_endpoints(account_plan, auction, amp):
