@@ -573,6 +573,14 @@ class AccountAlternateBidderCodes:
 
 
 @dataclass(frozen=True)
+class AccountHooks:
+    """An account's ``hooks`` (PBS-Go): its execution plan and its modules' account-level settings."""
+
+    modules: dict[str, Any] = field(default_factory=dict)
+    execution_plan: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
 class AccountSettings:
     """An account's settings: ``account_defaults`` in the config, merged under each account file."""
 
@@ -587,6 +595,7 @@ class AccountSettings:
     alternatebiddercodes: AccountAlternateBidderCodes | None = None  # None = not set (PBS-Go's nil)
     bidadjustments: dict[str, Any] | None = None  # ext.prebid.bidadjustments' shape; the request's rules win
     default_bid_limit: int = _checked(0, _at_least(0))  # multibid maxbids for bidders without an entry
+    hooks: AccountHooks = field(default_factory=AccountHooks)
 
 
 @dataclass(frozen=True)
@@ -786,6 +795,17 @@ class Geolocation:
 
 
 @dataclass(frozen=True)
+class Hooks:
+    """PBS-Go's ``hooks``: modules (``modules.<vendor>.<module>``, each on with ``enabled: true``) and the
+    execution plans (a mapping, or PBS-Java's JSON text of one); see :mod:`hbserver.hooks`."""
+
+    enabled: bool = False
+    modules: dict[str, Any] = field(default_factory=dict)
+    host_execution_plan: Any = None
+    default_account_execution_plan: Any = None
+
+
+@dataclass(frozen=True)
 class Config:
     host: str = "0.0.0.0"
     port: int = _checked(8000, _port)
@@ -818,6 +838,7 @@ class Config:
     adapters: dict[str, AdapterConfig] = field(default_factory=dict)
     analytics: Analytics = field(default_factory=Analytics)
     metrics: Metrics = field(default_factory=Metrics)
+    hooks: Hooks = field(default_factory=Hooks)
 
 
 # --- building dataclasses from plain data -----------------------------------------------------
@@ -1115,6 +1136,10 @@ def account_settings_problems(settings: AccountSettings) -> list[str]:
         problem = validate_bid_adjustments(settings.bidadjustments)
         if problem:
             problems.append(f"bidadjustments: {problem}")
+    if settings.hooks.execution_plan:
+        from hbserver.hooks.runtime import account_hooks_problems
+
+        problems.extend(account_hooks_problems(settings.hooks))
     return problems
 
 
@@ -1164,7 +1189,22 @@ def _cross_checks(config: Config) -> list[str]:
                 problems.append(f"{key}.alias_of: {code!r} is a built-in bidder and cannot be an alias")
         elif code not in BUILTIN_CODES:
             problems.append(f"{key}: unknown bidder; a code that is not built in needs alias_of")
+    problems.extend(_hooks_problems(config.hooks))
     return problems
+
+
+def _hooks_problems(hooks: Hooks) -> list[str]:
+    """The hooks' plans and enabled modules, built once to see that they can be (the server builds
+    its own at start-up)."""
+    if not (hooks.enabled or hooks.host_execution_plan or hooks.default_account_execution_plan):
+        return []
+    from hbserver.hooks.runtime import HookRuntime
+
+    try:
+        HookRuntime(hooks.enabled, hooks.modules, hooks.host_execution_plan, hooks.default_account_execution_plan)
+    except ValueError as exc:
+        return str(exc).split("; ")
+    return []
 
 
 def _redis_cluster_problems(redis: CacheRedis) -> list[str]:

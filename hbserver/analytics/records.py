@@ -103,10 +103,12 @@ def auction_record(
     bid_count: int,
     errors: list[str],
     details: AuctionDetails | None = None,
+    modules: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """One /openrtb2/auction call: the account, the bidders asked, the bids (``bid_count``: how many
-    the response carries) and, with ``details``, every bid returned and every bidder's outcome."""
-    return {
+    the response carries) and, with ``details``, every bid returned and every bidder's outcome;
+    ``modules``: each hook that ran, with its analytics tags (only when hooks ran)."""
+    record = {
         "event": "auction",
         "ts": rfc3339_utc(time.time()),
         "status": status,
@@ -119,6 +121,9 @@ def auction_record(
         "seatnonbid": details.seatnonbid if details is not None else [],
         "errors": errors,
     }
+    if modules:
+        record["modules"] = modules
+    return record
 
 
 def amp_record(
@@ -128,9 +133,10 @@ def amp_record(
     bid_count: int,
     errors: list[str],
     details: AuctionDetails | None = None,
+    modules: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """One /openrtb2/amp call, shaped like the auction record."""
-    record = auction_record(status, account, bidders, bid_count, errors, details)
+    record = auction_record(status, account, bidders, bid_count, errors, details, modules)
     record["event"] = "amp"
     return record
 

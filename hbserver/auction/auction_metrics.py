@@ -163,6 +163,10 @@ class AuctionMetrics:
         """A timeout notification sent (PBS-Go RecordTimeoutNotice): ``success`` ok, else failed."""
         self.metrics.counter(self.metrics.timeout_notifications, "ok" if success else "failed").inc()
 
+    def module_call(self, module: str, stage: str, outcome: str) -> None:
+        """A module's hook called (PBS-Go's modules_<module>_* families in one): its outcome."""
+        self.metrics.counter(self.metrics.module_calls, module, stage, outcome).inc()
+
     def cache_write(self, seconds: float, success: bool) -> None:
         self._cache_write[success].observe(seconds)
 

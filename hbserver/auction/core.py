@@ -34,7 +34,7 @@ from hbserver.adapters.base import (
     TypedBid,
 )
 from hbserver.analytics.records import AuctionDetails
-from hbserver.auction import dsa
+from hbserver.auction import dsa, hookpoints
 from hbserver.auction.adservertargeting import apply_ad_server_targeting, wants_ad_server_targeting
 from hbserver.auction.altcodes import AlternateBidderCodes
 from hbserver.auction.auction_metrics import AuctionMetrics
@@ -105,6 +105,9 @@ from hbserver.floors.enforce import EnforceResult, FloorEnforcement
 from hbserver.floors.resolve import FLOOR_ERROR_CODE, FLOORS_DISABLED, request_has_floors, resolve_floors
 from hbserver.floors.rules import floors_read_visitor
 from hbserver.geo.lookup import geo_lookup
+from hbserver.hooks.api import Stage
+from hbserver.hooks.executor import HookExecutor
+from hbserver.hooks.runtime import HookRuntime
 from hbserver.metrics import Metrics
 from hbserver.privacy.activity import ActivityControl
 from hbserver.privacy.ccpa import parse_us_privacy
@@ -169,6 +172,7 @@ class AuctionResult:
     # only ``ext`` (errors, warnings), no OpenRTB response being built for an answer that shows none
     amp_targeting: dict[str, str] | None = None
     activities: ActivityControl | None = None  # the account's activity controls, when it has any
+    hooks: HookExecutor | None = None  # the request's hooks, when any ran or remain (exitpoint)
 
 
 @dataclass(slots=True, eq=False)
@@ -197,6 +201,7 @@ class _AuctionRun:
     bid_floors: EnforceResult | None = None
     events: EventUrls | None = None
     timestamp: int = 0
+    hooks: HookExecutor | None = None  # the request's hooks; None when no module runs
 
 
 class AuctionService:
@@ -234,6 +239,12 @@ class AuctionService:
         self._default_cache_ttl = cache.ttl(config.cache.default_ttl_seconds + CACHE_TTL_BONUS_S)
         self.cache_path = parts.path
         self.counts = AuctionMetrics(metrics)
+        hooks = config.hooks
+        self.hooks: HookRuntime | None = (
+            HookRuntime(True, hooks.modules, hooks.host_execution_plan, hooks.default_account_execution_plan)
+            if hooks.enabled
+            else None
+        )
         self.adapters: dict[str, Adapter] = {}
         for code, bidder in registry.bidders.items():
             if bidder.disabled:
@@ -272,11 +283,32 @@ class AuctionService:
             return limits.default
         return min(requested, limits.max)
 
+    def hook_executor(self, endpoint: str) -> HookExecutor | None:
+        """A request's hooks, with the host's plans until its account is known; None when hooks are off."""
+        runtime = self.hooks
+        if runtime is None:
+            return None
+        return HookExecutor(endpoint, runtime.entry_plans(), self.counts.module_call, self.rand)
+
+    def _account_hooks(self, hooks: HookExecutor, account: Account) -> HookExecutor | None:
+        """The request's hooks given its account's plans; None when no hook runs or ran."""
+        assert self.hooks is not None
+        settings = account.settings.hooks
+        hooks.set_account(account.id, self.hooks.account_plans(account.id, settings), settings.modules)
+        return hooks if hooks.outcomes or hooks.runs_any() else None
+
     async def run(
-        self, body: Any, http: HttpContext, started: float | None = None, *, details: bool = False
+        self,
+        body: Any,
+        http: HttpContext,
+        started: float | None = None,
+        *,
+        details: bool = False,
+        hooks: HookExecutor | None = None,
     ) -> AuctionResult:
-        """One /openrtb2/auction auction; raises AuctionRefused. ``started`` is ``loop.time()`` at arrival;
-        ``details``: collect what the analytics record tells (bids, bidder outcomes)."""
+        """One /openrtb2/auction auction; raises AuctionRefused (and HookRejected). ``started`` is
+        ``loop.time()`` at arrival; ``details``: collect what the analytics record tells (bids, bidder
+        outcomes); ``hooks``: the request's, from :meth:`hook_executor`."""
         start = asyncio.get_running_loop().time() if started is None else started
         if body is None:  # PBS-Go decodes null as an empty request
             body = {}
@@ -288,11 +320,17 @@ class AuctionService:
             if problem is not None:
                 raise RequestError(problem)
             request = await merge_stored(body, self.stored, STORED_FETCH_TIMEOUT_S)
+            if hooks is not None:
+                hooks = self._account_hooks(hooks, await self._account(_account_id(request)))
+                if hooks is not None and hooks.has(Stage.RAW_AUCTION_REQUEST):
+                    changed = await hookpoints.raw_auction_request(hooks, body)
+                    if changed is not body:  # stored requests merged again into what the hooks left
+                        request = await merge_stored(changed, self.stored, STORED_FETCH_TIMEOUT_S)
         except RequestError as exc:
             raise AuctionRefused(400, refusal_text(exc), "badinput") from None
         except StoredDataUnavailable as exc:
             raise AuctionRefused(503, str(exc), "err") from None
-        return await self.execute(request, http, start, details=details)
+        return await self.execute(request, http, start, details=details, hooks=hooks)
 
     async def execute(
         self,
@@ -306,6 +344,7 @@ class AuctionService:
         query: Mapping[str, str] | None = None,
         prepared: PreparedRequest | None = None,
         page: AmpPage | None = None,
+        hooks: HookExecutor | None = None,
     ) -> AuctionResult:
         """The auction of a resolved request (stored request already merged).
 
@@ -316,7 +355,9 @@ class AuctionService:
         ``page`` (an AMP ``curl`` and its host) is this auction's ``site.page`` and ``site.domain``.
         """
         amp = amp_budget_ms is not None
-        if prepared is not None and amp_budget_ms is not None:
+        if hooks is not None and prepared is not None:  # a call plan has no bidder stages: the full path
+            hooks = self._account_hooks(hooks, await self._account(prepared.account_id))
+        if prepared is not None and amp_budget_ms is not None and hooks is None:
             planned = await self._execute_planned(prepared, http, start, amp_budget_ms, details, query, page)
             if planned is not None:
                 return planned
@@ -349,15 +390,34 @@ class AuctionService:
         account = await self._account(_account_id(request))
         if (http.topics or http.cdep) and _sandbox_applies(http, account):
             _apply_sandbox(validated, http, account, amp)
+        if hooks is not None:
+            hooks = self._account_hooks(hooks, account)
+            if hooks is not None and hooks.has(Stage.PROCESSED_AUCTION_REQUEST):
+                validated = await self._processed_hooks(hooks, validated, amp)
+                request = validated.request
         request_type = "amp" if amp else _request_type(request)
         collected = AuctionDetails() if details else None
         response, bids, amp_targeting = await self._auction(
-            request, validated, stored_responses, account, http, deadline, tmax, request_type, collected, query
-        )
+            request, validated, stored_responses, account, http, deadline, tmax, request_type, collected, query,
+            hooks=hooks,
+        )  # fmt: skip
         return AuctionResult(
             response, account.id, request_type, list(validated.bidders), bids, collected, amp_targeting,
-            account.activities if account.activities.any() else None,
-        )
+            account.activities if account.activities.any() else None, hooks,
+        )  # fmt: skip
+
+    async def _processed_hooks(self, hooks: HookExecutor, validated: Validated, amp: bool) -> Validated:
+        """The validated request through the hooks; what they changed is validated again (the bidders
+        of its imps may be others now)."""
+        changed = await hookpoints.processed_auction_request(hooks, validated.request)
+        if changed is validated.request:
+            return validated
+        try:
+            again = self.validate(changed, None, amp=amp)
+        except RequestError as exc:
+            raise AuctionRefused(400, refusal_text(exc), "badinput") from None
+        again.warnings = validated.warnings
+        return again
 
     async def _execute_planned(
         self,
@@ -441,6 +501,7 @@ class AuctionService:
         details: AuctionDetails | None = None,
         query: Mapping[str, str] | None = None,
         planned: tuple[CallPlan, list[Any]] | None = None,
+        hooks: HookExecutor | None = None,
     ) -> tuple[dict[str, Any], int, dict[str, str] | None]:
         """The response, its number of bids, and for an AMP auction without debug or ad-server targeting
         the answer's targeting (the response is then only its ``ext``: :func:`_amp_response`).
@@ -451,6 +512,7 @@ class AuctionService:
         winners chosen, bids cached and targeted, the answer."""
         run = self._begin(request, validated, stored_responses, account, http, deadline, tmax, request_type,
                           details, planned)  # fmt: skip
+        run.hooks = hooks
         if stored_responses.auction:
             self._stored_auction(run)
         else:
@@ -462,10 +524,18 @@ class AuctionService:
             self._enforce_floors(run)
         if run.bids:
             self._enforce_dsa(run)
+        if hooks is not None:
+            run.bids = await hookpoints.all_processed_bids(hooks, run.bids, run.request, run.nonbids, run.errors)
         results = self._choose_winners(run)
         if run.setup.targeting is not None:
             await self._cache_and_target(run, results)
-        return self._answer(run, query)
+        answer = self._answer(run, query)
+        if hooks is not None:
+            response = await hookpoints.auction_response(
+                hooks, answer[0], run.request, run.account.settings.debug_allow
+            )
+            return response, answer[1], answer[2]
+        return answer
 
     def _begin(
         self,
@@ -585,6 +655,9 @@ class AuctionService:
                 outcomes = start_planned(plan, values, client, bidder_deadline, extra_headers, now)
             else:
                 bidder_requests = [bidder.bidder_request(values) for bidder in plan.bidders]
+        if run.hooks is not None and bidder_requests:
+            bidder_requests = await hookpoints.bidder_requests(run.hooks, bidder_requests, run.warnings)
+            now = asyncio.get_running_loop().time()
         if bidder_requests is not None:
             for bidder_request in bidder_requests:
                 bidder_request.request["tmax"] = bidder_tmax
@@ -595,6 +668,8 @@ class AuctionService:
                 outcomes.append(outcome)
         await finish_bidders(outcomes, client)
         notify_timeouts(outcomes, client, self.counts.timeout_notice)
+        if run.hooks is not None:
+            await hookpoints.raw_bidder_responses(run.hooks, outcomes, run.warnings)
         return outcomes
 
     def _accept(self, run: _AuctionRun, outcome: BidderOutcome) -> None:
@@ -692,7 +767,12 @@ class AuctionService:
         """Stage 8: the response (for a plain AMP answer, only its errors and warnings, and the targeting)."""
         setup = run.setup
         prebid = setup.prebid
-        if run.request_type == "amp" and not setup.debug and not wants_ad_server_targeting(prebid):
+        if (
+            run.request_type == "amp"
+            and not setup.debug
+            and not wants_ad_server_targeting(prebid)
+            and (run.hooks is None or not run.hooks.has(Stage.AUCTION_RESPONSE))
+        ):
             # the AMP answer shows only the cached bids' targeting, the errors and the warnings
             return _amp_response(run.errors, run.warnings), len(run.bids), _amp_targeting(run.bids)
         response = self._response(run)

@@ -38,6 +38,7 @@ from hbserver.auction.amp import (
 from hbserver.auction.auction_metrics import RequestCounts
 from hbserver.auction.callplan import AmpPage, amp_page
 from hbserver.auction.core import STORED_FETCH_TIMEOUT_S, AuctionRefused, AuctionResult, AuctionService
+from hbserver.auction.hookpoints import HookRejected
 from hbserver.auction.messages import Message
 from hbserver.auction.ortb_types import body_syntax_error
 from hbserver.auction.prepared import PREPARED_AMP_ENTRIES, PREPARED_AMP_SEEN, PreparedRequest, preparable
@@ -46,6 +47,10 @@ from hbserver.auction.stored import UUID_MACRO, fetch_failure
 from hbserver.auction.validate import RequestError
 from hbserver.config import Config
 from hbserver.endpoints.auction import http_context, observe_topics
+from hbserver.endpoints.hooked import entrypoint, exitpoint, rejected_answer
+from hbserver.hooks.api import ENDPOINT_AMP, Stage
+from hbserver.hooks.executor import HookExecutor
+from hbserver.hooks.outcome import analytics_entries
 from hbserver.metrics import Metrics
 from hbserver.numbers import int_or
 from hbserver.overload import AMP_SHED_BODY, OverloadGuard
@@ -143,8 +148,16 @@ class AmpEndpoint:
                 observe_topics(request, response)
                 return response
             start -= waited  # the deadline counts from the request's arrival
+        hooks = self.service.hook_executor(ENDPOINT_AMP)  # None: no module runs
         try:
-            response = await self._auction(request, start, origin)
+            if hooks is not None and hooks.has(Stage.ENTRYPOINT):
+                _, rejection = await entrypoint(hooks, request, b"")  # AMP has no body (PBS-Go passes nil)
+                if rejection is not None:
+                    raise HookRejected(rejection, None)
+            response = await self._auction(request, start, origin, hooks)
+        except HookRejected as exc:
+            assert hooks is not None
+            response = await self._hook_rejected(hooks, exc)
         except AuctionRefused as exc:
             self.counts.answered("amp", exc.metric, asyncio.get_running_loop().time() - start,
                                  has_cookie=COOKIE_NAME in request.cookies)
@@ -173,7 +186,23 @@ class AmpEndpoint:
         shape = "0" if page is None else "h" if page.host else "p"
         return f"{origin}\x00{shape}\x00{rest}", page
 
-    async def _auction(self, request: web.Request, start: float, origin: str) -> web.Response:
+    async def _hook_rejected(self, hooks: HookExecutor, rejected: HookRejected) -> web.Response:
+        """A request a hook rejected: no targeting, the modules' outcomes (PBS-Go's rejectAmpRequest)."""
+        answer = await rejected_answer(hooks, rejected)
+        self._record(200, hooks.account_id, [], 0, [str(rejected)], None, None, analytics_entries(hooks.outcomes))
+        body: dict[str, Any] = {"targeting": {}}
+        modules = answer.get("ext", {}).get("prebid", {}).get("modules")
+        if modules is not None:
+            body["ext"] = {"prebid": {"modules": modules}}
+        headers: dict[str, str] = {}
+        body = await exitpoint(hooks, body, headers)
+        response = FastResponse(body=orjson.dumps(body), content_type="application/json")
+        response.headers.update(headers)
+        return response
+
+    async def _auction(
+        self, request: web.Request, start: float, origin: str, hooks: HookExecutor | None = None
+    ) -> web.Response:
         key, page = self._key(request, origin)
         entry = self.prepared.get(key)
         if entry is None:
@@ -194,12 +223,21 @@ class AmpEndpoint:
             auction_request, http_context(request, self.sync), start,
             amp_budget_ms=budget, warnings=warnings, details=self.analytics.enabled,
             query=request.query,  # adservertargeting's query-parameter lookups (AMP only, as PBS-Go)
-            prepared=prepared, page=page,
+            prepared=prepared, page=page, hooks=hooks,
         )
         self.counts.answered("amp", "ok", asyncio.get_running_loop().time() - start,
                              has_cookie=COOKIE_NAME in request.cookies, account=result.account)
         request[ACCOUNT] = result.account  # for the access and interaction logs
         request[BIDDERS] = result.bidders
+        if result.hooks is not None:
+            modules = analytics_entries(result.hooks.outcomes)
+            self._record(200, result.account, result.bidders, result.bids, [], result.details, result.activities,
+                         modules)  # fmt: skip
+            headers: dict[str, str] = {}
+            body = await exitpoint(result.hooks, _answer_body(result, params.debug), headers)
+            response = FastResponse(body=orjson.dumps(body), content_type="application/json")
+            response.headers.update(headers)
+            return response
         self._record(200, result.account, result.bidders, result.bids, [], result.details, result.activities)
         return _answer(result, params.debug)
 
@@ -249,9 +287,10 @@ class AmpEndpoint:
         errors: list[str],
         details: AuctionDetails | None = None,
         activities: ActivityControl | None = None,
+        modules: list[dict[str, Any]] | None = None,
     ) -> None:
         if self.analytics.enabled:
-            self.analytics.log(amp_record(status, account, bidders, bids, errors, details), activities)
+            self.analytics.log(amp_record(status, account, bidders, bids, errors, details, modules), activities)
 
 
 def _params(request: web.Request, origin: str) -> tuple[AmpParams, list[Message]]:
@@ -267,13 +306,21 @@ def _params(request: web.Request, origin: str) -> tuple[AmpParams, list[Message]
 
 
 def _answer(result: AuctionResult, debug: bool) -> web.Response:
-    """The AMP answer: the targeting, and the response's errors and warnings (and debug, when asked)."""
+    return FastResponse(body=orjson.dumps(_answer_body(result, debug)), content_type="application/json")
+
+
+def _answer_body(result: AuctionResult, debug: bool) -> dict[str, Any]:
+    """The AMP answer: the targeting, and the response's errors and warnings (and debug, when asked;
+    the modules' outcomes, when hooks ran)."""
     targeting = result.amp_targeting if result.amp_targeting is not None else amp_targeting(result.response)
     body: dict[str, Any] = {"targeting": targeting}
     source_ext = result.response.get("ext", {})
     ext = {key: source_ext[key] for key in ("errors", "warnings") if key in source_ext}
     if debug and "debug" in source_ext:
         ext["debug"] = source_ext["debug"]
+    prebid = source_ext.get("prebid")
+    if isinstance(prebid, dict) and "modules" in prebid:
+        ext["prebid"] = {"modules": prebid["modules"]}
     if ext:
         body["ext"] = ext
-    return FastResponse(body=orjson.dumps(body), content_type="application/json")
+    return body

@@ -22,8 +22,13 @@ from aiohttp import web
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import auction_record
 from hbserver.auction.auction_metrics import RequestCounts
-from hbserver.auction.core import AuctionRefused, AuctionService, HttpContext, request_type_of
+from hbserver.auction.core import AuctionRefused, AuctionResult, AuctionService, HttpContext, request_type_of
+from hbserver.auction.hookpoints import HookRejected
 from hbserver.auction.ortb_types import body_syntax_error
+from hbserver.endpoints.hooked import entrypoint, exitpoint, rejected_answer
+from hbserver.hooks.api import ENDPOINT_AUCTION, Stage
+from hbserver.hooks.executor import HookExecutor
+from hbserver.hooks.outcome import analytics_entries
 from hbserver.metrics import Metrics
 from hbserver.overload import OverloadGuard, auction_shed_body
 from hbserver.privacy.sandbox import OBSERVE_BROWSING_TOPICS, SEC_BROWSING_TOPICS
@@ -112,6 +117,14 @@ def observe_topics(request: web.Request, response: web.StreamResponse) -> None:
 MAX_MODELLED_BODY = 32 * 1024
 
 
+def _loose_json(raw: bytes) -> Any:
+    """The body as JSON when it is (a rejected request's id), else None."""
+    try:
+        return loads_json(raw)
+    except (JsonTooDeep, orjson.JSONDecodeError):
+        return None
+
+
 def _parse_body(raw: bytes) -> Any:
     """The JSON body; one json-iterator cannot decode into a BidRequest is refused with PBS-Go's text
     (``expect { or n, but found m``). Empty, too deep and very large malformed bodies keep our texts."""
@@ -142,8 +155,13 @@ class AuctionEndpoint:
     async def handle(self, request: web.Request) -> web.Response:
         loop = asyncio.get_running_loop()
         started = loop.time()
+        hooks = self.service.hook_executor(ENDPOINT_AUCTION)  # None: no module runs
         try:
             raw = request[BODY] = await read_body(request)  # BODY: for the interaction log
+            if hooks is not None and hooks.has(Stage.ENTRYPOINT):
+                raw, rejection = await entrypoint(hooks, request, raw)
+                if rejection is not None:
+                    return await self._hook_rejected(request, hooks, HookRejected(rejection, _loose_json(raw)))
             body = _parse_body(raw)
         except HttpError as exc:  # unreadable body: refused like any other bad request
             self._refused(exc.status, exc.message, "openrtb2-web", "badinput", loop.time() - started)
@@ -161,7 +179,10 @@ class AuctionEndpoint:
             started -= waited  # the deadline counts from the request's arrival
         context = http_context(request, self.sync)
         try:
-            result = await self.service.run(body, context, started, details=self.analytics.enabled)
+            result = await self.service.run(body, context, started, details=self.analytics.enabled, hooks=hooks)
+        except HookRejected as exc:
+            assert hooks is not None
+            return await self._hook_rejected(request, hooks, exc)
         except AuctionRefused as exc:
             self._refused(exc.status, exc.message, request_type_of(body), exc.metric, loop.time() - started,
                           len(raw), bool(context.uids))
@@ -173,6 +194,8 @@ class AuctionEndpoint:
                              result.account)
         request[ACCOUNT] = result.account  # for the access and interaction logs
         request[BIDDERS] = result.bidders
+        if result.hooks is not None:
+            return await self._hooked_answer(request, result, result.hooks)
         if self.analytics.enabled:
             self.analytics.log(
                 auction_record(200, result.account, result.bidders, result.bids, [], result.details), result.activities
@@ -180,6 +203,33 @@ class AuctionEndpoint:
         response = FastResponse(body=orjson.dumps(result.response), content_type="application/json")
         if context.topics:
             response.headers[OBSERVE_BROWSING_TOPICS] = "?1"
+        return response
+
+    async def _hooked_answer(self, request: web.Request, result: AuctionResult, hooks: HookExecutor) -> web.Response:
+        """The answer of an auction hooks ran in: the analytics record carries their tags, and the
+        exitpoint hooks see (and may change) what goes on the wire."""
+        if self.analytics.enabled:
+            record = auction_record(200, result.account, result.bidders, result.bids, [], result.details,
+                                    analytics_entries(hooks.outcomes))  # fmt: skip
+            self.analytics.log(record, result.activities)
+        headers: dict[str, str] = {}
+        answer = await exitpoint(hooks, result.response, headers)
+        response = FastResponse(body=orjson.dumps(answer), content_type="application/json")
+        response.headers.update(headers)
+        observe_topics(request, response)
+        return response
+
+    async def _hook_rejected(self, request: web.Request, hooks: HookExecutor, rejected: HookRejected) -> web.Response:
+        """A request a hook rejected: answered 200 with its no-bid reason (PBS-Go's rejectAuctionRequest)."""
+        answer = await rejected_answer(hooks, rejected)
+        if self.analytics.enabled:
+            modules = analytics_entries(hooks.outcomes)
+            self.analytics.log(auction_record(200, hooks.account_id, [], 0, [str(rejected)], None, modules))
+        headers: dict[str, str] = {}
+        answer = await exitpoint(hooks, answer, headers)
+        response = FastResponse(body=orjson.dumps(answer), content_type="application/json")
+        response.headers.update(headers)
+        observe_topics(request, response)
         return response
 
     def _refused(

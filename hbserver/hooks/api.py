@@ -103,6 +103,7 @@ class AllProcessedBidResponsesPayload:
     winners are chosen."""
 
     bids: list[AuctionBid]
+    request: dict[str, Any] | None = None  # the auction's request (read only)
 
 
 @dataclass(slots=True)
@@ -127,7 +128,7 @@ P = TypeVar("P")
 @dataclass(frozen=True, slots=True)
 class Mutation(Generic[P]):
     """A change a hook asks for: ``kind`` (PBS-Go's mutation types: ``update``, ``delete``,
-    ``insert``) and ``key`` (the path it touches, for the trace) are what the trace shows;
+    ``add``) and ``key`` (the path it touches, for the trace) are what the trace shows;
     ``apply`` makes the new payload (and may raise: the mutation is then skipped with a warning)."""
 
     kind: str
@@ -151,11 +152,30 @@ class HookResult(Generic[P]):
     analytics_tags: dict[str, Any] = field(default_factory=dict)
     # values the module hands itself at its later stages (merged into InvocationContext.module_context)
     module_context: dict[str, Any] | None = None
+    # bids a hook removed at all_processed_bid_responses that the auction reports (PBS-Java's
+    # rejections): each a seat-non-bid with its code, and an error for its bidder
+    rejected_bids: list[RejectedBids] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedBids:
+    """Bids of one bidder a hook rejected: ``nonbid_code`` for each in seat-non-bid, and ``error``
+    (``{"code", "message", ...}``) in the response's ``ext.errors[bidder]``."""
+
+    bidder: str
+    bids: list[AuctionBid]
+    nonbid_code: int
+    error: dict[str, Any] | None = None
 
 
 class HookFailure(Exception):
     """Raised by a hook for a failure it expected (PBS-Go's ``FailureError``: status ``failure``);
-    anything else a hook raises is an ``execution_failure``."""
+    anything else a hook raises is an ``execution_failure``. ``result``: what the hook still reports
+    (its warnings, errors and analytics tags are kept; its mutations are not applied)."""
+
+    def __init__(self, message: str, result: HookResult[Any] | None = None) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 @dataclass(slots=True)

@@ -118,6 +118,9 @@ class Metrics:
                              "Count of requested impressions to Prebid Server labeled by type.",
                              "banner", "video", "audio", "native")
         self.tmax_timeout = c("tmax_timeout", "Count of requests rejected due to Tmax timeout exceed.")
+        self.module_calls = c("module_calls",
+                              "Count of module hook calls labeled by module code, stage and outcome.",
+                              "module", "stage", "outcome")
         self.timeout_notifications = c("timeout_notification",
                                        "Count of timeout notifications triggered, and if they were successfully sent.",
                                        "success")

@@ -423,6 +423,10 @@ MEANINGS: dict[str, str] = {
                       "used where the request has none for the same key",
     "default_bid_limit": "multibid: bids kept per bidder and imp where `ext.prebid.multibid` names no "
                          "`maxbids` (0 = one)",
+    "hooks.modules": "account-level settings of the hooks modules, `{vendor: {module: {...}}}` (PBS-Java's "
+                     "modules by their code); see Hooks and modules",
+    "hooks.execution_plan": "the account's hooks execution plan (PBS-Go's shape; replaces "
+                            "`hooks.default_account_execution_plan` when it names endpoints)",
 }
 
 _NUMBERED = re.compile(r"(\D+)(\d+)")

@@ -10,12 +10,18 @@ error (code 5), once the mutation that removes them has been applied.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from hbserver.hooks.api import AllProcessedBidResponsesPayload, HookResult, InvocationContext, Mutation
+from hbserver.hooks.api import AllProcessedBidResponsesPayload, HookResult, InvocationContext, Mutation, RejectedBids
 from hbserver.modules.richmedia_filter.config import Properties, account_properties, host_properties
-from hbserver.modules.richmedia_filter.mraid import BidderRejection, analytics_tags, contains_pattern, rejections
+from hbserver.modules.richmedia_filter.mraid import (
+    REJECTION_CODE,
+    BidderRejection,
+    analytics_tags,
+    contains_pattern,
+    rejections,
+)
 
 HOOK_CODE = "pb-richmedia-filter-all-processed-bid-responses-hook"
 
@@ -33,7 +39,7 @@ def _without_pattern(pattern: str | None) -> Mutation[Payload]:
     """Drops the bids that contain the pattern from the payload it is applied to."""
 
     def apply(payload: Payload) -> Payload:
-        return AllProcessedBidResponsesPayload([bid for bid in payload.bids if not contains_pattern(bid, pattern)])
+        return replace(payload, bids=[bid for bid in payload.bids if not contains_pattern(bid, pattern)])
 
     return Mutation("update", ("bids",), apply)
 
@@ -52,8 +58,10 @@ class RichmediaFilterModule:
         found = rejections(pattern, payload.bids)
         if not found:
             return HookResult()
+        reported = [RejectedBids(r.bidder, list(r.bids), REJECTION_CODE, r.error()) for r in found]
         return RichmediaHookResult(
-            mutations=[_without_pattern(pattern)], analytics_tags=analytics_tags(found), rejections=found
+            mutations=[_without_pattern(pattern)], analytics_tags=analytics_tags(found), rejected_bids=reported,
+            rejections=found,
         )
 
 

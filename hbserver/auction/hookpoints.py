@@ -1,0 +1,157 @@
+"""Where the auction hands its data to the hooks, one function per stage (PBS-Go's ``Execute*Stage``
+call sites), so the auction's own stages stay as they are when no module is configured (the
+caller holds no executor then, and calls none of these).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from hbserver.auction.bids import AuctionBid
+from hbserver.auction.exchange import BidderOutcome
+from hbserver.auction.messages import Message
+from hbserver.auction.nonbid import SeatNonBids
+from hbserver.auction.split import BidderRequest
+from hbserver.hooks.api import (
+    AllProcessedBidResponsesPayload,
+    AuctionResponsePayload,
+    BidderRequestPayload,
+    ProcessedAuctionRequestPayload,
+    RawAuctionRequestPayload,
+    RawBidderResponsePayload,
+    Stage,
+)
+from hbserver.hooks.executor import HookExecutor
+from hbserver.hooks.outcome import ALL_PROCESSED_BID_RESPONSES, AUCTION_REQUEST, AUCTION_RESPONSE, Rejection
+from hbserver.hooks.trace import modules_json, trace_level
+
+MODULE_REJECTION_CODE = 11  # PBS-Go's ModuleRejectionErrorCode (a warning for a rejected bidder)
+
+
+class HookRejected(Exception):
+    """A hook rejected the whole request: it is answered with ``nbr`` and no auction."""
+
+    def __init__(self, rejection: Rejection, request: Any) -> None:
+        super().__init__(rejection.message())
+        self.rejection = rejection
+        self.request = request if isinstance(request, dict) else None
+
+
+async def raw_auction_request(hooks: HookExecutor, body: dict[str, Any]) -> dict[str, Any]:
+    """The body before stored requests are merged; raises HookRejected."""
+    payload, rejection = await hooks.run(Stage.RAW_AUCTION_REQUEST, RawAuctionRequestPayload(body), AUCTION_REQUEST)
+    if rejection is not None:
+        raise HookRejected(rejection, payload.request)
+    return _dict_or(payload.request, body)
+
+
+async def processed_auction_request(hooks: HookExecutor, request: dict[str, Any]) -> dict[str, Any]:
+    """The validated request; raises HookRejected."""
+    stage = Stage.PROCESSED_AUCTION_REQUEST
+    payload, rejection = await hooks.run(stage, ProcessedAuctionRequestPayload(request), AUCTION_REQUEST)
+    if rejection is not None:
+        raise HookRejected(rejection, request)
+    return _dict_or(payload.request, request)
+
+
+async def bidder_requests(
+    hooks: HookExecutor, requests: list[BidderRequest], warnings: dict[str, list[Message]]
+) -> list[BidderRequest]:
+    """Each bidder's request through the hooks: changed, kept, or rejected (a warning for the bidder)."""
+    kept = []
+    for bidder_request in requests:
+        name = bidder_request.name
+        before = bidder_request.request
+        payload, rejection = await hooks.run(Stage.BIDDER_REQUEST, BidderRequestPayload(before, name), name)
+        if rejection is not None:
+            warnings.setdefault(name, []).append(Message(MODULE_REJECTION_CODE, rejection.message()))
+            continue
+        changed = _dict_or(payload.request, before)
+        if changed is not before:
+            bidder_request = replace(bidder_request, request=changed)
+        kept.append(bidder_request)
+    return kept
+
+
+async def raw_bidder_responses(
+    hooks: HookExecutor, outcomes: list[BidderOutcome], warnings: dict[str, list[Message]]
+) -> None:
+    """Each answer a bidder gave, as its adapter read it, through the hooks (a rejected answer is dropped)."""
+    for outcome in outcomes:
+        if not outcome.responses:
+            continue
+        name = outcome.bidder.name
+        kept = []
+        for response in outcome.responses:
+            payload, rejection = await hooks.run(
+                Stage.RAW_BIDDER_RESPONSE, RawBidderResponsePayload(response, name), name
+            )
+            if rejection is not None:
+                warnings.setdefault(name, []).append(Message(MODULE_REJECTION_CODE, rejection.message()))
+                continue
+            kept.append(payload.response if payload.response is not None else response)
+        outcome.responses = kept
+
+
+async def all_processed_bids(
+    hooks: HookExecutor,
+    bids: list[AuctionBid],
+    request: dict[str, Any],
+    nonbids: SeatNonBids | None,
+    errors: dict[str, list[dict[str, Any]]],
+) -> list[AuctionBid]:
+    """The auction's bids through the hooks; the bids they report rejecting become seat-non-bids (and
+    their bidder's errors)."""
+    stage = Stage.ALL_PROCESSED_BID_RESPONSES
+    payload, _ = await hooks.run(stage, AllProcessedBidResponsesPayload(bids, request), ALL_PROCESSED_BID_RESPONSES)
+    for rejected in hooks.rejected_bids:
+        if nonbids is not None:
+            for bid in rejected.bids:
+                nonbids.add_bid(bid, rejected.nonbid_code)
+        if rejected.error is not None:
+            errors.setdefault(rejected.bidder, []).append(rejected.error)
+    hooks.rejected_bids.clear()
+    return payload.bids if isinstance(payload.bids, list) else bids
+
+
+async def auction_response(
+    hooks: HookExecutor, response: dict[str, Any], request: Any, debug_allowed: bool
+) -> dict[str, Any]:
+    """The response through the hooks, then the modules' outcomes in its ``ext.prebid.modules``."""
+    payload, _ = await hooks.run(Stage.AUCTION_RESPONSE, AuctionResponsePayload(response), AUCTION_RESPONSE)
+    response = _dict_or(payload.response, response)
+    return with_modules(response, hooks, request, debug_allowed)
+
+
+def with_modules(response: dict[str, Any], hooks: HookExecutor, request: Any, debug_allowed: bool) -> dict[str, Any]:
+    """``ext.prebid.modules`` set from the outcomes so far (PBS-Go's EnrichExtBidResponse)."""
+    modules = modules_json(hooks.outcomes, trace_level(request), debug_allowed and _debug(request))
+    if modules is None:
+        return response
+    ext = response.get("ext")
+    ext = dict(ext) if isinstance(ext, dict) else {}
+    prebid = ext.get("prebid")
+    ext["prebid"] = {**(prebid if isinstance(prebid, dict) else {}), "modules": modules}
+    return {**response, "ext": ext}
+
+
+def rejected_response(rejection: Rejection, request: dict[str, Any] | None) -> dict[str, Any]:
+    """PBS-Go's answer to a rejected request: its id and the hook's no-bid reason."""
+    response: dict[str, Any] = {"id": request.get("id", "") if request else ""}
+    response["nbr"] = rejection.nbr
+    return response
+
+
+def _debug(request: Any) -> bool:
+    if not isinstance(request, dict):
+        return False
+    if request.get("test") == 1:
+        return True
+    ext = request.get("ext")
+    prebid = ext.get("prebid") if isinstance(ext, dict) else None
+    return isinstance(prebid, dict) and prebid.get("debug") is True
+
+
+def _dict_or(value: Any, fallback: dict[str, Any]) -> dict[str, Any]:
+    return value if isinstance(value, dict) else fallback

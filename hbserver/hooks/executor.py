@@ -1,0 +1,278 @@
+"""One request's hooks: each stage's groups run in order, the hooks of a group together, their answers
+applied in plan order (PBS-Go's ``hookexecution``).
+
+A hook that raises, runs past its group's timeout, answers something that is not a
+:class:`~hbserver.hooks.api.HookResult`, or asks for a mutation that fails, never fails the request:
+it is recorded in the stage's outcome, and the stage goes on without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from hbserver.hooks.api import HookFailure, HookResult, InvocationContext, RejectedBids, Stage
+from hbserver.hooks.outcome import (
+    EXECUTION_FAILURE,
+    FAILURE,
+    NO_ACTION,
+    NO_INVOCATION,
+    REJECT,
+    SUCCESS,
+    TIMEOUT,
+    UPDATE,
+    GroupOutcome,
+    HookOutcome,
+    Rejection,
+    StageOutcome,
+)
+from hbserver.hooks.plan import AbTest, HookRef
+from hbserver.hooks.runtime import CompiledGroup, RequestPlans, module_section
+
+log = logging.getLogger("hbserver.hooks")
+
+ABTEST_ACTIVITY = "core-module-abtests"  # PBS-Java's activity name in the A/B test's analytics tag
+ModuleCounter = Callable[[str, str, str], None]  # (module, stage, outcome) -> counted
+
+
+class HookExecutor:
+    """Runs one request's plans; :attr:`outcomes` is what ``ext.prebid.modules`` and analytics show."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        plans: RequestPlans,
+        count: ModuleCounter | None = None,
+        rand: Callable[[int], int] = random.randrange,
+    ) -> None:
+        self.endpoint = endpoint
+        self.plans = plans
+        self.account_id = ""
+        self.account_modules: Mapping[str, Any] = {}
+        self.outcomes: list[StageOutcome] = []
+        self._contexts: dict[str, dict[str, Any]] = {}
+        self.rejected_bids: list[RejectedBids] = []  # what hooks removed and the auction reports
+        self._abtest_runs: dict[str, bool] = {}  # module -> runs (decided at its first hook)
+        self._count = count
+        self._rand = rand
+
+    def set_account(self, account_id: str, plans: RequestPlans | None, modules: Mapping[str, Any]) -> None:
+        """The account's plans (None: none beyond the host's) and its ``hooks.modules``."""
+        self.account_id = account_id
+        self.account_modules = modules
+        if plans is not None:
+            self.plans = plans
+
+    def has(self, stage: Stage) -> bool:
+        return (self.endpoint, stage) in self.plans.stages
+
+    def runs_any(self) -> bool:
+        """Whether any stage at this endpoint has hooks."""
+        return self.endpoint in self.plans.endpoints
+
+    async def run(self, stage: Stage, payload: Any, entity: str) -> tuple[Any, Rejection | None]:
+        """The stage's groups over ``payload``: the payload they leave, and the reject that ended it."""
+        groups = self.plans.groups(self.endpoint, stage)
+        if not groups:
+            return payload, None
+        outcome = StageOutcome(stage, entity)
+        self.outcomes.append(outcome)
+        for group in groups:
+            answers = await self._call_group(stage, group, payload)
+            group_outcome = GroupOutcome()
+            outcome.groups.append(group_outcome)
+            payload, rejection = self._apply(stage, answers, payload, group_outcome)
+            outcome.execution_ms += group_outcome.execution_ms
+            if rejection is not None:
+                return payload, rejection
+        return payload, None
+
+    async def _call_group(self, stage: Stage, group: CompiledGroup, payload: Any) -> list[_Answer]:
+        """Every hook of the group called; awaitable answers awaited together up to the timeout."""
+        answers: list[_Answer] = []
+        pending: dict[asyncio.Future[Any], _Answer] = {}
+        timeout_s = group.timeout_ms / 1000
+        for ref, hook in group.hooks:
+            answer = _Answer(ref, time.perf_counter())
+            answers.append(answer)
+            abtest = self._abtest(ref.module)
+            if abtest is not None and not self._abtest_runs.setdefault(
+                ref.module, self._rand(100) < abtest.percent_active
+            ):
+                answer.skipped, answer.log_tag = True, abtest.log_analytics_tag
+                continue
+            answer.log_tag = abtest is not None and abtest.log_analytics_tag
+            try:
+                result = hook(self._context(ref), payload)
+            except Exception as exc:
+                answer.fail(exc)
+                continue
+            if inspect.isawaitable(result):
+                pending[asyncio.ensure_future(result)] = answer
+            else:
+                answer.finish(result, timeout_s)
+        if pending:
+            await self._await(pending, timeout_s)
+        return answers
+
+    @staticmethod
+    async def _await(pending: dict[asyncio.Future[Any], _Answer], timeout_s: float) -> None:
+        done, late = await asyncio.wait(pending, timeout=timeout_s)
+        for future in late:
+            future.cancel()
+            pending[future].timed_out()
+        for future in done:
+            answer = pending[future]
+            exc = future.exception()
+            if exc is not None:
+                answer.fail(exc)
+            else:
+                answer.finish(future.result(), None)
+
+    def _abtest(self, module: str) -> AbTest | None:
+        for test in self.plans.abtests:
+            if test.module == module:
+                return test
+        return None
+
+    def _context(self, ref: HookRef) -> InvocationContext:
+        config = module_section(self.account_modules, ref.module) if self.account_modules else None
+        context = self._contexts.setdefault(ref.module, {})
+        return InvocationContext(self.endpoint, self.account_id, config, context, ref.code)
+
+    def _apply(
+        self, stage: Stage, answers: list[_Answer], payload: Any, group: GroupOutcome
+    ) -> tuple[Any, Rejection | None]:
+        """The answers in plan order: outcomes recorded, mutations applied, the first reject ends it."""
+        for answer in answers:
+            hook_outcome = answer.outcome()
+            group.results.append(hook_outcome)
+            group.execution_ms = max(group.execution_ms, hook_outcome.execution_ms)
+            result = answer.result
+            if result is not None and hook_outcome.status == SUCCESS:
+                if result.module_context:
+                    self._contexts.setdefault(answer.ref.module, {}).update(result.module_context)
+                if result.reject:
+                    if stage.rejectable:
+                        hook_outcome.action = REJECT
+                        rejection = Rejection(answer.ref, stage, result.nbr_code)
+                        hook_outcome.errors.append(rejection.message())
+                        self._counted(answer.ref, stage, "success_rejected")
+                        return payload, rejection
+                    hook_outcome.status = EXECUTION_FAILURE
+                    hook_outcome.errors.append(
+                        f"Module (name: {answer.ref.module}, hook code: {answer.ref.code}) tried to reject "
+                        f"request on the {stage.value} stage that does not support rejection"
+                    )
+                else:
+                    payload = _mutate(payload, result, hook_outcome)
+                    if result.rejected_bids and hook_outcome.status == SUCCESS:
+                        self.rejected_bids.extend(result.rejected_bids)
+            self._counted(answer.ref, stage, _metric_outcome(hook_outcome))
+        return payload, None
+
+    def _counted(self, ref: HookRef, stage: Stage, outcome: str) -> None:
+        if self._count is not None:
+            self._count(ref.module, stage.value, outcome)
+
+    def rejected_by(self, stage: Stage) -> bool:
+        """Whether a hook rejected at ``stage`` (for tests and callers that only need the fact)."""
+        return any(h.action == REJECT for o in self.outcomes if o.stage == stage for h in o.hooks())
+
+
+def _metric_outcome(outcome: HookOutcome) -> str:
+    if outcome.status == SUCCESS:
+        return {UPDATE: "success_updated", NO_INVOCATION: "success_noop"}.get(outcome.action, "success_noop")
+    return {TIMEOUT: "timeout", FAILURE: "failed"}.get(outcome.status, "execution_error")
+
+
+def _mutate(payload: Any, result: HookResult[Any], outcome: HookOutcome) -> Any:
+    if not result.mutations:
+        return payload
+    outcome.action = UPDATE
+    applied = 0
+    for mutation in result.mutations:
+        try:
+            payload = mutation.apply(payload)
+        except Exception as exc:
+            outcome.warnings.append(f"failed to apply hook mutation: {exc}")
+            continue
+        applied += 1
+        outcome.debug_messages.append(
+            f"Hook mutation successfully applied, affected key: {'.'.join(mutation.key)}, "
+            f"mutation type: {mutation.kind}"
+        )
+    if not applied:
+        outcome.status = EXECUTION_FAILURE
+    return payload
+
+
+class _Answer:
+    """One hook's call: its result or what went wrong, and how long it took."""
+
+    __slots__ = ("done", "error", "failed", "log_tag", "ref", "result", "skipped", "started", "status")
+
+    def __init__(self, ref: HookRef, started: float) -> None:
+        self.ref = ref
+        self.started = started
+        self.done = started
+        self.result: HookResult[Any] | None = None
+        self.status = SUCCESS
+        self.error = ""
+        self.skipped = False
+        self.log_tag = False
+        self.failed: HookResult[Any] | None = None  # what a HookFailure still reports
+
+    def finish(self, result: Any, timeout_s: float | None) -> None:
+        self.done = time.perf_counter()
+        if timeout_s is not None and self.done - self.started > timeout_s:
+            self.timed_out()  # a plain hook cannot be cut off: it is timed out after the fact
+        elif not isinstance(result, HookResult):
+            self.status, self.error = EXECUTION_FAILURE, f"hook returned {type(result).__name__}, not a HookResult"
+        else:
+            self.result = result
+
+    def fail(self, exc: BaseException) -> None:
+        self.done = time.perf_counter()
+        if isinstance(exc, HookFailure):
+            self.status, self.error = FAILURE, f"hook execution failed: {exc}"
+            self.failed = exc.result if isinstance(exc.result, HookResult) else None
+        else:
+            log.error("hook %s of module %s raised", self.ref.code, self.ref.module, exc_info=exc)
+            self.status, self.error = EXECUTION_FAILURE, f"hook execution failed: {type(exc).__name__}: {exc}"
+
+    def timed_out(self) -> None:
+        self.done = time.perf_counter()
+        self.status, self.error, self.result = TIMEOUT, "Hook execution timeout", None
+
+    def outcome(self) -> HookOutcome:
+        elapsed_ms = int((self.done - self.started) * 1000)
+        if self.skipped:
+            tags = _abtest_tags(self.ref.module, "skipped") if self.log_tag else {}
+            return HookOutcome(self.ref, SUCCESS, NO_INVOCATION, 0, analytics_tags=tags)
+        result = self.result
+        if result is None:
+            failed = self.failed
+            if failed is None:
+                return HookOutcome(self.ref, self.status, "", elapsed_ms, errors=[self.error])
+            tags = failed.analytics_tags if isinstance(failed.analytics_tags, dict) else {}
+            return HookOutcome(self.ref, self.status, "", elapsed_ms, str(failed.message or ""), tags,
+                               list(failed.debug_messages), [*failed.errors, self.error], list(failed.warnings))
+        tags = result.analytics_tags if isinstance(result.analytics_tags, dict) else {}
+        if self.log_tag:
+            activities = [*tags.get("activities", ()), *_abtest_tags(self.ref.module, "run")["activities"]]
+            tags = {**tags, "activities": activities}
+        return HookOutcome(
+            self.ref, SUCCESS, NO_ACTION, elapsed_ms, str(result.message or ""), tags,
+            list(result.debug_messages), list(result.errors), list(result.warnings),
+        )  # fmt: skip
+
+
+def _abtest_tags(module: str, status: str) -> dict[str, Any]:
+    result = {"status": status, "values": {"module": module}}
+    return {"activities": [{"name": ABTEST_ACTIVITY, "status": "success", "results": [result]}]}
