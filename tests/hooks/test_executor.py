@@ -603,3 +603,86 @@ async def test_rejected_bids_collected_from_successful_hooks_only():
     )
     await ex.run(Stage.ALL_PROCESSED_BID_RESPONSES, {}, "all_processed_bid_responses")
     assert ex.rejected_bids == [mine, theirs]
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: hooks still pending when the request is cancelled are never cancelled")
+async def test_pending_hooks_cancelled_with_the_request():
+    """The group's timeout is enforced by the awaiting request only: once it is cancelled (client
+    gone, auction deadline), an async hook runs on unbounded."""
+    state: list[str] = []
+
+    async def sleepy(context: InvocationContext, payload: Any) -> HookResult[Any]:
+        try:
+            await asyncio.sleep(0.3)
+        except asyncio.CancelledError:
+            state.append("cancelled")
+            raise
+        state.append("finished")
+        return HookResult()
+
+    ex, _ = executor({Stage.BIDDER_REQUEST: [[("m", "c", sleepy)]]}, timeout_ms=5000)
+    task = asyncio.ensure_future(ex.run(Stage.BIDDER_REQUEST, {}, "bidderA"))
+    await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0.4)
+    assert state == ["cancelled"]
+
+
+# -- through the runtime: modules built from the host's configuration ----------------------------
+
+
+class CountingModule:
+    """Adds its configured ``label`` to the request at bidder_request; rejects the bidder named
+    ``reject`` in its account configuration."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    async def handle_bidder_request(self, context: InvocationContext, payload: Any) -> HookResult[Any]:
+        config = context.account_config or {}
+        if payload.get("bidder") == config.get("reject"):
+            return HookResult(reject=True, nbr_code=9)
+        return HookResult(mutations=[appended("labels", f"{self.label}:{context.hook_impl_code}")])
+
+
+def build_counting(config: Any) -> CountingModule:
+    label = config.get("label")
+    if not isinstance(label, str):
+        raise ValueError("label: must be a string")
+    return CountingModule(label)
+
+
+async def test_runtime_plans_run_through_the_executor():
+    from hbserver.config import AccountHooks
+    from hbserver.hooks.runtime import HookRuntime
+
+    def plan(*codes: str) -> dict[str, Any]:
+        sequence = [{"module-code": "test.counting", "hook-impl-code": code} for code in codes]
+        groups = [{"timeout": 100, "hook-sequence": sequence}]
+        return {"endpoints": {AUCTION: {"stages": {"bidder-request": {"groups": groups}}}}}
+
+    rt = HookRuntime(
+        True,
+        {"test": {"counting": {"enabled": True, "label": "L"}}},
+        plan("host"),
+        plan("default"),
+        {"test.counting": "tests.hooks.test_executor:build_counting"},
+    )
+    metrics = Metrics()
+    ex = HookExecutor(AUCTION, rt.entry_plans(), metrics)
+    settings = AccountHooks(modules={"test": {"counting": {"reject": "bad"}}}, execution_plan=plan("acc1", "acc2"))
+    ex.set_account("a1", rt.account_plans("a1", settings), settings.modules)
+    payload, rejection = await ex.run(Stage.BIDDER_REQUEST, {"bidder": "good"}, "good")
+    assert rejection is None
+    assert payload["labels"] == ["L:host", "L:acc1", "L:acc2"]
+    _, rejection = await ex.run(Stage.BIDDER_REQUEST, {"bidder": "bad"}, "bad")
+    assert rejection is not None and rejection.message() == (
+        "Module test.counting (hook: host) rejected request with code 9 at bidder_request stage"
+    )
+    assert [o.entity for o in ex.outcomes] == ["good", "bad"]
+    assert metrics.calls[-1] == ("test.counting", "bidder_request", "success_rejected")
+    with pytest.raises(ValueError, match=r"^hooks.modules.test.counting: label: must be a string$"):
+        HookRuntime(True, {"test": {"counting": {"enabled": True}}}, None, None,
+                    {"test.counting": "tests.hooks.test_executor:build_counting"})  # fmt: skip
