@@ -608,3 +608,24 @@ def test_account_plan_cache_is_bounded(monkeypatch):
     assert rt.account_plans("a1", settings["a1"]) is first  # two cached: still there
     rt.account_plans("a3", settings["a3"])  # the bound: the cache starts over
     assert rt.account_plans("a1", settings["a1"]) is not first
+
+
+@pytest.mark.parametrize(
+    ("name", "stage"),
+    [
+        ("entrypoint", Stage.ENTRYPOINT),
+        ("raw-auction-request", Stage.RAW_AUCTION_REQUEST),
+        ("processed-auction-request", Stage.PROCESSED_AUCTION_REQUEST),
+        ("bidder-request", Stage.BIDDER_REQUEST),
+        ("raw-bidder-response", Stage.RAW_BIDDER_RESPONSE),
+        ("all-processed-bid-responses", Stage.ALL_PROCESSED_BID_RESPONSES),
+        ("auction-response", Stage.AUCTION_RESPONSE),
+        ("exitpoint", Stage.EXITPOINT),
+        *[(stage.value, stage) for stage in Stage],
+    ],
+)
+@pytest.mark.parametrize(("key", "endpoint"), [("POST /openrtb2/auction", AUCTION), ("GET /openrtb2/amp", AMP)])
+def test_java_stage_and_endpoint_spellings(name, stage, key, endpoint):
+    plan, problems = parsed(stage_plan(name, [hook("m", "c")], endpoint=key))
+    assert problems == []
+    assert dict(plan.stages) == {(endpoint, stage): (Group(10, (HookRef("m", "c"),)),)}
