@@ -519,6 +519,29 @@ AMP_VARIED_SETUP = amp_setup()  # one hook for amp_varied and amp_varied_w2 (sam
 # request text always hits there, so they say what the hit path costs, not what production pays.
 AUCTION_REAL_CONFIG, AUCTION_REAL_SETUP = real_traffic(AUCTION_CONFIG, mock_bidders(seats=AUCTION_BIDDERS))
 AMP_REAL_CONFIG, AMP_REAL_SETUP = real_traffic(AMP_CONFIG, AMP_VARIED_SETUP)
+# prebid.ortb2blocking on for every bidder (issue 41 item 4: at most 10 % over auction_varied): every
+# attribute blocked and enforced, none matching the mock bidders' bids, so each bid is checked and kept.
+ORTB2BLOCKING_ACCOUNT: Mapping[str, Any] = {"attributes": {
+    "badv": {"blocked_adomain": ["blocked-advertiser.example", "other-blocked.example"], "enforce_blocks": True},
+    "bcat": {"blocked_adv_cat": ["IAB25", "IAB26"], "enforce_blocks": True},
+    "bapp": {"blocked_app": ["com.blocked.game"], "enforce_blocks": True},
+    "btype": {"blocked_banner_type": [1, 4]},
+    "battr": {"blocked_banner_attr": [1, 8, 9], "enforce_blocks": True},
+}}  # fmt: skip
+_ORTB2BLOCKING_GROUPS = {
+    stage: {"groups": [{"timeout": 50, "hook_sequence": [
+        {"module_code": "prebid.ortb2blocking", "hook_impl_code": f"ortb2blocking-{stage}"}]}]}
+    for stage in ("bidder_request", "raw_bidder_response")
+}  # fmt: skip
+ORTB2BLOCKING_CONFIG: Mapping[str, Any] = {
+    **AUCTION_REAL_CONFIG,
+    "hooks": {
+        "enabled": True,
+        "modules": {"prebid": {"ortb2blocking": {"enabled": True}}},
+        "host_execution_plan": {"endpoints": {"/openrtb2/auction": {"stages": _ORTB2BLOCKING_GROUPS}}},
+    },
+    "account_defaults": {"hooks": {"modules": {"prebid": {"ortb2blocking": ORTB2BLOCKING_ACCOUNT}}}},
+}
 COOKIE_SYNC_REAL_CONFIG, COOKIE_SYNC_REAL_SETUP = real_traffic({}, None)
 
 VARIED_SCENARIOS: list[Scenario] = [
@@ -562,6 +585,18 @@ VARIED_SCENARIOS: list[Scenario] = [
         setup=AUCTION_REAL_SETUP,
         description="the auction scenario with id, site.page, device.ip, user.id, buyeruids and source.tid "
         "differing on every request",
+    ),
+    Scenario(
+        name="auction_varied_ortb2blocking",
+        path="/openrtb2/auction",
+        method="POST",
+        body_file="payloads/auction_varied.json",
+        content_type="text/plain",
+        config=ORTB2BLOCKING_CONFIG,
+        setup=AUCTION_REAL_SETUP,
+        cpu_at_most=("auction_varied", 1.10),
+        description="auction_varied with the prebid.ortb2blocking module on for every bidder (both hooks, every "
+        "attribute enforced): at most 1.10x auction_varied's CPU",
     ),
     Scenario(
         name="amp_varied",

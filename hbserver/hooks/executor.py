@@ -101,15 +101,13 @@ class HookExecutor:
             answer = _Answer(ref, time.perf_counter())
             answers.append(answer)
             abtest = self._abtest(ref.module)
-            if abtest is not None and not self._abtest_runs.setdefault(
-                ref.module, self._rand(100) < abtest.percent_active
-            ):
+            if abtest is not None and not self._abtest_decides(ref.module, abtest):
                 answer.skipped, answer.log_tag = True, abtest.log_analytics_tag
                 continue
             answer.log_tag = abtest is not None and abtest.log_analytics_tag
             try:
                 result = hook(self._context(ref), payload)
-            except Exception as exc:
+            except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
                 answer.fail(exc)
                 continue
             if inspect.isawaitable(result):
@@ -120,14 +118,29 @@ class HookExecutor:
             await self._await(pending, timeout_s)
         return answers
 
+    def _abtest_decides(self, module: str, abtest: AbTest) -> bool:
+        """Whether an A/B-tested module runs: drawn at its first hook, kept for the rest of the request."""
+        runs = self._abtest_runs.get(module)
+        if runs is None:
+            runs = self._abtest_runs[module] = self._rand(100) < abtest.percent_active
+        return runs
+
     @staticmethod
     async def _await(pending: dict[asyncio.Future[Any], _Answer], timeout_s: float) -> None:
-        done, late = await asyncio.wait(pending, timeout=timeout_s)
+        try:
+            done, late = await asyncio.wait(pending, timeout=timeout_s)
+        except asyncio.CancelledError:  # the request went away: its hooks go with it
+            for future in pending:
+                future.cancel()
+            raise
         for future in late:
             future.cancel()
             pending[future].timed_out()
         for future in done:
             answer = pending[future]
+            if future.cancelled():
+                answer.fail(RuntimeError("hook was cancelled"))
+                continue
             exc = future.exception()
             if exc is not None:
                 answer.fail(exc)
@@ -154,6 +167,9 @@ class HookExecutor:
             group.results.append(hook_outcome)
             group.execution_ms = max(group.execution_ms, hook_outcome.execution_ms)
             result = answer.result
+            failed = answer.failed
+            if failed is not None and failed.module_context:  # PBS-Go keeps a failed hook's context too
+                self._contexts.setdefault(answer.ref.module, {}).update(failed.module_context)
             if result is not None and hook_outcome.status == SUCCESS:
                 if result.module_context:
                     self._contexts.setdefault(answer.ref.module, {}).update(result.module_context)
@@ -164,7 +180,7 @@ class HookExecutor:
                         hook_outcome.errors.append(rejection.message())
                         self._counted(answer.ref, stage, "success_rejected")
                         return payload, rejection
-                    hook_outcome.status = EXECUTION_FAILURE
+                    hook_outcome.status, hook_outcome.action = EXECUTION_FAILURE, ""
                     hook_outcome.errors.append(
                         f"Module (name: {answer.ref.module}, hook code: {answer.ref.code}) tried to reject "
                         f"request on the {stage.value} stage that does not support rejection"

@@ -181,8 +181,9 @@ class HookRuntime:
     def _account_plans(self, account_id: str, raw: Any) -> RequestPlans:
         problems: list[str] = []
         plan = parse_plan(raw or None, "hooks.execution_plan", problems)  # the account store refused bad ones
-        if not plan.has_endpoints:
-            return self._merge(self.host, self.default_account, self._default_abtests, account_id)
+        if not plan.has_endpoints:  # PBS-Java: the account's A/B tests apply whenever it has a plan
+            abtests = plan.abtests if plan.abtests is not None else self._default_abtests
+            return self._merge(self.host, self.default_account, abtests, account_id)
         compiled = self._compile(plan, f"account {account_id} hooks.execution_plan", None)
         return self._merge(self.host, compiled, plan.abtests, account_id)
 

@@ -572,7 +572,6 @@ def test_entrypoint_runs_every_host_abtest():
     assert modules_of(rt.entry_plans()) == ["acme.one", "acme.two"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: an account plan's abtests are dropped when it names no endpoints")
 def test_account_abtests_without_endpoints_apply():
     """PBS-Java's effective plan is the account's whenever it has one, so its ``abtests`` apply even
     without endpoints; hbserver keeps the default plan's stages (PBS-Go's merge) and also its tests."""
