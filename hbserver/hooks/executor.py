@@ -56,6 +56,7 @@ class HookExecutor:
         self.account_modules: Mapping[str, Any] = {}
         self.outcomes: list[StageOutcome] = []
         self._contexts: dict[str, dict[str, Any]] = {}
+        self._configs: dict[str, Any] = {}  # module -> the account's section of it
         self.rejected_bids: list[RejectedBids] = []  # what hooks removed and the auction reports
         self._abtest_runs: dict[str, bool] = {}  # module -> runs (decided at its first hook)
         self._count = count
@@ -65,6 +66,8 @@ class HookExecutor:
         """The account's plans (None: none beyond the host's) and its ``hooks.modules``."""
         self.account_id = account_id
         self.account_modules = modules
+        self._configs.clear()
+        self._contexts = {module: context for module, context in self._contexts.items() if context}
         if plans is not None:
             self.plans = plans
 
@@ -83,40 +86,54 @@ class HookExecutor:
         outcome = StageOutcome(stage, entity)
         self.outcomes.append(outcome)
         for group in groups:
-            answers = await self._call_group(stage, group, payload)
+            answers, pending = self._call_group(group, payload)
+            if pending:
+                await self._await(pending, group.timeout_ms / 1000)
             group_outcome = GroupOutcome()
             outcome.groups.append(group_outcome)
             payload, rejection = self._apply(stage, answers, payload, group_outcome)
-            outcome.execution_ms += group_outcome.execution_ms
+            if group_outcome.execution_ms:
+                outcome.execution_ms += group_outcome.execution_ms
             if rejection is not None:
                 return payload, rejection
         return payload, None
 
-    async def _call_group(self, stage: Stage, group: CompiledGroup, payload: Any) -> list[_Answer]:
-        """Every hook of the group called; awaitable answers awaited together up to the timeout."""
+    def _call_group(
+        self, group: CompiledGroup, payload: Any
+    ) -> tuple[list[_Answer], dict[asyncio.Future[Any], _Answer] | None]:
+        """Every hook of the group called: the answers, and the awaitable ones still to await (None:
+        every hook answered at once, the common case, which then costs no coroutine)."""
         answers: list[_Answer] = []
-        pending: dict[asyncio.Future[Any], _Answer] = {}
+        pending: dict[asyncio.Future[Any], _Answer] | None = None
         timeout_s = group.timeout_ms / 1000
+        abtests = self.plans.abtests
         for ref, hook in group.hooks:
             answer = _Answer(ref, time.perf_counter())
             answers.append(answer)
-            abtest = self._abtest(ref.module)
-            if abtest is not None and not self._abtest_decides(ref.module, abtest):
-                answer.skipped, answer.log_tag = True, abtest.log_analytics_tag
-                continue
-            answer.log_tag = abtest is not None and abtest.log_analytics_tag
+            if abtests:
+                abtest = self._abtest(ref.module)
+                if abtest is not None and not self._abtest_decides(ref.module, abtest):
+                    answer.skipped, answer.log_tag = True, abtest.log_analytics_tag
+                    continue
+                answer.log_tag = abtest is not None and abtest.log_analytics_tag
             try:
                 result = hook(self._context(ref), payload)
             except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
                 answer.fail(exc)
                 continue
-            if inspect.isawaitable(result):
-                pending[asyncio.ensure_future(result)] = answer
-            else:
+            if isinstance(result, HookResult):
+                done = answer.done = time.perf_counter()
+                if done - answer.started > timeout_s:
+                    answer.timed_out()  # a plain hook cannot be cut off: it is timed out after the fact
+                else:
+                    answer.result = result
+            elif not inspect.isawaitable(result):
                 answer.finish(result, timeout_s)
-        if pending:
-            await self._await(pending, timeout_s)
-        return answers
+            else:
+                if pending is None:
+                    pending = {}
+                pending[asyncio.ensure_future(result)] = answer
+        return answers, pending
 
     def _abtest_decides(self, module: str, abtest: AbTest) -> bool:
         """Whether an A/B-tested module runs: drawn at its first hook, kept for the rest of the request."""
@@ -154,9 +171,12 @@ class HookExecutor:
         return None
 
     def _context(self, ref: HookRef) -> InvocationContext:
-        config = module_section(self.account_modules, ref.module) if self.account_modules else None
-        context = self._contexts.setdefault(ref.module, {})
-        return InvocationContext(self.endpoint, self.account_id, config, context, ref.code)
+        module = ref.module
+        context = self._contexts.get(module)
+        if context is None:
+            context = self._contexts[module] = {}
+            self._configs[module] = module_section(self.account_modules, module) if self.account_modules else None
+        return InvocationContext(self.endpoint, self.account_id, self._configs[module], context, ref.code)
 
     def _apply(
         self, stage: Stage, answers: list[_Answer], payload: Any, group: GroupOutcome
@@ -165,7 +185,8 @@ class HookExecutor:
         for answer in answers:
             hook_outcome = answer.outcome()
             group.results.append(hook_outcome)
-            group.execution_ms = max(group.execution_ms, hook_outcome.execution_ms)
+            if hook_outcome.execution_ms > group.execution_ms:
+                group.execution_ms = hook_outcome.execution_ms
             result = answer.result
             failed = answer.failed
             if failed is not None and failed.module_context:  # PBS-Go keeps a failed hook's context too
@@ -177,14 +198,15 @@ class HookExecutor:
                     if stage.rejectable:
                         hook_outcome.action = REJECT
                         rejection = Rejection(answer.ref, stage, result.nbr_code)
-                        hook_outcome.errors.append(rejection.message())
+                        hook_outcome.errors = [*hook_outcome.errors, rejection.message()]
                         self._counted(answer.ref, stage, "success_rejected")
                         return payload, rejection
                     hook_outcome.status, hook_outcome.action = EXECUTION_FAILURE, ""
-                    hook_outcome.errors.append(
+                    hook_outcome.errors = [
+                        *hook_outcome.errors,
                         f"Module (name: {answer.ref.module}, hook code: {answer.ref.code}) tried to reject "
-                        f"request on the {stage.value} stage that does not support rejection"
-                    )
+                        f"request on the {stage.value} stage that does not support rejection",
+                    ]
                 else:
                     payload = _mutate(payload, result, hook_outcome)
                     if result.rejected_bids and hook_outcome.status == SUCCESS:
@@ -201,16 +223,22 @@ class HookExecutor:
         return any(h.action == REJECT for o in self.outcomes if o.stage == stage for h in o.hooks())
 
 
+_SUCCESS_METRIC = {UPDATE: "success_updated"}
+_FAILURE_METRIC = {TIMEOUT: "timeout", FAILURE: "failed"}
+
+
 def _metric_outcome(outcome: HookOutcome) -> str:
     if outcome.status == SUCCESS:
-        return {UPDATE: "success_updated", NO_INVOCATION: "success_noop"}.get(outcome.action, "success_noop")
-    return {TIMEOUT: "timeout", FAILURE: "failed"}.get(outcome.status, "execution_error")
+        return _SUCCESS_METRIC.get(outcome.action, "success_noop")
+    return _FAILURE_METRIC.get(outcome.status, "execution_error")
 
 
 def _mutate(payload: Any, result: HookResult[Any], outcome: HookOutcome) -> Any:
     if not result.mutations:
         return payload
     outcome.action = UPDATE
+    outcome.debug_messages = list(outcome.debug_messages)  # the hook's own list stays as it gave it
+    outcome.warnings = list(outcome.warnings)
     applied = 0
     for mutation in result.mutations:
         try:
@@ -268,6 +296,13 @@ class _Answer:
 
     def outcome(self) -> HookOutcome:
         elapsed_ms = int((self.done - self.started) * 1000)
+        result = self.result
+        if result is not None and not self.log_tag:  # the common case first
+            tags = result.analytics_tags
+            return HookOutcome(
+                self.ref, SUCCESS, NO_ACTION, elapsed_ms, result.message if isinstance(result.message, str) else "",
+                tags if isinstance(tags, dict) else {}, result.debug_messages, result.errors, result.warnings,
+            )  # fmt: skip
         if self.skipped:
             tags = _abtest_tags(self.ref.module, "skipped") if self.log_tag else {}
             return HookOutcome(self.ref, SUCCESS, NO_INVOCATION, 0, analytics_tags=tags)
@@ -284,8 +319,8 @@ class _Answer:
             activities = [*tags.get("activities", ()), *_abtest_tags(self.ref.module, "run")["activities"]]
             tags = {**tags, "activities": activities}
         return HookOutcome(
-            self.ref, SUCCESS, NO_ACTION, elapsed_ms, str(result.message or ""), tags,
-            list(result.debug_messages), list(result.errors), list(result.warnings),
+            self.ref, SUCCESS, NO_ACTION, elapsed_ms, result.message if isinstance(result.message, str) else "",
+            tags, result.debug_messages, result.errors, result.warnings,
         )  # fmt: skip
 
 
