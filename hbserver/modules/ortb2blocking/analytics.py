@@ -19,26 +19,22 @@ def mark_failed(tags: dict[str, Any]) -> None:
     tags["activities"][0]["status"] = "error"
 
 
-def _add(tags: dict[str, Any], result: dict[str, Any]) -> None:
-    tags["activities"][0].setdefault("results", []).append(result)
+def allowed(bidder: str, imp_id: str) -> dict[str, Any]:
+    """The result of a bid that passed."""
+    return {"status": "success-allow", "appliedto": applied_to(bidder, imp_id)}
 
 
-def add_allowed(tags: dict[str, Any], bidder: str, imp_id: str) -> None:
-    _add(tags, {"status": "success-allow", "appliedto": _applied_to(bidder, imp_id)})
-
-
-def add_blocked(tags: dict[str, Any], bidder: str, imp_id: str, failed: list[str], blocked: dict[str, Any]) -> None:
-    """``blocked``: check -> the values that failed it (``None`` for a bid that had none, blocked as
-    unknown)."""
+def blocked(bidder: str, imp_id: str, failed: list[str], values_by_check: dict[str, Any]) -> dict[str, Any]:
+    """The result of a bid that failed the checks ``failed``; ``values_by_check``: check -> the values
+    that failed it (``None`` for a bid that had none, blocked as unknown)."""
     values: dict[str, Any] = {"attributes": failed}
     for check in CHECKS:
-        if check in blocked:
-            values[_VALUE_KEYS[check]] = blocked[check]
-    _add(tags, {"status": "success-block", "values": values, "appliedto": _applied_to(bidder, imp_id)})
+        if check in values_by_check:
+            values[_VALUE_KEYS[check]] = values_by_check[check]
+    return {"status": "success-block", "values": values, "appliedto": applied_to(bidder, imp_id)}
 
 
-def _applied_to(bidder: str, imp_id: str) -> dict[str, Any]:
-    applied: dict[str, Any] = {"impids": [imp_id]}
+def applied_to(bidder: str, imp_id: str) -> dict[str, Any]:
     if bidder:
-        applied = {"bidder": bidder, "impids": [imp_id]}
-    return applied
+        return {"bidder": bidder, "impids": [imp_id]}
+    return {"impids": [imp_id]}

@@ -4,16 +4,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import NamedTuple
+
+_NO_IMPS: Mapping[str, tuple[int, ...]] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
-class BlockingAttributes:
+class BlockingAttributes(NamedTuple):
+    """Immutable; a named tuple because one is made for every bidder of every auction (a frozen
+    dataclass costs several times more to build)."""
+
     badv: tuple[str, ...] = ()
     bapp: tuple[str, ...] = ()
     bcat: tuple[str, ...] = ()
-    btype: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # by imp id
-    battr: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # by imp id (banner, then video, audio)
+    btype: Mapping[str, tuple[int, ...]] = _NO_IMPS  # by imp id
+    battr: Mapping[str, tuple[int, ...]] = _NO_IMPS  # by imp id (banner, then video, audio)
     cattax: int = 0
 
 

@@ -1,38 +1,35 @@
 """The bidder_request hook (PBS-Go's ``hook_bidderrequest.go``): sets the account's blocking lists
 on a bidder's request where the request has none: ``badv``, ``bapp``, ``bcat`` and ``cattax`` at
-the top, ``btype``/``battr`` on each imp's banner and ``battr`` on its video and audio."""
+the top, ``btype``/``battr`` on each imp's banner and ``battr`` on its video and audio.
+
+What each field takes for a bidder and media types comes from ``plans`` (computed once per
+config); only what depends on this request (the fields it already has, its imps) is done here."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from hbserver.hooks.api import BidderRequestPayload, HookResult, Mutation
 from hbserver.modules.ortb2blocking.attributes import BlockingAttributes
 from hbserver.modules.ortb2blocking.config import Config
-from hbserver.modules.ortb2blocking.errors import BlockingFailure, OverrideError
-from hbserver.modules.ortb2blocking.overrides import (
-    first_or_default,
-    get_ids,
-    get_names,
-    imp_media_types,
-    request_media_types,
+from hbserver.modules.ortb2blocking.errors import BlockingFailure
+from hbserver.modules.ortb2blocking.overrides import imp_media_types, request_media_types
+from hbserver.modules.ortb2blocking.plans import (
+    IMP_FIELDS,
+    IMP_KEYS,
+    ImpStep,
+    RequestPlan,
+    TopStep,
+    imp_plan,
+    request_plan,
+    top_plan,
 )
 
 Result = HookResult[BidderRequestPayload]
 Imps = list[dict[str, Any]]
 ByImp = dict[str, tuple[int, ...]]
-
-_NO_MEDIA: frozenset[str] = frozenset()
-# request field, config field, in PBS-Go's order
-_TOP_FIELDS = (("badv", "badv.blocked_adomain"), ("bapp", "bapp.blocked_app"), ("bcat", "bcat.blocked_adv_cat"))
-# imp media object, config field
-_BATTR_FIELDS = (
-    ("banner", "battr.blocked_banner_attr"),
-    ("video", "battr.blocked_video_attr"),
-    ("audio", "battr.blocked_audio_attr"),
-)
+_NO_VALUES: tuple[str, ...] = ()
 
 
 def handle_bidder_request(cfg: Config, payload: BidderRequestPayload) -> Result:
@@ -41,138 +38,110 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload) -> Result:
         raise BlockingFailure("payload contains a nil bid request", HookResult())
     raw_imps = request.get("imp")
     imps: Imps = [imp for imp in raw_imps if isinstance(imp, dict)] if isinstance(raw_imps, list) else []
+    plan: RequestPlan = cfg.memo.get("request") or request_plan(cfg)
+    bidder = payload.bidder
     result: Result = HookResult()
-    top = _top_fields(cfg, payload, imps, result)
-    btype = _btype(cfg, payload.bidder, imps, result)
-    battr = _battr(cfg, payload.bidder, imps, result)
-    cattax = _cattax(cfg, request, result)
-    result.module_context = {
-        payload.bidder: BlockingAttributes(
-            badv=top["badv"], bapp=top["bapp"], bcat=top["bcat"], btype=btype, battr=battr, cattax=cattax
-        )
-    }
+    # only conditions look at the bidder and media types
+    top = plan.top_static or top_plan(cfg, bidder, request_media_types(imps))
+    badv, bapp, bcat = _top_fields(top, request, result)
+    btype: ByImp = {}
+    battr: ByImp = {}
+    if plan.imp_fields:
+        _imp_fields(cfg, plan, bidder, imps, result, btype, battr)
+    cattax = 0
+    present = request.get("cattax")
+    if not (isinstance(present, int) and present > 0):
+        cattax = plan.cattax
+        result.mutations.append(plan.cattax_mutation)
+    result.module_context = {bidder: BlockingAttributes(badv, bapp, bcat, btype, battr, cattax)}
     return result
 
 
-def _top_fields(cfg: Config, payload: BidderRequestPayload, imps: Imps, result: Result) -> dict[str, tuple[str, ...]]:
-    media_types: frozenset[str] | None = None  # only conditions look at them
-    found: dict[str, tuple[str, ...]] = {}
-    for key, name in _TOP_FIELDS:
-        found[key] = ()
-        if payload.request.get(key):
-            continue
-        actions = cfg.overrides[name]
-        if actions and media_types is None:
-            media_types = request_media_types(imps)
-        try:
-            values, message = first_or_default(
-                payload.bidder, media_types or _NO_MEDIA, get_names, actions, cfg.values[name]
-            )
-        except OverrideError as exc:
-            raise BlockingFailure(
-                f"failed to update {key} field: failed to get override for {name}: {exc}", result
-            ) from None
-        if message:
-            result.warnings.append(message)
-        if values:
-            found[key] = values
-            result.mutations.append(Mutation("update", ("bidrequest", key), _set_top(key, list(values))))
+def _top_fields(steps: tuple[TopStep, ...], request: dict[str, Any], result: Result) -> list[tuple[str, ...]]:
+    """badv, bapp and bcat as set (``()`` where the request had its own)."""
+    found = [_NO_VALUES, _NO_VALUES, _NO_VALUES]
+    index = 0
+    for step in steps:
+        if not request.get(step.key):
+            if step.error:
+                raise BlockingFailure(step.error, result)
+            if step.message:
+                result.warnings.append(step.message)
+            if step.mutation is not None:
+                found[index] = step.values
+                result.mutations.append(step.mutation)
+        index += 1
     return found
 
 
-def _btype(cfg: Config, bidder: str, imps: Imps, result: Result) -> ByImp:
-    name = "btype.blocked_banner_type"
-    try:
-        found = _imp_overrides(cfg, name, bidder, imps, "banner", "btype", result.warnings)
-    except OverrideError as exc:
-        raise BlockingFailure(
-            f"failed to update btype field: failed to get override for imp.*.banner.btype: {exc}", result
-        ) from None
-    _add_imp_mutation(result, found, imps, "banner", "btype")
-    return found
-
-
-def _battr(cfg: Config, bidder: str, imps: Imps, result: Result) -> ByImp:
-    merged: ByImp = {}
-    messages: list[str] = []  # PBS-Go adds them to the warnings only when all three succeed
-    for media, name in _BATTR_FIELDS:
-        try:
-            found = _imp_overrides(cfg, name, bidder, imps, media, "battr", messages)
-        except OverrideError as exc:
-            raise BlockingFailure(
-                f"failed to update battr field: failed to get override for imp.*.{media}.battr: {exc}", result
-            ) from None
-        _add_imp_mutation(result, found, imps, media, "battr")
-        merged.update(found)
+def _imp_fields(
+    cfg: Config, plan: RequestPlan, bidder: str, imps: Imps, result: Result, btype: ByImp, battr: ByImp
+) -> None:
+    """btype and battr by imp id, for every imp without its own (PBS-Go's ``findImpressionOverrides``:
+    imps without the media type are looked at too; banner's, video's and audio's battr share a map)."""
+    if plan.imp_static is not None:  # the same values for every imp, never a warning nor failure
+        for index, field, media, values in plan.imp_static:
+            found: ByImp = {}
+            with_media: list[str] = []
+            for imp in imps:
+                imp_id = imp.get("id")
+                if not isinstance(imp_id, str):
+                    imp_id = ""
+                media_object = imp.get(media)
+                if media_object is not None:
+                    with_media.append(imp_id)
+                    if isinstance(media_object, dict) and media_object.get(field):
+                        continue
+                found[imp_id] = values
+            (btype if index == 0 else battr).update(found)
+            _add_mutation(result, index, found, with_media, len(imps))
+        return
+    steps = [imp_plan(cfg, bidder, imp_media_types(imp)) for imp in imps]
+    messages: list[str] = []  # battr's: PBS-Go adds them to the warnings only when all three succeed
+    for index in plan.imp_fields:
+        if index == 0:
+            btype.update(_imp_field(index, imps, steps, result, result.warnings))
+        else:
+            battr.update(_imp_field(index, imps, steps, result, messages))
     result.warnings.extend(messages)
-    return merged
 
 
-def _imp_overrides(
-    cfg: Config, name: str, bidder: str, imps: Imps, media: str, field: str, messages: list[str]
-) -> ByImp:
-    """The values for each imp that has no ``imp.<media>.<field>`` yet (by imp id; PBS-Go's
-    ``findImpressionOverrides``: imps without that media type are looked at too)."""
-    actions = cfg.overrides[name]
-    default = cfg.values[name]
+def _imp_field(index: int, imps: Imps, steps: list[tuple[ImpStep, ...]], result: Result, messages: list[str]) -> ByImp:
+    """One imp field's values by imp id, each imp's from its own plan, with the field's mutation."""
+    field, media, _ = IMP_FIELDS[index]
     found: ByImp = {}
-    if not actions and not default:
-        return found
-    for imp in imps:
+    with_media: list[str] = []
+    for imp, imp_steps in zip(imps, steps, strict=True):
+        imp_id = _imp_id(imp)
         media_object = imp.get(media)
-        if isinstance(media_object, dict) and media_object.get(field):
-            continue
-        media_types = imp_media_types(imp) if actions else _NO_MEDIA  # only conditions look at them
-        values, message = first_or_default(bidder, media_types, get_ids, actions, default)
-        if message:
-            messages.append(message)
-        if values:
-            found[_imp_id(imp)] = values
+        if media_object is not None:
+            with_media.append(imp_id)
+            if isinstance(media_object, dict) and media_object.get(field):
+                continue
+        step = imp_steps[index]
+        if step.error:
+            raise BlockingFailure(step.error, result)
+        if step.message:
+            messages.append(step.message)
+        if step.values:
+            found[imp_id] = step.values
+    _add_mutation(result, index, found, with_media, len(imps))
     return found
 
 
-def _add_imp_mutation(result: Result, found: ByImp, imps: Imps, media: str, field: str) -> None:
-    """A mutation for the imps of ``found`` that offer ``media`` (no media object is ever created)."""
+def _add_mutation(result: Result, index: int, found: ByImp, with_media: list[str], imp_count: int) -> None:
+    """The mutation of IMP_FIELDS[index] for the imps of ``found`` that offer its media type (no
+    media object is ever created)."""
     if not found:
         return
-    targets = {
-        _imp_id(imp): found[_imp_id(imp)] for imp in imps if imp.get(media) is not None and _imp_id(imp) in found
-    }
-    if targets:
-        result.mutations.append(
-            Mutation("update", ("bidrequest", "imp", media, field), _set_on_imps(targets, media, field))
-        )
-
-
-def _cattax(cfg: Config, request: dict[str, Any], result: Result) -> int:
-    present = request.get("cattax")
-    if isinstance(present, int) and present > 0:
-        return 0
-    cattax: int = cfg.value("bcat.category_taxonomy")
-    result.mutations.append(Mutation("update", ("bidrequest", "cattax"), _set_cattax(cattax)))
-    return cattax
-
-
-def _set_top(key: str, values: list[Any]) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
-    def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
-        return replace(payload, request={**payload.request, key: list(values)})
-
-    return apply
-
-
-def _set_cattax(cattax: int) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
-    """PBS-Go sets ``cattax`` even to 0, which its JSON then leaves out: 0 removes the key here."""
-
-    def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
-        if cattax:
-            return replace(payload, request={**payload.request, "cattax": cattax})
-        if "cattax" not in payload.request:
-            return payload
-        request = dict(payload.request)
-        del request["cattax"]
-        return replace(payload, request=request)
-
-    return apply
+    if len(with_media) == imp_count:  # every imp offers it
+        targets = found
+    else:
+        targets = {imp_id: found[imp_id] for imp_id in with_media if imp_id in found}
+        if not targets:
+            return
+    field, media, _ = IMP_FIELDS[index]
+    result.mutations.append(Mutation("update", IMP_KEYS[index], _set_on_imps(targets, media, field)))
 
 
 def _set_on_imps(by_imp: ByImp, media: str, field: str) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
@@ -181,14 +150,17 @@ def _set_on_imps(by_imp: ByImp, media: str, field: str) -> Callable[[BidderReque
         if not isinstance(imps, list):
             return payload
         updated = list(imps)
-        for index, imp in enumerate(imps):
-            if not isinstance(imp, dict):
-                continue
-            values = by_imp.get(_imp_id(imp))
-            media_object = imp.get(media)
-            if values and isinstance(media_object, dict):
-                updated[index] = {**imp, media: {**media_object, field: list(values)}}
-        return replace(payload, request={**payload.request, "imp": updated})
+        index = 0
+        for imp in imps:
+            if isinstance(imp, dict):
+                media_object = imp.get(media)
+                if isinstance(media_object, dict):
+                    imp_id = imp.get("id")
+                    values = by_imp.get(imp_id if isinstance(imp_id, str) else "")
+                    if values:
+                        updated[index] = {**imp, media: {**media_object, field: list(values)}}
+            index += 1
+        return BidderRequestPayload({**payload.request, "imp": updated}, payload.bidder)
 
     return apply
 

@@ -9,7 +9,7 @@ when the hooks use them (PBS-Go reports them then, in the hook's own words).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,9 +72,10 @@ class ActionOverride:
 
 
 class Config:
-    """Every field's value (its zero value when the account gave none) and overrides (``()``)."""
+    """Every field's value (its zero value when the account gave none) and overrides (``()``);
+    ``memo`` holds what the hooks derive from them (see ``plans``)."""
 
-    __slots__ = ("enforces", "overrides", "values")
+    __slots__ = ("enforces", "memo", "overrides", "values")
 
     def __init__(
         self,
@@ -85,6 +86,7 @@ class Config:
         self.overrides: dict[str, tuple[ActionOverride, ...]] = {**_NO_OVERRIDES, **(overrides or {})}
         # whether a bid can be checked at all (an enforce_blocks on, or overridden)
         self.enforces = any(self.values[name] or self.overrides[name] for name in ENFORCE_FIELDS)
+        self.memo: dict[Hashable, Any] = {}
 
     def value(self, name: str) -> Any:
         """The field ``name`` (``"badv.blocked_adomain"``)."""

@@ -1,45 +1,27 @@
 """The raw_bidder_response hook (PBS-Go's ``hook_raw_bidder_response.go``): drops a bidder's bids
 whose advertiser domains, categories, category taxonomy, app bundle or creative attributes are
-blocked, for the attributes whose ``enforce_blocks`` is on (deals may be excepted)."""
+blocked, for the attributes whose ``enforce_blocks`` is on (deals may be excepted).
+
+Whether a check is enforced for a bidder and media type, and what it warns, comes from ``plans``;
+a bid's own values and its deal's exceptions are looked at here."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
-from hbserver.adapters.base import TypedBid
+from hbserver.adapters.base import BidderResponse, TypedBid
 from hbserver.hooks.api import HookResult, Mutation, RawBidderResponsePayload
 from hbserver.modules.ortb2blocking import analytics
 from hbserver.modules.ortb2blocking.attributes import NONE_BLOCKED, BlockingAttributes
-from hbserver.modules.ortb2blocking.config import Config, Override
+from hbserver.modules.ortb2blocking.config import Config
 from hbserver.modules.ortb2blocking.errors import BlockingFailure, OverrideError
-from hbserver.modules.ortb2blocking.overrides import (
-    deal_exceptions,
-    first_or_default,
-    get_ids,
-    get_is_active,
-    get_names,
-)
+from hbserver.modules.ortb2blocking.overrides import deal_exceptions
+from hbserver.modules.ortb2blocking.plans import CheckStep, response_plan
 
 Result = HookResult[RawBidderResponsePayload]
 _CATTAX_IAB_CONTENT_10 = 1  # the taxonomy allowed when the request named none
-
-
-@dataclass(frozen=True, slots=True)
-class _Check:
-    attribute: str  # badv | bcat | bapp | battr
-    enforce: str  # config fields
-    unknown: str | None  # None: a bid without values passes
-    deals: str
-    getter: Callable[[Override], tuple[Any, ...]]
-
-
-_BADV = _Check("badv", "badv.enforce_blocks", "badv.block_unknown_adomain", "badv.allowed_adomain_for_deals", get_names)
-_BCAT = _Check("bcat", "bcat.enforce_blocks", "bcat.block_unknown_adv_cat", "bcat.allowed_adv_cat_for_deals", get_names)
-_BAPP = _Check("bapp", "bapp.enforce_blocks", None, "bapp.allowed_app_for_deals", get_names)
-# PBS-Go excepts the banner attributes for deals whatever the bid's type
-_BATTR = _Check("battr", "battr.enforce_blocks", None, "battr.allowed_banner_attr_for_deals", get_ids)
+_NO_BLOCKED: tuple[Any, ...] = ()
 
 
 class _CheckError(Exception):
@@ -50,103 +32,113 @@ def handle_raw_bidder_response(
     cfg: Config, payload: RawBidderResponsePayload, module_context: Mapping[str, Any] | None
 ) -> Result:
     bidder = payload.bidder
-    attrs = (module_context or {}).get(bidder, NONE_BLOCKED)
+    attrs = module_context.get(bidder, NONE_BLOCKED) if module_context else NONE_BLOCKED
     if not isinstance(attrs, BlockingAttributes):
         raise BlockingFailure(
             f"could not cast blocking attributes for bidder `{bidder}`, module context has incorrect data",
             HookResult(),
         )
     result: Result = HookResult(analytics_tags=analytics.new_tags())
+    outcomes: list[dict[str, Any]] = []  # the activity's results, set on it once there is one
     kept: list[TypedBid] = []
     bids = payload.response.bids
+    memo = cfg.memo if cfg.enforces else None  # None: no bid can be checked
     for typed in bids:
         bid = typed.bid
-        imp_id = _text(bid.get("impid"))
-        if not cfg.enforces:
-            analytics.add_allowed(result.analytics_tags, bidder, imp_id)
-            kept.append(typed)
-            continue
-        try:
-            failed = _failed_checks(cfg, attrs, typed, imp_id, bidder, result.warnings)
-        except _CheckError as exc:
-            analytics.mark_failed(result.analytics_tags)
-            raise BlockingFailure(str(exc), result) from None
-        if not failed:
-            analytics.add_allowed(result.analytics_tags, bidder, imp_id)
+        imp_id = bid.get("impid")
+        if not isinstance(imp_id, str):
+            imp_id = ""
+        failed = None
+        if memo is not None:
+            steps = memo.get(("response", bidder, typed.bid_type)) or response_plan(cfg, bidder, typed.bid_type)
+            try:
+                failed = _failed_checks(steps, attrs, bid, imp_id, result)
+            except _CheckError as exc:
+                _set_outcomes(result, outcomes)
+                analytics.mark_failed(result.analytics_tags)
+                raise BlockingFailure(str(exc), result) from None
+        if failed is None:
+            outcomes.append(analytics.allowed(bidder, imp_id))
             kept.append(typed)
             continue
         names = [check for check in analytics.CHECKS if check in failed]
-        analytics.add_blocked(result.analytics_tags, bidder, imp_id, names, failed)
+        outcomes.append(analytics.blocked(bidder, imp_id, names, failed))
         result.debug_messages.append(
             f"Bid {_text(bid.get('id'))} from bidder {bidder} has been rejected, failed checks: {', '.join(names)}"
         )
+    _set_outcomes(result, outcomes)
     if len(kept) != len(bids):
         result.mutations.append(Mutation("update", ("bids",), _keep(kept)))
     return result
 
 
+def _set_outcomes(result: Result, outcomes: list[dict[str, Any]]) -> None:
+    if outcomes:
+        result.analytics_tags["activities"][0]["results"] = outcomes
+
+
 def _failed_checks(
-    cfg: Config, attrs: BlockingAttributes, typed: TypedBid, imp_id: str, bidder: str, warnings: list[str]
-) -> dict[str, Any]:
-    """The checks the bid fails, each with the values that failed it."""
-    bid = typed.bid
-    media = frozenset((typed.bid_type,))
-    deal_id = _text(bid.get("dealid"))
+    steps: tuple[CheckStep | None, ...], attrs: BlockingAttributes, bid: dict[str, Any], imp_id: str, result: Result
+) -> dict[str, Any] | None:
+    """The checks the bid fails, each with the values that failed it (None: none failed)."""
+    badv, bcat, bapp, battr = steps
     failed: dict[str, Any] = {}
-    args = (cfg, bidder, media, deal_id, warnings)
-    _check(_BADV, *args, _list(bid.get("adomain")), attrs.badv, failed)
-    if _check(_BCAT, *args, _list(bid.get("cat")), attrs.bcat, failed):
+    deal_id = bid.get("dealid")
+    if not isinstance(deal_id, str):
+        deal_id = ""
+    if badv is not None and (badv.quiet or _enforced(badv, result)):
+        _check(badv, bid.get("adomain"), attrs.badv, deal_id, failed)
+    if bcat is not None and (bcat.quiet or _enforced(bcat, result)):
+        _check(bcat, bid.get("cat"), attrs.bcat, deal_id, failed)
         cattax = bid.get("cattax") or 0
         if cattax != 0 and cattax != (attrs.cattax or _CATTAX_IAB_CONTENT_10):
             failed["cattax"] = [cattax]
-    _check(_BAPP, *args, [_text(bid.get("bundle"))], attrs.bapp, failed)
-    blocked_attr = attrs.battr.get(imp_id, ()) if attrs.battr else ()
-    _check(_BATTR, *args, _list(bid.get("attr")), blocked_attr, failed)
-    return failed
+    if bapp is not None and (bapp.quiet or _enforced(bapp, result)):
+        _check(bapp, [_text(bid.get("bundle"))], attrs.bapp, deal_id, failed)
+    if battr is not None and (battr.quiet or _enforced(battr, result)):
+        blocked = attrs.battr.get(imp_id, _NO_BLOCKED) if attrs.battr else _NO_BLOCKED
+        _check(battr, bid.get("attr"), blocked, deal_id, failed)
+    return failed or None
 
 
-def _check(
-    check: _Check,
-    cfg: Config,
-    bidder: str,
-    media: frozenset[str],
-    deal_id: str,
-    warnings: list[str],
-    values: Sequence[Any],
-    blocked: Sequence[Any],
-    failed: dict[str, Any],
-) -> bool:
-    """Runs one attribute's check into ``failed``; whether that attribute is enforced."""
-    field = check.enforce
-    actions = cfg.overrides[field]
-    if not actions and not cfg.values[field]:
-        return False
+def _enforced(step: CheckStep, result: Result) -> bool:
+    """Adds the step's warnings; whether it is enforced (_CheckError where it fails)."""
+    if step.warnings:
+        result.warnings.extend(step.warnings)
+    if step.error:
+        raise _CheckError(step.error)
+    return step.enforced
+
+
+def _check(step: CheckStep, values: Any, blocked: Sequence[Any], deal_id: str, failed: dict[str, Any]) -> None:
+    """One enforced check of a bid's ``values`` (a list, else none) into ``failed``."""
+    exceptions = _deal_exceptions(step, deal_id) if deal_id else _NO_BLOCKED  # looked at (and failing) first
+    if not isinstance(values, list) or not values:
+        if step.block_unknown:
+            failed[step.check.attribute] = None
+        return
+    if not blocked:
+        return
+    for value in values:  # a quick look first: most bids have no blocked value
+        if value in blocked:
+            break
+    else:
+        return
+    should_block, blocked_values = block_attribute(values, blocked, exceptions, step.block_unknown)
+    if should_block:
+        failed[step.check.attribute] = blocked_values
+
+
+def _deal_exceptions(step: CheckStep, deal_id: str) -> tuple[Any, ...]:
+    if not step.deal_actions:
+        return step.deal_default
     try:
-        enforce, message = first_or_default(bidder, media, get_is_active, actions, cfg.values[field])
-        if message:
-            warnings.append(message)
-        if not enforce:
-            return False
-        block_unknown = False
-        if check.unknown is not None:
-            field = check.unknown
-            block_unknown, message = first_or_default(
-                bidder, media, get_is_active, cfg.overrides_of(field), cfg.value(field)
-            )
-            if message:
-                warnings.append(message)
-        exceptions: tuple[Any, ...] = ()
-        if deal_id:
-            field = check.deals
-            exceptions = deal_exceptions(deal_id, check.getter, cfg.overrides_of(field), cfg.value(field))
+        return deal_exceptions(deal_id, step.check.getter, step.deal_actions, step.deal_default)
     except OverrideError as exc:
         raise _CheckError(
-            f"failed to process {check.attribute} block checking: failed to get override for {field}: {exc}"
+            f"failed to process {step.check.attribute} block checking: "
+            f"failed to get override for {step.check.deals}: {exc}"
         ) from None
-    should_block, blocked_values = block_attribute(values, blocked, exceptions, block_unknown)
-    if should_block:
-        failed[check.attribute] = blocked_values
-    return True
 
 
 def block_attribute(
@@ -166,7 +158,10 @@ def block_attribute(
 
 def _keep(kept: list[TypedBid]) -> Callable[[RawBidderResponsePayload], RawBidderResponsePayload]:
     def apply(payload: RawBidderResponsePayload) -> RawBidderResponsePayload:
-        return replace(payload, response=replace(payload.response, bids=list(kept)))
+        response = payload.response
+        return RawBidderResponsePayload(
+            BidderResponse(list(kept), response.currency, response.fledge_auction_configs), payload.bidder
+        )
 
     return apply
 

@@ -1,0 +1,241 @@
+"""What the hooks decide from the account's config alone, for one bidder and one set of media types:
+which values each field takes (``action_overrides`` or the plain value), the warnings that choice
+gives and the failure it raises. A plan is computed once and remembered on the parsed
+:class:`Config` (its ``memo``): the keys are bidder codes and media-type sets, never per-visitor
+values, so warm traffic always hits; the memo is bounded (cleared when full) and, living on the
+parsed config, goes with it when the account's config changes.
+
+Only deal exceptions (which depend on the bid's deal id) are left to the hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any, NamedTuple
+
+from hbserver.hooks.api import BidderRequestPayload, Mutation
+from hbserver.modules.ortb2blocking.config import ActionOverride, Config, Override
+from hbserver.modules.ortb2blocking.errors import OverrideError
+from hbserver.modules.ortb2blocking.overrides import first_or_default, get_ids, get_is_active, get_names
+
+MEMO_SIZE = 1024
+NO_MEDIA: frozenset[str] = frozenset()
+
+
+def remembered(cfg: Config, key: Hashable, compute: Callable[[], Any]) -> Any:
+    """``cfg``'s memo entry ``key``, computed by ``compute`` on a miss (the memo is emptied when it
+    holds :data:`MEMO_SIZE` entries)."""
+    found = cfg.memo.get(key)
+    if found is None:
+        found = compute()
+        if len(cfg.memo) >= MEMO_SIZE:
+            cfg.memo.clear()
+        cfg.memo[key] = found
+    return found
+
+
+# ---- bidder_request
+
+
+class TopStep(NamedTuple):
+    """One request-level field (badv, bapp, bcat, in PBS-Go's order)."""
+
+    key: str
+    values: tuple[str, ...]
+    message: str  # PBS-Go's warning when several overrides matched ("" none)
+    error: str  # the hook's failure ("" none)
+    mutation: Mutation[BidderRequestPayload] | None  # sets ``values`` (None when there are none)
+
+
+class ImpStep(NamedTuple):
+    """One imp-level field for an imp of some media types."""
+
+    values: tuple[int, ...]
+    message: str
+    error: str
+
+
+class RequestPlan(NamedTuple):
+    """The config-level part of the bidder_request hook."""
+
+    top_static: tuple[TopStep, ...] | None  # the top fields, when no override makes them depend on bidder or media
+    imp_fields: tuple[int, ...]  # the indices in IMP_FIELDS of the fields that can set anything
+    # when no imp field has overrides: (index, field, media, values) of those fields (never a warning nor failure)
+    imp_static: tuple[tuple[int, str, str, tuple[int, ...]], ...] | None
+    cattax: int
+    cattax_mutation: Mutation[BidderRequestPayload]
+
+
+# request field, config field, in PBS-Go's order
+TOP_FIELDS = (("badv", "badv.blocked_adomain"), ("bapp", "bapp.blocked_app"), ("bcat", "bcat.blocked_adv_cat"))
+# imp field, media object, config field, in PBS-Go's order
+IMP_FIELDS = (
+    ("btype", "banner", "btype.blocked_banner_type"),
+    ("battr", "banner", "battr.blocked_banner_attr"),
+    ("battr", "video", "battr.blocked_video_attr"),
+    ("battr", "audio", "battr.blocked_audio_attr"),
+)
+IMP_KEYS = tuple(("bidrequest", "imp", media, field) for field, media, _ in IMP_FIELDS)
+
+
+def request_plan(cfg: Config) -> RequestPlan:
+    """Remembered under the key ``"request"``."""
+    return remembered(cfg, "request", lambda: _request_plan(cfg))  # type: ignore[no-any-return]
+
+
+def _request_plan(cfg: Config) -> RequestPlan:
+    cattax: int = cfg.values["bcat.category_taxonomy"]
+    top_actions = any(cfg.overrides[name] for _, name in TOP_FIELDS)
+    imp_actions = any(cfg.overrides[name] for _, _, name in IMP_FIELDS)
+    imp_fields = tuple(
+        index for index, (_, _, name) in enumerate(IMP_FIELDS) if cfg.overrides[name] or cfg.values[name]
+    )
+    imp_static = None
+    if not imp_actions:
+        imp_static = tuple(
+            (index, field, media, cfg.values[name])
+            for index, (field, media, name) in enumerate(IMP_FIELDS)
+            if index in imp_fields
+        )
+    return RequestPlan(
+        top_static=None if top_actions else _top_plan(cfg, "", NO_MEDIA),
+        imp_fields=imp_fields,
+        imp_static=imp_static,
+        cattax=cattax,
+        cattax_mutation=Mutation("update", ("bidrequest", "cattax"), _set_cattax(cattax)),
+    )
+
+
+def top_plan(cfg: Config, bidder: str, media_types: frozenset[str]) -> tuple[TopStep, ...]:
+    """The top fields for ``bidder`` and the request's ``media_types``, remembered under
+    ``("top", bidder, media_types)``."""
+    return remembered(cfg, ("top", bidder, media_types), lambda: _top_plan(cfg, bidder, media_types))  # type: ignore[no-any-return]
+
+
+def _top_plan(cfg: Config, bidder: str, media_types: frozenset[str]) -> tuple[TopStep, ...]:
+    return tuple(_top_step(cfg, bidder, media_types, field) for field in TOP_FIELDS)
+
+
+def _top_step(cfg: Config, bidder: str, media_types: frozenset[str], field: tuple[str, str]) -> TopStep:
+    key, name = field
+    try:
+        values, message = first_or_default(bidder, media_types, get_names, cfg.overrides[name], cfg.values[name])
+    except OverrideError as exc:
+        return TopStep(key, (), "", f"failed to update {key} field: failed to get override for {name}: {exc}", None)
+    mutation = Mutation("update", ("bidrequest", key), _set_top(key, values)) if values else None
+    return TopStep(key, values, message, "", mutation)
+
+
+def imp_plan(cfg: Config, bidder: str, media_types: frozenset[str]) -> tuple[ImpStep, ...]:
+    """Every imp field (in :data:`IMP_FIELDS` order) for ``bidder`` and an imp of ``media_types``,
+    remembered under ``("imp", bidder, media_types)``."""
+    return remembered(cfg, ("imp", bidder, media_types), lambda: _imp_plan(cfg, bidder, media_types))  # type: ignore[no-any-return]
+
+
+def _imp_plan(cfg: Config, bidder: str, media_types: frozenset[str]) -> tuple[ImpStep, ...]:
+    return tuple(_imp_step(cfg, bidder, media_types, field) for field in IMP_FIELDS)
+
+
+def _imp_step(cfg: Config, bidder: str, media_types: frozenset[str], field: tuple[str, str, str]) -> ImpStep:
+    key, media, name = field
+    try:
+        values, message = first_or_default(bidder, media_types, get_ids, cfg.overrides[name], cfg.values[name])
+    except OverrideError as exc:
+        return ImpStep((), "", f"failed to update {key} field: failed to get override for imp.*.{media}.{key}: {exc}")
+    return ImpStep(values, message, "")
+
+
+def _set_top(key: str, values: tuple[str, ...]) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
+    def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
+        return BidderRequestPayload({**payload.request, key: list(values)}, payload.bidder)
+
+    return apply
+
+
+def _set_cattax(cattax: int) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
+    """PBS-Go sets ``cattax`` even to 0, which its JSON then leaves out: 0 removes the key here."""
+
+    def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
+        if cattax:
+            return BidderRequestPayload({**payload.request, "cattax": cattax}, payload.bidder)
+        if "cattax" not in payload.request:
+            return payload
+        request = dict(payload.request)
+        del request["cattax"]
+        return BidderRequestPayload(request, payload.bidder)
+
+    return apply
+
+
+# ---- raw_bidder_response
+
+
+class Check(NamedTuple):
+    """One attribute's check: its config fields."""
+
+    attribute: str  # badv | bcat | bapp | battr
+    enforce: str
+    unknown: str | None  # None: a bid without values passes
+    deals: str
+    getter: Callable[[Override], tuple[Any, ...]]
+
+
+CHECKS = (
+    Check("badv", "badv.enforce_blocks", "badv.block_unknown_adomain", "badv.allowed_adomain_for_deals", get_names),
+    Check("bcat", "bcat.enforce_blocks", "bcat.block_unknown_adv_cat", "bcat.allowed_adv_cat_for_deals", get_names),
+    Check("bapp", "bapp.enforce_blocks", None, "bapp.allowed_app_for_deals", get_names),
+    # PBS-Go excepts the banner attributes for deals whatever the bid's type
+    Check("battr", "battr.enforce_blocks", None, "battr.allowed_banner_attr_for_deals", get_ids),
+)
+
+
+class CheckStep(NamedTuple):
+    """A check for a bid of one bidder and media type, up to its deal exceptions."""
+
+    check: Check
+    quiet: bool  # enforced, with no warning nor failure (the common case)
+    warnings: tuple[str, ...]  # added for each bid, before anything else of the check
+    error: str  # the failure of every bid that gets this far ("" none)
+    enforced: bool
+    block_unknown: bool
+    deal_actions: tuple[ActionOverride, ...]  # () : a deal's exceptions are deal_default
+    deal_default: tuple[Any, ...]
+
+
+def response_plan(cfg: Config, bidder: str, bid_type: str) -> tuple[CheckStep | None, ...]:
+    """The checks (in :data:`CHECKS` order) of a ``bid_type`` bid of ``bidder``; None for one that is
+    not enforced and says nothing. Remembered under ``("response", bidder, bid_type)``."""
+    return remembered(  # type: ignore[no-any-return]
+        cfg,
+        ("response", bidder, bid_type),
+        lambda: tuple(_check_step(cfg, check, bidder, frozenset((bid_type,))) for check in CHECKS),
+    )
+
+
+def _check_step(cfg: Config, check: Check, bidder: str, media: frozenset[str]) -> CheckStep | None:
+    field = check.enforce
+    actions = cfg.overrides[field]
+    if not actions and not cfg.values[field]:
+        return None
+    warnings: list[str] = []
+    enforce = block_unknown = False
+    error = ""
+    try:
+        enforce, message = first_or_default(bidder, media, get_is_active, actions, cfg.values[field])
+        if message:
+            warnings.append(message)
+        if enforce and check.unknown is not None:
+            field = check.unknown
+            block_unknown, message = first_or_default(
+                bidder, media, get_is_active, cfg.overrides[field], cfg.values[field]
+            )
+            if message:
+                warnings.append(message)
+    except OverrideError as exc:
+        error = f"failed to process {check.attribute} block checking: failed to get override for {field}: {exc}"
+    if not (enforce or warnings or error):
+        return None
+    deals = check.deals
+    quiet = enforce and not warnings and not error
+    return CheckStep(
+        check, quiet, tuple(warnings), error, enforce, block_unknown, cfg.overrides[deals], cfg.values[deals]
+    )
