@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 ACTIVITY = "enforce_blocking"
+ALLOWED = "success-allow"
 CHECKS = ("badv", "bcat", "cattax", "bapp", "battr")  # PBS-Go's order
 # the key of a check's blocked values; cattax's shares bcat's and, written after it, replaces it
 _VALUE_KEYS = {"badv": "adomain", "bcat": "bcat", "cattax": "bcat", "bapp": "bundle", "battr": "attr"}
@@ -21,7 +22,7 @@ def mark_failed(tags: dict[str, Any]) -> None:
 
 def allowed(bidder: str, imp_id: str) -> dict[str, Any]:
     """The result of a bid that passed."""
-    return {"status": "success-allow", "appliedto": applied_to(bidder, imp_id)}
+    return {"status": ALLOWED, "appliedto": applied_to(bidder, imp_id)}
 
 
 def blocked(bidder: str, imp_id: str, failed: list[str], values_by_check: dict[str, Any]) -> dict[str, Any]:

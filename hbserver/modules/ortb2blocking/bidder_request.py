@@ -30,6 +30,7 @@ Result = HookResult[BidderRequestPayload]
 Imps = list[dict[str, Any]]
 ByImp = dict[str, tuple[int, ...]]
 _NO_VALUES: tuple[str, ...] = ()
+_new_attributes = tuple.__new__  # BlockingAttributes from its six values, without its __new__'s keyword handling
 
 
 def handle_bidder_request(cfg: Config, payload: BidderRequestPayload) -> Result:
@@ -53,7 +54,7 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload) -> Result:
     if not (isinstance(present, int) and present > 0):
         cattax = plan.cattax
         result.mutations.append(plan.cattax_mutation)
-    result.module_context = {bidder: BlockingAttributes(badv, bapp, bcat, btype, battr, cattax)}
+    result.module_context = {bidder: _new_attributes(BlockingAttributes, (badv, bapp, bcat, btype, battr, cattax))}
     return result
 
 

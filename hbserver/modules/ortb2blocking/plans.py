@@ -201,14 +201,38 @@ class CheckStep(NamedTuple):
     deal_default: tuple[Any, ...]
 
 
-def response_plan(cfg: Config, bidder: str, bid_type: str) -> tuple[CheckStep | None, ...]:
-    """The checks (in :data:`CHECKS` order) of a ``bid_type`` bid of ``bidder``; None for one that is
-    not enforced and says nothing. Remembered under ``("response", bidder, bid_type)``."""
-    return remembered(  # type: ignore[no-any-return]
-        cfg,
-        ("response", bidder, bid_type),
-        lambda: tuple(_check_step(cfg, check, bidder, frozenset((bid_type,))) for check in CHECKS),
-    )
+# where a check's blocked values are in BlockingAttributes (a named tuple), and the bid's key
+_SLOTS = {"badv": (0, "adomain"), "bcat": (2, "cat"), "bapp": (1, "bundle"), "battr": (4, "attr")}
+BAPP_SLOT, BATTR_SLOT, CATTAX_SLOT = 1, 4, 5
+
+
+class ResponsePlan(NamedTuple):
+    """The checks of a bid of one bidder and media type."""
+
+    steps: tuple[CheckStep | None, ...]  # in CHECKS order; None for one not enforced that says nothing
+    # when every check is quiet: (attributes slot, bid key, block_unknown) of each enforced one
+    # (bcat's followed by its cattax check's), for a glance at a bid without a deal
+    quick: tuple[tuple[int, str, bool], ...] | None
+
+
+def response_plan(cfg: Config, bidder: str, bid_type: str) -> ResponsePlan:
+    """Remembered under ``("response", bidder, bid_type)``."""
+    return remembered(cfg, ("response", bidder, bid_type), lambda: _response_plan(cfg, bidder, bid_type))  # type: ignore[no-any-return]
+
+
+def _response_plan(cfg: Config, bidder: str, bid_type: str) -> ResponsePlan:
+    steps = tuple(_check_step(cfg, check, bidder, frozenset((bid_type,))) for check in CHECKS)
+    quick: list[tuple[int, str, bool]] | None = []
+    for step in steps:
+        if step is None:
+            continue
+        if not step.quiet or quick is None:
+            quick = None
+            continue
+        quick.append((*_SLOTS[step.check.attribute], step.block_unknown))
+        if step.check.attribute == "bcat":
+            quick.append((CATTAX_SLOT, "cattax", False))
+    return ResponsePlan(steps, None if quick is None else tuple(quick))
 
 
 def _check_step(cfg: Config, check: Check, bidder: str, media: frozenset[str]) -> CheckStep | None:

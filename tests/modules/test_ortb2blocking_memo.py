@@ -1,0 +1,226 @@
+"""prebid.ortb2blocking's plans, remembered on the parsed config: bounded, gone with a changed
+account config, and a hit gives what a miss gives (PBS-Go's cases run twice on one module, and
+against a module that has never seen them); the quick look at a bid agrees with the full checks."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbserver.adapters.base import BidderResponse, TypedBid
+from hbserver.hooks.api import (
+    ENDPOINT_AUCTION,
+    BidderRequestPayload,
+    HookFailure,
+    HookResult,
+    InvocationContext,
+    RawBidderResponsePayload,
+)
+from hbserver.modules.ortb2blocking import build
+from hbserver.modules.ortb2blocking.attributes import BlockingAttributes
+from hbserver.modules.ortb2blocking.config import parse
+from hbserver.modules.ortb2blocking.plans import MEMO_SIZE, remembered, request_plan, response_plan, top_plan
+from hbserver.modules.ortb2blocking.raw_bidder_response import _failed_checks, _passes
+
+DATA = Path(__file__).parent / "data" / "ortb2blocking"
+REQUEST_CASES = json.loads((DATA / "bidder_request_cases.json").read_text())
+RESPONSE_CASES = json.loads((DATA / "raw_bidder_response_cases.json").read_text())
+TEST_CONFIG = json.loads((DATA / "test_config.json").read_text())
+ENFORCED = {
+    "attributes": {
+        "badv": {"enforce_blocks": True, "block_unknown_adomain": True, "blocked_adomain": ["bad.com"]},
+        "bcat": {"enforce_blocks": True, "blocked_adv_cat": ["IAB25"], "category_taxonomy": 6},
+        "bapp": {"enforce_blocks": True, "blocked_app": ["com.bad"]},
+        "btype": {"blocked_banner_type": [1]},
+        "battr": {"enforce_blocks": True, "blocked_banner_attr": [9], "allowed_banner_attr_for_deals": [9]},
+    }
+}
+
+
+def _ctx(config: Any, module_context: dict[str, Any] | None = None) -> InvocationContext:
+    return InvocationContext(ENDPOINT_AUCTION, "acc", config, module_context or {}, "code")
+
+
+def _request_outcome(module: Any, config: Any, request: dict[str, Any], bidder: str = "appnexus") -> Any:
+    """Everything the bidder_request hook gives, its mutations applied (a failure's text and result)."""
+    payload = BidderRequestPayload(copy.deepcopy(request), bidder)
+    try:
+        result = module.handle_bidder_request(_ctx(config), payload)
+    except HookFailure as exc:
+        failed = exc.result
+        return str(exc), failed.warnings, [m.key for m in failed.mutations]
+    for mutation in result.mutations:
+        payload = mutation.apply(payload)
+    keys = [(m.kind, m.key) for m in result.mutations]
+    return payload.request, result.warnings, keys, result.module_context, result.debug_messages
+
+
+def _response_outcome(module: Any, config: Any, module_context: dict[str, Any], bids: list[dict[str, Any]]) -> Any:
+    typed = [TypedBid(bid=copy.deepcopy(bid), bid_type="banner") for bid in bids]
+    payload = RawBidderResponsePayload(BidderResponse(typed, "EUR", [{"impid": "1"}]), "appnexus")
+    try:
+        result = module.handle_raw_bidder_response(_ctx(config, module_context), payload)
+    except HookFailure as exc:
+        failed = exc.result
+        return str(exc), failed.warnings if failed else None, failed.analytics_tags if failed else None
+    for mutation in result.mutations:
+        payload = mutation.apply(payload)
+    response = payload.response
+    kept = [typed.bid for typed in response.bids]
+    return kept, response.currency, response.fledge_auction_configs, result.warnings, result.analytics_tags
+
+
+def _config(case: dict[str, Any]) -> Any:
+    return TEST_CONFIG if case["config"] == "@test_config" else case["config"]
+
+
+@pytest.mark.parametrize("case", REQUEST_CASES, ids=[case["description"] for case in REQUEST_CASES])
+def test_bidder_request_hit_is_a_miss(case: dict[str, Any]) -> None:
+    config = _config(case)
+    module = build({})
+    miss = _request_outcome(module, config, case["request"])
+    hit = _request_outcome(module, config, case["request"])
+    fresh = _request_outcome(build({}), copy.deepcopy(config), case["request"])
+    assert hit == miss == fresh
+
+
+@pytest.mark.parametrize("case", RESPONSE_CASES, ids=[case["description"] for case in RESPONSE_CASES])
+def test_raw_bidder_response_hit_is_a_miss(case: dict[str, Any]) -> None:
+    raw_context = case["module_context"] or {}
+    module_context = {
+        bidder: BlockingAttributes(
+            badv=tuple(raw.get("badv", ())),
+            bapp=tuple(raw.get("bapp", ())),
+            bcat=tuple(raw.get("bcat", ())),
+            battr={imp: tuple(values) for imp, values in raw.get("battr", {}).items()},
+            cattax=raw.get("cattax", 0),
+        )
+        if isinstance(raw, dict)
+        else raw
+        for bidder, raw in raw_context.items()
+    }
+    module = build({})
+    miss = _response_outcome(module, case["config"], module_context, case["bids"])
+    hit = _response_outcome(module, case["config"], module_context, case["bids"])
+    fresh = _response_outcome(build({}), copy.deepcopy(case["config"]), module_context, case["bids"])
+    assert hit == miss == fresh
+
+
+def test_memo_is_bounded_and_cleared_when_full() -> None:
+    cfg = parse(TEST_CONFIG)
+    for index in range(MEMO_SIZE + 10):
+        response_plan(cfg, f"bidder{index}", "banner")
+        assert len(cfg.memo) <= MEMO_SIZE
+    assert len(cfg.memo) == 10  # emptied at MEMO_SIZE, then filled again
+    computed = []
+    assert remembered(cfg, "k", lambda: computed.append(1) or "v") == "v"
+    assert remembered(cfg, "k", lambda: computed.append(1) or "w") == "v"  # a hit computes nothing
+    assert computed == [1]
+
+
+def test_cleared_memo_gives_the_same_results() -> None:
+    module = build({})
+    request = {"imp": [{"id": "1", "banner": {}}, {"id": "2", "video": {}}]}
+    before = _request_outcome(module, TEST_CONFIG, request)
+    module._configs.get(TEST_CONFIG).memo.clear()
+    assert _request_outcome(module, TEST_CONFIG, request) == before
+
+
+def test_changed_account_config_is_not_served_from_the_old_memo() -> None:
+    """The memo lives on the parsed config: a changed config (a new object) starts afresh."""
+    module = build({})
+    request = {"imp": [{"id": "1", "banner": {}}]}
+    first = {"attributes": {"badv": {"blocked_adomain": ["a.com"]}, "btype": {"blocked_banner_type": [1]}}}
+    second = {"attributes": {"badv": {"blocked_adomain": ["b.com"]}, "btype": {"blocked_banner_type": [2]}}}
+    assert _request_outcome(module, first, request)[0]["badv"] == ["a.com"]
+    changed = _request_outcome(module, second, request)[0]
+    assert changed["badv"] == ["b.com"] and changed["imp"][0]["banner"] == {"btype": [2]}
+    assert module._configs.get(first).memo is not module._configs.get(second).memo
+
+
+def _top(steps: Any) -> list[tuple[Any, ...]]:
+    return [(step.key, step.values, step.message, step.error) for step in steps]
+
+
+@pytest.mark.parametrize(
+    ("bidder", "media", "badv"),
+    [
+        ("appnexus", {"video"}, ("a.com", "b.com")),
+        ("appnexus", {"banner"}, ("a.com", "b.com", "c.com")),
+        ("rubicon", {"banner"}, ("a.com", "b.com", "c.com", "d.com", "e.com")),
+        ("RUBICON", {"video"}, ("a.com", "b.com")),  # bidders compare case-insensitively, the first match wins
+        ("other", {"video"}, ("a.com", "b.com", "c.com")),
+    ],
+)
+def test_plans_by_bidder_and_media(bidder: str, media: set[str], badv: tuple[str, ...]) -> None:
+    """Overrides by bidder and media type: each (bidder, media types) has its own plan, equal to one
+    computed on a config never used before, whatever was asked before it."""
+    cfg = parse(TEST_CONFIG)
+    for other in ("appnexus", "rubicon", "other"):  # the other keys first: the other bidders, the other media
+        if other != bidder:
+            top_plan(cfg, other, frozenset(media))
+            response_plan(cfg, other, "video")
+    top_plan(cfg, bidder, frozenset({"banner", "video"}) - frozenset(media))
+    plan = top_plan(cfg, bidder, frozenset(media))
+    assert plan[0].values == badv
+    assert _top(plan) == _top(top_plan(parse(TEST_CONFIG), bidder, frozenset(media)))
+    assert top_plan(cfg, bidder, frozenset(media)) is plan  # remembered
+    response_plan(cfg, bidder, "banner")
+    assert response_plan(cfg, bidder, "video") == response_plan(parse(TEST_CONFIG), bidder, "video")
+
+
+def test_remembered_mutation_applies_to_each_payload_alone() -> None:
+    """A plan's mutation is shared by every request: it keeps nothing of the one it last changed."""
+    cfg = parse(ENFORCED)
+    step = request_plan(cfg).top_static[0]  # type: ignore[index]
+    assert step.key == "badv" and step.mutation is not None
+    first = step.mutation.apply(BidderRequestPayload({"id": "1"}, "a"))
+    second = step.mutation.apply(BidderRequestPayload({"id": "2", "site": {}}, "b"))
+    assert first.request == {"id": "1", "badv": ["bad.com"]} and first.bidder == "a"
+    assert second.request == {"id": "2", "site": {}, "badv": ["bad.com"]} and second.bidder == "b"
+    first.request["badv"].append("changed")
+    assert step.mutation.apply(BidderRequestPayload({}, "c")).request == {"badv": ["bad.com"]}
+
+
+_ATTRS = BlockingAttributes(badv=("bad.com",), bapp=("com.bad",), bcat=("IAB25",), battr={"i1": (9,)}, cattax=6)
+
+
+@pytest.mark.parametrize(
+    ("bid", "fails"),
+    [
+        ({"impid": "i1", "adomain": ["ok.com"], "cat": ["IAB1"], "bundle": "com.ok", "attr": [1]}, False),
+        ({"impid": "i1", "adomain": ["ok.com", "bad.com"]}, True),
+        ({"impid": "i1"}, True),  # no adomain: blocked as unknown
+        ({"impid": "i1", "adomain": "bad.com"}, True),  # not a list: none, so unknown
+        ({"impid": "i1", "adomain": ["ok.com"], "cat": ["IAB25"]}, True),
+        ({"impid": "i1", "adomain": ["ok.com"], "cattax": 6}, False),
+        ({"impid": "i1", "adomain": ["ok.com"], "cattax": 2}, True),
+        ({"impid": "i1", "adomain": ["ok.com"], "cattax": 0}, False),
+        ({"impid": "i1", "adomain": ["ok.com"], "bundle": "com.bad"}, True),
+        ({"impid": "i1", "adomain": ["ok.com"], "bundle": 7}, False),  # not a string: ""
+        ({"impid": "i1", "adomain": ["ok.com"], "attr": [9]}, True),
+        ({"impid": "i2", "adomain": ["ok.com"], "attr": [9]}, False),  # nothing blocked for that imp
+        ({"impid": "i1", "adomain": ["ok.com"], "attr": [9], "dealid": "d"}, False),  # the deal's exception
+        ({"impid": "i1", "adomain": ["ok.com"], "attr": [9.0]}, True),  # compared as PBS-Go's values are
+    ],
+)
+def test_quick_look_agrees_with_the_checks(bid: dict[str, Any], fails: bool) -> None:
+    cfg = parse(ENFORCED)
+    plan = response_plan(cfg, "appnexus", "banner")
+    assert plan.quick is not None
+    failed = _failed_checks(plan.steps, _ATTRS, bid, bid["impid"], HookResult())
+    assert (failed is not None) is fails
+    if _passes(plan.quick, _ATTRS, bid, bid["impid"]):
+        assert failed is None  # a bid the quick look lets through passes every check
+    elif not bid.get("dealid"):
+        assert failed is not None  # without a deal the quick look stops only bids that fail
+
+
+def test_bids_mutation_keeps_the_response_fields() -> None:
+    bids = [{"id": "1", "adomain": ["bad.com"]}, {"id": "2", "adomain": ["ok.com"]}]
+    kept, currency, fledge, _, _ = _response_outcome(build({}), ENFORCED, {"appnexus": _ATTRS}, bids)
+    assert (kept, currency, fledge) == ([bids[1]], "EUR", [{"impid": "1"}])
