@@ -34,8 +34,8 @@ import orjson
 import uvloop
 from aiohttp import web
 
-from hbserver.auction.pricegranularity import GRANULARITY_MEDIUM
-from hbserver.auction.pricegranularity import price_bucket as granularity_bucket
+from hbserver.auction.response.pricegranularity import GRANULARITY_MEDIUM
+from hbserver.auction.response.pricegranularity import price_bucket as granularity_bucket
 from hbserver.config import Config, load_config
 from hbserver.server import tune_gc
 from hbserver.stores.cache.base import CacheItem

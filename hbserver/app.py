@@ -34,9 +34,9 @@ from hbserver.appkeys import (
     STORED,
     SYNC,
 )
+from hbserver.auction.bids.currency_fetch import ServerRates
 from hbserver.auction.core import AuctionService
-from hbserver.auction.currency_fetch import ServerRates
-from hbserver.auction.exchange import MAX_RESPONSE_BYTES
+from hbserver.auction.exchange.fanout import MAX_RESPONSE_BYTES
 from hbserver.bidders.registry import build_registry
 from hbserver.config import Config
 from hbserver.endpoints.amp import AmpEndpoint

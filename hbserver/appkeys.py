@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from hbserver.web.keys import CONFIG, MAX_REQUEST_SIZE, METRICS
+
 if TYPE_CHECKING:
     from hbserver.analytics import Analytics
-    from hbserver.auction.currency_fetch import ServerRates
-    from hbserver.config import Config
+    from hbserver.auction.bids.currency_fetch import ServerRates
     from hbserver.endpoints.status import Health
     from hbserver.floors.fetcher import FloorsFetcher
-    from hbserver.metrics import Metrics
     from hbserver.stores.accounts import AccountStore
     from hbserver.stores.cache.service import CacheService
     from hbserver.stores.stored import StoredData
@@ -21,11 +21,8 @@ if TYPE_CHECKING:
     from hbserver.web.bidclient import BidderClient
     from hbserver.web.client import SharedSession
 
-CONFIG: web.AppKey[Config] = web.AppKey("config")
-METRICS: web.AppKey[Metrics] = web.AppKey("metrics")
 ANALYTICS: web.AppKey[Analytics] = web.AppKey("analytics")
 ACCOUNTS: web.AppKey[AccountStore] = web.AppKey("accounts")
-MAX_REQUEST_SIZE: web.AppKey[int] = web.AppKey("max_request_size")
 SYNC: web.AppKey[SyncService] = web.AppKey("sync")
 CACHE: web.AppKey[CacheService] = web.AppKey("cache")
 HTTP: web.AppKey[SharedSession] = web.AppKey("http")
@@ -37,3 +34,6 @@ FLOORS_FETCHER: web.AppKey[FloorsFetcher] = web.AppKey("floors_fetcher")  # floo
 # Admin endpoints (method, path, handler): on admin.port when set, else on the main port.
 AdminRoute = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
 ADMIN_ROUTES: web.AppKey[list[AdminRoute]] = web.AppKey("admin_routes")
+
+__all__ = ["ACCOUNTS", "ADMIN_ROUTES", "ANALYTICS", "BIDDER_HTTP", "CACHE", "CONFIG", "CURRENCY", "FLOORS_FETCHER",
+           "HEALTH", "HTTP", "MAX_REQUEST_SIZE", "METRICS", "STORED", "SYNC", "AdminRoute"]

@@ -479,7 +479,7 @@ class PrivacySandbox:
 
 
 def _dsa_default(value: Any) -> str | None:
-    from hbserver.auction.dsa import default_problem  # the auction's reading of regs.ext.dsa
+    from hbserver.auction.bids.dsa import default_problem  # the auction's reading of regs.ext.dsa
 
     return default_problem(value)
 
@@ -488,7 +488,7 @@ def _dsa_default(value: Any) -> str | None:
 class AccountDsa:
     """PBS-Go's account ``privacy.dsa`` (config/account.go ``AccountDSA``): ``default`` is the
     ``regs.ext.dsa`` a request without one gets, as a JSON string (PBS-Go; PBS-Java's object is read
-    too); ``gdpr_only``: only when GDPR is enforced for the request (:mod:`hbserver.auction.dsa`)."""
+    too); ``gdpr_only``: only when GDPR is enforced for the request (:mod:`hbserver.auction.bids.dsa`)."""
 
     default: Any = _checked(None, _dsa_default)
     gdpr_only: bool = False
@@ -503,7 +503,8 @@ def _us_states(value: list[str]) -> str | None:
 
 @dataclass(frozen=True)
 class AccountGeo:
-    """hbserver's own (no Prebid Server has it): where a bidder gets no precise geo (hbserver.auction.privacy)."""
+    """hbserver's own (no Prebid Server has it): where a bidder gets no precise geo
+    (hbserver.auction.exchange.privacy)."""
 
     precise_geo_blocked_states: list[str] = _checked_factory(list, _us_states)
 
@@ -1131,7 +1132,7 @@ def account_settings_problems(settings: AccountSettings) -> list[str]:
     if fetch.enabled and not fetch.url:
         problems.append("price_floors.fetch.url: required when price_floors.fetch.enabled is true")
     if settings.bidadjustments is not None:
-        from hbserver.auction.bidadjust import validate_bid_adjustments
+        from hbserver.auction.bids.bidadjust import validate_bid_adjustments
 
         problem = validate_bid_adjustments(settings.bidadjustments)
         if problem:

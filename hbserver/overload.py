@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from hbserver.auction.messages import WarningCode
+from hbserver.auction.common.messages import WarningCode
 from hbserver.web.connection import HEARTBEAT, Heartbeat
 
 if TYPE_CHECKING:

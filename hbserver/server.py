@@ -6,7 +6,7 @@ From the signal on every response says ``Connection: close``; after the drain ea
 closed once the request on it is answered (see :mod:`hbserver.web.connection`).
 
 The supervisor also makes a run directory for the workers' shared files (``HBSERVER_RUN_DIR``:
-the currency rates one worker fetched for all, see :mod:`hbserver.auction.currency_fetch`),
+the currency rates one worker fetched for all, see :mod:`hbserver.auction.bids.currency_fetch`),
 removed at exit like its metrics directory. Each worker gets its slot's index (``HBSERVER_WORKER_INDEX``,
 kept by the worker restarted in that slot) and the worker count (``HBSERVER_WORKERS``): with
 ``cache.store: memory`` each worker owns a shard of the keys (:mod:`hbserver.stores.cache.sharded`).

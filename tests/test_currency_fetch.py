@@ -22,9 +22,9 @@ from aiohttp.test_utils import TestServer
 
 from hbserver.app import create_admin_app
 from hbserver.appkeys import CURRENCY
-from hbserver.auction import currency_fetch
-from hbserver.auction.currency import RateTable
-from hbserver.auction.currency_fetch import (
+from hbserver.auction.bids import currency_fetch
+from hbserver.auction.bids.currency import RateTable
+from hbserver.auction.bids.currency_fetch import (
     JITTER,
     LOCK_FILE,
     MAX_FILE_BYTES,

@@ -21,7 +21,7 @@ from urllib.parse import quote
 import orjson
 import pytest
 
-from hbserver.auction.mergepatch import merge_patch
+from hbserver.auction.common.mergepatch import merge_patch
 from hbserver.web.body import MAX_JSON_DEPTH, JsonTooDeep, loads_json
 from tests.auction.helpers import bid, bidder_config
 from tests.e2e.helpers import free_port

@@ -18,7 +18,7 @@ the ``X-Fb-An-Errors`` header's text.
 
 A call that times out is followed by Meta's loss notification (PBS-Go's TimeoutBidder):
 ``GET <TIMEOUT_NOTIFICATION_URL>?partner=<platform id>&app=<app publisher id>&auction=<request id>&ortb_loss_code=2``,
-made by the exchange (:func:`hbserver.auction.exchange.notify_timeouts`).
+made by the exchange (:func:`hbserver.auction.exchange.fanout.notify_timeouts`).
 """
 
 from __future__ import annotations

@@ -132,7 +132,7 @@ class Adapter(Protocol):
 class TimeoutNotifier(Protocol):
     """An adapter that tells its bidder about a call that timed out (PBS-Go's ``TimeoutBidder``): the
     exchange sends the request this makes, with the timed-out call's headers, within
-    :data:`hbserver.auction.exchange.TIMEOUT_NOTIFICATION_SECONDS`; None sends nothing."""
+    :data:`hbserver.auction.exchange.fanout.TIMEOUT_NOTIFICATION_SECONDS`; None sends nothing."""
 
     def make_timeout_notification(self, call: RequestData) -> RequestData | None: ...
 

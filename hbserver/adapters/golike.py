@@ -747,7 +747,7 @@ _TYPED_ZERO = {"string": "", "bool": False}
 def _typed_value(value: Any, go_type: str) -> Any:
     """``value`` as Go writes a field of ``go_type`` again (None: the zero value of a pointer, slice
     or raw message); a value of another JSON type is kept as it is."""
-    from hbserver.auction.ortb_schema import NAMED, STRUCTS
+    from hbserver.auction.request.ortb_schema import NAMED, STRUCTS
 
     go_type = NAMED.get(go_type, go_type)
     if go_type.startswith("*"):
@@ -764,7 +764,7 @@ def _typed_value(value: Any, go_type: str) -> Any:
 
 
 def _typed_struct(obj: dict[str, Any], struct: str) -> dict[str, Any]:
-    from hbserver.auction.ortb_schema import NAMED, STRUCTS
+    from hbserver.auction.request.ortb_schema import NAMED, STRUCTS
 
     fields = STRUCTS[struct]
     types = {name: go_type for name, _, go_type in fields}

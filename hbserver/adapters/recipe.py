@@ -108,7 +108,7 @@ from hbserver.adapters.steps import (
     macro_text,
     with_publisher_id,
 )
-from hbserver.auction.ortb_schema import STRUCTS
+from hbserver.auction.request.ortb_schema import STRUCTS
 
 SPLITS = ("per_imp", "all", "first_imp", "by_params")
 ON_BAD_IMP = ("drop", "abort", "refuse")  # refuse: any bad imp, no call (every bad imp's error)

@@ -35,7 +35,7 @@ from hbserver.adapters.golike import (
     go_value,
     imp_bidder_params,
 )
-from hbserver.auction.iso4217 import ISO4217_CODES
+from hbserver.auction.common.iso4217 import ISO4217_CODES
 
 SEAT = "resetdigital"
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json", "X-OpenRTB-Version": "2.6"}

@@ -52,7 +52,7 @@ from hbserver.adapters.golike import (
     with_auction_price,
 )
 from hbserver.adapters.steps import ParamsSpec
-from hbserver.auction.ortb_schema import STRUCTS
+from hbserver.auction.request.ortb_schema import STRUCTS
 
 USD = "USD"
 _PARAMS = ParamsSpec.of(

@@ -8,17 +8,15 @@ only when analytics is on.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hbserver.adapters.base import BidderError, ErrorCode
-from hbserver.auction.bids import AuctionBid, RejectedBid
-from hbserver.auction.exchange import BidderOutcome
-from hbserver.auction.targeting import ImpResult
+from hbserver.adapters.base import ErrorCode
+from hbserver.auction.bids.accept import AuctionBid, RejectedBid
+from hbserver.auction.details import AuctionDetails
 from hbserver.events import EventRequest
 
 if TYPE_CHECKING:
-    from hbserver.auction.privacy import AuctionPrivacy, BidderPrivacy
+    pass
 
 MAX_ADAPTER_ERRORS = 10  # per bidder entry; the rest are left out
 MAX_ERROR_MESSAGE = 300  # characters of one error's message
@@ -139,24 +137,6 @@ def amp_record(
     record = auction_record(status, account, bidders, bid_count, errors, details, modules)
     record["event"] = "amp"
     return record
-
-
-@dataclass(slots=True)
-class AuctionDetails:
-    """What an auction tells its analytics record; the exchange fills it only when analytics is on."""
-
-    # per bidder asked: its outcome, the bids that entered the auction, all its errors, and every
-    # bid it returned in order, accepted or rejected (accept_bids' ``seen``)
-    bidders: list[tuple[BidderOutcome, list[AuctionBid], list[BidderError], list[AuctionBid | RejectedBid]]] = (
-        field(default_factory=list)
-    )
-    stored_bids: list[AuctionBid] = field(default_factory=list)  # from stored auction responses
-    currency: str = "USD"
-    results: dict[str, ImpResult] = field(default_factory=dict)  # per imp: the winner
-    privacy: AuctionPrivacy | None = None  # the request's privacy signals and what was enforced
-    privacy_blocked: dict[str, BidderPrivacy] = field(default_factory=dict)  # bidders privacy kept out
-    seatnonbid: list[dict[str, Any]] = field(default_factory=list)  # ext.prebid.seatnonbid's entries
-    late_rejections: dict[int, str] = field(default_factory=dict)  # id(bid) -> why (floors) after accept_bids
 
 
 def privacy_entry(details: AuctionDetails) -> dict[str, Any] | None:

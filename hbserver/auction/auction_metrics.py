@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from hbserver.adapters.base import BidderError, ErrorCode
-from hbserver.auction.bids import AuctionBid
-from hbserver.auction.exchange import BidderOutcome
-from hbserver.auction.privacy import AuctionPrivacy
+from hbserver.auction.bids.accept import AuctionBid
+from hbserver.auction.exchange.fanout import BidderOutcome
+from hbserver.auction.exchange.privacy import AuctionPrivacy
 from hbserver.metrics import Metrics, PendingCounter, PendingHistogram
 
 # PBS-Go's errorsToMetric; anything else (a connection refused, an adapter's own error) is unknown_error.
@@ -141,7 +141,7 @@ class AuctionMetrics:
         self._adapter(code).gdpr_blocked.inc()
 
     def dsa_rejected(self, code: str) -> None:
-        """A bid rejected by the DSA check (:mod:`hbserver.auction.dsa`); PBS-Go counts none."""
+        """A bid rejected by the DSA check (:mod:`hbserver.auction.bids.dsa`); PBS-Go counts none."""
         metrics = self.metrics
         metrics.counter(metrics.adapter_dsa_rejected, code.lower()).inc()
 

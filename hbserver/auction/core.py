@@ -33,15 +33,19 @@ from hbserver.adapters.base import (
     ResponseData,
     TypedBid,
 )
-from hbserver.analytics.records import AuctionDetails
-from hbserver.auction import dsa, hookpoints
-from hbserver.auction.adservertargeting import apply_ad_server_targeting, wants_ad_server_targeting
-from hbserver.auction.altcodes import AlternateBidderCodes
+from hbserver.auction import hookpoints
 from hbserver.auction.auction_metrics import AuctionMetrics
-from hbserver.auction.bidadjust import BidAdjustments
-from hbserver.auction.bids import AuctionBid, RejectedBid, accept_bids, drop_deep_bids
-from hbserver.auction.cache_options import CacheOptions
-from hbserver.auction.callplan import (
+from hbserver.auction.bids import dsa
+from hbserver.auction.bids.accept import AuctionBid, RejectedBid, accept_bids, drop_deep_bids
+from hbserver.auction.bids.altcodes import AlternateBidderCodes
+from hbserver.auction.bids.bidadjust import BidAdjustments
+from hbserver.auction.bids.currency import Converter
+from hbserver.auction.bids.multibid import MultiBid
+from hbserver.auction.bids.nonbid import NonBidReason, SeatNonBids
+from hbserver.auction.common.messages import Message, WarningCode, messages_json
+from hbserver.auction.common.request_error import refusal_text
+from hbserver.auction.details import AuctionDetails
+from hbserver.auction.exchange.callplan import (
     FIXED_SLOTS,
     PLACEHOLDER_IPV4,
     PLACEHOLDER_IPV6,
@@ -65,9 +69,7 @@ from hbserver.auction.callplan import (
     variant_key,
     with_page,
 )
-from hbserver.auction.currency import Converter
-from hbserver.auction.eventurls import EventUrls
-from hbserver.auction.exchange import (
+from hbserver.auction.exchange.fanout import (
     MAX_CALLS_PER_BIDDER,
     BidderOutcome,
     finish_bidders,
@@ -75,19 +77,15 @@ from hbserver.auction.exchange import (
     start_bidder,
     start_planned,
 )
-from hbserver.auction.fpd import BidderData
-from hbserver.auction.interstitial import InterstitialError, apply_interstitials
-from hbserver.auction.messages import Message, WarningCode, messages_json
-from hbserver.auction.multibid import MultiBid
-from hbserver.auction.nonbid import NonBidReason, SeatNonBids
-from hbserver.auction.ortb import upconvert
-from hbserver.auction.ortb_types import body_syntax_error, imp_ext_prebid_error, request_type_error
-from hbserver.auction.prepared import PreparedRequest
-from hbserver.auction.privacy import BLOCKED_TCF, AuctionPrivacy, BidderPrivacy, read_privacy
-from hbserver.auction.request_error import refusal_text
-from hbserver.auction.setup import AuctionSetup, auction_setup
-from hbserver.auction.split import BidderRequest, split_request
-from hbserver.auction.stored import (
+from hbserver.auction.exchange.fpd import BidderData
+from hbserver.auction.exchange.privacy import BLOCKED_TCF, AuctionPrivacy, BidderPrivacy, read_privacy
+from hbserver.auction.exchange.split import BidderRequest, split_request
+from hbserver.auction.request.interstitial import InterstitialError, apply_interstitials
+from hbserver.auction.request.ortb import upconvert
+from hbserver.auction.request.ortb_types import body_syntax_error, imp_ext_prebid_error, request_type_error
+from hbserver.auction.request.prepared import PreparedRequest
+from hbserver.auction.request.setup import AuctionSetup, auction_setup
+from hbserver.auction.request.stored import (
     StoredDataUnavailable,
     StoredResponses,
     StoredSource,
@@ -95,9 +93,12 @@ from hbserver.auction.stored import (
     merge_stored,
     refers_to_stored_responses,
 )
-from hbserver.auction.targeting import AuctionResults, apply_targeting, bids_to_cache, run_auction
-from hbserver.auction.tids import apply_tids
-from hbserver.auction.validate import RequestError, Validated, validate_request
+from hbserver.auction.request.tids import apply_tids
+from hbserver.auction.request.validate import RequestError, Validated, validate_request
+from hbserver.auction.response.adservertargeting import apply_ad_server_targeting, wants_ad_server_targeting
+from hbserver.auction.response.cache_options import CacheOptions
+from hbserver.auction.response.eventurls import EventUrls
+from hbserver.auction.response.targeting import AuctionResults, apply_targeting, bids_to_cache, run_auction
 from hbserver.bidders.registry import Bidder, Registry
 from hbserver.config import AccountFloorFetch, AccountPriceFloors, Config
 from hbserver.floors.data import Fetched
@@ -483,7 +484,7 @@ class AuctionService:
         self, request: dict[str, Any], warnings: list[Message], *, fresh_id: bool = False
     ) -> PreparedRequest | None:
         """An AMP request validated once for every auction of the same slot and query (see
-        :mod:`hbserver.auction.prepared`; the caller checks :func:`http_fields_settled` first). Raises
+        :mod:`hbserver.auction.request.prepared`; the caller checks :func:`http_fields_settled` first). Raises
         RequestError as :meth:`execute` would; None when the request cannot be kept."""
         validated = self.validate(request, None, amp=True, warnings=warnings)
         return PreparedRequest.of(validated, fresh_id, _account_id(validated.request))

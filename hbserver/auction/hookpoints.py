@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from hbserver.auction.bids import AuctionBid
-from hbserver.auction.exchange import BidderOutcome
-from hbserver.auction.messages import Message
-from hbserver.auction.nonbid import SeatNonBids
-from hbserver.auction.split import BidderRequest
+from hbserver.auction.bids.accept import AuctionBid
+from hbserver.auction.bids.nonbid import SeatNonBids
+from hbserver.auction.common.messages import Message
+from hbserver.auction.exchange.fanout import BidderOutcome
+from hbserver.auction.exchange.split import BidderRequest
 from hbserver.hooks.api import (
     AllProcessedBidResponsesPayload,
     AuctionResponsePayload,

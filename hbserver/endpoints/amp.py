@@ -22,8 +22,15 @@ import orjson
 from aiohttp import web
 
 from hbserver.analytics import Analytics
-from hbserver.analytics.records import AuctionDetails, amp_record
-from hbserver.auction.amp import (
+from hbserver.analytics.records import amp_record
+from hbserver.auction.auction_metrics import RequestCounts
+from hbserver.auction.common.messages import Message
+from hbserver.auction.common.request_error import refusal_text
+from hbserver.auction.core import STORED_FETCH_TIMEOUT_S, AuctionRefused, AuctionResult, AuctionService
+from hbserver.auction.details import AuctionDetails
+from hbserver.auction.exchange.callplan import AmpPage, amp_page
+from hbserver.auction.hookpoints import HookRejected
+from hbserver.auction.request.amp import (
     MAX_PARAM_LENGTH,
     QUERY_INT,
     AmpError,
@@ -35,16 +42,10 @@ from hbserver.auction.amp import (
     parse_amp_query,
     without_page,
 )
-from hbserver.auction.auction_metrics import RequestCounts
-from hbserver.auction.callplan import AmpPage, amp_page
-from hbserver.auction.core import STORED_FETCH_TIMEOUT_S, AuctionRefused, AuctionResult, AuctionService
-from hbserver.auction.hookpoints import HookRejected
-from hbserver.auction.messages import Message
-from hbserver.auction.ortb_types import body_syntax_error
-from hbserver.auction.prepared import PREPARED_AMP_ENTRIES, PREPARED_AMP_SEEN, PreparedRequest, preparable
-from hbserver.auction.request_error import refusal_text
-from hbserver.auction.stored import UUID_MACRO, fetch_failure
-from hbserver.auction.validate import RequestError
+from hbserver.auction.request.ortb_types import body_syntax_error
+from hbserver.auction.request.prepared import PREPARED_AMP_ENTRIES, PREPARED_AMP_SEEN, PreparedRequest, preparable
+from hbserver.auction.request.stored import UUID_MACRO, fetch_failure
+from hbserver.auction.request.validate import RequestError
 from hbserver.config import Config
 from hbserver.endpoints.auction import http_context, observe_topics
 from hbserver.endpoints.hooked import entrypoint, exitpoint, rejected_answer

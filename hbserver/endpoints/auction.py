@@ -24,7 +24,7 @@ from hbserver.analytics.records import auction_record
 from hbserver.auction.auction_metrics import RequestCounts
 from hbserver.auction.core import AuctionRefused, AuctionResult, AuctionService, HttpContext, request_type_of
 from hbserver.auction.hookpoints import HookRejected
-from hbserver.auction.ortb_types import body_syntax_error
+from hbserver.auction.request.ortb_types import body_syntax_error
 from hbserver.endpoints.hooked import entrypoint, exitpoint, rejected_answer
 from hbserver.hooks.api import ENDPOINT_AUCTION, Stage
 from hbserver.hooks.executor import HookExecutor

@@ -11,7 +11,7 @@ from __future__ import annotations
 import orjson
 from aiohttp import web
 
-from hbserver.auction.currency_fetch import ServerRates, rates_info
+from hbserver.auction.bids.currency_fetch import ServerRates, rates_info
 
 
 class CurrencyRatesEndpoint:

@@ -28,7 +28,7 @@ from hbserver.config import AccountPriceFloors
 from hbserver.floors.data import DEFAULT_CURRENCY, fold
 
 if TYPE_CHECKING:
-    from hbserver.auction.bids import AuctionBid
+    from hbserver.auction.bids.accept import AuctionBid
 
 Convert = Callable[[float, str, str], float]
 Rand = Callable[[int], int]

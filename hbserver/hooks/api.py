@@ -26,7 +26,7 @@ from enum import StrEnum
 from typing import Any, Generic, Protocol, TypeVar
 
 from hbserver.adapters.base import BidderResponse
-from hbserver.auction.bids import AuctionBid
+from hbserver.auction.bids.accept import AuctionBid
 
 
 class Stage(StrEnum):

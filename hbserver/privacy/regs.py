@@ -1,7 +1,7 @@
 """The privacy signals of an auction request, read as PBS-Go reads them (``regs``, ``user.consent``).
 
 The request is in OpenRTB 2.6 places (``regs.gdpr``, ``regs.us_privacy``, ``regs.gpp``,
-``regs.gpp_sid``, ``user.consent``; see :func:`hbserver.auction.ortb.upconvert`).
+``regs.gpp_sid``, ``user.consent``; see :func:`hbserver.auction.request.ortb.upconvert`).
 
 - GDPR signal (PBS-Go ``gdpr.GetGDPR``): a non-empty ``regs.gpp_sid`` decides (1 when it holds 2,
   else 0) before ``regs.gdpr``; neither gives -1 (ambiguous: the host's ``gdpr.default_value``).

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from email.utils import formatdate
 from typing import Any
 
-from hbserver.auction.messages import Message
+from hbserver.auction.common.messages import Message
 from hbserver.config import CookieDeprecation
 from hbserver.numbers import INT64, int_or
 

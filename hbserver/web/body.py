@@ -34,8 +34,8 @@ from aiohttp import web
 from aiohttp.streams import StreamReader
 from aiohttp.web_protocol import RequestPayloadError
 
-from hbserver.appkeys import MAX_REQUEST_SIZE
 from hbserver.web.errors import HttpError
+from hbserver.web.keys import MAX_REQUEST_SIZE
 
 GZIP_WBITS = 16 + zlib.MAX_WBITS
 MAX_JSON_DEPTH = 64  # containers ({} or []) deep, counting the outermost one

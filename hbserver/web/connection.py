@@ -38,10 +38,10 @@ from aiohttp.streams import StreamReader
 from aiohttp.web_protocol import _PAYLOAD_ACCESS_ERROR, ERROR, RequestHandler, RequestPayloadError, _ErrInfo
 from aiohttp.web_request import BaseRequest
 
-from hbserver.appkeys import METRICS
 from hbserver.config import HttpTimeouts
 from hbserver.web.dispatch import fast_request_handler
 from hbserver.web.errors import HttpError
+from hbserver.web.keys import METRICS
 
 if TYPE_CHECKING:  # the metrics module fixes prometheus-client's mode when imported
     from hbserver.metrics import Metrics, PendingCounter

@@ -28,11 +28,11 @@ from aiohttp import hdrs, web
 from multidict import istr
 
 from hbserver import SERVER_HEADER_VALUE
-from hbserver.appkeys import CONFIG, METRICS
 from hbserver.logsetup import REQUEST_ID
 from hbserver.metrics import UNMATCHED_ENDPOINT, Metrics, PendingCounter, PendingHistogram
 from hbserver.web.cors import MAX_ORIGIN_LENGTH, apply_cors, preflight_response
 from hbserver.web.errors import HttpError, text_response
+from hbserver.web.keys import CONFIG, METRICS
 from hbserver.web.requestlog import (
     HTTP_INTERACTIONS,
     INTERACTION_KINDS,

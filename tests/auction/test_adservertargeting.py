@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from multidict import MultiDict
 
-from hbserver.auction.adservertargeting import (
+from hbserver.auction.response.adservertargeting import (
     WARNING_CODE,
     Collected,
     LookupFailure,

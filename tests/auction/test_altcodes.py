@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from hbserver.auction.altcodes import NOT_CONFIGURED, WARNING_CODE, AdapterCodes, AlternateBidderCodes
-from hbserver.auction.validate import RequestError
+from hbserver.auction.bids.altcodes import NOT_CONFIGURED, WARNING_CODE, AdapterCodes, AlternateBidderCodes
+from hbserver.auction.request.validate import RequestError
 from hbserver.config import AccountAlternateBidderCodes, AlternateBidder
 
 DISABLED = 'alternateBidderCodes disabled for "pubmatic", rejecting bids for "groupm"'

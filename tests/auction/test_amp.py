@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import pytest
 
-from hbserver.auction.amp import AmpError, AmpParams, amp_request, amp_tmax, parse_amp_query, resolve_sizes
+from hbserver.auction.request.amp import AmpError, AmpParams, amp_request, amp_tmax, parse_amp_query, resolve_sizes
 from hbserver.usersync.cookie import UidsCookie, encode_cookie
 from tests.auction.helpers import bid, bidder_config
 

@@ -1,4 +1,4 @@
-"""Prepared AMP requests (hbserver.auction.prepared): the request-side work done once per stored request,
+"""Prepared AMP requests (hbserver.auction.request.prepared): the request-side work done once per stored request,
 query and Origin must give every auction exactly what the full path gives it — the same bidder requests
 (but for each auction's own tids, ids and HTTP fields), the same answers and the same refusals."""
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from hbserver.appkeys import STORED
-from hbserver.auction.prepared import http_fields_settled, preparable
+from hbserver.auction.request.prepared import http_fields_settled, preparable
 from hbserver.usersync.cookie import UidsCookie, encode_cookie
 from tests.auction.helpers import bid, bidder_config
 
@@ -203,7 +203,7 @@ async def test_a_changed_stored_request_is_prepared_again(make_client, bidders, 
 
 async def test_an_adapter_changing_its_request_changes_no_later_auction(make_client, bidders, data_dir, monkeypatch):
     """Each auction parses its own copy: what one auction's code does to its request stays there."""
-    from hbserver.auction import split
+    from hbserver.auction.exchange import split
 
     original = split.split_request
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hbserver.auction.bidadjust import (
+from hbserver.auction.bids.bidadjust import (
     ACCOUNT_INVALID,
     BID_ADJUSTMENT_WARNING_CODE,
     MIN_BID,
@@ -25,8 +25,8 @@ from hbserver.auction.bidadjust import (
     validate_adjustment_factors,
     validate_bid_adjustments,
 )
-from hbserver.auction.currency import ConversionError
-from hbserver.auction.messages import Message
+from hbserver.auction.bids.currency import ConversionError
+from hbserver.auction.common.messages import Message
 
 ADJ_CUR = "EUR"
 BID_CUR = "USA"  # PBS-Go's test value

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from hbserver.appkeys import CACHE
-from hbserver.auction.cache_options import CacheOptions
+from hbserver.auction.response.cache_options import CacheOptions
 from tests.auction.helpers import banner_imp, bid, bidder_config
 from tests.auction.test_auction_endpoint import auction_request, post, seat_bids
 

@@ -1,4 +1,4 @@
-"""Call plans (hbserver.auction.callplan): a prepared AMP request's bidder calls built once and spliced per
+"""Call plans (hbserver.auction.exchange.callplan): a prepared AMP request's bidder calls built once and spliced per
 auction must send every bidder exactly what the full path sends — body and headers — for every kind of
 visitor, and a request whose calls are not a pure splice of the per-auction values must not be planned."""
 
@@ -12,8 +12,7 @@ import pytest
 
 from hbserver.adapters.base import RequestData
 from hbserver.auction import core
-from hbserver.auction.amp import without_page
-from hbserver.auction.callplan import (
+from hbserver.auction.exchange.callplan import (
     PLAN_BUILDS_PER_MINUTE,
     PLAN_VARIANTS_MAX,
     PLANS_MAX,
@@ -26,7 +25,8 @@ from hbserver.auction.callplan import (
     template_of,
     variant_key,
 )
-from hbserver.auction.privacy import NOTHING_DONE
+from hbserver.auction.exchange.privacy import NOTHING_DONE
+from hbserver.auction.request.amp import without_page
 from hbserver.stores.lru import SeenBefore
 from hbserver.web.urls import url_host
 from tests.auction.helpers import bid, bidder_config
@@ -124,7 +124,7 @@ def test_no_build_beyond_the_worker_bound(monkeypatch):
 
 
 def _run(values, body, headers=None, uri="https://bidder.example/x", setup=None):
-    from hbserver.auction.callplan import PlanRun
+    from hbserver.auction.exchange.callplan import PlanRun
 
     call = RequestData("POST", uri, body, headers or {"Content-Type": "application/json"})
     bidder = core.BidderRequest("alpha", None, {"tmax": values[3]}, NOTHING_DONE)  # type: ignore[arg-type]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hbserver.auction.capabilities import NO_MEDIA_TYPES_LEFT, fit_imps, preferred_media_type, request_channel
+from hbserver.auction.exchange.capabilities import NO_MEDIA_TYPES_LEFT, fit_imps, preferred_media_type, request_channel
 
 BANNER = {"format": [{"w": 300, "h": 250}]}
 VIDEO = {"mimes": ["video/mp4"]}

@@ -10,14 +10,14 @@ import math
 import pytest
 
 from hbserver.adapters.base import BidderResponse, ErrorCode, TypedBid
-from hbserver.auction import targeting as targeting_module
-from hbserver.auction.bidadjust import BidAdjustments
-from hbserver.auction.bids import AuctionBid, _problem, accept_bids
-from hbserver.auction.mergepatch import merge_patch
-from hbserver.auction.ortb import downconvert, has_26_fields
-from hbserver.auction.privacy import mask_ip
-from hbserver.auction.stored import load_stored_responses, refers_to_stored_responses
-from hbserver.auction.targeting import (
+from hbserver.auction.bids.accept import AuctionBid, _problem, accept_bids
+from hbserver.auction.bids.bidadjust import BidAdjustments
+from hbserver.auction.common.mergepatch import merge_patch
+from hbserver.auction.exchange.privacy import mask_ip
+from hbserver.auction.request.ortb import downconvert, has_26_fields
+from hbserver.auction.request.stored import load_stored_responses, refers_to_stored_responses
+from hbserver.auction.response import targeting as targeting_module
+from hbserver.auction.response.targeting import (
     MAX_SHARED_OPTIONS,
     TargetingOptions,
     apply_targeting,
@@ -249,7 +249,7 @@ def test_has_26_fields(request_, expected):
     ],
 )
 async def test_refers_to_stored_responses(imps, expected):
-    from hbserver.auction.validate import RequestError
+    from hbserver.auction.request.validate import RequestError
 
     request = {"id": "r", "imp": imps}
     before = copy.deepcopy(request)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from hbserver.auction.currency import (
+from hbserver.auction.bids.currency import (
     AggregateRates,
     ConstantRates,
     ConversionError,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hbserver.auction import dsa
+from hbserver.auction.bids import dsa
 from hbserver.auction.core import AuctionService
 from hbserver.config import AccountDsa, AccountSettings, build
 from tests.auction.helpers import banner_imp, bid, bidder_config

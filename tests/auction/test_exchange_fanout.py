@@ -11,9 +11,9 @@ import pytest
 
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from hbserver.adapters.generic import GenericAdapter
-from hbserver.auction.exchange import BidderOutcome, finish_bidders, start_bidder
-from hbserver.auction.split import BidderRequest
-from hbserver.auction.validate import ResolvedBidder
+from hbserver.auction.exchange.fanout import BidderOutcome, finish_bidders, start_bidder
+from hbserver.auction.exchange.split import BidderRequest
+from hbserver.auction.request.validate import ResolvedBidder
 from hbserver.bidders.registry import Bidder
 from hbserver.web.bidclient import BidderClient
 from tests.auction.helpers import MockBidders, bid

@@ -1,4 +1,4 @@
-"""First-party data per bidder, EID permissions and supply chains per bidder (``hbserver.auction.fpd``).
+"""First-party data per bidder, EID permissions and supply chains per bidder (``hbserver.auction.exchange.fpd``).
 
 Rows translated from PBS-Go's ``firstpartydata`` tests (extractfpdforbidders, resolvefpd,
 extractbidderconfigfpd, resolveUser/Site/App/Device), ``schain`` tests, the exchange's EID tests
@@ -14,7 +14,7 @@ from unittest.mock import ANY
 
 import pytest
 
-from hbserver.auction.fpd import BidderData, merge_clone, validate_bidder_data
+from hbserver.auction.exchange.fpd import BidderData, merge_clone, validate_bidder_data
 from hbserver.bidders.registry import build_registry
 from hbserver.config import SChainNode
 from tests.auction.helpers import banner_imp, bid, bidder_config

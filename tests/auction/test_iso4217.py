@@ -7,8 +7,8 @@ import string
 import pytest
 
 from hbserver.adapters.base import ConversionError
-from hbserver.auction.currency import ConstantRates, RateTable
-from hbserver.auction.iso4217 import ISO4217_CODES, is_iso4217, iso4217_problem
+from hbserver.auction.bids.currency import ConstantRates, RateTable
+from hbserver.auction.common.iso4217 import ISO4217_CODES, is_iso4217, iso4217_problem
 
 # (id, code, ParseISO succeeds)
 CODES = [

@@ -13,10 +13,16 @@ from typing import Any
 
 import pytest
 
-from hbserver.auction.bids import AuctionBid
-from hbserver.auction.multibid import NO_MULTIBID, WARNING_CODE, MultiBid, _Raw, _validate, parse_multibid
-from hbserver.auction.targeting import AuctionResults, TargetingOptions, apply_targeting, bids_to_cache, run_auction
-from hbserver.auction.validate import RequestError
+from hbserver.auction.bids.accept import AuctionBid
+from hbserver.auction.bids.multibid import NO_MULTIBID, WARNING_CODE, MultiBid, _Raw, _validate, parse_multibid
+from hbserver.auction.request.validate import RequestError
+from hbserver.auction.response.targeting import (
+    AuctionResults,
+    TargetingOptions,
+    apply_targeting,
+    bids_to_cache,
+    run_auction,
+)
 
 KNOWN = ("appnexus", "pubmatic", "rubicon", "audienceNetwork")
 

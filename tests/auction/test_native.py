@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from hbserver.auction import native as native_module
-from hbserver.auction.native import fill_and_validate_native
-from hbserver.auction.ortb_types import native_request_text_error, native_request_type_error
-from hbserver.auction.request_error import RequestError
+from hbserver.auction.common.request_error import RequestError
+from hbserver.auction.request import native as native_module
+from hbserver.auction.request.native import fill_and_validate_native
+from hbserver.auction.request.ortb_types import native_request_text_error, native_request_type_error
 
 SPEC = "https://iabtechlab.com/wp-content/uploads/2016/07/OpenRTB-Native-Ads-Specification-Final-1.2.pdf"
 ORTB25 = "https://www.iab.com/wp-content/uploads/2016/03/OpenRTB-API-Specification-Version-2-5-FINAL.pdf"
@@ -597,7 +597,7 @@ def test_wrapped_form_is_refused(payload, imp, expected):
         # decoding fails first (json-iterator's text; 0xff prints as U+FFFD)
         ('{"context":"1"} x', "cannot unmarshal request.Request.Context: unexpected character: \ufffd"),
         ('  {"assets":[{"id":1,"title":{"len":1}}]}  \n', OK),
-        # malformed inside the object: json-iterator's text (hbserver.auction.ortb_types)
+        # malformed inside the object: json-iterator's text (hbserver.auction.request.ortb_types)
         ('{"assets":', TYPE_TEXT),
         ('{"a":NaN}', TYPE_TEXT),
     ],

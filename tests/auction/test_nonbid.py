@@ -15,11 +15,11 @@ import pytest
 from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse, ErrorCode, RequestData, RequestInfo
 from hbserver.adapters.base import TypedBid as Typed
 from hbserver.adapters.generic import GenericAdapter
-from hbserver.auction.bids import AuctionBid
-from hbserver.auction.exchange import BidderOutcome, HttpCall, finish_bidders, start_bidder
-from hbserver.auction.nonbid import NonBidReason, SeatNonBids, call_code, outcome_code
-from hbserver.auction.split import BidderRequest
-from hbserver.auction.validate import ResolvedBidder
+from hbserver.auction.bids.accept import AuctionBid
+from hbserver.auction.bids.nonbid import NonBidReason, SeatNonBids, call_code, outcome_code
+from hbserver.auction.exchange.fanout import BidderOutcome, HttpCall, finish_bidders, start_bidder
+from hbserver.auction.exchange.split import BidderRequest
+from hbserver.auction.request.validate import ResolvedBidder
 from hbserver.bidders.registry import Bidder
 from hbserver.web.bidclient import BidderClient
 from tests.auction.helpers import MockBidders, bid

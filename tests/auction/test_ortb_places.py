@@ -1,4 +1,4 @@
-"""OpenRTB 2.4/2.5 <-> 2.6 field places (hbserver.auction.ortb), rule for rule against PBS-Go's
+"""OpenRTB 2.4/2.5 <-> 2.6 field places (hbserver.auction.request.ortb), rule for rule against PBS-Go's
 openrtb_ext/convert_up.go and convert_down.go. Each row names the PBS-Go test case (or, where
 PBS-Go has none, the line of code) it carries over: CU = openrtb_ext/convert_up_test.go,
 CD = openrtb_ext/convert_down_test.go."""
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hbserver.auction.ortb import downconvert, upconvert
+from hbserver.auction.request.ortb import downconvert, upconvert
 
 S1 = {"complete": 1, "nodes": [], "ver": "2"}
 S2 = {"complete": 0, "nodes": [{"asi": "b.example", "sid": "2", "hp": 1}], "ver": "1.0"}

@@ -1,4 +1,4 @@
-"""PBS-Go's JSON type errors for auction requests (hbserver.auction.ortb_types): one row per kind of
+"""PBS-Go's JSON type errors for auction requests (hbserver.auction.request.ortb_types): one row per kind of
 error and per struct, each with the exact text PBS-Go answers after ``Invalid request: ``.
 
 The texts are json-iterator's (v1.1.12) as PBS-Go's tryExtractErrorMessage reduces them; the quoted
@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from hbserver.auction.ortb_types import (
+from hbserver.auction.request.ortb_types import (
     app_ext_error,
     body_syntax_error,
     device_ext_error,

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from hbserver.adapters.base import BidderResponse, TypedBid
-from hbserver.auction.bidadjust import BidAdjustments
-from hbserver.auction.bids import AuctionBid, RejectedBid, accept_bids
+from hbserver.auction.bids.accept import AuctionBid, RejectedBid, accept_bids
+from hbserver.auction.bids.bidadjust import BidAdjustments
 from tests.auction.helpers import EXTERNAL, MockBidders, bid
 from tests.auction.test_auction_endpoint import post, seat_bids
 from tests.conftest import write_account

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hbserver.auction.pricegranularity import (
+from hbserver.auction.response.pricegranularity import (
     DEFAULT_GRANULARITY,
     GRANULARITY_AUTO,
     GRANULARITY_DENSE,

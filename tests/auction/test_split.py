@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from hbserver.auction.ortb import upconvert
-from hbserver.auction.privacy import AuctionPrivacy
-from hbserver.auction.split import split_request
-from hbserver.auction.validate import validate_request
+from hbserver.auction.exchange.privacy import AuctionPrivacy
+from hbserver.auction.exchange.split import split_request
+from hbserver.auction.request.ortb import upconvert
+from hbserver.auction.request.validate import validate_request
 from hbserver.bidders.registry import build_registry
 from hbserver.privacy.activity import ActivityControl
 from hbserver.privacy.regs import EMPTY_REGS

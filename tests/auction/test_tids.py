@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from hbserver.auction.tids import fill_tids
+from hbserver.auction.request.tids import fill_tids
 from tests.auction.helpers import banner_imp, bid, bidder_config
 from tests.auction.test_auction_endpoint import auction_request, post
 from tests.conftest import write_account

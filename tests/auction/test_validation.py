@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from hbserver.adapters.params import validate_params
+from hbserver.auction.common.request_error import RequestError, refusal_text
 from hbserver.auction.core import _size_interstitials
-from hbserver.auction.ortb import upconvert
-from hbserver.auction.ortb_types import request_type_error
-from hbserver.auction.request_error import RequestError, refusal_text
-from hbserver.auction.validate import Validated, validate_request
+from hbserver.auction.request.ortb import upconvert
+from hbserver.auction.request.ortb_types import request_type_error
+from hbserver.auction.request.validate import Validated, validate_request
 from hbserver.bidders.registry import build_registry
 from tests.auction.helpers import bid, bidder_config
 from tests.conftest import make_config

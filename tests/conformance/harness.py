@@ -32,7 +32,7 @@ from hbserver.adapters.base import (
     RequestInfo,
     ResponseData,
 )
-from hbserver.auction.iso4217 import iso4217_problem
+from hbserver.auction.common.iso4217 import iso4217_problem
 from hbserver.bidders import DEFINITIONS
 from tests.conformance.compare import compare_bid_responses, compare_errors, compare_requests
 from tests.conformance.loader import Fixture, fixture_paths

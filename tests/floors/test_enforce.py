@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from hbserver.adapters.base import ConversionError
-from hbserver.auction.bids import AuctionBid
+from hbserver.auction.bids.accept import AuctionBid
 from hbserver.config import AccountPriceFloors
 from hbserver.floors import (
     FLOOR_BID_REJECTION_WARNING_CODE,

@@ -9,7 +9,7 @@ from dataclasses import replace
 import orjson
 import pytest
 
-from hbserver.auction.currency import RateTable
+from hbserver.auction.bids.currency import RateTable
 from hbserver.config import AccountFloorFetch, AccountPriceFloors
 from hbserver.floors import (
     FETCH_ERROR,

@@ -11,10 +11,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hbserver.auction.amp import AmpError, parse_amp_query
-from hbserver.auction.currency import ConversionError, build_rates, validate_request_rates
-from hbserver.auction.mergepatch import merge_patch
-from hbserver.auction.pricegranularity import GranularityError, parse_granularity, price_bucket
+from hbserver.auction.bids.currency import ConversionError, build_rates, validate_request_rates
+from hbserver.auction.common.mergepatch import merge_patch
+from hbserver.auction.request.amp import AmpError, parse_amp_query
+from hbserver.auction.response.pricegranularity import GranularityError, parse_granularity, price_bucket
 from hbserver.events import EventRequestError, parse_event_query
 from hbserver.privacy.ccpa import parse_us_privacy
 from hbserver.privacy.gpp import GPPError, parse_gpp, parse_gpp_sid

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hbserver.auction.privacy import SCRUB_GEO_STATE, read_privacy
+from hbserver.auction.exchange.privacy import SCRUB_GEO_STATE, read_privacy
 from hbserver.config import AccountGeo, AccountPrivacy, AccountSettings, Config, ConfigError
 from hbserver.privacy.activity import ActivityControl
 from hbserver.privacy.permissions import ALLOW_ALL

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hbserver.auction.bids import AuctionBid
+from hbserver.auction.bids.accept import AuctionBid
 from hbserver.hooks.api import AllProcessedBidResponsesPayload, HookFailure, HookResult, InvocationContext
 from hbserver.modules import builder_of
 from hbserver.modules.request_correction.jackson import JacksonError

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from hbserver.auction.bids import AuctionBid
+from hbserver.auction.bids.accept import AuctionBid
 from hbserver.hooks.api import AllProcessedBidResponsesPayload, HookResult, InvocationContext
 from hbserver.modules import builder_of
 from hbserver.modules.richmedia_filter import (

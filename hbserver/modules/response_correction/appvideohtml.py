@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Collection
 from typing import Any
 
-from hbserver.auction.bids import AuctionBid
+from hbserver.auction.bids.accept import AuctionBid
 
 _JAVA_DOT = "[^\n\r\u0085\u2028\u2029]"
 # re.ASCII: Java's \s and its (ASCII-only) CASE_INSENSITIVE

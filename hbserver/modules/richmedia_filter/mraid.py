@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hbserver.auction.bids import AuctionBid
+from hbserver.auction.bids.accept import AuctionBid
 
 # PBS-Java's BidRejectionReason.RESPONSE_REJECTED_INVALID_CREATIVE: the seat-non-bid code
 REJECTION_CODE = 350

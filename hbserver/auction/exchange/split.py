@@ -1,0 +1,256 @@
+"""One OpenRTB request per bidder (PBS-Go ``cleanOpenRTBRequests``, reference §3.2, §3.12).
+
+Each bidder gets its imps with ``imp.ext = {"bidder": <its params>, "prebid": {allowed fields},
+<other non-bidder keys>}``, a request ``ext.prebid`` holding only what bidders may see,
+``user.buyeruid`` from ``user.ext.prebid.buyeruids`` or the ``uids`` cookie, privacy applied and
+its OpenRTB version's field places. Copies are shallow and made only where something changes,
+so a bidder's request shares untouched objects with the original: adapters must not mutate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hbserver.auction.common.mergepatch import merge_patch
+from hbserver.auction.exchange.capabilities import fit_imps, preferred_media_type, request_channel
+from hbserver.auction.exchange.fpd import BidderData
+from hbserver.auction.exchange.privacy import NOTHING_DONE, AuctionPrivacy, BidderPrivacy
+from hbserver.auction.request.ortb import DownconvertMemo, downconvert, has_26_fields
+from hbserver.auction.request.validate import ResolvedBidder, Validated
+from hbserver.bidders.registry import Bidder
+from hbserver.floors.enforce import adjust_floors_for_bidder
+from hbserver.privacy.regs import legacy_from_gpp
+
+IMP_PREBID_ALLOWED = ("is_rewarded_inventory", "options")
+# request.ext.prebid fields a bidder sees (the rest - targeting, cache, storedrequest... - is the exchange's)
+# alternatebiddercodes and multibid are each bidder's own part (split_request's bidder_prebid)
+REQUEST_PREBID_KEPT = ("channel", "currency", "debug", "integration", "sdk", "server")
+
+
+@dataclass(slots=True)
+class BidderRequest:
+    name: str  # as spelled in the request
+    resolved: ResolvedBidder
+    request: dict[str, Any]
+    privacy: BidderPrivacy  # what privacy removed from its request
+    buyeruid_scrubbed: bool = False  # it had a buyeruid that privacy removed (PBS-Go's metric)
+
+
+def split_request(
+    request: dict[str, Any],
+    validated: Validated,
+    cookie_uids: Mapping[str, str],
+    privacy: AuctionPrivacy,
+    blocked: dict[str, BidderPrivacy] | None = None,
+    notices: dict[str, list[str]] | None = None,
+    bidder_data: BidderData | None = None,
+    bidder_prebid: Callable[[str], dict[str, Any] | None] | None = None,
+    floor_factor: Callable[[str], float] | None = None,
+) -> list[BidderRequest]:
+    """The per-bidder requests, in the order bidders first appear in the imps.
+
+    A bidder privacy keeps out of the auction (the account's ``fetchBids`` activity, TCF purpose 2)
+    gets no request; ``blocked[name]`` says why. The others get their own copy with what privacy
+    allows them to see (:meth:`AuctionPrivacy.scrub`).
+    Each bidder's imps keep only the media types its capabilities allow on the request's channel
+    (``capabilities.fit_imps``); what that removed goes to ``notices[name]`` as warnings.
+    ``bidder_prebid(name)``: keys of that bidder's own ``ext.prebid`` (its alternatebiddercodes, multibid).
+    ``floor_factor(name)``: its bid adjustment factor, which its imps' floors are divided by (PBS-Go's
+    applyBidAdjustmentToFloor, with the account's ``price_floors.adjust_for_bid_adjustment``).
+    """
+    guarded = privacy.any
+    imps: list[dict[str, Any]] = request["imp"]
+    ext = request.get("ext") or {}
+    prebid = ext.get("prebid") or {}
+    user = request.get("user") if isinstance(request.get("user"), dict) else None
+    explicit_uids = _explicit_buyeruids(user)
+    user_without_uids = _without_buyeruids(user) if explicit_uids is not None else user
+    all_bidders = {name for bidders in validated.imp_bidders for name in bidders}
+    legacy_keys = {key for imp in imps for key in (imp.get("ext") or {}) if key in all_bidders}
+    shared = [_ImpParts(imp, legacy_keys) for imp in imps]
+    shared_ext = _SharedExt(ext, prebid)
+    # 2.5 bidders get 2.6 fields moved; most requests have none (a bidder's imp FPD might add rwdd)
+    needs_downconvert = has_26_fields(request) or any(parts.fpd is not None for parts in shared)
+    needs_downconvert = needs_downconvert or bidder_data is not None  # schains, bidderconfig FPD
+    channel = request_channel(request)
+    memo: DownconvertMemo = {}  # regs/user/source converted to 2.5 once, shared by the 2.5 bidders
+    out = []
+    for name, resolved in validated.bidders.items():
+        bidder_imps = [
+            parts.for_bidder(name, bidders[name])
+            for parts, bidders in zip(shared, validated.imp_bidders, strict=True)
+            if name in bidders
+        ]
+        if not bidder_imps:
+            continue
+        bidder = resolved.bidder
+        if guarded:
+            permissions = privacy.permissions(bidder.code, name, bidder.gvl_vendor_id)
+            reason = privacy.blocked(name, permissions)
+            if reason:
+                if blocked is not None:
+                    blocked[name] = BidderPrivacy(blocked=reason)
+                continue
+        bidder_imps, dropped = fit_imps(
+            bidder_imps, bidder.media_types, channel, bidder.multiformat_supported,
+            "" if bidder.multiformat_supported else preferred_media_type(prebid, name),
+        )  # fmt: skip
+        if dropped and notices is not None:
+            notices.setdefault(name, []).extend(dropped)
+        if not bidder_imps:
+            continue
+        if floor_factor is not None:
+            bidder_imps = adjust_floors_for_bidder(bidder_imps, floor_factor(name))
+        own = dict(request)
+        own["imp"] = bidder_imps
+        own_ext = shared_ext.for_bidder(name, validated.aliases, bidder_prebid(name) if bidder_prebid else None)
+        if own_ext:
+            own["ext"] = own_ext
+        else:
+            own.pop("ext", None)
+        if user_without_uids is not None:
+            own["user"] = user_without_uids
+        uid = _buyeruid(name, resolved, explicit_uids, cookie_uids)
+        if uid and not (user_without_uids or {}).get("buyeruid"):
+            own["user"] = {**(user_without_uids or {}), "buyeruid": uid}
+        if bidder_data is not None:  # schain, EID permissions, FPD per bidder (hbserver.auction.exchange.fpd)
+            bidder_data.apply(own, name)
+        done = NOTHING_DONE
+        uid_removed = False
+        if guarded:
+            had_uid = _has_buyeruid(own)
+            reasons = privacy.scrub(own, name, permissions)
+            if reasons:
+                done = BidderPrivacy(scrubbed=reasons)
+                uid_removed = had_uid and not _has_buyeruid(own)
+        convert = needs_downconvert
+        if privacy.regs.gpp is not None and not bidder.gpp_supported:
+            legacy = legacy_from_gpp(own, privacy.regs)
+            if legacy is not None:  # regs.gdpr, user.consent, regs.us_privacy filled in from GPP
+                own = legacy
+                convert = True
+        if convert and not takes_26(name, bidder):
+            downconvert(own, memo)
+        out.append(BidderRequest(name, resolved, own, done, uid_removed))
+    return out
+
+
+def takes_26(name: str, bidder: Bidder) -> bool:
+    """Does the bidder named ``name`` in the request get OpenRTB 2.6 places?
+
+    PBS-Go (``exchange/utils.go``, ``cleanOpenRTBRequests``) looks the bidder-info up by the name as
+    the request spells it and down-converts unless that entry declares ``openrtb.version: 2.6``: a
+    request alias (``ext.prebid.aliases``) or another spelling of a bidder's code has no entry and
+    gets 2.5, whatever its core bidder declares. A host or definition alias is an entry of its own.
+    """
+    return bidder.openrtb_version == "2.6" and name == bidder.code
+
+
+class _ImpParts:
+    """What every bidder's copy of one imp shares, worked out once per auction."""
+
+    __slots__ = ("ext_rest", "fpd", "imp", "kept")
+
+    def __init__(self, imp: dict[str, Any], legacy_keys: set[str]) -> None:
+        self.imp = imp
+        ext = imp.get("ext") or {}
+        imp_prebid = ext.get("prebid") if isinstance(ext.get("prebid"), dict) else {}
+        # imp.ext.prebid fields bidders may see, then the other non-bidder imp.ext keys
+        self.kept = {key: imp_prebid[key] for key in IMP_PREBID_ALLOWED if key in imp_prebid}
+        self.ext_rest = [
+            (key, value) for key, value in ext.items() if key != "prebid" and key != "bidder" and key not in legacy_keys
+        ]
+        fpd = imp_prebid.get("imp")
+        self.fpd: dict[str, Any] | None = fpd if isinstance(fpd, dict) and fpd else None
+
+    def for_bidder(self, name: str, params: Any) -> dict[str, Any]:
+        new_ext: dict[str, Any] = {"bidder": params}
+        if self.kept:
+            new_ext["prebid"] = self.kept
+        for key, value in self.ext_rest:
+            new_ext[key] = value
+        new_imp = dict(self.imp)
+        new_imp["ext"] = new_ext
+        bidder_fpd = self.fpd.get(name) if self.fpd is not None else None
+        if isinstance(bidder_fpd, dict):
+            new_imp = merge_patch(new_imp, bidder_fpd)
+        return new_imp
+
+
+class _SharedExt:
+    """The request ``ext`` every bidder sees, worked out once per auction; :meth:`for_bidder` adds its own."""
+
+    __slots__ = ("bidderparams", "brand_category", "kept", "rest")
+
+    def __init__(self, ext: dict[str, Any], prebid: dict[str, Any]) -> None:
+        self.kept = [(key, prebid[key]) for key in REQUEST_PREBID_KEPT if key in prebid]
+        params = prebid.get("bidderparams")
+        self.bidderparams: dict[str, Any] = params if isinstance(params, dict) else {}
+        targeting = prebid.get("targeting")
+        self.brand_category = (
+            {"includebrandcategory": targeting["includebrandcategory"]}
+            if isinstance(targeting, dict) and "includebrandcategory" in targeting
+            else None
+        )
+        self.rest = [(key, value) for key, value in ext.items() if key != "prebid"]
+
+    def for_bidder(self, name: str, aliases: dict[str, str], own: dict[str, Any] | None = None) -> dict[str, Any]:
+        new_prebid = dict(self.kept)
+        if own:
+            new_prebid.update(own)
+        params = self.bidderparams.get(name)
+        if params is not None:
+            new_prebid["bidderparams"] = {name: params}
+        if name in aliases:
+            new_prebid["aliases"] = {name: aliases[name]}
+        if self.brand_category is not None:
+            new_prebid["targeting"] = self.brand_category
+        new_ext = dict(self.rest)
+        if new_prebid:
+            new_ext["prebid"] = new_prebid
+        return new_ext
+
+
+def _has_buyeruid(request: dict[str, Any]) -> bool:
+    user = request.get("user")
+    return isinstance(user, dict) and bool(user.get("buyeruid"))
+
+
+def _explicit_buyeruids(user: dict[str, Any] | None) -> dict[str, str] | None:
+    if user is None or not isinstance(user.get("ext"), dict):
+        return None
+    prebid = user["ext"].get("prebid")
+    if not isinstance(prebid, dict) or not isinstance(prebid.get("buyeruids"), dict):
+        return None
+    return {str(k).lower(): v for k, v in prebid["buyeruids"].items() if isinstance(v, str)}
+
+
+def _without_buyeruids(user: dict[str, Any] | None) -> dict[str, Any] | None:
+    if user is None:
+        return None
+    user_ext = dict(user["ext"])
+    prebid = {k: v for k, v in user_ext["prebid"].items() if k != "buyeruids"}
+    if prebid:
+        user_ext["prebid"] = prebid
+    else:
+        del user_ext["prebid"]
+    new_user = dict(user)
+    if user_ext:
+        new_user["ext"] = user_ext
+    else:
+        del new_user["ext"]
+    return new_user
+
+
+def _buyeruid(
+    name: str, resolved: ResolvedBidder, explicit: dict[str, str] | None, cookie_uids: Mapping[str, str]
+) -> str:
+    """``user.ext.prebid.buyeruids[<name>]`` (case-insensitive), else the cookie's uid under the core
+    bidder's syncer key; expired uids still count (PBS)."""
+    if explicit:
+        uid = explicit.get(name.lower())
+        if uid:
+            return uid
+    return cookie_uids.get(resolved.bidder.sync_key, "")
