@@ -42,9 +42,12 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload) -> Result:
     plan: RequestPlan = cfg.memo.get("request") or request_plan(cfg)
     bidder = payload.bidder
     result: Result = HookResult()
-    # only conditions look at the bidder and media types
-    top = plan.top_static or top_plan(cfg, bidder, request_media_types(imps))
-    badv, bapp, bcat = _top_fields(top, request, result)
+    if plan.top_static is not None and not (request.get("badv") or request.get("bapp") or request.get("bcat")):
+        result.mutations.extend(plan.top_mutations)  # the common case: nothing to look at
+        badv, bapp, bcat = plan.top_values
+    else:  # only conditions look at the bidder and media types
+        top = plan.top_static or top_plan(cfg, bidder, request_media_types(imps))
+        badv, bapp, bcat = _top_fields(top, request, result)
     btype: ByImp = {}
     battr: ByImp = {}
     if plan.imp_fields:

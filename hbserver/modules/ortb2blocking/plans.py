@@ -58,6 +58,9 @@ class RequestPlan(NamedTuple):
     """The config-level part of the bidder_request hook."""
 
     top_static: tuple[TopStep, ...] | None  # the top fields, when no override makes them depend on bidder or media
+    # with top_static: the mutations and the (badv, bapp, bcat) of a request that has none of the three
+    top_mutations: tuple[Mutation[BidderRequestPayload], ...]
+    top_values: tuple[tuple[str, ...], ...]
     imp_fields: tuple[int, ...]  # the indices in IMP_FIELDS of the fields that can set anything
     # when no imp field has overrides: (index, field, media, values) of those fields (never a warning nor failure)
     imp_static: tuple[tuple[int, str, str, tuple[int, ...]], ...] | None
@@ -96,8 +99,11 @@ def _request_plan(cfg: Config) -> RequestPlan:
             for index, (field, media, name) in enumerate(IMP_FIELDS)
             if index in imp_fields
         )
+    top_static = None if top_actions else _top_plan(cfg, "", NO_MEDIA)
     return RequestPlan(
-        top_static=None if top_actions else _top_plan(cfg, "", NO_MEDIA),
+        top_static=top_static,
+        top_mutations=tuple(step.mutation for step in top_static or () if step.mutation is not None),
+        top_values=tuple(step.values for step in top_static or ()),
         imp_fields=imp_fields,
         imp_static=imp_static,
         cattax=cattax,
