@@ -362,31 +362,8 @@ class AuctionService:
             planned = await self._execute_planned(prepared, http, start, amp_budget_ms, details, query, page)
             if planned is not None:
                 return planned
-        try:
-            if prepared is not None:
-                validated = prepared.instantiate()
-                request = validated.request
-                if page is not None:
-                    request = with_page(request, page.url, page.host)
-                request = validated.request = _with_http_fields(request, http)
-            else:
-                validated = self.validate(request, http, amp=amp, warnings=warnings)
-                request = validated.request
-            if self.geo is not None:  # before floors and privacy, which read device.geo
-                request = validated.request = self.geo.fill(request)
-            apply_tids(request, self.config.auto_gen_source_tid)
-            tmax = amp_budget_ms if amp_budget_ms is not None else self.tmax_ms(request.get("tmax"))
-            request["tmax"] = tmax  # the top level is our own copy (_with_http_fields)
-            if refers_to_stored_responses(request):
-                stored_responses = await load_stored_responses(
-                    request, validated.imp_bidders, self.stored, STORED_FETCH_TIMEOUT_S
-                )
-            else:
-                stored_responses = StoredResponses()
-        except RequestError as exc:
-            raise AuctionRefused(400, refusal_text(exc), "badinput") from None
-        except StoredDataUnavailable as exc:
-            raise AuctionRefused(503, str(exc), "err") from None
+        validated, tmax, stored_responses = await self._resolve(request, http, amp_budget_ms, warnings, prepared, page)
+        request = validated.request
         deadline = start + tmax / 1000
         account = await self._account(_account_id(request))
         if (http.topics or http.cdep) and _sandbox_applies(http, account):
@@ -406,6 +383,44 @@ class AuctionService:
             response, account.id, request_type, list(validated.bidders), bids, collected, amp_targeting,
             account.activities if account.activities.any() else None, hooks,
         )  # fmt: skip
+
+    async def _resolve(
+        self,
+        request: dict[str, Any],
+        http: HttpContext,
+        amp_budget_ms: int | None,
+        warnings: list[Message] | None,
+        prepared: PreparedRequest | None,
+        page: AmpPage | None,
+    ) -> tuple[Validated, int, StoredResponses]:
+        """The request validated (or a prepared one instantiated), completed (geo, tids, ``tmax``) and its
+        stored responses loaded; raises AuctionRefused."""
+        try:
+            if prepared is not None:
+                validated = prepared.instantiate()
+                request = validated.request
+                if page is not None:
+                    request = with_page(request, page.url, page.host)
+                request = validated.request = _with_http_fields(request, http)
+            else:
+                validated = self.validate(request, http, amp=amp_budget_ms is not None, warnings=warnings)
+                request = validated.request
+            if self.geo is not None:  # before floors and privacy, which read device.geo
+                request = validated.request = self.geo.fill(request)
+            apply_tids(request, self.config.auto_gen_source_tid)
+            tmax = amp_budget_ms if amp_budget_ms is not None else self.tmax_ms(request.get("tmax"))
+            request["tmax"] = tmax  # the top level is our own copy (_with_http_fields)
+            if refers_to_stored_responses(request):
+                stored_responses = await load_stored_responses(
+                    request, validated.imp_bidders, self.stored, STORED_FETCH_TIMEOUT_S
+                )
+            else:
+                stored_responses = StoredResponses()
+        except RequestError as exc:
+            raise AuctionRefused(400, refusal_text(exc), "badinput") from None
+        except StoredDataUnavailable as exc:
+            raise AuctionRefused(503, str(exc), "err") from None
+        return validated, tmax, stored_responses
 
     async def _processed_hooks(self, hooks: HookExecutor, validated: Validated, amp: bool) -> Validated:
         """The validated request through the hooks; what they changed is validated again (the bidders

@@ -60,33 +60,15 @@ def split_request(
     ``floor_factor(name)``: its bid adjustment factor, which its imps' floors are divided by (PBS-Go's
     applyBidAdjustmentToFloor, with the account's ``price_floors.adjust_for_bid_adjustment``).
     """
-    guarded = privacy.any
-    imps: list[dict[str, Any]] = request["imp"]
-    ext = request.get("ext") or {}
-    prebid = ext.get("prebid") or {}
-    user = request.get("user") if isinstance(request.get("user"), dict) else None
-    explicit_uids = _explicit_buyeruids(user)
-    user_without_uids = _without_buyeruids(user) if explicit_uids is not None else user
-    all_bidders = {name for bidders in validated.imp_bidders for name in bidders}
-    legacy_keys = {key for imp in imps for key in (imp.get("ext") or {}) if key in all_bidders}
-    shared = [_ImpParts(imp, legacy_keys) for imp in imps]
-    shared_ext = _SharedExt(ext, prebid)
-    # 2.5 bidders get 2.6 fields moved; most requests have none (a bidder's imp FPD might add rwdd)
-    needs_downconvert = has_26_fields(request) or any(parts.fpd is not None for parts in shared)
-    needs_downconvert = needs_downconvert or bidder_data is not None  # schains, bidderconfig FPD
-    channel = request_channel(request)
-    memo: DownconvertMemo = {}  # regs/user/source converted to 2.5 once, shared by the 2.5 bidders
+    split = _Split(request, validated, privacy, bidder_data is not None)
     out = []
     for name, resolved in validated.bidders.items():
-        bidder_imps = [
-            parts.for_bidder(name, bidders[name])
-            for parts, bidders in zip(shared, validated.imp_bidders, strict=True)
-            if name in bidders
-        ]
+        bidder_imps = split.imps_of(name)
         if not bidder_imps:
             continue
         bidder = resolved.bidder
-        if guarded:
+        permissions = None
+        if split.guarded:
             permissions = privacy.permissions(bidder.code, name, bidder.gvl_vendor_id)
             reason = privacy.blocked(name, permissions)
             if reason:
@@ -94,8 +76,8 @@ def split_request(
                     blocked[name] = BidderPrivacy(blocked=reason)
                 continue
         bidder_imps, dropped = fit_imps(
-            bidder_imps, bidder.media_types, channel, bidder.multiformat_supported,
-            "" if bidder.multiformat_supported else preferred_media_type(prebid, name),
+            bidder_imps, bidder.media_types, split.channel, bidder.multiformat_supported,
+            "" if bidder.multiformat_supported else preferred_media_type(split.prebid, name),
         )  # fmt: skip
         if dropped and notices is not None:
             notices.setdefault(name, []).extend(dropped)
@@ -103,38 +85,93 @@ def split_request(
             continue
         if floor_factor is not None:
             bidder_imps = adjust_floors_for_bidder(bidder_imps, floor_factor(name))
-        own = dict(request)
-        own["imp"] = bidder_imps
-        own_ext = shared_ext.for_bidder(name, validated.aliases, bidder_prebid(name) if bidder_prebid else None)
+        own_prebid = bidder_prebid(name) if bidder_prebid else None
+        own = split.request_for(name, resolved, bidder_imps, own_prebid, cookie_uids)
+        if bidder_data is not None:  # schain, EID permissions, FPD per bidder (hbserver.auction.exchange.fpd)
+            bidder_data.apply(own, name)
+        out.append(split.finished(name, resolved, own, permissions))
+    return out
+
+
+class _Split:
+    """What every bidder's request shares, worked out once per auction, and the steps of one bidder's."""
+
+    def __init__(self, request: dict[str, Any], validated: Validated, privacy: AuctionPrivacy, has_data: bool) -> None:
+        self.request = request
+        self.validated = validated
+        self.privacy = privacy
+        self.guarded = privacy.any
+        imps: list[dict[str, Any]] = request["imp"]
+        ext = request.get("ext") or {}
+        self.prebid = ext.get("prebid") or {}
+        user = request.get("user") if isinstance(request.get("user"), dict) else None
+        self.explicit_uids = _explicit_buyeruids(user)
+        self.user_without_uids = _without_buyeruids(user) if self.explicit_uids is not None else user
+        all_bidders = {name for bidders in validated.imp_bidders for name in bidders}
+        legacy_keys = {key for imp in imps for key in (imp.get("ext") or {}) if key in all_bidders}
+        self.shared = [_ImpParts(imp, legacy_keys) for imp in imps]
+        self.shared_ext = _SharedExt(ext, self.prebid)
+        # 2.5 bidders get 2.6 fields moved; most requests have none (a bidder's imp FPD might add rwdd)
+        self.needs_downconvert = (
+            has_26_fields(request) or any(parts.fpd is not None for parts in self.shared) or has_data
+        )  # has_data: schains, bidderconfig FPD
+        self.channel = request_channel(request)
+        self.memo: DownconvertMemo = {}  # regs/user/source converted to 2.5 once, shared by the 2.5 bidders
+
+    def imps_of(self, name: str) -> list[dict[str, Any]]:
+        return [
+            parts.for_bidder(name, bidders[name])
+            for parts, bidders in zip(self.shared, self.validated.imp_bidders, strict=True)
+            if name in bidders
+        ]
+
+    def request_for(
+        self,
+        name: str,
+        resolved: ResolvedBidder,
+        imps: list[dict[str, Any]],
+        own_prebid: dict[str, Any] | None,
+        cookie_uids: Mapping[str, str],
+    ) -> dict[str, Any]:
+        """The bidder's own copy: its imps, its ``ext``, its user and buyeruid."""
+        own = dict(self.request)
+        own["imp"] = imps
+        own_ext = self.shared_ext.for_bidder(name, self.validated.aliases, own_prebid)
         if own_ext:
             own["ext"] = own_ext
         else:
             own.pop("ext", None)
+        user_without_uids = self.user_without_uids
         if user_without_uids is not None:
             own["user"] = user_without_uids
-        uid = _buyeruid(name, resolved, explicit_uids, cookie_uids)
+        uid = _buyeruid(name, resolved, self.explicit_uids, cookie_uids)
         if uid and not (user_without_uids or {}).get("buyeruid"):
             own["user"] = {**(user_without_uids or {}), "buyeruid": uid}
-        if bidder_data is not None:  # schain, EID permissions, FPD per bidder (hbserver.auction.exchange.fpd)
-            bidder_data.apply(own, name)
+        return own
+
+    def finished(
+        self, name: str, resolved: ResolvedBidder, own: dict[str, Any], permissions: Any
+    ) -> BidderRequest:
+        """Privacy's scrub, the GPP legacy fields for a bidder without GPP, the 2.5 down-conversion."""
+        privacy = self.privacy
         done = NOTHING_DONE
         uid_removed = False
-        if guarded:
+        if self.guarded:
             had_uid = _has_buyeruid(own)
             reasons = privacy.scrub(own, name, permissions)
             if reasons:
                 done = BidderPrivacy(scrubbed=reasons)
                 uid_removed = had_uid and not _has_buyeruid(own)
-        convert = needs_downconvert
+        convert = self.needs_downconvert
+        bidder = resolved.bidder
         if privacy.regs.gpp is not None and not bidder.gpp_supported:
             legacy = legacy_from_gpp(own, privacy.regs)
             if legacy is not None:  # regs.gdpr, user.consent, regs.us_privacy filled in from GPP
                 own = legacy
                 convert = True
         if convert and not takes_26(name, bidder):
-            downconvert(own, memo)
-        out.append(BidderRequest(name, resolved, own, done, uid_removed))
-    return out
+            downconvert(own, self.memo)
+        return BidderRequest(name, resolved, own, done, uid_removed)
 
 
 def takes_26(name: str, bidder: Bidder) -> bool:

@@ -179,33 +179,49 @@ async def load_stored_responses(
             auction_refs.append((imp["id"], auction_ref["id"]))
         bid_ref = prebid.get("storedbidresponse")
         if bid_ref is not None:
-            if not isinstance(bid_ref, list):
-                raise RequestError(f"request.imp[{index}].ext.prebid.storedbidresponse must be an array")
-            for entry in bid_ref:
-                if (
-                    not isinstance(entry, dict)
-                    or not isinstance(entry.get("bidder"), str)
-                    or not isinstance(entry.get("id"), str)
-                ):
-                    raise RequestError(
-                        f"request.imp[{index}] has ext.prebid.storedbidresponse specified, "
-                        'but "id" or/and "bidder" fields are missing '
-                    )
-                if entry["bidder"] not in imp_bidders[index]:
-                    raise RequestError(
-                        f"request validation failed. Stored bid responses are specified for imp {imp['id']}. "
-                        "Bidders specified in imp.ext should match with bidders specified in "
-                        "imp.ext.prebid.storedbidresponse"
-                    )
-                _check_response_id(entry["id"], f"request.imp[{index}].ext.prebid.storedbidresponse.id")
-                replace = entry.get("replaceimpid", True)
-                bid_refs.append((imp["id"], entry["bidder"], entry["id"], replace is not False))
+            bid_refs.extend(_bid_refs(bid_ref, index, imp, imp_bidders[index]))
     if auction_refs and len(auction_refs) != len(imps):
         raise RequestError(
             "request validation failed. The StoredAuctionResponse.ID field must be completely present with, "
             "or completely absent from, all impressions in request. No StoredAuctionResponse data found for "
             f"request.imp[{next(i for i, imp in enumerate(imps) if imp['id'] not in dict(auction_refs))}].ext.prebid \n"
         )
+    return await _fetch_stored_responses(auction_refs, bid_refs, source, timeout_s)
+
+
+def _bid_refs(
+    bid_ref: Any, index: int, imp: dict[str, Any], bidders: dict[str, Any]
+) -> list[tuple[str, str, str, bool]]:
+    """One imp's ``storedbidresponse`` entries: (imp id, bidder, response id, replace the imp id)."""
+    if not isinstance(bid_ref, list):
+        raise RequestError(f"request.imp[{index}].ext.prebid.storedbidresponse must be an array")
+    refs = []
+    for entry in bid_ref:
+        bad = not isinstance(entry, dict) or not isinstance(entry.get("bidder"), str)
+        if bad or not isinstance(entry.get("id"), str):
+            raise RequestError(
+                f"request.imp[{index}] has ext.prebid.storedbidresponse specified, "
+                'but "id" or/and "bidder" fields are missing '
+            )
+        if entry["bidder"] not in bidders:
+            raise RequestError(
+                f"request validation failed. Stored bid responses are specified for imp {imp['id']}. "
+                "Bidders specified in imp.ext should match with bidders specified in "
+                "imp.ext.prebid.storedbidresponse"
+            )
+        _check_response_id(entry["id"], f"request.imp[{index}].ext.prebid.storedbidresponse.id")
+        replace = entry.get("replaceimpid", True)
+        refs.append((imp["id"], entry["bidder"], entry["id"], replace is not False))
+    return refs
+
+
+async def _fetch_stored_responses(
+    auction_refs: list[tuple[str, str]],
+    bid_refs: list[tuple[str, str, str, bool]],
+    source: StoredSource | None,
+    timeout_s: float,
+) -> StoredResponses:
+    """The referenced responses fetched and checked; raises RequestError."""
     result = StoredResponses()
     if not auction_refs and not bid_refs:
         return result

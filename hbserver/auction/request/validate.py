@@ -79,6 +79,30 @@ def validate_request(request: dict[str, Any], registry: Registry, check_params: 
     exactly one of site/app/dooh; the rest of ``ext.prebid``; site, app, dooh, user, regs, device;
     then each imp. The bidder config checks PBS-Go makes later (in the exchange) come last.
     """
+    warnings = _check_top_level(request)
+    prebid, aliases = _check_ext_prebid(request, registry)
+    # from here on PBS-Go reports the warnings it collected together with a fatal problem
+    try:
+        _check_request_ext(prebid)
+        check_site(request)
+        check_app(request)
+        check_dooh(request)
+        request = check_user(request, lambda name: _known(name, registry, aliases), warnings)
+        check_regs(request)
+        check_device(request)
+    except RequestError as exc:
+        raise RequestError(str(exc), [w.message for w in warnings]) from None
+    validated = Validated([], {}, aliases, warnings)
+    request = _check_imps(request, registry, aliases, check_params, validated)
+    config_problem = validate_bidder_config(request, registry, aliases)  # PBS-Go: the exchange's FPD step
+    if config_problem is not None:
+        raise RequestError(config_problem, [w.message for w in warnings])
+    validated.request = request
+    return validated
+
+
+def _check_top_level(request: dict[str, Any]) -> list[Message]:
+    """id, tmax, the imps' count and the currencies; the warnings so far."""
     if not isinstance(request.get("id"), str) or not request["id"]:
         raise RequestError('request missing required field: "id"')
     tmax = request.get("tmax", 0)
@@ -105,7 +129,11 @@ def validate_request(request: dict[str, Any], registry: Registry, check_params: 
                 f"Taking the first currency in the list, {cur[0]}, as the active currency",
             )
         )
+    return warnings
 
+
+def _check_ext_prebid(request: dict[str, Any], registry: Registry) -> tuple[dict[str, Any], dict[str, str]]:
+    """``ext.prebid``'s parts PBS-Go checks before the objects: its ``prebid`` and the aliases."""
     ext = _obj(request.get("ext"), "request.ext")
     prebid = _obj(ext.get("prebid"), "request.ext.prebid")
     aliases = _aliases(prebid, registry)
@@ -119,32 +147,28 @@ def validate_request(request: dict[str, Any], registry: Registry, check_params: 
     if isinstance(channel, dict) and not channel.get("name"):
         raise RequestError("ext.prebid.channel.name can't be empty")
     _check_inventory_type(request)
+    return prebid, aliases
 
-    # from here on PBS-Go reports the warnings it collected together with a fatal problem
-    def fail(message: str) -> RequestError:
-        return RequestError(message, [w.message for w in warnings])
 
-    try:
-        _check_request_ext(prebid)
-        check_site(request)
-        check_app(request)
-        check_dooh(request)
-        request = check_user(request, lambda name: _known(name, registry, aliases), warnings)
-        check_regs(request)
-        check_device(request)
-    except RequestError as exc:
-        raise fail(str(exc)) from None
-
-    validated = Validated([], {}, aliases, warnings)
+def _check_imps(
+    request: dict[str, Any],
+    registry: Registry,
+    aliases: dict[str, str],
+    check_params: ParamsCheck,
+    validated: Validated,
+) -> dict[str, Any]:
+    """Each imp checked (its media, its bidders into ``validated.imp_bidders``); the request with the
+    checked imps. Duplicate ids are collected and reported after every imp, as PBS-Go does."""
+    warnings = validated.warnings
     imps = request["imp"]
     checked_imps: list[Any] | None = None
     seen_ids: dict[str, int] = {}
-    duplicates: list[str] = []  # PBS-Go collects these and goes on checking the imps
+    duplicates: list[str] = []
     first_imp_lines: list[str] = []
     general = len(warnings)  # the warnings before the imps (imp warnings are appended to the same list)
     for index, imp in enumerate(imps):
         if not isinstance(imp, dict):
-            raise fail(f"request.imp[{index}] must be an object")
+            raise RequestError(f"request.imp[{index}] must be an object", [w.message for w in warnings])
         imp_id = imp.get("id")
         if isinstance(imp_id, str):
             if imp_id in seen_ids:
@@ -173,13 +197,7 @@ def validate_request(request: dict[str, Any], registry: Registry, check_params: 
         # every bidder named was unknown or disabled: nothing can bid. PBS-Go's 400 (ortb
         # validateImpExt) lists the warnings it had, imp[0]'s disabled bidders among them, then its text.
         raise RequestError("request.imp[0].ext.prebid.bidder must contain at least one bidder", first_imp_lines)
-    if checked_imps is not None:
-        request = {**request, "imp": checked_imps}
-    config_problem = validate_bidder_config(request, registry, aliases)  # PBS-Go: the exchange's FPD step
-    if config_problem is not None:
-        raise fail(config_problem)
-    validated.request = request
-    return validated
+    return {**request, "imp": checked_imps} if checked_imps is not None else request
 
 
 def _check_custom_rates(prebid: dict[str, Any]) -> None:
@@ -363,6 +381,19 @@ def _imp_bidders(
         raise RequestError(
             f"request.imp[{index}].ext.prebid.bidder must not name more than {MAX_BIDDERS_PER_IMP} bidders"
         )
+    return _active_bidders(bidders, index, registry, aliases, check_params, validated, reported)
+
+
+def _active_bidders(
+    bidders: dict[str, Any],
+    index: int,
+    registry: Registry,
+    aliases: dict[str, str],
+    check_params: ParamsCheck,
+    validated: Validated,
+    reported: list[str],
+) -> dict[str, Any]:
+    """The imp's bidders that can bid, their params checked; unknown and disabled ones warned about."""
     active: dict[str, Any] = {}
     for name, params in bidders.items():
         resolved = validated.bidders.get(name) or _resolve(name, registry, aliases)
