@@ -265,3 +265,25 @@ async def test_a_bad_account_plan_is_a_malformed_account(make_client, bidders, d
     client = await make_client({**bidder_config(bidders, "alpha"), **hooks_config([])})
     response = await post(client, trace_request())
     assert response.status != 200
+
+
+@pytest.mark.parametrize("endpoint", ["/openrtb2/auction", "/openrtb2/amp"])
+async def test_analytics_records_carry_the_modules_tags(make_client, bidders, data_dir: Path, tmp_path, endpoint):
+    from tests.test_analytics import read_records
+
+    bidders.bids["alpha"] = [bid("imp-1" if endpoint.endswith("auction") else "slot-1", 2.0)]
+    store(data_dir, "101", amp_stored("alpha"))
+    log_file = tmp_path / "a.jsonl"
+    config = {**bidder_config(bidders, "alpha"), **hooks_config([]), "analytics": {"file": {"filename": str(log_file)}}}
+    config["hooks"]["host_execution_plan"] = plan(["processed_auction_request"], endpoint=endpoint)
+    client = await make_client(config)
+    if endpoint.endswith("auction"):
+        assert (await post(client, auction_request())).status == 200
+    else:
+        assert (await client.get("/openrtb2/amp?tag_id=101")).status == 200
+    await client.close()
+    [record] = read_records(log_file, "auction" if endpoint.endswith("auction") else "amp")
+    [entry] = record["modules"]
+    assert (entry["stage"], entry["module_code"], entry["status"], entry["action"]) == (
+        "processed_auction_request", "test.example", "success", "update")
+    assert entry["analytics_tags"]["activities"][0]["name"] == "example"
