@@ -14,7 +14,7 @@ from hbserver.hooks.api import BidderRequestPayload, HookResult, Mutation
 from hbserver.modules.ortb2blocking.attributes import BlockingAttributes
 from hbserver.modules.ortb2blocking.config import Config
 from hbserver.modules.ortb2blocking.errors import BlockingFailure
-from hbserver.modules.ortb2blocking.overrides import imp_media_types, request_media_types
+from hbserver.modules.ortb2blocking.overrides import request_media_types
 from hbserver.modules.ortb2blocking.plans import (
     IMP_FIELDS,
     IMP_KEYS,
@@ -100,7 +100,7 @@ def _imp_fields(
             (btype if index == 0 else battr).update(found)
             _add_mutation(result, index, found, with_media, len(imps))
         return
-    steps = [imp_plan(cfg, bidder, imp_media_types(imp)) for imp in imps]
+    steps = [imp_plan(cfg, bidder, imp) for imp in imps]
     messages: list[str] = []  # battr's: PBS-Go adds them to the warnings only when all three succeed
     for index in plan.imp_fields:
         if index == 0:

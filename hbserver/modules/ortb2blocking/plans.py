@@ -9,24 +9,32 @@ Only deal exceptions (which depend on the bid's deal id) are left to the hooks."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, NamedTuple, TypeVar
 
 from hbserver.hooks.api import BidderRequestPayload, Mutation
 from hbserver.modules.ortb2blocking.config import ActionOverride, Config, Override
 from hbserver.modules.ortb2blocking.errors import OverrideError
-from hbserver.modules.ortb2blocking.overrides import first_or_default, get_ids, get_is_active, get_names
+from hbserver.modules.ortb2blocking.overrides import (
+    first_or_default,
+    get_ids,
+    get_is_active,
+    get_names,
+    imp_media_types,
+)
+
+T = TypeVar("T")
 
 MEMO_SIZE = 1024
 NO_MEDIA: frozenset[str] = frozenset()
 
 
-def remembered(cfg: Config, key: Hashable, compute: Callable[[], Any]) -> Any:
-    """``cfg``'s memo entry ``key``, computed by ``compute`` on a miss (the memo is emptied when it
-    holds :data:`MEMO_SIZE` entries)."""
-    found = cfg.memo.get(key)
+def remembered(cfg: Config, key: Hashable, compute: Callable[..., T], *args: Any) -> T:
+    """``cfg``'s memo entry ``key``, ``compute(*args)`` on a miss (the memo is emptied when it holds
+    :data:`MEMO_SIZE` entries)."""
+    found: T | None = cfg.memo.get(key)
     if found is None:
-        found = compute()
+        found = compute(*args)
         if len(cfg.memo) >= MEMO_SIZE:
             cfg.memo.clear()
         cfg.memo[key] = found
@@ -82,7 +90,7 @@ IMP_KEYS = tuple(("bidrequest", "imp", media, field) for field, media, _ in IMP_
 
 def request_plan(cfg: Config) -> RequestPlan:
     """Remembered under the key ``"request"``."""
-    return remembered(cfg, "request", lambda: _request_plan(cfg))  # type: ignore[no-any-return]
+    return remembered(cfg, "request", _request_plan, cfg)
 
 
 def _request_plan(cfg: Config) -> RequestPlan:
@@ -114,7 +122,7 @@ def _request_plan(cfg: Config) -> RequestPlan:
 def top_plan(cfg: Config, bidder: str, media_types: frozenset[str]) -> tuple[TopStep, ...]:
     """The top fields for ``bidder`` and the request's ``media_types``, remembered under
     ``("top", bidder, media_types)``."""
-    return remembered(cfg, ("top", bidder, media_types), lambda: _top_plan(cfg, bidder, media_types))  # type: ignore[no-any-return]
+    return remembered(cfg, ("top", bidder, media_types), _top_plan, cfg, bidder, media_types)
 
 
 def _top_plan(cfg: Config, bidder: str, media_types: frozenset[str]) -> tuple[TopStep, ...]:
@@ -131,10 +139,19 @@ def _top_step(cfg: Config, bidder: str, media_types: frozenset[str], field: tupl
     return TopStep(key, values, message, "", mutation)
 
 
-def imp_plan(cfg: Config, bidder: str, media_types: frozenset[str]) -> tuple[ImpStep, ...]:
-    """Every imp field (in :data:`IMP_FIELDS` order) for ``bidder`` and an imp of ``media_types``,
-    remembered under ``("imp", bidder, media_types)``."""
-    return remembered(cfg, ("imp", bidder, media_types), lambda: _imp_plan(cfg, bidder, media_types))  # type: ignore[no-any-return]
+def imp_plan(cfg: Config, bidder: str, imp: Mapping[str, Any]) -> tuple[ImpStep, ...]:
+    """Every imp field (in :data:`IMP_FIELDS` order) for ``bidder`` and an imp like ``imp``, remembered
+    under ``("imp", bidder, <whether it offers audio, banner, native, video>)`` (its media types)."""
+    offers = (
+        imp.get("audio") is not None,
+        imp.get("banner") is not None,
+        imp.get("native") is not None,
+        imp.get("video") is not None,
+    )
+    found: tuple[ImpStep, ...] | None = cfg.memo.get(("imp", bidder, offers))
+    if found is None:
+        found = remembered(cfg, ("imp", bidder, offers), _imp_plan, cfg, bidder, imp_media_types(imp))
+    return found
 
 
 def _imp_plan(cfg: Config, bidder: str, media_types: frozenset[str]) -> tuple[ImpStep, ...]:
@@ -223,7 +240,7 @@ class ResponsePlan(NamedTuple):
 
 def response_plan(cfg: Config, bidder: str, bid_type: str) -> ResponsePlan:
     """Remembered under ``("response", bidder, bid_type)``."""
-    return remembered(cfg, ("response", bidder, bid_type), lambda: _response_plan(cfg, bidder, bid_type))  # type: ignore[no-any-return]
+    return remembered(cfg, ("response", bidder, bid_type), _response_plan, cfg, bidder, bid_type)
 
 
 def _response_plan(cfg: Config, bidder: str, bid_type: str) -> ResponsePlan:
