@@ -132,6 +132,7 @@ CONFIG_EXTENSIONS = (
     "overload.",  # hbserver's own (Prebid Server sheds no load): overload.max_wait_ms
     "geolocation.",  # PBS-Java's geolocation, here a local MaxMind file: geolocation.database
     "account_defaults.privacy.geo.",  # hbserver's own: privacy.geo.precise_geo_blocked_states
+    "datacenter",  # PBS-Go's: the data center named in ext.prebid.server
     "hooks.",  # PBS-Go's hooks: enabled, modules, host_execution_plan, default_account_execution_plan
     "account_defaults.hooks.",  # PBS-Go's account hooks: execution_plan, modules
 )

@@ -267,7 +267,7 @@ class AuctionService:
             "external_url": self.external_url,
             "pbs_version": __version__,
             "gvl_id": self.config.gdpr.host_vendor_id,
-            "datacenter": "",
+            "datacenter": self.config.datacenter,
             "extra_info": bidder.extra_info,
             "platform_id": (host.platform_id if host is not None else "") or bidder.platform_id,
             "app_secret": host.app_secret if host is not None else "",
