@@ -95,6 +95,44 @@ async def test_errors(client, query, status, body):
     assert "Set-Cookie" not in response.headers
 
 
+UNSUPPORTED = "The bidder name provided is not supported by Prebid Server"
+
+
+@pytest.mark.parametrize(
+    ("bidder", "status", "uids"),
+    [
+        ("appnexus", 200, {"adnxs": "7"}),  # a bidder name
+        ("adnxs", 200, {"adnxs": "7"}),  # appnexus's syncer key (cookie family), as older PBS took it
+        ("iframer", 200, {"iframer": "7"}),  # a host alias with a syncer of its own
+        ("mynexus", 200, {"adnxs": "7"}),  # an alias sharing its parent's key
+        ("fam", 200, {"fam": "7"}),  # a key that is no bidder's name resolves to its syncer
+        ("Fam", 400, UNSUPPORTED),  # keys are exact (the cookie's keys are)
+        ("nobody", 400, UNSUPPORTED),  # unknown: PBS-Go's text
+        ("rubicon", 400, UNSUPPORTED),  # a bidder name that is disabled is not looked up as a key
+    ],
+)
+async def test_bidder_param_takes_name_or_syncer_key(make_client, bidder, status, uids):
+    client = await make_client(adapters={
+        "iframer": {"alias_of": "generic", "usersync": {**IFRAME, **REDIRECT}},
+        "mynexus": {"alias_of": "appnexus"},
+        "keyed": {"alias_of": "generic", "usersync": {"key": "fam", **REDIRECT}},
+    })
+    response = await client.get(f"/setuid?bidder={bidder}&uid=7")
+    assert response.status == status
+    if status == 200:
+        assert written(response).buyeruids() == uids
+    else:
+        assert await response.text() == uids
+
+
+async def test_syncer_key_meets_activity_rules_as_its_bidder(client, data_dir):
+    rules = {"syncUser": {"rules": [{"condition": {"componentName": ["appnexus"]}, "allow": False}]}}
+    write_account(data_dir, "acc", {"privacy": {"allowactivities": rules}})
+    for bidder in ("appnexus", "adnxs"):
+        response = await client.get(f"/setuid?bidder={bidder}&uid=1&account=acc")
+        assert response.status == 451, bidder
+
+
 async def test_opted_out_is_401_with_an_empty_body(client):
     response = await client.get("/setuid?bidder=appnexus&uid=1", headers=cookie_header(UidsCookie(optout=True)))
     assert (response.status, await response.read()) == (401, b"")

@@ -86,7 +86,7 @@ class SetUIDEndpoint:
             return self._error(401, "", "opt_out", bidder_param, uid)
         if not bidder_param:
             return self._error(400, '"bidder" query param is required', "syncer_unknown", bidder_param, uid)
-        bidder = service.registry.lookup(bidder_param)
+        bidder = service.syncing_bidder(bidder_param)
         if bidder is None or bidder.disabled or bidder.syncer is None:
             return self._error(
                 400, "The bidder name provided is not supported by Prebid Server", "syncer_unknown", bidder_param, uid
@@ -109,7 +109,9 @@ class SetUIDEndpoint:
             )
         except PrivacyRequestError as exc:
             return self._error(400, str(exc), "bad_request", bidder_param, uid)
-        if not account.activities.allowed("syncUser", "bidder", bidder_param):
+        # a syncer key names its bidder's component (an activity rule names bidders)
+        component = bidder_param if bidder_param.lower() == bidder.code.lower() else bidder.code
+        if not account.activities.allowed("syncUser", "bidder", component):
             return self._error(451, "", None, bidder_param, uid)
         try:
             gate = service.gate  # the account's TCF policy only when GDPR applies (it is not read otherwise)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from hbserver.bidders.registry import Registry
+from hbserver.bidders.registry import Bidder, Registry
 from hbserver.config import Config
 from hbserver.stores.accounts import AccountError
 from hbserver.usersync.cookie import COOKIE_NAME, SetCookieHeader, UidsCookie, read_request_cookie
@@ -55,6 +55,13 @@ class SyncService:
         groups = config.user_sync.priority_groups
         self.priority_bidders = {code.lower() for group in groups for code in group}
         self.priority_keys = [registry.keys_of(list(group)) for group in groups]
+        self._by_sync_key = _bidders_by_sync_key(registry)
+
+    def syncing_bidder(self, name: str) -> Bidder | None:
+        """The bidder ``/setuid?bidder=`` names: a bidder name (any case) first, else a syncer key (cookie
+        family, e.g. ``adnxs``, as older PBS and Prebid's docs use) that is not a bidder name."""
+        bidder = self.registry.lookup(name)
+        return bidder if bidder is not None else self._by_sync_key.get(name)
 
     def read_cookie(self, cookies: Mapping[str, str], now: datetime) -> UidsCookie:
         if not cookies:  # a request without cookies (read_request_cookie's first case, without its call)
@@ -69,3 +76,18 @@ class SyncService:
     def set_cookie(self, value: str, now: datetime) -> str:
         """The ``Set-Cookie`` value for the uids cookie ``value`` (:class:`SetCookieHeader`)."""
         return self._set_cookie(value, now)
+
+
+def _bidders_by_sync_key(registry: Registry) -> dict[str, Bidder]:
+    """Each syncer key's bidder among the enabled bidders that sync: one that is not an alias, else the
+    first code in order (every bidder sharing a key writes the same uid)."""
+    found: dict[str, Bidder] = {}
+    for code in sorted(registry.bidders):
+        bidder = registry.bidders[code]
+        if bidder.disabled or bidder.syncer is None:
+            continue
+        key = bidder.syncer.key
+        current = found.get(key)
+        if current is None or (current.alias_of and not bidder.alias_of):
+            found[key] = bidder
+    return found
