@@ -79,6 +79,7 @@ from hbserver.auction.exchange.fanout import (
 )
 from hbserver.auction.exchange.fpd import BidderData
 from hbserver.auction.exchange.privacy import BLOCKED_TCF, AuctionPrivacy, BidderPrivacy, read_privacy
+from hbserver.auction.exchange.server_ext import server_ext
 from hbserver.auction.exchange.split import BidderRequest, split_request
 from hbserver.auction.request.interstitial import InterstitialError, apply_interstitials
 from hbserver.auction.request.ortb import upconvert
@@ -235,6 +236,7 @@ class AuctionService:
         self.rand = rand  # Go's rand.Intn for the floors' skip, model-weight and enforce rates
         self.geo = geo_lookup(config.geolocation.database)  # device.geo from the IP; None = off
         self.external_url = config.external_url.rstrip("/")
+        self.server_ext = server_ext(config.external_url, config.gdpr.host_vendor_id, config.datacenter)
         parts = urllib.parse.urlsplit(cache.public_url)
         self.cache_host = parts.netloc
         self._default_cache_ttl = cache.ttl(config.cache.default_ttl_seconds + CACHE_TTL_BONUS_S)
@@ -1008,7 +1010,7 @@ class AuctionService:
         request = dsa.with_default(request, account.settings.privacy.dsa, privacy.gdpr_enforced)
         bidder_requests = split_request(
             request, validated, uids, privacy, blocked, notices, bidder_data=bidder_data,
-            bidder_prebid=_bidder_prebid(alt_codes, multibid), floor_factor=floor_factor,
+            bidder_prebid=_bidder_prebid(alt_codes, multibid), floor_factor=floor_factor, server=self.server_ext,
         )  # fmt: skip
         return bidder_requests, blocked, notices
 

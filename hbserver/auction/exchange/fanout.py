@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hbserver import SERVER_HEADER_VALUE
 from hbserver.adapters.base import (
     Adapter,
     BidderError,
@@ -32,6 +31,7 @@ from hbserver.adapters.base import (
 )
 from hbserver.auction.bids.accept import drop_deep_bids
 from hbserver.auction.exchange.callplan import CallPlan
+from hbserver.auction.exchange.server_ext import x_prebid
 from hbserver.auction.exchange.split import BidderRequest
 from hbserver.web.bidclient import BidderClient, PendingRequest, ResponseTooLarge
 from hbserver.web.body import may_be_deeper
@@ -118,7 +118,7 @@ def start_bidder(
                 ErrorCode.FAILED_TO_REQUEST_BIDS,
             )
         )
-    _send(outcome, calls, client, deadline, extra_headers, now, compress)
+    _send(outcome, calls, client, deadline, extra_headers, now, compress, x_prebid(bidder.request))
     return outcome
 
 
@@ -136,11 +136,12 @@ def start_planned(
     raw = [text.encode() for text in texts]
     outcomes = []
     for bidder in plan.bidders:
-        outcome = BidderOutcome(bidder.bidder_request(values), bidder.adapter, started=now)
+        bidder_request = bidder.bidder_request(values)
+        outcome = BidderOutcome(bidder_request, bidder.adapter, started=now)
         if bidder.errors:
             outcome.errors.extend(bidder.errors)
         calls = [call.render(texts, raw) for call in bidder.calls]
-        _send(outcome, calls, client, deadline, extra_headers, now, bidder.compress)
+        _send(outcome, calls, client, deadline, extra_headers, now, bidder.compress, x_prebid(bidder_request.request))
         outcomes.append(outcome)
     return outcomes
 
@@ -153,11 +154,12 @@ def _send(
     extra_headers: dict[str, str],
     now: float,
     compress: bool,
+    x_prebid_value: str,
 ) -> None:
     for call in calls[:MAX_CALLS_PER_BIDDER]:
         exchange = HttpCall(call)
         outcome.calls.append(exchange)
-        if not _start(client, exchange, deadline, extra_headers, now, compress):
+        if not _start(client, exchange, deadline, extra_headers, now, compress, x_prebid_value):
             outcome.tmax_timeout = True
 
 
@@ -214,13 +216,15 @@ def _start(
     deadline: float,
     extra_headers: dict[str, str],
     now: float,
-    compress: bool = False,
+    compress: bool,
+    x_prebid_value: str,
 ) -> bool:
-    """Send ``exchange``'s request; False when no time was left to send it."""
+    """Send ``exchange``'s request with ``X-Prebid`` (:func:`~hbserver.auction.exchange.server_ext.x_prebid`,
+    unless the adapter set one); False when no time was left to send it."""
     call = exchange.call
     headers = {**call.headers, **extra_headers} if extra_headers else call.headers
     if "X-Prebid" not in headers:
-        headers = {**headers, "X-Prebid": SERVER_HEADER_VALUE}
+        headers = {**headers, "X-Prebid": x_prebid_value}
     body = call.body
     if compress and body:
         body = gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)

@@ -48,6 +48,7 @@ def split_request(
     bidder_data: BidderData | None = None,
     bidder_prebid: Callable[[str], dict[str, Any] | None] | None = None,
     floor_factor: Callable[[str], float] | None = None,
+    server: dict[str, Any] | None = None,
 ) -> list[BidderRequest]:
     """The per-bidder requests, in the order bidders first appear in the imps.
 
@@ -59,8 +60,10 @@ def split_request(
     ``bidder_prebid(name)``: keys of that bidder's own ``ext.prebid`` (its alternatebiddercodes, multibid).
     ``floor_factor(name)``: its bid adjustment factor, which its imps' floors are divided by (PBS-Go's
     applyBidAdjustmentToFloor, with the account's ``price_floors.adjust_for_bid_adjustment``).
+    ``server``: the host's ``ext.prebid.server`` (:func:`~hbserver.auction.exchange.server_ext.server_ext`),
+    in place of the request's own.
     """
-    split = _Split(request, validated, privacy, bidder_data is not None)
+    split = _Split(request, validated, privacy, bidder_data is not None, server)
     out = []
     for name, resolved in validated.bidders.items():
         bidder_imps = split.imps_of(name)
@@ -96,7 +99,14 @@ def split_request(
 class _Split:
     """What every bidder's request shares, worked out once per auction, and the steps of one bidder's."""
 
-    def __init__(self, request: dict[str, Any], validated: Validated, privacy: AuctionPrivacy, has_data: bool) -> None:
+    def __init__(
+        self,
+        request: dict[str, Any],
+        validated: Validated,
+        privacy: AuctionPrivacy,
+        has_data: bool,
+        server: dict[str, Any] | None = None,
+    ) -> None:
         self.request = request
         self.validated = validated
         self.privacy = privacy
@@ -110,7 +120,7 @@ class _Split:
         all_bidders = {name for bidders in validated.imp_bidders for name in bidders}
         legacy_keys = {key for imp in imps for key in (imp.get("ext") or {}) if key in all_bidders}
         self.shared = [_ImpParts(imp, legacy_keys) for imp in imps]
-        self.shared_ext = _SharedExt(ext, self.prebid)
+        self.shared_ext = _SharedExt(ext, self.prebid, server)
         # 2.5 bidders get 2.6 fields moved; most requests have none (a bidder's imp FPD might add rwdd)
         self.needs_downconvert = (
             has_26_fields(request) or any(parts.fpd is not None for parts in self.shared) or has_data
@@ -221,8 +231,11 @@ class _SharedExt:
 
     __slots__ = ("bidderparams", "brand_category", "kept", "rest")
 
-    def __init__(self, ext: dict[str, Any], prebid: dict[str, Any]) -> None:
+    def __init__(self, ext: dict[str, Any], prebid: dict[str, Any], server: dict[str, Any] | None = None) -> None:
         self.kept = [(key, prebid[key]) for key in REQUEST_PREBID_KEPT if key in prebid]
+        if server is not None:  # the host's replaces the request's (PBS-Go's HoldAuction)
+            self.kept = [item for item in self.kept if item[0] != "server"]
+            self.kept.append(("server", server))
         params = prebid.get("bidderparams")
         self.bidderparams: dict[str, Any] = params if isinstance(params, dict) else {}
         targeting = prebid.get("targeting")

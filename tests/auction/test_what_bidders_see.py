@@ -1,0 +1,214 @@
+"""What bidders see, as PBS-Go shows it to them (issue 42 item 3).
+
+Each row names the PBS-Go file and function it carries over. The end-to-end rows run the real app
+in-process against mock bidders on 127.0.0.1 and read what those bidders received.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hbserver import SERVER_HEADER_VALUE
+from hbserver.auction.exchange.server_ext import compose_x_prebid, server_ext, x_prebid
+from hbserver.auction.exchange.split import _SharedExt
+from tests.auction.helpers import EXTERNAL, banner_imp, bid, bidder_config
+
+S = SERVER_HEADER_VALUE
+
+
+# -- ext.prebid.server ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        pytest.param(("", 0, ""), None, id="exchange.go HoldAuction: config.Server.Empty leaves it out"),
+        pytest.param(
+            ("http://pbs.example", 0, ""),
+            {"externalurl": "http://pbs.example", "gvlid": 0, "datacenter": ""},
+            id="exchange.go HoldAuction: external_url alone",
+        ),
+        pytest.param(("", 0, "eu-1"), {"externalurl": "", "gvlid": 0, "datacenter": "eu-1"}, id="datacenter alone"),
+        pytest.param(("", 7, ""), {"externalurl": "", "gvlid": 7, "datacenter": ""}, id="host_vendor_id alone"),
+        pytest.param(
+            ("http://pbs.example/", 15, "us-east"),
+            {"externalurl": "http://pbs.example/", "gvlid": 15, "datacenter": "us-east"},
+            id="exchange.go NewExchange: cfg.ExternalURL as configured (no trailing slash cut)",
+        ),
+    ],
+)
+def test_server_ext(host: tuple[str, int, str], expected: dict[str, Any] | None) -> None:
+    assert server_ext(*host) == expected
+
+
+HOST = {"externalurl": "http://pbs.example", "gvlid": 15, "datacenter": "dc"}
+
+
+@pytest.mark.parametrize(
+    ("prebid", "host", "expected"),
+    [
+        pytest.param({}, HOST, {"server": HOST}, id="utils.go buildRequestExtForBidder: the host's on every bidder"),
+        pytest.param(
+            {"server": {"externalurl": "x", "gvlid": 1, "datacenter": "y"}}, HOST, {"server": HOST},
+            id="exchange.go HoldAuction: the host's replaces the request's",
+        ),
+        pytest.param(
+            {"server": {"externalurl": "x", "gvlid": 1, "datacenter": "y"}}, None,
+            {"server": {"externalurl": "x", "gvlid": 1, "datacenter": "y"}},
+            id="utils.go buildRequestExtForBidder: an empty host config passes the request's through",
+        ),
+        pytest.param({"targeting": {}}, None, None, id="nothing for bidders: no ext.prebid"),
+    ],
+)  # fmt: skip
+def test_bidder_ext_prebid_server(
+    prebid: dict[str, Any], host: dict[str, Any] | None, expected: dict[str, Any] | None
+) -> None:
+    ext = _SharedExt({"prebid": prebid}, prebid, host).for_bidder("alpha", {})
+    assert ext.get("prebid") == expected
+
+
+async def test_every_bidder_request_has_the_server_ext(make_client, bidders) -> None:
+    """exchange.go HoldAuction + utils.go buildRequestExtForBidder, end to end."""
+    bidders.bids["alpha"] = [bid("imp-1", 1.0)]
+    config = {**bidder_config(bidders, "alpha", "beta"), "gdpr": {"host_vendor_id": 15}, "datacenter": "eu-west"}
+    client = await make_client(config)
+    request = _auction_request(banner_imp("imp-1", alpha={"p": 1}, beta={"p": 2}))
+    request["ext"]["prebid"]["server"] = {"externalurl": "http://spoofed", "gvlid": 1, "datacenter": "x"}
+    response = await client.post("/openrtb2/auction", data=json.dumps(request))
+    assert response.status == 200, await response.text()
+    want = {"externalurl": EXTERNAL, "gvlid": 15, "datacenter": "eu-west"}
+    for name in ("alpha", "beta"):
+        assert bidders.received[name][0]["ext"]["prebid"]["server"] == want, name
+
+
+# -- X-Prebid ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("request_fields", "expected"),
+    [
+        pytest.param({}, S, id="xprebidheader.go BuildXPrebidHeaderForRequest: pbs"),
+        pytest.param(
+            {"ext": {"prebid": {"channel": {"name": "pbjs", "version": "8.1.0"}}}}, f"{S},pbjs/8.1.0",
+            id="xprebidheader.go: prebid.js",
+        ),
+        pytest.param(
+            {"ext": {"prebid": {"channel": {"name": "pbjs"}}}}, f"{S},pbjs/unknown",
+            id="xprebidheader.go writeNameVersionRecord: unknown prebid.js",
+        ),
+        pytest.param(
+            {"ext": {"prebid": {"channel": {"version": "1"}}}}, S, id="xprebidheader.go: channel without a name",
+        ),
+        pytest.param(
+            {"app": {"ext": {"prebid": {"source": "prebid-mobile", "version": "2.2.1"}}}},
+            f"{S},prebid-mobile/2.2.1",
+            id="xprebidheader.go: prebid-mobile",
+        ),
+        pytest.param(
+            {"app": {"ext": {"prebid": {"version": "2.2.1"}}}}, S, id="xprebidheader.go: app ext without a source",
+        ),
+        pytest.param(
+            {
+                "ext": {"prebid": {"channel": {"name": "pbjs", "version": "p"}}},
+                "app": {"ext": {"prebid": {"source": "prebid-mobile", "version": "m"}}},
+            },
+            f"{S},pbjs/p,prebid-mobile/m",
+            id="xprebidheader.go: version found in both req.Ext and req.App.Ext",
+        ),
+        pytest.param(
+            {"ext": {"prebid": {"channel": {"name": "amp", "version": ""}}}}, f"{S},amp/unknown",
+            id="amp_auction.go: the AMP channel (empty version)",
+        ),
+        pytest.param(
+            {"app": {"ext": {"prebid": {"source": 5, "version": "m"}}}}, S,
+            id="xprebidheader.go: GetAppExt fails on a source that is not a string",
+        ),
+    ],
+)  # fmt: skip
+def test_x_prebid(request_fields: dict[str, Any], expected: str) -> None:
+    assert x_prebid(request_fields) == expected
+    assert x_prebid(request_fields) is x_prebid(request_fields)  # composed once per client version
+
+
+@pytest.mark.parametrize(
+    ("server", "parts", "expected"),
+    [
+        pytest.param("pbs-go/0.100.0", (), "pbs-go/0.100.0", id="xprebidheader.go BuildXPrebidHeader: version"),
+        pytest.param("s/1", ("a", "", "", "x", "b", "2"), "s/1,a/unknown,b/2", id="empty name skipped"),
+    ],
+)
+def test_compose_x_prebid(server: str, parts: tuple[str, ...], expected: str) -> None:
+    assert compose_x_prebid(server, parts) == expected
+
+
+async def test_bidder_calls_carry_the_clients_x_prebid(make_client, bidders) -> None:
+    """bidder.go requestBid: X-Prebid from the bidder's own request, on every call."""
+    client = await make_client(bidder_config(bidders, "alpha"))
+    request = _auction_request(banner_imp("imp-1", alpha={"p": 1}))
+    request["ext"]["prebid"]["channel"] = {"name": "pbjs", "version": "9.0"}
+    response = await client.post("/openrtb2/auction", data=json.dumps(request))
+    assert response.status == 200, await response.text()
+    assert bidders.headers["alpha"][0]["X-Prebid"] == f"{S},pbjs/9.0"
+
+
+# -- AMP: site.ext.amp and the planned calls -------------------------------------------------------
+
+
+async def test_amp_bidders_see_site_ext_amp_and_x_prebid(make_client, bidders, data_dir: Path) -> None:
+    """amp_auction.go overrideWithParams/setAmpExtDirect: ``site.ext.amp: 1`` unless the stored request
+    has one; the second call of a slot goes by the call plan and must send the same."""
+    imp = {"id": "slot-1", "banner": {"format": [{"w": 300, "h": 250}]}, "ext": {"prebid": {"bidder": {"alpha": {}}}}}
+    stored = {"id": "amp-req", "site": {"page": "https://pub.example/a", "ext": {"x": 1}}, "imp": [imp]}
+    (data_dir / "stored_requests" / "101.json").write_text(json.dumps(stored))
+    config = {**bidder_config(bidders, "alpha"), "datacenter": "dc-9"}
+    client = await make_client(config)
+    for _ in range(2):
+        response = await client.get("/openrtb2/amp?tag_id=101&account=1001")
+        assert response.status == 200, await response.text()
+    assert len(bidders.received["alpha"]) == 2
+    for sent, headers in zip(bidders.received["alpha"], bidders.headers["alpha"], strict=True):
+        assert sent["site"]["ext"] == {"x": 1, "amp": 1}
+        assert sent["ext"]["prebid"]["server"] == {"externalurl": EXTERNAL, "gvlid": 0, "datacenter": "dc-9"}
+        assert headers["X-Prebid"] == f"{S},amp/unknown"
+
+
+# -- X-Forwarded-For --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("forwarded", "device_ip"),
+    [
+        pytest.param(["203.0.113.9, 198.51.100.2"], "203.0.113.9", id="httputil.go findForwardedFor: first of a list"),
+        pytest.param(
+            ["203.0.113.9", "198.51.100.2"], "203.0.113.9",
+            id="httputil.go findForwardedFor: r.Header.Get reads the first of two header lines",
+        ),
+    ],
+)  # fmt: skip
+async def test_forwarded_for_reaches_bidders_as_device_ip(make_client, bidders, forwarded, device_ip) -> None:
+    """bidder.go requestBid sends only the adapter's headers (+ X-Prebid, Sec-GPC): the client's
+    X-Forwarded-For values are not forwarded; bidders see the address PBS-Go found, in ``device.ip``."""
+    client = await make_client(bidder_config(bidders, "alpha"))
+    request = _auction_request(banner_imp("imp-1", alpha={"p": 1}))
+    del request["device"]["ip"]
+    headers = [("X-Forwarded-For", value) for value in forwarded]
+    response = await client.post("/openrtb2/auction", data=json.dumps(request), headers=headers)
+    assert response.status == 200, await response.text()
+    assert bidders.received["alpha"][0]["device"]["ip"] == device_ip
+    sent_forwarded = bidders.headers["alpha"][0].get("X-Forwarded-For")
+    assert sent_forwarded in (None, device_ip)  # an adapter may send device.ip; never the client's list
+
+
+def _auction_request(*imps: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "req-1",
+        "tmax": 500,
+        "imp": list(imps),
+        "site": {"page": "https://news.example/a", "publisher": {"id": "1001"}},
+        "device": {"ua": "test-agent", "ip": "203.0.113.77"},
+        "ext": {"prebid": {}},
+    }
