@@ -83,6 +83,15 @@ def _cookie_size(value: int) -> str | None:
     return f"must be 0 (unlimited) or >= 500, got {value}"
 
 
+MAX_UID_COOKIES = 30  # PBS-Java's bound on setuid.number-of-uid-cookies
+
+
+def _uid_cookie_count(value: int) -> str | None:
+    if 1 <= value <= MAX_UID_COOKIES:
+        return None
+    return f"must be between 1 and {MAX_UID_COOKIES}, got {value}"
+
+
 def _metric_namespace(value: str) -> str | None:
     if re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_]*", value):
         return None
@@ -159,6 +168,10 @@ class HostCookie:
     ttl_days: int = _checked(90, _at_least(1))
     max_cookie_size_bytes: int = _checked(0, _cookie_size)
     optout_cookie: OptoutCookie = field(default_factory=OptoutCookie)
+    # PBS-Java's setuid.number-of-uid-cookies: uids, uids2, ... uidsN, each within max_cookie_size_bytes
+    number_of_uid_cookies: int = _checked(1, _uid_cookie_count)
+    # uids cookies (all parts together) larger than this count in uids_cookie_size_over_threshold (0 = off)
+    size_threshold_bytes: int = _checked(0, _at_least(0))
 
 
 def _bits(limit: int) -> Check:

@@ -135,6 +135,8 @@ CONFIG_EXTENSIONS = (
     "datacenter",  # PBS-Go's: the data center named in ext.prebid.server
     "hooks.",  # PBS-Go's hooks: enabled, modules, host_execution_plan, default_account_execution_plan
     "account_defaults.hooks.",  # PBS-Go's account hooks: execution_plan, modules
+    "host_cookie.number_of_uid_cookies",  # PBS-Java's setuid.number-of-uid-cookies
+    "host_cookie.size_threshold_bytes",  # hbserver's own (PBS issue #4505): uids_cookie_size_over_threshold
 )
 
 
@@ -204,6 +206,11 @@ PROBLEMS = [
      "adapters.alpha.openrtb_version: must be one of 2.5, 2.6; got '3.0'"),
     ({"host_cookie": {"max_cookie_size_bytes": 100}},
      "host_cookie.max_cookie_size_bytes: must be 0 (unlimited) or >= 500, got 100"),
+    ({"host_cookie": {"number_of_uid_cookies": 0}},
+     "host_cookie.number_of_uid_cookies: must be between 1 and 30, got 0"),
+    ({"host_cookie": {"number_of_uid_cookies": 31}},
+     "host_cookie.number_of_uid_cookies: must be between 1 and 30, got 31"),
+    ({"host_cookie": {"size_threshold_bytes": -1}}, "host_cookie.size_threshold_bytes: must be >= 0, got -1"),
     ({"gdpr": {"enabled": "yes"}}, "gdpr.enabled: must be a boolean (true/false), got str 'yes'"),
     ({"gdpr": "on"}, "gdpr: must be a mapping, got str 'on'"),
     ({"metrics": {"prometheus": {"namespace": "hb-server"}}},

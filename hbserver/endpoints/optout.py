@@ -24,13 +24,15 @@ import hashlib
 import hmac
 import re
 import secrets
+from collections.abc import Mapping
+from datetime import datetime
 from importlib import resources
 from urllib.parse import urlsplit
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
 
-from hbserver.usersync.cookie import encode_cookie
+from hbserver.usersync.cookie import UidsCookie, encode_cookie
 from hbserver.usersync.service import SyncService, utcnow
 from hbserver.web.cookies import request_cookies
 from hbserver.web.endpoint import Handler
@@ -154,13 +156,20 @@ class OptOutEndpoint:
         value = form.get("optout", request.query.get("optout", ""))
         optout = bool(value) if isinstance(value, str) else True
         now = utcnow()
-        cookie = self.service.read_cookie(request_cookies(request), now)
+        sent = request_cookies(request)
+        cookie = self.service.read_cookie(sent, now)
         cookie.set_optout(optout)
-        return web.Response(
+        response = web.Response(
             status=303,
-            headers={
-                "Location": f"{OPTOUT_PAGE}?status={'out' if optout else 'in'}",
-                "Set-Cookie": self.service.set_cookie(encode_cookie(cookie), now),
-                "Cache-Control": "no-store",
-            },
+            headers={"Location": f"{OPTOUT_PAGE}?status={'out' if optout else 'in'}", "Cache-Control": "no-store"},
         )
+        for header in self._set_cookies(cookie, sent, now):
+            response.headers.add("Set-Cookie", header)
+        return response
+
+    def _set_cookies(self, cookie: UidsCookie, sent: Mapping[str, str], now: datetime) -> list[str]:
+        """``uids`` alone, or every uids cookie: an opt-out is written in ``uids`` and clears the others."""
+        service = self.service
+        if service.parts is None:
+            return [service.set_cookie(encode_cookie(cookie), now)]
+        return service.part_headers(service.split(cookie, now).values, sent, now)

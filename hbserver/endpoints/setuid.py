@@ -8,7 +8,7 @@ iframe -> b).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from aiohttp import hdrs, web
@@ -20,7 +20,13 @@ from hbserver.events import PIXEL_PNG
 from hbserver.metrics import Metrics, PendingCounter
 from hbserver.privacy.tcf2 import ConsentError
 from hbserver.stores.accounts import AccountError, AccountStore
-from hbserver.usersync.cookie import AUDIENCE_NETWORK, CookieTooLarge, NotAPriority, prepare_for_write
+from hbserver.usersync.cookie import (
+    AUDIENCE_NETWORK,
+    CookieTooLarge,
+    NotAPriority,
+    UidsCookie,
+    prepare_for_write,
+)
 from hbserver.usersync.privacy import PrivacyRequestError, setuid_privacy
 from hbserver.usersync.service import SyncService, account_error, utcnow
 from hbserver.web.cookies import request_cookies
@@ -32,6 +38,7 @@ SETUID_STATUSES = (
     "ok", "bad_request", "opt_out", "syncer_unknown", "gdpr_blocked_host_cookie", "acct_blocked",
     "acct_config_malformed", "acct_invalid",
 )
+TOO_LARGE = "uid that's trying to be synced is bigger than MaxCookieSize"  # PBS-Go's CookieTooLarge text
 MAX_UID_LENGTH = 4096  # longer than any cookie could carry
 X_CONTENT_TYPE_OPTIONS = istr("X-Content-Type-Options")  # istr names: no case-folding on write
 
@@ -51,7 +58,10 @@ class SetUIDEndpoint:
         self.metrics = metrics
         self.clock = clock
         self._outcomes = {s: metrics.counter(metrics.setuid_requests, s) for s in SETUID_STATUSES}
-        self._sets: dict[tuple[str, str], PendingCounter] = {}  # (syncer key, ok|cleared) -> syncer_sets
+        # (syncer key, ok|cleared|sizedout|sizeblocked) -> syncer_sets
+        self._sets: dict[tuple[str, str], PendingCounter] = {}
+        if service.size_threshold:  # the service's reads count it (the auction's too)
+            service.over_threshold = metrics.counter(metrics.uids_cookie_size_over_threshold)
 
     def _count_set(self, key: str, outcome: str) -> None:
         counter = self._sets.get((key, outcome))
@@ -81,7 +91,8 @@ class SetUIDEndpoint:
         bidder_param = query.get("bidder", "")
         uid = query.get("uid", "")
         now = self.clock()
-        cookie = service.read_cookie(request_cookies(request), now)
+        cookies = request_cookies(request)
+        cookie = service.read_cookie(cookies, now)
         if cookie.optout:
             return self._error(401, "", "opt_out", bidder_param, uid)
         if not bidder_param:
@@ -133,6 +144,8 @@ class SetUIDEndpoint:
         elif not (syncer.key == AUDIENCE_NETWORK and uid == "0"):
             cookie.set_uid(syncer.key, uid, now)
             self._count_set(syncer.key, "ok")
+        if service.parts is not None:  # several uids cookies (PBS-Java's number-of-uid-cookies)
+            return self._write_parts(cookie, cookies, syncer.key, fmt, now, bidder_param, uid)
         try:
             value = prepare_for_write(
                 cookie, service.max_cookie_bytes, service.priority_keys,
@@ -152,3 +165,29 @@ class SetUIDEndpoint:
         headers[hdrs.SET_COOKIE] = service.set_cookie(value, now)
         headers[hdrs.CACHE_CONTROL] = "no-store"
         return self._finish(response, "ok", bidder_param, uid)
+
+    def _write_parts(
+        self, cookie: UidsCookie, sent: Mapping[str, str], key: str, fmt: str, now: datetime, bidder: str, uid: str
+    ) -> web.Response:
+        """Write ``uids``, ``uids2``, … (PBS-Java): a uid beyond the last part is left out (counted as
+        ``sizedout`` for a priority key, else ``sizeblocked``); the uid being synced too large for any
+        part alone is PBS-Go's 400."""
+        service = self.service
+        split = service.split(cookie, now)
+        if key in split.too_large:
+            return self._error(400, TOO_LARGE, "bad_request", bidder, uid)
+        for left in split.left_out + split.too_large:
+            self._count_set(left, "sizedout" if left in service.priority_key_set else "sizeblocked")
+        response = _synced(fmt)
+        headers = response.headers
+        for header in service.part_headers(split.values, sent, now):
+            headers.add(hdrs.SET_COOKIE, header)
+        headers[hdrs.CACHE_CONTROL] = "no-store"
+        return self._finish(response, "ok", bidder, uid)
+
+
+def _synced(fmt: str) -> web.Response:
+    """The answer to a sync: the pixel (``f=i``) or an empty page (``f=b``)."""
+    if fmt == "i":
+        return FastResponse(body=PIXEL_PNG, content_type="image/png")
+    return FastResponse(content_type="text/html")

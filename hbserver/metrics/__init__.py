@@ -58,7 +58,8 @@ HBSERVER_FAMILIES = frozenset({
     "http_requests", "http_request_time_seconds", "internal_errors", "client_disconnects", "in_flight_requests",
     "event_notifications", "vtrack_requests", "account_fetch_errors", "stored_data_cache_performance",
     "stored_data_fetch_errors", "stored_data_fetch_time_seconds", "cache_puts", "cache_gets", "analytics_events",
-    "analytics_dropped_events", "uids_cookie_size_bytes", "currency_rates_age_seconds", "currency_fetch_errors",
+    "analytics_dropped_events", "uids_cookie_size_bytes", "uids_cookie_size_over_threshold",
+    "currency_rates_age_seconds", "currency_fetch_errors",
     "floors_fetch_errors", "privacy_tcf_vendorlist", "adapter_dsa_rejected_bids",
     "workers", "worker_restarts", "process_resident_memory_bytes", "process_cpu_seconds", "process_open_fds",
     "gc_collections", "event_loop_lag_seconds", "overload_shed_requests",
@@ -233,8 +234,12 @@ class Metrics:
                                   "module", "event")
         self.analytics_dropped = c("analytics_dropped_events", "Analytics records dropped (buffer full, delivery "
                                    "failure), by module.", "module")
-        self.uids_cookie_size = h("uids_cookie_size_bytes", "Size of the uids cookie on requests that carry one.",
+        self.uids_cookie_size = h("uids_cookie_size_bytes", "Size of the uids cookie on requests that carry one "
+                                  "(of uids, uids2, ... together with host_cookie.number_of_uid_cookies).",
                                   COOKIE_SIZE_BUCKETS)
+        self.uids_cookie_size_over_threshold = c(
+            "uids_cookie_size_over_threshold", "Requests whose uids cookie (all parts together) is larger than "
+            "host_cookie.size_threshold_bytes.")
         self.currency_rates_age = g("currency_rates_age_seconds", "Age of the server's currency rates (0 "
                                     "without currency.fetch_url).", mode="livemax")
         self.currency_fetch_errors = c("currency_fetch_errors", "Currency rate fetches that failed.")

@@ -44,6 +44,8 @@ LABEL_VALUES = {
 # Where a family's label takes other values than LABEL_VALUES says: (family, label) -> its values.
 FAMILY_LABEL_VALUES = {
     ("timeout_notification", "success"): "ok, failed",
+    ("syncer_sets", "status"): "ok, cleared; sizedout, sizeblocked (PBS-Java's: a uid left out of every uids "
+                               "cookie, priority or not)",
     ("module_calls", "module"): "module code, e.g. prebid.ortb2blocking",
     ("module_calls", "stage"): "entrypoint, raw_auction_request, ..., exitpoint",
     ("module_calls", "outcome"): "success_noop, success_updated, success_rejected, execution_error, failed, timeout",

@@ -159,6 +159,24 @@ def decode_cookie(value: str | None) -> UidsCookie:
     return cookie
 
 
+def decode_parts(cookies: Mapping[str, str], names: tuple[str, ...]) -> UidsCookie:
+    """Several uids cookies (``uids``, ``uids2``, …) read back as one: a key in two parts keeps the later
+    expiry (PBS-Java); an unreadable part reads as empty; any part opted out opts the whole out."""
+    merged: dict[str, UidEntry] = {}
+    for name in names:
+        value = cookies.get(name)
+        if not value:
+            continue
+        part = decode_cookie(value)
+        if part.optout:
+            return UidsCookie(optout=True)
+        for key, entry in part.uids.items():
+            current = merged.get(key)
+            if current is None or entry.expires > current.expires:
+                merged[key] = entry
+    return UidsCookie(merged)
+
+
 def _uids_document(uids: dict[str, UidEntry]) -> dict[str, dict[str, object]]:
     """The uids as Go writes them: map keys sorted, each entry {"uid", "expires"} in field order. Plain
     dicts: orjson writes a slots dataclass about five times slower than a dict of its fields."""
@@ -179,6 +197,14 @@ def encode_cookie(cookie: UidsCookie) -> str:
             data = data.replace(raw, escaped)
     # base64.urlsafe_b64encode's own two C calls, without its Python wrapper
     return binascii.b2a_base64(data, newline=False).translate(_URLSAFE).decode("ascii")
+
+
+def html_escaped(data: bytes) -> bytes:
+    """``data`` with the characters Go's JSON encoder escapes for HTML escaped."""
+    if len(data.translate(None, _ESCAPE_CANDIDATES)) != len(data):
+        for raw, escaped in _HTML_ESCAPES:
+            data = data.replace(raw, escaped)
+    return data
 
 
 def measured_size(value: str) -> int:
@@ -257,12 +283,18 @@ class SetCookieHeader:
         self._second = -1
         self._attributes = ""
 
-    def __call__(self, value: str, now: datetime) -> str:
+    def __call__(self, value: str, now: datetime, name: str = COOKIE_NAME) -> str:
         second = epoch_second(now)
         if second != self._second:
             self._attributes = _attributes(second, self.ttl_days, self.domain)
             self._second = second
-        return f"{COOKIE_NAME}={value}; {self._attributes}"
+        return f"{name}={value}; {self._attributes}"
+
+    def expired(self, name: str) -> str:
+        """A ``Set-Cookie`` value that deletes the cookie ``name`` (an emptied ``uids2``, ``uids3``, …)."""
+        domain = f"Domain={self.domain.lstrip('.')}; " if self.domain else ""
+        return (f"{name}=; Path=/; {domain}Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; SameSite=None; "
+                "Secure; HttpOnly")
 
 
 def _attributes(second: int, ttl_days: int, domain: str) -> str:
@@ -295,13 +327,15 @@ def read_request_cookie(
     optout_value: str = "",
     host_family: str = "",
     host_cookie_name: str = "",
+    parts: tuple[str, ...] | None = None,
 ) -> UidsCookie:
-    """The request's uids cookie with the host opt-out cookie and the host cookie applied."""
+    """The request's uids cookie with the host opt-out cookie and the host cookie applied; ``parts``:
+    the names of several uids cookies read back together (:func:`decode_parts`), None for ``uids`` alone."""
     if not cookies:
         return UidsCookie()
     if optout_name and cookies.get(optout_name) == optout_value:
         return UidsCookie(optout=True)
-    cookie = decode_cookie(cookies.get(COOKIE_NAME))
+    cookie = decode_cookie(cookies.get(COOKIE_NAME)) if parts is None else decode_parts(cookies, parts)
     if cookie.optout:
         return cookie
     if host_family and host_cookie_name:

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hbserver.bidders.registry import Bidder, Registry
 from hbserver.config import Config
 from hbserver.stores.accounts import AccountError
 from hbserver.usersync.cookie import COOKIE_NAME, SetCookieHeader, UidsCookie, read_request_cookie
+from hbserver.usersync.parts import Split, part_names, parts_size, split_for_write
 from hbserver.usersync.privacy import PrivacyGate
 
 if TYPE_CHECKING:  # the metrics module fixes prometheus-client's mode when imported
-    from hbserver.metrics import PendingHistogram
+    from hbserver.metrics import PendingCounter, PendingHistogram
 
 # PBS-Go's account error texts for /cookie_sync and /setuid, and the metric status of each.
 ACCOUNT_ERRORS = {
@@ -41,7 +42,7 @@ class SyncService:
         self.registry = registry
         self.gate = gate
         host = config.host_cookie
-        self._cookie_options = {
+        self._cookie_options: dict[str, Any] = {
             "optout_name": host.optout_cookie.name,
             "optout_value": host.optout_cookie.value,
             "host_family": host.family,
@@ -52,9 +53,17 @@ class SyncService:
         self._set_cookie = SetCookieHeader(host.ttl_days, host.domain)
         self.max_cookie_bytes = host.max_cookie_size_bytes
         self.cookie_sizes: PendingHistogram | None = None  # uids_cookie_size_bytes, set by the application
+        # uids_cookie_size_over_threshold (set with the metrics when host_cookie.size_threshold_bytes is on)
+        self.size_threshold = host.size_threshold_bytes
+        self.over_threshold: PendingCounter | None = None
+        # uids, uids2, ... when host_cookie.number_of_uid_cookies > 1; None: the one uids cookie (PBS-Go)
+        self.parts = part_names(host.number_of_uid_cookies) if host.number_of_uid_cookies > 1 else None
+        if self.parts is not None:
+            self._cookie_options["parts"] = self.parts
         groups = config.user_sync.priority_groups
         self.priority_bidders = {code.lower() for group in groups for code in group}
         self.priority_keys = [registry.keys_of(list(group)) for group in groups]
+        self.priority_key_set = frozenset().union(*self.priority_keys)
         self._by_sync_key = _bidders_by_sync_key(registry)
 
     def syncing_bidder(self, name: str) -> Bidder | None:
@@ -68,14 +77,33 @@ class SyncService:
             return UidsCookie()
         sizes = self.cookie_sizes
         if sizes is not None:
-            value = cookies.get(COOKIE_NAME)
-            if value:
-                sizes.observe(len(value))
+            size = len(cookies.get(COOKIE_NAME) or "") if self.parts is None else parts_size(cookies, self.parts)
+            if size:
+                sizes.observe(size)
+                if self.size_threshold and size > self.size_threshold and self.over_threshold is not None:
+                    self.over_threshold.pending += 1
         return read_request_cookie(cookies, now, **self._cookie_options)
 
     def set_cookie(self, value: str, now: datetime) -> str:
         """The ``Set-Cookie`` value for the uids cookie ``value`` (:class:`SetCookieHeader`)."""
         return self._set_cookie(value, now)
+
+    def split(self, cookie: UidsCookie, now: datetime) -> Split:
+        """``cookie`` spread over the uids cookies (``host_cookie.number_of_uid_cookies`` > 1 only)."""
+        assert self.parts is not None
+        return split_for_write(cookie, self.parts, self.max_cookie_bytes, self.priority_key_set, now)
+
+    def part_headers(self, values: list[str], sent: Mapping[str, str], now: datetime) -> list[str]:
+        """``Set-Cookie`` values for the parts: each part with uids, and an expiry for each emptied part
+        the browser sent (an absent one has nothing to delete)."""
+        assert self.parts is not None
+        headers = []
+        for name, value in zip(self.parts, values, strict=True):
+            if value:
+                headers.append(self._set_cookie(value, now, name))
+            elif name in sent:
+                headers.append(self._set_cookie.expired(name))
+        return headers
 
 
 def _bidders_by_sync_key(registry: Registry) -> dict[str, Bidder]:
