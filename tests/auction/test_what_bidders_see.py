@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from hbserver import SERVER_HEADER_VALUE
+from hbserver.adapters.base import BidderResponse, TypedBid
+from hbserver.auction.bids.native_types import add_native_types
 from hbserver.auction.exchange.server_ext import compose_x_prebid, server_ext, x_prebid
 from hbserver.auction.exchange.split import _SharedExt
 from tests.auction.helpers import EXTERNAL, banner_imp, bid, bidder_config
@@ -212,3 +214,126 @@ def _auction_request(*imps: dict[str, Any]) -> dict[str, Any]:
         "device": {"ua": "test-agent", "ip": "203.0.113.77"},
         "ext": {"prebid": {}},
     }
+
+
+# -- native asset types (bidder.go addNativeTypes / setAssetTypes) ---------------------------------
+
+NATIVE_REQUEST = json.dumps({
+    "ver": "1.1", "context": 1, "plcmttype": 4,
+    "assets": [
+        {"id": 1, "required": 1, "title": {"len": 500}},
+        {"id": 2, "required": 1, "img": {"type": 3, "wmin": 1, "hmin": 1}},
+        {"id": 3, "required": 0, "data": {"type": 1, "len": 200}},
+        {"id": 4, "required": 0, "data": {"type": 2, "len": 15000}},
+        {"id": 6, "img": {"wmin": 1}},
+    ],
+})  # fmt: skip
+IMG_URL = "http://img.example/a.jpg"
+MOBILE_ADM = json.dumps({
+    "assets": [
+        {"id": 2, "img": {"url": IMG_URL, "w": 989, "h": 742, "ext": {"appnexus": {"prevent_crop": 0}}}},
+        {"id": 1, "title": {"text": "A Prebid Native Creative"}},
+        {"id": 3, "data": {"value": "Prebid.org"}},
+        {"id": 4, "data": {"value": "Many like it"}},
+    ],
+    "link": {"url": "http://some-url.com"}, "imptrackers": ["http://someimptracker.com"], "jstracker": "js",
+})  # fmt: skip
+MOBILE_TYPED = {
+    "assets": [
+        {"id": 2, "img": {"type": 3, "url": IMG_URL, "w": 989, "h": 742, "ext": {"appnexus": {"prevent_crop": 0}}}},
+        {"id": 1, "title": {"text": "A Prebid Native Creative"}},
+        {"id": 3, "data": {"type": 1, "value": "Prebid.org"}},
+        {"id": 4, "data": {"type": 2, "value": "Many like it"}},
+    ],
+    "link": {"url": "http://some-url.com"}, "imptrackers": ["http://someimptracker.com"], "jstracker": "js",
+}  # fmt: skip
+
+
+def _native_bid(adm: str, imp_id: str = "imp-n", bid_type: str = "native") -> TypedBid:
+    return TypedBid({"id": "b", "impid": imp_id, "price": 1.0, "adm": adm}, bid_type)
+
+
+def _asset_adm(*assets: dict[str, Any]) -> str:
+    return json.dumps({"assets": list(assets)})
+
+
+@pytest.mark.parametrize(
+    ("adm", "bid_type", "want_assets", "want_errors"),
+    [
+        pytest.param(
+            MOBILE_ADM, "native", MOBILE_TYPED, [], id="bidder_test.go TestMobileNativeTypes: types in response"
+        ),
+        pytest.param(
+            '{"some-diff-markup":"creative"}', "native", None, [],
+            id="bidder_test.go TestMobileNativeTypes: non IAB compliant markup left alone",
+        ),
+        pytest.param("null", "native", None, [], id="bidder_test.go TestAddNativeTypes: null in bid.Adm"),
+        pytest.param('{"assets":[]}', "native", None, [], id="bidder.go addNativeTypes: no assets, no change"),
+        pytest.param('{"native":{"assets":[{"id":2,"img":{}}]}}', "native", None, [], id="the 1.0 wrapper: no change"),
+        pytest.param('{"assets":[{"id":"2","img":{}}]}', "native", None, [], id="UnmarshalValid fails: no change"),
+        pytest.param(MOBILE_ADM, "banner", None, [], id="bidder.go requestBid: native bids only"),
+        pytest.param(
+            _asset_adm({"id": 1, "data": {"value": "x"}}), "native", {"assets": [{"id": 1, "data": {"value": "x"}}]},
+            ["Response has a Data asset with ID:1 present that doesn't exist in the request"],
+            id="bidder_test.go TestSetAssetTypes: data asset not in the request",
+        ),
+        pytest.param(
+            _asset_adm({"id": 3, "img": {"url": "u"}}), "native", {"assets": [{"id": 3, "img": {"url": "u"}}]},
+            ["Response has an Image asset with ID:3 present that doesn't exist in the request"],
+            id="bidder_test.go TestSetAssetTypes: image asset not in the request",
+        ),
+        pytest.param(
+            _asset_adm({"id": 9, "img": {}}, {"id": 2, "img": {}}), "native",
+            {"assets": [{"id": 9, "img": {}}, {"id": 2, "img": {"type": 3}}]},
+            ["Unable to find asset with ID:9 in the request"],
+            id="bidder.go getAssetByID: unknown id; the other assets still filled",
+        ),
+        pytest.param(
+            _asset_adm({"img": {}}, {"data": {}}), "native", {"assets": [{"img": {}}, {"data": {}}]},
+            ["Response Image asset doesn't have an ID", "Response Data asset doesn't have an ID"],
+            id="bidder_test.go TestSetAssetTypes: assets without an ID",
+        ),
+        pytest.param(
+            _asset_adm({"id": 6, "img": {"type": 1}}), "native", {"assets": [{"id": 6, "img": {"type": 1}}]}, [],
+            id="bidder.go setAssetTypes: a request type of 0 keeps the bidder's",
+        ),
+        pytest.param(
+            _asset_adm({"id": 2, "img": {}}), "native", None, ["Could not find native imp"],
+            id="bidder.go getNativeImpByImpID: no native imp",
+        ),
+    ],
+)  # fmt: skip
+def test_add_native_types(adm: str, bid_type: str, want_assets: Any, want_errors: list[str]) -> None:
+    imp_id = "other" if want_errors == ["Could not find native imp"] else "imp-n"
+    request = {"app": {}, "imp": [{"id": "imp-n", "native": {"request": NATIVE_REQUEST}}]}
+    typed = _native_bid(adm, imp_id, bid_type)
+    errors: list[Any] = []
+    add_native_types(BidderResponse([typed]), request, errors)
+    assert [e.message for e in errors] == want_errors
+    if want_assets is None:
+        assert typed.bid["adm"] == adm
+    else:
+        assert json.loads(typed.bid["adm"]) == want_assets
+    if want_assets is MOBILE_TYPED:  # Go's Image struct writes type first
+        assert typed.bid["adm"].startswith('{"assets":[{"id":2,"img":{"type":3,"url"')
+
+
+@pytest.mark.parametrize(
+    ("context", "filled"),
+    [
+        pytest.param({"app": {"bundle": "com.example"}}, True, id="bidder.go requestBid: app requests"),
+        pytest.param({"site": {"page": "https://news.example/a"}}, False, id="bidder.go requestBid: not for a site"),
+    ],
+)
+async def test_native_types_in_the_auction(make_client, bidders, context: dict[str, Any], filled: bool) -> None:
+    bidders.bids["alpha"] = [bid("imp-n", 1.0, adm=_asset_adm({"id": 2, "img": {"url": "u"}}), mtype=4)]
+    client = await make_client(bidder_config(bidders, "alpha"))
+    imp = {"id": "imp-n", "native": {"request": NATIVE_REQUEST}, "ext": {"prebid": {"bidder": {"alpha": {}}}}}
+    request = {**_auction_request(imp), **context}
+    if "app" in context:
+        del request["site"]
+    response = await client.post("/openrtb2/auction", data=json.dumps(request))
+    assert response.status == 200, await response.text()
+    [seat] = (await response.json())["seatbid"]
+    img = json.loads(seat["bid"][0]["adm"])["assets"][0]["img"]
+    assert img == ({"type": 3, "url": "u"} if filled else {"url": "u"})

@@ -30,6 +30,7 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.auction.bids.accept import drop_deep_bids
+from hbserver.auction.bids.native_types import add_native_types
 from hbserver.auction.exchange.callplan import CallPlan
 from hbserver.auction.exchange.server_ext import x_prebid
 from hbserver.auction.exchange.split import BidderRequest
@@ -206,6 +207,8 @@ def _read_bids(outcome: BidderOutcome) -> None:
         if response is not None:
             if response.bids and may_be_deeper(exchange.body):  # rare: most answers have few brackets
                 drop_deep_bids(response, outcome.errors)
+            if response.bids and "app" in bidder.request:  # PBS-Go requestBid: app requests only
+                add_native_types(response, bidder.request, outcome.errors)
             outcome.responses.append(response)
     outcome.elapsed_ms = int((finished - outcome.started) * 1000)
 
