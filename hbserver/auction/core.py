@@ -36,7 +36,7 @@ from hbserver.adapters.base import (
 from hbserver.auction import hookpoints
 from hbserver.auction.auction_metrics import AuctionMetrics
 from hbserver.auction.bids import dsa
-from hbserver.auction.bids.accept import AuctionBid, RejectedBid, accept_bids, drop_deep_bids
+from hbserver.auction.bids.accept import AuctionBid, RejectedBid, accept_bids, drop_deep_bids, generate_bid_ids
 from hbserver.auction.bids.altcodes import AlternateBidderCodes
 from hbserver.auction.bids.bidadjust import BidAdjustments
 from hbserver.auction.bids.currency import Converter
@@ -237,6 +237,7 @@ class AuctionService:
         self.geo = geo_lookup(config.geolocation.database)  # device.geo from the IP; None = off
         self.external_url = config.external_url.rstrip("/")
         self.server_ext = server_ext(config.external_url, config.gdpr.host_vendor_id, config.datacenter)
+        self.generate_bid_id = getattr(config, "generate_bid_id", False) is True  # PBS-Go's host key
         parts = urllib.parse.urlsplit(cache.public_url)
         self.cache_host = parts.netloc
         self._default_cache_ttl = cache.ttl(config.cache.default_ttl_seconds + CACHE_TTL_BONUS_S)
@@ -754,6 +755,8 @@ class AuctionService:
             results = run_auction(run.bids, False)
         if run.details is not None:
             run.details.currency, run.details.results = setup.currency, results
+        if self.generate_bid_id:
+            generate_bid_ids(run.bids, new_uuid)
         run.timestamp = _auction_timestamp(setup.prebid)
         run.events = self._event_urls(run.account, setup.prebid, run.timestamp)
         if run.events is not None and run.bids:
@@ -1086,7 +1089,8 @@ class AuctionService:
             vast = _bid_vast(own)
             if vast is None:
                 continue
-            modified = insert_impression(vast, events.vast_tracker(str(own.get("id", "")), bid.bidder))
+            bid_id = bid.generated_id or str(own.get("id", ""))
+            modified = insert_impression(vast, events.vast_tracker(bid_id, bid.bidder))
             if modified is not None:
                 own["adm"] = modified
 
@@ -1220,6 +1224,8 @@ def _bid_ext_prebid(
         ext_prebid["video"] = bid.video
     if bid.deal_priority:
         ext_prebid["dealpriority"] = bid.deal_priority
+    if bid.generated_id:
+        ext_prebid["bidid"] = bid.generated_id
     if bid_floors is not None:
         floors = bid_floors.floors_for(bid)
         if floors:
@@ -1334,7 +1340,7 @@ def _imp_passthrough(imps: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def _bid_events(bid: AuctionBid, events: EventUrls) -> dict[str, str]:
     """A non-video bid's event URLs, made on first use (bids cached before the response get them there)."""
-    urls = bid.events = events.for_bid(str(bid.bid.get("id", "")), bid.bidder)
+    urls = bid.events = events.for_bid(bid.generated_id or str(bid.bid.get("id", "")), bid.bidder)
     return urls
 
 

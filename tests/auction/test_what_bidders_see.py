@@ -7,6 +7,7 @@ in-process against mock bidders on 127.0.0.1 and read what those bidders receive
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from hbserver.adapters.base import BidderResponse, TypedBid
 from hbserver.auction.bids.native_types import add_native_types
 from hbserver.auction.exchange.server_ext import compose_x_prebid, server_ext, x_prebid
 from hbserver.auction.exchange.split import _SharedExt
+from hbserver.config import Config
 from tests.auction.helpers import EXTERNAL, banner_imp, bid, bidder_config
 
 S = SERVER_HEADER_VALUE
@@ -337,3 +339,36 @@ async def test_native_types_in_the_auction(make_client, bidders, context: dict[s
     [seat] = (await response.json())["seatbid"]
     img = json.loads(seat["bid"][0]["adm"])["assets"][0]["img"]
     assert img == ({"type": 3, "url": "u"} if filled else {"url": "u"})
+
+
+# -- generate_bid_id (exchange.go bidIDGenerator) ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "enabled",
+    [
+        pytest.param(True, id="exchange.go HoldAuction: bidIDGenerator.New per bid, events.go uses GeneratedBidID"),
+        pytest.param(False, id="config.go generate_bid_id default false: no bidid"),
+    ],
+)
+async def test_generate_bid_id(make_client, bidders, monkeypatch: pytest.MonkeyPatch, enabled: bool) -> None:
+    # config.py does not declare the host key yet: the service reads it with getattr
+    monkeypatch.setattr(Config, "generate_bid_id", enabled, raising=False)
+    bidders.bids["alpha"] = [bid("imp-1", 1.0, "a1"), bid("imp-2", 2.0, "a2")]
+    client = await make_client(bidder_config(bidders, "alpha"))
+    request = _auction_request(banner_imp("imp-1", alpha={}), banner_imp("imp-2", alpha={}))
+    request["ext"]["prebid"]["events"] = {}
+    response = await client.post("/openrtb2/auction", data=json.dumps(request))
+    assert response.status == 200, await response.text()
+    [seat] = (await response.json())["seatbid"]
+    ids = []
+    for one in seat["bid"]:
+        prebid = one["ext"]["prebid"]
+        if not enabled:
+            assert "bidid" not in prebid and f"b={one['id']}&" in prebid["events"]["win"]
+            continue
+        bid_id = prebid["bidid"]
+        assert str(uuid.UUID(bid_id)) == bid_id and bid_id != one["id"]
+        assert f"b={bid_id}&" in prebid["events"]["win"] and f"b={bid_id}&" in prebid["events"]["imp"]
+        ids.append(bid_id)
+    assert len(set(ids)) == len(ids)

@@ -54,6 +54,14 @@ class AuctionBid:
     meta: dict[str, Any] | None = None  # the adapter's bid meta (PBS-Go BidMeta): the response's ext.prebid.meta
     video: dict[str, Any] | None = None  # the adapter's bid video facts (BidVideo): ext.prebid.video
     deal_priority: int = 0  # the adapter's (DealPriority): ext.prebid.dealpriority when not 0
+    generated_id: str = ""  # generate_bid_id: ext.prebid.bidid, the id its event URLs carry
+
+
+def generate_bid_ids(bids: list[AuctionBid], new_id: Callable[[], str]) -> None:
+    """PBS-Go's bidIDGenerator (exchange/exchange.go HoldAuction, host key ``generate_bid_id``): a new
+    id for every bid, shown as ``ext.prebid.bidid`` and used by its event URLs in place of ``bid.id``."""
+    for bid in bids:
+        bid.generated_id = new_id()
 
 
 def _number(value: Any) -> bool:
