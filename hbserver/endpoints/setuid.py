@@ -97,7 +97,11 @@ class SetUIDEndpoint:
             return self._error(401, "", "opt_out", bidder_param, uid)
         if not bidder_param:
             return self._error(400, '"bidder" query param is required', "syncer_unknown", bidder_param, uid)
-        bidder = service.syncing_bidder(bidder_param)
+        bidder = service.registry.lookup(bidder_param)
+        component = bidder_param  # the name activity rules see
+        if bidder is None:  # a syncer key (cookie family, e.g. adnxs) that is not a bidder name
+            bidder = service.bidder_of_sync_key(bidder_param)
+            component = bidder.code if bidder is not None else bidder_param
         if bidder is None or bidder.disabled or bidder.syncer is None:
             return self._error(
                 400, "The bidder name provided is not supported by Prebid Server", "syncer_unknown", bidder_param, uid
@@ -120,8 +124,6 @@ class SetUIDEndpoint:
             )
         except PrivacyRequestError as exc:
             return self._error(400, str(exc), "bad_request", bidder_param, uid)
-        # a syncer key names its bidder's component (an activity rule names bidders)
-        component = bidder_param if bidder_param.lower() == bidder.code.lower() else bidder.code
         if not account.activities.allowed("syncUser", "bidder", component):
             return self._error(451, "", None, bidder_param, uid)
         try:

@@ -66,11 +66,10 @@ class SyncService:
         self.priority_key_set = frozenset().union(*self.priority_keys)
         self._by_sync_key = _bidders_by_sync_key(registry)
 
-    def syncing_bidder(self, name: str) -> Bidder | None:
-        """The bidder ``/setuid?bidder=`` names: a bidder name (any case) first, else a syncer key (cookie
-        family, e.g. ``adnxs``, as older PBS and Prebid's docs use) that is not a bidder name."""
-        bidder = self.registry.lookup(name)
-        return bidder if bidder is not None else self._by_sync_key.get(name)
+    def bidder_of_sync_key(self, key: str) -> Bidder | None:
+        """The bidder ``/setuid?bidder=`` names by its syncer key (cookie family, e.g. ``adnxs``, as older
+        PBS and Prebid's docs use) when the name is no bidder's: bidder names are looked up first."""
+        return self._by_sync_key.get(key)
 
     def read_cookie(self, cookies: Mapping[str, str], now: datetime) -> UidsCookie:
         if not cookies:  # a request without cookies (read_request_cookie's first case, without its call)
