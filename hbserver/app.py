@@ -100,7 +100,10 @@ def build_sync_service(config: Config, metrics: Metrics | None = None) -> SyncSe
     fallback); it fetches only once started (:func:`_vendorlists_lifetime`)."""
     fallback = load_gvl(config.gdpr.vendorlist_file) if config.gdpr.vendorlist_file else None
     lists = VendorLists(config.gdpr.vendorlist, fallback, metrics)
-    return SyncService(config, build_registry(config), PrivacyGate(config, lists))
+    service = SyncService(config, build_registry(config), PrivacyGate(config, lists))
+    if metrics is not None and service.size_threshold:  # every read of the uids cookies counts it
+        service.over_threshold = metrics.counter(metrics.uids_cookie_size_over_threshold)
+    return service
 
 
 def build_analytics(config: Config, metrics: Metrics) -> Analytics:

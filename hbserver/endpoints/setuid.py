@@ -60,8 +60,6 @@ class SetUIDEndpoint:
         self._outcomes = {s: metrics.counter(metrics.setuid_requests, s) for s in SETUID_STATUSES}
         # (syncer key, ok|cleared|sizedout|sizeblocked) -> syncer_sets
         self._sets: dict[tuple[str, str], PendingCounter] = {}
-        if service.size_threshold:  # the service's reads count it (the auction's too)
-            service.over_threshold = metrics.counter(metrics.uids_cookie_size_over_threshold)
 
     def _count_set(self, key: str, outcome: str) -> None:
         counter = self._sets.get((key, outcome))
