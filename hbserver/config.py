@@ -826,6 +826,7 @@ class Config:
     workers: int = _checked(1, _at_least(0))
     external_url: str = _checked("http://localhost:8000", URL)
     datacenter: str = ""  # PBS-Go's: this instance's data center, sent to bidders in ext.prebid.server
+    generate_bid_id: bool = False  # PBS-Go's: each bid gets a UUID in ext.prebid.bidid (its event URLs carry it)
     max_request_size: int = _checked(262144, _at_least(1))
     shutdown_timeout_seconds: float = _checked(10, _at_least(0))
     shutdown_drain_seconds: float = _checked(0, _at_least(0))

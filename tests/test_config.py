@@ -133,6 +133,7 @@ CONFIG_EXTENSIONS = (
     "geolocation.",  # PBS-Java's geolocation, here a local MaxMind file: geolocation.database
     "account_defaults.privacy.geo.",  # hbserver's own: privacy.geo.precise_geo_blocked_states
     "datacenter",  # PBS-Go's: the data center named in ext.prebid.server
+    "generate_bid_id",  # PBS-Go's: a UUID per bid in ext.prebid.bidid
     "hooks.",  # PBS-Go's hooks: enabled, modules, host_execution_plan, default_account_execution_plan
     "account_defaults.hooks.",  # PBS-Go's account hooks: execution_plan, modules
     "host_cookie.number_of_uid_cookies",  # PBS-Java's setuid.number-of-uid-cookies

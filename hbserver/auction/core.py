@@ -237,7 +237,7 @@ class AuctionService:
         self.geo = geo_lookup(config.geolocation.database)  # device.geo from the IP; None = off
         self.external_url = config.external_url.rstrip("/")
         self.server_ext = server_ext(config.external_url, config.gdpr.host_vendor_id, config.datacenter)
-        self.generate_bid_id = getattr(config, "generate_bid_id", False) is True  # PBS-Go's host key
+        self.generate_bid_id = config.generate_bid_id  # PBS-Go's host key
         parts = urllib.parse.urlsplit(cache.public_url)
         self.cache_host = parts.netloc
         self._default_cache_ttl = cache.ttl(config.cache.default_ttl_seconds + CACHE_TTL_BONUS_S)
