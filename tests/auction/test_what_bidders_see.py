@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from hbserver import SERVER_HEADER_VALUE
-from hbserver.adapters.base import BidderResponse, TypedBid
+from hbserver.adapters.base import BidderResponse, RequestData, TypedBid
 from hbserver.auction.bids.native_types import add_native_types
+from hbserver.auction.exchange.fanout import HttpCall
 from hbserver.auction.exchange.server_ext import compose_x_prebid, server_ext, x_prebid
 from hbserver.auction.exchange.split import _SharedExt
-from hbserver.config import Config
 from tests.auction.helpers import EXTERNAL, banner_imp, bid, bidder_config
 
 S = SERVER_HEADER_VALUE
@@ -351,11 +351,9 @@ async def test_native_types_in_the_auction(make_client, bidders, context: dict[s
         pytest.param(False, id="config.go generate_bid_id default false: no bidid"),
     ],
 )
-async def test_generate_bid_id(make_client, bidders, monkeypatch: pytest.MonkeyPatch, enabled: bool) -> None:
-    # config.py does not declare the host key yet: the service reads it with getattr
-    monkeypatch.setattr(Config, "generate_bid_id", enabled, raising=False)
+async def test_generate_bid_id(make_client, bidders, enabled: bool) -> None:
     bidders.bids["alpha"] = [bid("imp-1", 1.0, "a1"), bid("imp-2", 2.0, "a2")]
-    client = await make_client(bidder_config(bidders, "alpha"))
+    client = await make_client({**bidder_config(bidders, "alpha"), "generate_bid_id": enabled})
     request = _auction_request(banner_imp("imp-1", alpha={}), banner_imp("imp-2", alpha={}))
     request["ext"]["prebid"]["events"] = {}
     response = await client.post("/openrtb2/auction", data=json.dumps(request))
@@ -372,3 +370,25 @@ async def test_generate_bid_id(make_client, bidders, monkeypatch: pytest.MonkeyP
         assert f"b={bid_id}&" in prebid["events"]["win"] and f"b={bid_id}&" in prebid["events"]["imp"]
         ids.append(bid_id)
     assert len(set(ids)) == len(ids)
+
+
+# -- debug: the headers as sent (bidder.go makeExt / filterHeader) ----------------------------------
+
+
+def test_debug_httpcall_headers_as_sent_without_authorization() -> None:
+    call = RequestData("POST", "http://bidder.example", b"{}", {"Authorization": "Basic x", "X-A": "1"})
+    exchange = HttpCall(call)
+    assert exchange.as_debug()["requestheaders"] == {"X-A": ["1"]}
+    exchange.sent_headers = {**call.headers, "X-Prebid": S, "Sec-GPC": "1"}
+    assert exchange.as_debug()["requestheaders"] == {"X-A": ["1"], "X-Prebid": [S], "Sec-GPC": ["1"]}
+
+
+async def test_debug_httpcalls_show_x_prebid(make_client, bidders) -> None:
+    client = await make_client(bidder_config(bidders, "alpha"))
+    request = {**_auction_request(banner_imp("imp-1", alpha={"p": 1})), "test": 1}
+    request["ext"]["prebid"]["channel"] = {"name": "pbjs", "version": "9.0"}
+    response = await client.post("/openrtb2/auction", data=json.dumps(request), headers={"Sec-GPC": "1"})
+    assert response.status == 200, await response.text()
+    [call] = (await response.json())["ext"]["debug"]["httpcalls"]["alpha"]
+    assert call["requestheaders"]["X-Prebid"] == [f"{S},pbjs/9.0"] and call["requestheaders"]["Sec-GPC"] == ["1"]
+    assert bidders.headers["alpha"][0]["Sec-GPC"] == "1"

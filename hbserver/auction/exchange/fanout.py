@@ -61,12 +61,15 @@ class HttpCall:
     wait: float = 0.0  # seconds waiting for that connection
     headers: Mapping[str, str] = field(default_factory=dict)  # the answer's X- headers (bidclient)
     timed_out: bool = False  # sent, and no answer came by the deadline
+    sent_headers: Mapping[str, str] | None = None  # the adapter's with X-Prebid, Sec-GPC, Content-Encoding
 
     def as_debug(self) -> dict[str, Any]:
+        """PBS-Go's ExtHttpCall: the headers as sent, less ``Authorization`` (bidder.go filterHeader)."""
+        headers = self.sent_headers if self.sent_headers is not None else self.call.headers
         entry: dict[str, Any] = {
             "uri": self.call.uri,
             "requestbody": (self.call.body or b"").decode("utf-8", "replace"),
-            "requestheaders": {k: [v] for k, v in self.call.headers.items()},
+            "requestheaders": {k: [v] for k, v in headers.items() if k.lower() != "authorization"},
         }
         if self.status:
             entry["responsebody"] = self.body.decode("utf-8", "replace")
@@ -232,6 +235,7 @@ def _start(
     if compress and body:
         body = gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
         headers = {**headers, "Content-Encoding": "gzip"}
+    exchange.sent_headers = headers
     if now >= deadline:
         exchange.error = BidderError(
             "Timeout: no time left for the bidder before the auction deadline", ErrorCode.TIMEOUT
