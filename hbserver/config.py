@@ -594,6 +594,42 @@ class AccountHooks:
     execution_plan: dict[str, Any] | None = None
 
 
+ValidationMode = Literal["skip", "enforce", "warn"]
+
+
+def _optional_size(value: int | None) -> str | None:
+    return None if value is None or value >= 0 else f"must be >= 0, got {value}"
+
+
+@dataclass(frozen=True)
+class Validations:
+    """PBS-Go's host ``validations`` (config/config.go ``Validations``) and hbserver's own rules beyond it
+    (``adm_or_nurl``, ``media_type``, ``vast_protocol``): each ``skip``, ``warn`` or ``enforce``
+    (:mod:`hbserver.auction.bids.validation`). A max size of 0 means the imp's largest banner size."""
+
+    banner_creative_max_size: ValidationMode = "skip"
+    secure_markup: ValidationMode = "skip"
+    max_creative_width: int = _checked(0, _at_least(0))
+    max_creative_height: int = _checked(0, _at_least(0))
+    adm_or_nurl: ValidationMode = "skip"  # hbserver's own: a bid with neither adm nor nurl
+    media_type: ValidationMode = "skip"  # hbserver's own: a bid of a media type its imp does not offer
+    vast_protocol: ValidationMode = "skip"  # hbserver's own: a VAST bid's protocol not in the imp's protocols
+
+
+@dataclass(frozen=True)
+class AccountValidations:
+    """An account's ``validations`` (PBS-Go's account keys, hbserver's own beside them): each key set
+    overrides the host's ``validations``; unset (null) keeps the host's."""
+
+    banner_creative_max_size: ValidationMode | None = None
+    secure_markup: ValidationMode | None = None
+    max_creative_width: int | None = _checked(None, _optional_size)
+    max_creative_height: int | None = _checked(None, _optional_size)
+    adm_or_nurl: ValidationMode | None = None
+    media_type: ValidationMode | None = None
+    vast_protocol: ValidationMode | None = None
+
+
 @dataclass(frozen=True)
 class AccountSettings:
     """An account's settings: ``account_defaults`` in the config, merged under each account file."""
@@ -610,6 +646,7 @@ class AccountSettings:
     bidadjustments: dict[str, Any] | None = None  # ext.prebid.bidadjustments' shape; the request's rules win
     default_bid_limit: int = _checked(0, _at_least(0))  # multibid maxbids for bidders without an entry
     hooks: AccountHooks = field(default_factory=AccountHooks)
+    validations: AccountValidations = field(default_factory=AccountValidations)
 
 
 @dataclass(frozen=True)
@@ -827,6 +864,7 @@ class Config:
     external_url: str = _checked("http://localhost:8000", URL)
     datacenter: str = ""  # PBS-Go's: this instance's data center, sent to bidders in ext.prebid.server
     generate_bid_id: bool = False  # PBS-Go's: each bid gets a UUID in ext.prebid.bidid (its event URLs carry it)
+    validations: Validations = field(default_factory=Validations)  # bid checks (PBS-Go's and hbserver's own)
     max_request_size: int = _checked(262144, _at_least(1))
     shutdown_timeout_seconds: float = _checked(10, _at_least(0))
     shutdown_drain_seconds: float = _checked(0, _at_least(0))

@@ -138,6 +138,8 @@ CONFIG_EXTENSIONS = (
     "account_defaults.hooks.",  # PBS-Go's account hooks: execution_plan, modules
     "host_cookie.number_of_uid_cookies",  # PBS-Java's setuid.number-of-uid-cookies
     "host_cookie.size_threshold_bytes",  # hbserver's own (PBS issue #4505): uids_cookie_size_over_threshold
+    "validations.",  # PBS-Go's bid validations (and hbserver's adm_or_nurl, media_type, vast_protocol)
+    "account_defaults.validations.",  # PBS-Go's account validations (each overrides the host's)
 )
 
 

@@ -35,7 +35,7 @@ from hbserver.adapters.base import (
 )
 from hbserver.auction import hookpoints
 from hbserver.auction.auction_metrics import AuctionMetrics
-from hbserver.auction.bids import dsa
+from hbserver.auction.bids import dsa, validation
 from hbserver.auction.bids.accept import AuctionBid, RejectedBid, accept_bids, drop_deep_bids, generate_bid_ids
 from hbserver.auction.bids.altcodes import AlternateBidderCodes
 from hbserver.auction.bids.bidadjust import BidAdjustments
@@ -243,6 +243,8 @@ class AuctionService:
         self._default_cache_ttl = cache.ttl(config.cache.default_ttl_seconds + CACHE_TTL_BONUS_S)
         self.cache_path = parts.path
         self.counts = AuctionMetrics(metrics)
+        self.bid_rules = validation.RulesCache(config.validations)  # effective validations per account
+        self.validation_counts = validation.ValidationCounts(metrics)
         hooks = config.hooks
         self.hooks: HookRuntime | None = (
             HookRuntime(True, hooks.modules, hooks.host_execution_plan, hooks.default_account_execution_plan)
@@ -543,6 +545,9 @@ class AuctionService:
             self._enforce_floors(run)
         if run.bids:
             self._enforce_dsa(run)
+        rules = self.bid_rules.of(run.account.settings.validations) if run.bids else None
+        if rules is not None:  # None: every validation is skip (the default)
+            self._validate_bids(run, rules)
         if hooks is not None:
             run.bids = await hookpoints.all_processed_bids(hooks, run.bids, run.request, run.nonbids, run.errors)
         results = self._choose_winners(run)
@@ -743,6 +748,20 @@ class AuctionService:
                 run.nonbids.add_bid(rejection.bid, NonBidReason.RESPONSE_REJECTED_GENERAL)  # PBS-Java: 305
             if run.details is not None:
                 run.details.late_rejections[id(rejection.bid)] = rejection.warning.message
+
+    def _validate_bids(self, run: _AuctionRun, rules: validation.Rules) -> None:
+        """Stage 5c: the bid validations (PBS-Go makeBid, after DSA): errors under the seat, counted; an
+        enforced one drops the bid (seat-non-bid 351, 352 or 350)."""
+        run.bids, findings = validation.validate(run.bids, validation.imps_by_id(run.request), rules)
+        for finding in findings:
+            bid = finding.bid
+            run.errors.setdefault(bid.bidder, []).append(finding.as_json())
+            self.validation_counts.record(finding, run.account.id)
+            if finding.mode == validation.ENFORCE:
+                if run.nonbids is not None:
+                    run.nonbids.add_bid(bid, finding.non_bid_code)
+                if run.details is not None:
+                    run.details.late_rejections[id(bid)] = finding.message
 
     def _choose_winners(self, run: _AuctionRun) -> AuctionResults:
         """Stage 6: each imp's winner (multibid and the bid limit only with targeting, as PBS-Go); VAST

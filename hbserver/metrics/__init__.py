@@ -60,7 +60,7 @@ HBSERVER_FAMILIES = frozenset({
     "stored_data_fetch_errors", "stored_data_fetch_time_seconds", "cache_puts", "cache_gets", "analytics_events",
     "analytics_dropped_events", "uids_cookie_size_bytes", "uids_cookie_size_over_threshold",
     "currency_rates_age_seconds", "currency_fetch_errors",
-    "floors_fetch_errors", "privacy_tcf_vendorlist", "adapter_dsa_rejected_bids",
+    "floors_fetch_errors", "privacy_tcf_vendorlist", "adapter_dsa_rejected_bids", "adapter_response_validation_bids",
     "workers", "worker_restarts", "process_resident_memory_bytes", "process_cpu_seconds", "process_open_fds",
     "gc_collections", "event_loop_lag_seconds", "overload_shed_requests",
 })
@@ -155,6 +155,18 @@ class Metrics:
         self.adapter_gdpr_requests_blocked = c(
             "adapter_gdpr_requests_blocked",
             "Count of total bidder requests blocked due to unsatisfied GDPR purpose 2 legal basis", "adapter")
+        # PBS-Go's bid validation families (RecordBidValidationCreativeSize*/SecureMarkup*), by (adapter or
+        # account, size or secure, err or warn); their label "success" is always "success", as PBS-Go writes it
+        self.bid_validation: dict[tuple[str, str, str], Counter] = {}
+        for rule, what in (("size", "had a creative size greater than maxWidth/maxHeight"),
+                           ("secure", "had a invalid bidAdm")):
+            for mode, done, enforcement in (("err", "removed from bid response", "enforce"),
+                                            ("warn", "warned about", "warn")):
+                for level in ("adapter", "account"):
+                    self.bid_validation[level, rule, mode] = c(
+                        f"{level}_response_validation_{rule}_{mode}",
+                        f"Count that tracks number of bids {done} that {what} labeled by {level} ({enforcement})",
+                        level, "success")
         self.privacy_ccpa = c("privacy_ccpa", "Count of total requests to Prebid Server where CCPA was provided by "
                               "source and opt-out .", "source", "opt_out")
         self.privacy_coppa = c("privacy_coppa", "Count of total requests to Prebid Server where the COPPA flag was "
@@ -249,6 +261,10 @@ class Metrics:
         self.adapter_dsa_rejected = c("adapter_dsa_rejected_bids", "Bids rejected for their DSA transparency "
                                       "(ext.dsa missing when regs.ext.dsa.dsarequired is 2 or 3, behalf or paid "
                                       "too long, adrender against pubrender), by adapter.", "adapter")
+        self.adapter_validation_own = c("adapter_response_validation_bids", "Bids failing one of hbserver's own "
+                                        "validations (adm_or_nurl, media_type, vast_protocol), by adapter, rule and "
+                                        "outcome (err: removed under enforce; warn: kept).", "adapter", "rule",
+                                        "outcome")
         self.workers = g("workers", "Worker processes serving requests.")
         self.worker_restarts = c("worker_restarts", "Workers the supervisor restarted after an unexpected exit.")
         self.process_rss = g("process_resident_memory_bytes", "Resident memory, all workers.")

@@ -49,6 +49,10 @@ FAMILY_LABEL_VALUES = {
     ("module_calls", "module"): "module code, e.g. prebid.ortb2blocking",
     ("module_calls", "stage"): "entrypoint, raw_auction_request, ..., exitpoint",
     ("module_calls", "outcome"): "success_noop, success_updated, success_rejected, execution_error, failed, timeout",
+    **{(f"{level}_response_validation_{rule}_{mode}", "success"): "always success, as PBS-Go writes it"
+       for level in ("adapter", "account") for rule in ("size", "secure") for mode in ("err", "warn")},
+    ("adapter_response_validation_bids", "rule"): "adm_or_nurl, media_type, vast_protocol",
+    ("adapter_response_validation_bids", "outcome"): "err (enforce: removed), warn (kept)",
 }
 
 

@@ -172,6 +172,7 @@ PBS_KEYS: Tree = _union(PBS_GO, _with_kebab_aliases(PBS_JAVA))
 _SAME_AS = tuple((re.compile(pattern), replacement) for pattern, replacement in (
     (r"^privacy\.(gdpr|ccpa)(\.|$)", r"\1\2"),
     (r"^auction\.privacysandbox\.", "privacy.privacysandbox."),
+    (r"^auction\.bid_validations\.", "validations."),
     (r"^auction\.", ""),
     (r"\.purposes\.p(\d+)\.", r".purpose\1."),
     (r"\.special_features\.sf(\d+)\.", r".special_feature\1."),
@@ -427,6 +428,20 @@ MEANINGS: dict[str, str] = {
                      "modules by their code); see Hooks and modules",
     "hooks.execution_plan": "the account's hooks execution plan (PBS-Go's shape; replaces "
                             "`hooks.default_account_execution_plan` when it names endpoints)",
+    "validations.banner_creative_max_size": "`skip`, `warn` or `enforce`: banner bids larger than the max creative "
+                                            "size (`null` = the host's `validations` key; see Bid validation)",
+    "validations.secure_markup": "`skip`, `warn` or `enforce`: banner and video bids whose `adm` has `http:` "
+                                 "and no `https:` (`null` = the host's; PBS-Go reads this one only from the host)",
+    "validations.max_creative_width": "widest banner bid allowed (0 = the imp's largest banner size; `null` = "
+                                      "the host's)",
+    "validations.max_creative_height": "highest banner bid allowed (0 = the imp's largest banner size; `null` = "
+                                       "the host's)",
+    "validations.adm_or_nurl": "hbserver's own: `skip`, `warn` or `enforce` bids with neither `adm` nor `nurl` "
+                               "(`null` = the host's)",
+    "validations.media_type": "hbserver's own: `skip`, `warn` or `enforce` bids of a media type their imp does "
+                              "not offer (`null` = the host's)",
+    "validations.vast_protocol": "hbserver's own: `skip`, `warn` or `enforce` video/audio bids whose VAST "
+                                 "protocol is not in the imp's `protocols` (`null` = the host's)",
 }
 
 _NUMBERED = re.compile(r"(\D+)(\d+)")

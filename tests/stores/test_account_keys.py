@@ -53,8 +53,8 @@ REPORTS = [
     ("null-id", {"id": None}, []),
     ("id-naming-another-account", {"id": "1002"},
      ['account "1001": id is "1002", not the id the account is stored under; ignored']),
-    ("pbs-go-leaf-under-unapplied-block", {"validations": {"secure_markup": "skip"}},
-     [pbs("validations.secure_markup")]),
+    ("pbs-go-leaf-under-unapplied-block", {"cache_ttl": {"banner": 300}},
+     [pbs("cache_ttl.banner")]),
     ("pbs-go-privacysandbox-applied",
      {"privacy": {"privacysandbox": {"topicsdomain": "x",
                                      "cookiedeprecation": {"enabled": True, "ttl_sec": 5, "ttlsec": 6}}}}, []),
@@ -65,7 +65,7 @@ REPORTS = [
     ("pbs-go-top-level-scalars",
      {"truncate_target_attr": 20, "targeting_prefix": "pb", "bid_rounding": "up"},
      [pbs("truncate_target_attr"), pbs("targeting_prefix"), pbs("bid_rounding")]),
-    ("pbs-go-empty-block-is-named", {"validations": {}}, [pbs("validations")]),
+    ("pbs-go-empty-block-is-named", {"cache_ttl": {}}, [pbs("cache_ttl")]),
     ("pbs-go-block-given-a-scalar", {"cache_ttl": 300}, [pbs("cache_ttl")]),
     ("pbs-go-key-beside-applied-keys",
      {"events": {"enabled": True, "default_url": "https://e.example"},
@@ -162,8 +162,8 @@ def test_applied_keys_come_from_the_dataclasses(raw, expected):
 @pytest.mark.parametrize(
     ("keys", "problem"),
     [
-        ({"account_defaults": {"validations": {"secure_markup": "skip"}}},
-         "account_defaults.validations: a Prebid Server setting hbserver does not apply; remove it"),
+        ({"account_defaults": {"cache_ttl": {"banner": 300}}},
+         "account_defaults.cache_ttl: a Prebid Server setting hbserver does not apply; remove it"),
         ({"account_defaults": {"events": {"default_url": "https://e.example"}}},
          "account_defaults.events.default_url: a Prebid Server setting hbserver does not apply; remove it"),
         ({"account_defaults": {"privacy": {"gdpr": {}}}},
@@ -199,8 +199,8 @@ class CountingFetcher:
 @pytest.mark.parametrize(
     ("account", "applied", "refused"),
     [
-        ({"validations": {"secure_markup": "skip"}, "events": {"enabled": False}, "gdrp": {}}, True, False),
-        ({"validations": {"secure_markup": "skip"}, "events": {"enabled": "no"}, "gdrp": {}}, False, True),
+        ({"cache_ttl": {"banner": 300}, "events": {"enabled": False}, "gdrp": {}}, True, False),
+        ({"cache_ttl": {"banner": 300}, "events": {"enabled": "no"}, "gdrp": {}}, False, True),
     ],
     ids=["loaded-account", "malformed-account"],
 )
@@ -221,7 +221,7 @@ def test_store_warns_once_per_load(caplog, account, applied, refused):
         outcomes = asyncio.run(twice())
     assert fetcher.calls == 1
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warnings == [pbs("validations.secure_markup"), unknown("gdrp", "gdpr")]
+    assert warnings == [pbs("cache_ttl.banner"), unknown("gdrp", "gdpr")]
     if refused:
         assert outcomes == ["malformed", "malformed"]
         assert any("events.enabled" in r.getMessage() for r in caplog.records if r.levelno == logging.ERROR)
@@ -245,11 +245,11 @@ def run_check(directory: Path, *, enabled: bool = True) -> subprocess.CompletedP
     ("files", "enabled", "status", "stderr"),
     [
         ({"1001": {"events": {"enabled": False}}}, True, 0, []),
-        ({"1001": {"validations": {"secure_markup": "skip"}}, "1002": {"gdrp": {}}}, True, 0,
-         [pbs("validations.secure_markup"), 'account "1002": gdrp is an unknown key; ignored (did you mean gdpr?)']),
-        ({"1001": {"validations": {"secure_markup": "skip"}}, "bad": {"events": {"enabled": "no"}}}, True, 2,
+        ({"1001": {"cache_ttl": {"banner": 300}}, "1002": {"gdrp": {}}}, True, 0,
+         [pbs("cache_ttl.banner"), 'account "1002": gdrp is an unknown key; ignored (did you mean gdpr?)']),
+        ({"1001": {"cache_ttl": {"banner": 300}}, "bad": {"events": {"enabled": "no"}}}, True, 2,
          ["account 'bad' is malformed: events.enabled: must be a boolean (true/false), got str 'no'",
-          pbs("validations.secure_markup")]),
+          pbs("cache_ttl.banner")]),
         ({"broken": "{not json"}, True, 2, ["account 'broken' is not valid JSON: "]),
         ({"bad": {"events": {"enabled": "no"}}}, False, 0, []),
     ],
