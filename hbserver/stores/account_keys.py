@@ -429,7 +429,8 @@ MEANINGS: dict[str, str] = {
     "hooks.execution_plan": "the account's hooks execution plan (PBS-Go's shape; replaces "
                             "`hooks.default_account_execution_plan` when it names endpoints)",
     "validations.banner_creative_max_size": "`skip`, `warn` or `enforce`: banner bids larger than the max creative "
-                                            "size (`null` = the host's `validations` key; see Bid validation)",
+                                            "size (`null` = the host's `validations` key; see Bid validation "
+                                            "in Money in the auction)",
     "validations.secure_markup": "`skip`, `warn` or `enforce`: banner and video bids whose `adm` has `http:` "
                                  "and no `https:` (`null` = the host's; PBS-Go reads this one only from the host)",
     "validations.max_creative_width": "widest banner bid allowed (0 = the imp's largest banner size; `null` = "
