@@ -149,6 +149,34 @@ def test_compose_x_prebid(server: str, parts: tuple[str, ...], expected: str) ->
     assert compose_x_prebid(server, parts) == expected
 
 
+@pytest.mark.parametrize(
+    ("prebid", "app", "expected"),
+    [
+        pytest.param({}, True, {"channel": {"name": "app", "version": ""}}, id="auction.go fillChannel: app"),
+        pytest.param({"channel": None}, True, {"channel": {"name": "app", "version": ""}}, id="fillChannel: null"),
+        pytest.param(
+            {"channel": {"name": "x", "version": "1"}}, True, {"channel": {"name": "x", "version": "1"}},
+            id="auction.go validateOrFillChannel: the app's own channel kept",
+        ),
+        pytest.param({}, False, None, id="fillChannel: a site request gets none"),
+    ],
+)  # fmt: skip
+def test_app_channel(prebid: dict[str, Any], app: bool, expected: dict[str, Any] | None) -> None:
+    assert _SharedExt({"prebid": prebid}, prebid, None, app).for_bidder("alpha", {}).get("prebid") == expected
+
+
+async def test_app_bidders_see_the_app_channel(make_client, bidders) -> None:
+    """auction.go fillChannel + xprebidheader.go: an app request without a channel is channel ``app``."""
+    client = await make_client(bidder_config(bidders, "alpha"))
+    request = _auction_request(banner_imp("imp-1", alpha={"p": 1}))
+    del request["site"]
+    request["app"] = {"bundle": "com.example", "ext": {"prebid": {"source": "prebid-mobile", "version": "2.2"}}}
+    response = await client.post("/openrtb2/auction", data=json.dumps(request))
+    assert response.status == 200, await response.text()
+    assert bidders.received["alpha"][0]["ext"]["prebid"]["channel"] == {"name": "app", "version": ""}
+    assert bidders.headers["alpha"][0]["X-Prebid"] == f"{S},app/unknown,prebid-mobile/2.2"
+
+
 async def test_bidder_calls_carry_the_clients_x_prebid(make_client, bidders) -> None:
     """bidder.go requestBid: X-Prebid from the bidder's own request, on every call."""
     client = await make_client(bidder_config(bidders, "alpha"))

@@ -27,6 +27,7 @@ IMP_PREBID_ALLOWED = ("is_rewarded_inventory", "options")
 # request.ext.prebid fields a bidder sees (the rest - targeting, cache, storedrequest... - is the exchange's)
 # alternatebiddercodes and multibid are each bidder's own part (split_request's bidder_prebid)
 REQUEST_PREBID_KEPT = ("channel", "currency", "debug", "integration", "sdk", "server")
+APP_CHANNEL = {"name": "app", "version": ""}  # an app request without a channel has this one
 
 
 @dataclass(slots=True)
@@ -120,7 +121,7 @@ class _Split:
         all_bidders = {name for bidders in validated.imp_bidders for name in bidders}
         legacy_keys = {key for imp in imps for key in (imp.get("ext") or {}) if key in all_bidders}
         self.shared = [_ImpParts(imp, legacy_keys) for imp in imps]
-        self.shared_ext = _SharedExt(ext, self.prebid, server)
+        self.shared_ext = _SharedExt(ext, self.prebid, server, request.get("app") is not None)
         # 2.5 bidders get 2.6 fields moved; most requests have none (a bidder's imp FPD might add rwdd)
         self.needs_downconvert = (
             has_26_fields(request) or any(parts.fpd is not None for parts in self.shared) or has_data
@@ -231,8 +232,13 @@ class _SharedExt:
 
     __slots__ = ("bidderparams", "brand_category", "kept", "rest")
 
-    def __init__(self, ext: dict[str, Any], prebid: dict[str, Any], server: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, ext: dict[str, Any], prebid: dict[str, Any], server: dict[str, Any] | None = None, app: bool = False
+    ) -> None:
         self.kept = [(key, prebid[key]) for key in REQUEST_PREBID_KEPT if key in prebid]
+        if app and prebid.get("channel") is None:  # PBS-Go's fillChannel (endpoints/openrtb2/auction.go)
+            self.kept = [item for item in self.kept if item[0] != "channel"]
+            self.kept.append(("channel", APP_CHANNEL))
         if server is not None:  # the host's replaces the request's (PBS-Go's HoldAuction)
             self.kept = [item for item in self.kept if item[0] != "server"]
             self.kept.append(("server", server))
