@@ -98,6 +98,7 @@ class AuctionMetrics:
         self.metrics = metrics
         self._adapters: dict[str, _AdapterHandles] = {}
         self._imps: dict[tuple[bool, bool, bool, bool], PendingCounter] = {}
+        self._module_calls: dict[tuple[str, str, str], PendingCounter] = {}
         self.tmax_timeout = metrics.counter(metrics.tmax_timeout)
         self.debug = metrics.counter(metrics.debug_requests)
         self.stored = metrics.counter(metrics.stored_responses)
@@ -165,7 +166,11 @@ class AuctionMetrics:
 
     def module_call(self, module: str, stage: str, outcome: str) -> None:
         """A module's hook called (PBS-Go's modules_<module>_* families in one): its outcome."""
-        self.metrics.counter(self.metrics.module_calls, module, stage, outcome).inc()
+        key = (module, stage, outcome)
+        counter = self._module_calls.get(key)
+        if counter is None:
+            counter = self._module_calls[key] = self.metrics.counter(self.metrics.module_calls, *key)
+        counter.pending += 1
 
     def cache_write(self, seconds: float, success: bool) -> None:
         self._cache_write[success].observe(seconds)

@@ -5,7 +5,6 @@ caller holds no executor then, and calls none of these).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from hbserver.auction.bids.accept import AuctionBid
@@ -67,9 +66,9 @@ async def bidder_requests(
         if rejection is not None:
             warnings.setdefault(name, []).append(Message(MODULE_REJECTION_CODE, rejection.message()))
             continue
-        changed = _dict_or(payload.request, before)
-        if changed is not before:
-            bidder_request = replace(bidder_request, request=changed)
+        changed = payload.request
+        if changed is not before and isinstance(changed, dict):
+            bidder_request.request = changed  # this auction's own (split made it)
         kept.append(bidder_request)
     return kept
 

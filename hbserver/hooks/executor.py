@@ -237,20 +237,17 @@ def _mutate(payload: Any, result: HookResult[Any], outcome: HookOutcome) -> Any:
     if not result.mutations:
         return payload
     outcome.action = UPDATE
-    outcome.debug_messages = list(outcome.debug_messages)  # the hook's own list stays as it gave it
-    outcome.warnings = list(outcome.warnings)
     applied = 0
     for mutation in result.mutations:
         try:
             payload = mutation.apply(payload)
         except Exception as exc:
+            if outcome.warnings is result.warnings:
+                outcome.warnings = list(outcome.warnings)  # the hook's own list stays as it gave it
             outcome.warnings.append(f"failed to apply hook mutation: {exc}")
             continue
         applied += 1
-        outcome.debug_messages.append(
-            f"Hook mutation successfully applied, affected key: {'.'.join(mutation.key)}, "
-            f"mutation type: {mutation.kind}"
-        )
+        outcome.applied.append((mutation.key, mutation.kind))
     if not applied:
         outcome.status = EXECUTION_FAILURE
     return payload

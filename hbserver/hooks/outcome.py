@@ -35,9 +35,22 @@ class HookOutcome:
     execution_ms: int
     message: str = ""
     analytics_tags: dict[str, Any] = field(default_factory=dict)
-    debug_messages: list[str] = field(default_factory=list)
+    hook_debug_messages: list[str] = field(default_factory=list)  # the hook's own
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # the mutations applied, (key, kind): their debug messages are written only when shown
+    applied: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
+
+    @property
+    def debug_messages(self) -> list[str]:
+        """The hook's debug messages, then PBS-Go's line for each mutation applied."""
+        if not self.applied:
+            return self.hook_debug_messages
+        return [
+            *self.hook_debug_messages,
+            *(f"Hook mutation successfully applied, affected key: {'.'.join(key)}, mutation type: {kind}"
+              for key, kind in self.applied),
+        ]  # fmt: skip
 
     def as_json(self, verbose: bool) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -48,7 +61,7 @@ class HookOutcome:
         if self.execution_ms:
             out["execution_time_millis"] = self.execution_ms
         out["analytics_tags"] = self.analytics_tags
-        if verbose and self.debug_messages:
+        if verbose and (self.hook_debug_messages or self.applied):
             out["debug_messages"] = self.debug_messages
         out["message"] = self.message
         return out
