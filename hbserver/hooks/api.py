@@ -6,7 +6,7 @@ A module is an object whose methods are its hooks, one per stage it works at, na
 awaitable of one (an ``async def`` hook: only those can be cut off at their group's timeout; a
 plain hook that runs over it is still recorded as timed out and its result dropped).
 
-A hook never changes its payload in place: it returns :class:`Mutation` s, which the executor
+A hook never changes its payload itself: it returns :class:`Mutation` s, which the executor
 applies in order after the whole group has answered (hooks of one group see the same payload).
 A mutation's ``apply`` returns the new payload; it may copy what it changes and share the rest
 (payloads are plain dicts and lists that other bidders' requests may share below the top
@@ -83,7 +83,11 @@ class ProcessedAuctionRequestPayload:
 
 @dataclass(slots=True)
 class BidderRequestPayload:
-    """One bidder's OpenRTB request (privacy already applied), before its adapter builds the calls."""
+    """One bidder's OpenRTB request (privacy already applied), before its adapter builds the calls.
+
+    The request dict's top level is this bidder's own copy for this auction (as PBS-Go's bidder
+    request is): a mutation may set or remove its top-level keys in place and return the payload.
+    Everything below the top level is shared with other bidders: copy before changing it."""
 
     request: dict[str, Any]
     bidder: str

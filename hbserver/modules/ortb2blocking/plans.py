@@ -168,8 +168,11 @@ def _imp_step(cfg: Config, bidder: str, media_types: frozenset[str], field: tupl
 
 
 def _set_top(key: str, values: tuple[str, ...]) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
+    """Sets a top-level field in place: the bidder's request is its own at this stage (hooks API)."""
+
     def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
-        return BidderRequestPayload({**payload.request, key: list(values)}, payload.bidder)
+        payload.request[key] = list(values)
+        return payload
 
     return apply
 
@@ -179,12 +182,10 @@ def _set_cattax(cattax: int) -> Callable[[BidderRequestPayload], BidderRequestPa
 
     def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
         if cattax:
-            return BidderRequestPayload({**payload.request, "cattax": cattax}, payload.bidder)
-        if "cattax" not in payload.request:
-            return payload
-        request = dict(payload.request)
-        del request["cattax"]
-        return BidderRequestPayload(request, payload.bidder)
+            payload.request["cattax"] = cattax
+        else:
+            payload.request.pop("cattax", None)
+        return payload
 
     return apply
 
