@@ -85,9 +85,10 @@ class ProcessedAuctionRequestPayload:
 class BidderRequestPayload:
     """One bidder's OpenRTB request (privacy already applied), before its adapter builds the calls.
 
-    The request dict's top level is this bidder's own copy for this auction (as PBS-Go's bidder
-    request is): a mutation may set or remove its top-level keys in place and return the payload.
-    Everything below the top level is shared with other bidders: copy before changing it."""
+    The request dict's top level, its ``imp`` list and each imp object are this bidder's own copies
+    for this auction (as PBS-Go's bidder request is): a mutation may set or remove their keys in place
+    and return the payload. Everything deeper (``imp.banner``, ``site``, ``user``, ...) is shared with
+    other bidders: replace it by a changed copy, never change it."""
 
     request: dict[str, Any]
     bidder: str

@@ -47,8 +47,12 @@ def _attributes(raw: dict[str, Any]) -> BlockingAttributes:
 
 
 def _run(config: Any, request: Any, bidder: str = "appnexus") -> tuple[HookResult[Any], BidderRequestPayload]:
-    # the bidder's own top level, as the auction's split gives it (mutations may set its keys in place)
-    payload = BidderRequestPayload(request=dict(request) if isinstance(request, dict) else request, bidder=bidder)
+    # the bidder's own top level and imps, as the auction's split gives them (mutations may set their keys)
+    if isinstance(request, dict):
+        imps = request.get("imp")
+        request = {**request, "imp": [dict(imp) if isinstance(imp, dict) else imp for imp in imps]} if isinstance(
+            imps, list) else dict(request)  # fmt: skip
+    payload = BidderRequestPayload(request=request, bidder=bidder)
     result = build({}).handle_bidder_request(_ctx(config), payload)
     for mutation in result.mutations:
         payload = mutation.apply(payload)
@@ -66,7 +70,7 @@ def test_pbs_go_cases(case: dict[str, Any]) -> None:
         return
     result, payload = _run(config, case["request"])
     assert payload.request == case["expected_request"]
-    assert case["request"] == original  # below its own top level the bidder's request is never changed
+    assert case["request"] == original  # what is not the bidder's own is never changed
     if case["empty_result"]:
         assert result == HookResult()
         return

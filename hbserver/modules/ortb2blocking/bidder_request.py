@@ -149,12 +149,13 @@ def _add_mutation(result: Result, index: int, found: ByImp, with_media: list[str
 
 
 def _set_on_imps(by_imp: ByImp, media: str, field: str) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
+    """Sets ``imp.<media>.<field>`` on the imps in place: at bidder_request each imp object is the
+    bidder's own (hooks API); its media object is shared, so it is replaced by a changed copy."""
+
     def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
         imps = payload.request.get("imp")
         if not isinstance(imps, list):
             return payload
-        updated = list(imps)
-        index = 0
         for imp in imps:
             if isinstance(imp, dict):
                 media_object = imp.get(media)
@@ -162,9 +163,8 @@ def _set_on_imps(by_imp: ByImp, media: str, field: str) -> Callable[[BidderReque
                     imp_id = imp.get("id")
                     values = by_imp.get(imp_id if isinstance(imp_id, str) else "")
                     if values:
-                        updated[index] = {**imp, media: {**media_object, field: list(values)}}
-            index += 1
-        return BidderRequestPayload({**payload.request, "imp": updated}, payload.bidder)
+                        imp[media] = {**media_object, field: list(values)}
+        return payload
 
     return apply
 
