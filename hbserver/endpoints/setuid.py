@@ -16,10 +16,11 @@ from multidict import istr
 
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import setuid_record
+from hbserver.bidders.registry import Bidder
 from hbserver.events import PIXEL_PNG
 from hbserver.metrics import Metrics, PendingCounter
 from hbserver.privacy.tcf2 import ConsentError
-from hbserver.stores.accounts import AccountError, AccountStore
+from hbserver.stores.accounts import Account, AccountError, AccountStore
 from hbserver.usersync.cookie import (
     AUDIENCE_NETWORK,
     CookieTooLarge,
@@ -116,6 +117,22 @@ class SetUIDEndpoint:
         except AccountError as exc:
             status, message, metric = account_error(exc)
             return self._error(status, message, metric, bidder_param, uid)
+        refusal = self._refusal(query, account, component, bidder_param, uid)
+        if refusal is not None:
+            return refusal
+        if not uid:
+            cookie.remove(syncer.key)
+            self._count_set(syncer.key, "cleared")
+        elif not (syncer.key == AUDIENCE_NETWORK and uid == "0"):
+            cookie.set_uid(syncer.key, uid, now)
+            self._count_set(syncer.key, "ok")
+        return self._write(cookie, cookies, bidder, fmt, now, bidder_param, uid)
+
+    def _refusal(
+        self, query: Mapping[str, str], account: Account, component: str, bidder_param: str, uid: str
+    ) -> web.Response | None:
+        """Why the account's activity rules or the request's privacy signals refuse the sync (None: they
+        allow it)."""
         try:
             privacy = setuid_privacy(
                 query.get("gdpr", ""), query.get("gdpr_consent", ""), query.get("gpp", ""), query.get("gpp_sid", "")
@@ -125,7 +142,7 @@ class SetUIDEndpoint:
         if not account.activities.allowed("syncUser", "bidder", component):
             return self._error(451, "", None, bidder_param, uid)
         try:
-            gate = service.gate  # the account's TCF policy only when GDPR applies (it is not read otherwise)
+            gate = self.service.gate  # the account's TCF policy only when GDPR applies (it is not read otherwise)
             allowed = not gate.in_scope(privacy) or gate.host_cookie_allowed(
                 privacy, gate.policy(account.settings.gdpr)
             )
@@ -137,13 +154,15 @@ class SetUIDEndpoint:
                 451, "The gdpr_consent string prevents cookies from being saved", "gdpr_blocked_host_cookie",
                 bidder_param, uid,
             )
+        return None
 
-        if not uid:
-            cookie.remove(syncer.key)
-            self._count_set(syncer.key, "cleared")
-        elif not (syncer.key == AUDIENCE_NETWORK and uid == "0"):
-            cookie.set_uid(syncer.key, uid, now)
-            self._count_set(syncer.key, "ok")
+    def _write(
+        self, cookie: UidsCookie, cookies: Mapping[str, str], bidder: Bidder, fmt: str, now: datetime,
+        bidder_param: str, uid: str,
+    ) -> web.Response:
+        """The uids cookie (or cookies) written with the new uid, and the pixel or empty page."""
+        service = self.service
+        syncer = bidder.syncer
         if service.parts is not None:  # several uids cookies (PBS-Java's number-of-uid-cookies)
             return self._write_parts(cookie, cookies, syncer.key, fmt, now, bidder_param, uid)
         try:
