@@ -80,7 +80,7 @@ class HookExecutor:
 
     async def run(self, stage: Stage, payload: Any, entity: str) -> tuple[Any, Rejection | None]:
         """The stage's groups over ``payload``: the payload they leave, and the reject that ended it."""
-        groups = self.plans.groups(self.endpoint, stage)
+        groups = self.plans.stages.get((self.endpoint, stage))
         if not groups:
             return payload, None
         outcome = StageOutcome(stage, entity)
@@ -107,6 +107,7 @@ class HookExecutor:
         pending: dict[asyncio.Future[Any], _Answer] | None = None
         timeout_s = group.timeout_ms / 1000
         abtests = self.plans.abtests
+        endpoint, account_id = self.endpoint, self.account_id
         for ref, hook in group.hooks:
             answer = _Answer(ref, time.perf_counter())
             answers.append(answer)
@@ -116,8 +117,13 @@ class HookExecutor:
                     answer.skipped, answer.log_tag = True, abtest.log_analytics_tag
                     continue
                 answer.log_tag = abtest is not None and abtest.log_analytics_tag
+            module = ref.module
+            context = self._contexts.get(module)
+            if context is None:
+                context = self._new_context(module)
+            invocation = InvocationContext(endpoint, account_id, self._configs[module], context, ref.code)
             try:
-                result = hook(self._context(ref), payload)
+                result = hook(invocation, payload)
             except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
                 answer.fail(exc)
                 continue
@@ -170,13 +176,11 @@ class HookExecutor:
                 return test
         return None
 
-    def _context(self, ref: HookRef) -> InvocationContext:
-        module = ref.module
-        context = self._contexts.get(module)
-        if context is None:
-            context = self._contexts[module] = {}
-            self._configs[module] = module_section(self.account_modules, module) if self.account_modules else None
-        return InvocationContext(self.endpoint, self.account_id, self._configs[module], context, ref.code)
+    def _new_context(self, module: str) -> dict[str, Any]:
+        """A module's context for this request, and its section of the account's ``hooks.modules``."""
+        context = self._contexts[module] = {}
+        self._configs[module] = module_section(self.account_modules, module) if self.account_modules else None
+        return context
 
     def _apply(
         self, stage: Stage, answers: list[_Answer], payload: Any, group: GroupOutcome
@@ -208,34 +212,33 @@ class HookExecutor:
                         f"request on the {stage.value} stage that does not support rejection",
                     ]
                 else:
-                    payload = _mutate(payload, result, hook_outcome)
+                    if result.mutations:
+                        payload = _mutate(payload, result, hook_outcome)
                     if result.rejected_bids and hook_outcome.status == SUCCESS:
                         self.rejected_bids.extend(result.rejected_bids)
-            self._counted(answer.ref, stage, _metric_outcome(hook_outcome))
+            count = self._count
+            if count is not None:
+                status = hook_outcome.status
+                if status == SUCCESS:
+                    outcome = "success_updated" if hook_outcome.action == UPDATE else "success_noop"
+                else:
+                    outcome = _FAILURE_METRIC.get(status, "execution_error")
+                count(answer.ref.module, stage, outcome)  # a StrEnum: the stage's name
         return payload, None
 
     def _counted(self, ref: HookRef, stage: Stage, outcome: str) -> None:
         if self._count is not None:
-            self._count(ref.module, stage.value, outcome)
+            self._count(ref.module, stage, outcome)
 
     def rejected_by(self, stage: Stage) -> bool:
         """Whether a hook rejected at ``stage`` (for tests and callers that only need the fact)."""
         return any(h.action == REJECT for o in self.outcomes if o.stage == stage for h in o.hooks())
 
 
-_SUCCESS_METRIC = {UPDATE: "success_updated"}
 _FAILURE_METRIC = {TIMEOUT: "timeout", FAILURE: "failed"}
 
 
-def _metric_outcome(outcome: HookOutcome) -> str:
-    if outcome.status == SUCCESS:
-        return _SUCCESS_METRIC.get(outcome.action, "success_noop")
-    return _FAILURE_METRIC.get(outcome.status, "execution_error")
-
-
 def _mutate(payload: Any, result: HookResult[Any], outcome: HookOutcome) -> Any:
-    if not result.mutations:
-        return payload
     outcome.action = UPDATE
     applied = 0
     for mutation in result.mutations:
