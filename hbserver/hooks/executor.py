@@ -119,9 +119,10 @@ class HookExecutor:
                 answer.log_tag = abtest is not None and abtest.log_analytics_tag
             module = ref.module
             context = self._contexts.get(module)
-            if context is None:
-                context = self._new_context(module)
-            invocation = InvocationContext(endpoint, account_id, self._configs[module], context, ref.code)
+            config = self._configs.get(module, _UNREAD)
+            if context is None or config is _UNREAD:
+                context, config = self._new_context(module)
+            invocation = InvocationContext(endpoint, account_id, config, context, ref.code)
             try:
                 result = hook(invocation, payload)
             except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
@@ -176,11 +177,12 @@ class HookExecutor:
                 return test
         return None
 
-    def _new_context(self, module: str) -> dict[str, Any]:
-        """A module's context for this request, and its section of the account's ``hooks.modules``."""
-        context = self._contexts[module] = {}
-        self._configs[module] = module_section(self.account_modules, module) if self.account_modules else None
-        return context
+    def _new_context(self, module: str) -> tuple[dict[str, Any], Any]:
+        """A module's context for this request (kept from the stages before the account was known) and
+        its section of the account's ``hooks.modules``."""
+        context = self._contexts.setdefault(module, {})
+        config = self._configs[module] = module_section(self.account_modules, module) if self.account_modules else None
+        return context, config
 
     def _apply(
         self, stage: Stage, answers: list[_Answer], payload: Any, group: GroupOutcome
@@ -236,6 +238,7 @@ class HookExecutor:
 
 
 _FAILURE_METRIC = {TIMEOUT: "timeout", FAILURE: "failed"}
+_UNREAD: Any = object()  # a module whose account section is not looked up yet
 
 
 def _mutate(payload: Any, result: HookResult[Any], outcome: HookOutcome) -> Any:

@@ -287,3 +287,20 @@ async def test_analytics_records_carry_the_modules_tags(make_client, bidders, da
     assert (entry["stage"], entry["module_code"], entry["status"], entry["action"]) == (
         "processed_auction_request", "test.example", "success", "update")
     assert entry["analytics_tags"]["activities"][0]["name"] == "example"
+
+
+async def test_a_module_context_set_at_entrypoint_reaches_the_later_stages(make_client, bidders, monkeypatch):
+    """The context a module hands itself before the account is known survives the account's plans."""
+    from tests.hooks import example_module
+
+    def entrypoint(self, ctx, payload):  # the entrypoint hook leaves a value for the later stages
+        return example_module.HookResult(module_context={"seen_processed": True})
+
+    monkeypatch.setattr(example_module.ExampleModule, "handle_entrypoint", entrypoint)
+    bidders.bids["alpha"] = [bid("imp-1", 2.0, "a1")]
+    config = {**bidder_config(bidders, "alpha"), **hooks_config(["entrypoint", "raw_bidder_response"])}
+    client = await make_client(config)
+    response = await post(client, trace_request())
+    assert response.status == 200
+    statuses = {(stage, status) for stage, _, status, _ in invocations(await response.json())}
+    assert statuses == {("entrypoint", "success"), ("raw_bidder_response", "success")}  # its assert held
