@@ -62,11 +62,7 @@ async def bidder_requests(
     for bidder_request in requests:
         name = bidder_request.name
         before = bidder_request.request
-        bidder_payload = BidderRequestPayload(before, name)
-        if hooks.plain(Stage.BIDDER_REQUEST):  # no coroutine per bidder when every hook is a plain function
-            payload, rejection = hooks.run_now(Stage.BIDDER_REQUEST, bidder_payload, name)
-        else:
-            payload, rejection = await hooks.run(Stage.BIDDER_REQUEST, bidder_payload, name)
+        payload, rejection = await hooks.run(Stage.BIDDER_REQUEST, BidderRequestPayload(before, name), name)
         if rejection is not None:
             warnings.setdefault(name, []).append(Message(MODULE_REJECTION_CODE, rejection.message()))
             continue
@@ -87,11 +83,9 @@ async def raw_bidder_responses(
         name = outcome.bidder.name
         kept = []
         for response in outcome.responses:
-            answer = RawBidderResponsePayload(response, name)
-            if hooks.plain(Stage.RAW_BIDDER_RESPONSE):
-                payload, rejection = hooks.run_now(Stage.RAW_BIDDER_RESPONSE, answer, name)
-            else:
-                payload, rejection = await hooks.run(Stage.RAW_BIDDER_RESPONSE, answer, name)
+            payload, rejection = await hooks.run(
+                Stage.RAW_BIDDER_RESPONSE, RawBidderResponsePayload(response, name), name
+            )
             if rejection is not None:
                 warnings.setdefault(name, []).append(Message(MODULE_REJECTION_CODE, rejection.message()))
                 continue

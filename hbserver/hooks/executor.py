@@ -78,29 +78,6 @@ class HookExecutor:
         """Whether any stage at this endpoint has hooks."""
         return self.endpoint in self.plans.endpoints
 
-    def plain(self, stage: Stage) -> bool:
-        """Whether the stage's hooks are all plain functions (:meth:`run_now` runs it; none is async)."""
-        return (self.endpoint, stage) in self.plans.plain
-
-    def run_now(self, stage: Stage, payload: Any, entity: str) -> tuple[Any, Rejection | None]:
-        """:meth:`run` for a stage whose hooks are all plain (:meth:`plain`), without a coroutine; a plain
-        hook that answers with an awaitable anyway is an execution failure."""
-        groups = self.plans.stages.get((self.endpoint, stage))
-        if not groups:
-            return payload, None
-        outcome = StageOutcome(stage, entity)
-        self.outcomes.append(outcome)
-        for group in groups:
-            answers, pending = self._call_group(group, payload)
-            if pending:
-                for future, answer in pending.items():
-                    future.cancel()
-                    answer.fail(RuntimeError("a plain hook answered with an awaitable"))
-            payload, rejection = self._finish_group(stage, outcome, answers, payload)
-            if rejection is not None:
-                return payload, rejection
-        return payload, None
-
     async def run(self, stage: Stage, payload: Any, entity: str) -> tuple[Any, Rejection | None]:
         """The stage's groups over ``payload``: the payload they leave, and the reject that ended it."""
         groups = self.plans.stages.get((self.endpoint, stage))
@@ -112,21 +89,14 @@ class HookExecutor:
             answers, pending = self._call_group(group, payload)
             if pending:
                 await self._await(pending, group.timeout_ms / 1000)
-            payload, rejection = self._finish_group(stage, outcome, answers, payload)
+            group_outcome = GroupOutcome()
+            outcome.groups.append(group_outcome)
+            payload, rejection = self._apply(stage, answers, payload, group_outcome)
+            if group_outcome.execution_ms:
+                outcome.execution_ms += group_outcome.execution_ms
             if rejection is not None:
                 return payload, rejection
         return payload, None
-
-    def _finish_group(
-        self, stage: Stage, outcome: StageOutcome, answers: list[_Answer], payload: Any
-    ) -> tuple[Any, Rejection | None]:
-        """A group's answers applied and recorded in the stage's outcome."""
-        group_outcome = GroupOutcome()
-        outcome.groups.append(group_outcome)
-        payload, rejection = self._apply(stage, answers, payload, group_outcome)
-        if group_outcome.execution_ms:
-            outcome.execution_ms += group_outcome.execution_ms
-        return payload, rejection
 
     def _call_group(
         self, group: CompiledGroup, payload: Any

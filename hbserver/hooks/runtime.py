@@ -7,7 +7,6 @@ at the endpoint, which is what makes hooks cost nothing when none are configured
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,7 +27,6 @@ MAX_CACHED_ACCOUNT_PLANS = 4096
 class CompiledGroup:
     timeout_ms: int
     hooks: tuple[tuple[HookRef, Hook], ...]
-    plain: bool = False  # no hook is an ``async def``: the group runs without awaiting
 
 
 StagePlans = Mapping[tuple[str, Stage], tuple[CompiledGroup, ...]]
@@ -41,7 +39,6 @@ class RequestPlans:
     stages: StagePlans
     abtests: tuple[AbTest, ...]
     endpoints: frozenset[str]  # the endpoints with any hook
-    plain: frozenset[tuple[str, Stage]] = frozenset()  # (endpoint, stage) whose groups are all plain
 
     def groups(self, endpoint: str, stage: Stage) -> tuple[CompiledGroup, ...]:
         return self.stages.get((endpoint, stage), ())
@@ -101,7 +98,7 @@ class HookRuntime:
         # host A/B tests naming accounts make the default plans differ per account
         self._per_account = self._default_abtests is None and any(t.accounts for t in self._host_abtests)
         self._accounts: dict[str, tuple[object, RequestPlans]] = {}
-        self._entry_plans = self._merge(self.host, {}, self._host_abtests, "")
+        self._entry_plans = RequestPlans(self.host, self._host_abtests, frozenset(e for e, _ in self.host))
 
     def _build_modules(
         self,
@@ -136,8 +133,7 @@ class HookRuntime:
                     (ref, hook) for ref in group.hooks if (hook := self._hook(ref, stage, path)) is not None
                 )
                 if hooks:
-                    plain = not any(inspect.iscoroutinefunction(hook) for _, hook in hooks)
-                    compiled.append(CompiledGroup(group.timeout_ms, hooks, plain))
+                    compiled.append(CompiledGroup(group.timeout_ms, hooks))
             if compiled:
                 out[(endpoint, stage)] = tuple(compiled)
         return out
@@ -158,8 +154,7 @@ class HookRuntime:
             stages[key] = stages.get(key, ()) + groups
         if abtests is None:  # PBS-Java: the host's tests that name this account (or none)
             abtests = tuple(t for t in self._host_abtests if not t.accounts or account_id in t.accounts)
-        plain = frozenset(key for key, groups in stages.items() if all(group.plain for group in groups))
-        return RequestPlans(stages, abtests, frozenset(endpoint for endpoint, _ in stages), plain)
+        return RequestPlans(stages, abtests, frozenset(endpoint for endpoint, _ in stages))
 
     def entry_plans(self) -> RequestPlans:
         """Before the account is known: the host's plan (entrypoint runs only that)."""

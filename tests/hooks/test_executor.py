@@ -683,28 +683,3 @@ async def test_runtime_plans_run_through_the_executor():
     with pytest.raises(ValueError, match=r"^hooks.modules.test.counting: label: must be a string$"):
         HookRuntime(True, {"test": {"counting": {"enabled": True}}}, None, None,
                     {"test.counting": "tests.hooks.test_executor:build_counting"})  # fmt: skip
-
-
-# -- plain stages run without a coroutine ---------------------------------------------------------
-
-
-async def test_run_now_gives_what_run_gives_and_refuses_an_awaitable_from_a_plain_hook():
-    ok = returning(HookResult(mutations=[set_key("k", 1)]))
-
-    async def sneaky_coroutine() -> HookResult[Any]:
-        return HookResult(mutations=[set_key("k", 2)])
-
-    def sneaky(context: InvocationContext, payload: Any) -> Any:  # a plain function answering an awaitable
-        return sneaky_coroutine()
-
-    stages = {Stage.BIDDER_REQUEST: [[("a", "1", ok)], [("b", "2", sneaky)]]}
-    ex_now, metrics_now = executor(stages)
-    ex_run, metrics_run = executor(stages)
-    now = ex_now.run_now(Stage.BIDDER_REQUEST, {}, "bidderA")
-    assert now == ({"k": 1}, None)  # the awaitable's mutation is not applied
-    hooks = ex_now.outcomes[0].hooks()
-    assert [(h.status, h.action) for h in hooks] == [(SUCCESS, "update"), (EXECUTION_FAILURE, "")]
-    assert hooks[1].errors == ["hook execution failed: RuntimeError: a plain hook answered with an awaitable"]
-    assert metrics_now.calls == [("a", "bidder_request", "success_updated"), ("b", "bidder_request", "execution_error")]
-    assert await ex_run.run(Stage.BIDDER_REQUEST, {}, "bidderA") == ({"k": 2}, None)  # run awaits it
-    assert metrics_run.calls[1] == ("b", "bidder_request", "success_updated")
