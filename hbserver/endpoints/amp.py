@@ -48,7 +48,7 @@ from hbserver.auction.request.stored import UUID_MACRO, fetch_failure
 from hbserver.auction.request.validate import RequestError
 from hbserver.config import Config
 from hbserver.endpoints.auction import http_context, observe_topics
-from hbserver.endpoints.hooked import entrypoint, exitpoint, rejected_answer
+from hbserver.endpoints.hooked import entrypoint, exit_response, rejected_answer
 from hbserver.hooks.api import ENDPOINT_AMP, Stage
 from hbserver.hooks.executor import HookExecutor
 from hbserver.hooks.outcome import analytics_entries
@@ -195,11 +195,7 @@ class AmpEndpoint:
         modules = answer.get("ext", {}).get("prebid", {}).get("modules")
         if modules is not None:
             body["ext"] = {"prebid": {"modules": modules}}
-        headers: dict[str, str] = {}
-        body = await exitpoint(hooks, body, headers)
-        response = FastResponse(body=orjson.dumps(body), content_type="application/json")
-        response.headers.update(headers)
-        return response
+        return await exit_response(hooks, body)
 
     async def _auction(
         self, request: web.Request, start: float, origin: str, hooks: HookExecutor | None = None
@@ -234,11 +230,7 @@ class AmpEndpoint:
             modules = analytics_entries(result.hooks.outcomes)
             self._record(200, result.account, result.bidders, result.bids, [], result.details, result.activities,
                          modules)  # fmt: skip
-            headers: dict[str, str] = {}
-            body = await exitpoint(result.hooks, _answer_body(result, params.debug), headers)
-            response = FastResponse(body=orjson.dumps(body), content_type="application/json")
-            response.headers.update(headers)
-            return response
+            return await exit_response(result.hooks, _answer_body(result, params.debug))
         self._record(200, result.account, result.bidders, result.bids, [], result.details, result.activities)
         return _answer(result, params.debug)
 

@@ -25,7 +25,7 @@ from hbserver.auction.auction_metrics import RequestCounts
 from hbserver.auction.core import AuctionRefused, AuctionResult, AuctionService, HttpContext, request_type_of
 from hbserver.auction.hookpoints import HookRejected
 from hbserver.auction.request.ortb_types import body_syntax_error
-from hbserver.endpoints.hooked import entrypoint, exitpoint, rejected_answer
+from hbserver.endpoints.hooked import entrypoint, exit_response, rejected_answer
 from hbserver.hooks.api import ENDPOINT_AUCTION, Stage
 from hbserver.hooks.executor import HookExecutor
 from hbserver.hooks.outcome import analytics_entries
@@ -212,10 +212,7 @@ class AuctionEndpoint:
             record = auction_record(200, result.account, result.bidders, result.bids, [], result.details,
                                     analytics_entries(hooks.outcomes))  # fmt: skip
             self.analytics.log(record, result.activities)
-        headers: dict[str, str] = {}
-        answer = await exitpoint(hooks, result.response, headers)
-        response = FastResponse(body=orjson.dumps(answer), content_type="application/json")
-        response.headers.update(headers)
+        response = await exit_response(hooks, result.response)
         observe_topics(request, response)
         return response
 
@@ -225,10 +222,7 @@ class AuctionEndpoint:
         if self.analytics.enabled:
             modules = analytics_entries(hooks.outcomes)
             self.analytics.log(auction_record(200, hooks.account_id, [], 0, [str(rejected)], None, modules))
-        headers: dict[str, str] = {}
-        answer = await exitpoint(hooks, answer, headers)
-        response = FastResponse(body=orjson.dumps(answer), content_type="application/json")
-        response.headers.update(headers)
+        response = await exit_response(hooks, answer)
         observe_topics(request, response)
         return response
 

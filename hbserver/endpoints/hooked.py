@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from hbserver.auction.hookpoints import HookRejected, auction_response, rejected_response
 from hbserver.hooks.api import EntrypointPayload, ExitpointPayload, Stage
 from hbserver.hooks.executor import HookExecutor
 from hbserver.hooks.outcome import EXITPOINT, HTTP_REQUEST, Rejection
+from hbserver.web.response import FastResponse
 
 
 async def entrypoint(hooks: HookExecutor, request: web.Request, body: bytes) -> tuple[bytes, Rejection | None]:
@@ -27,6 +29,16 @@ async def rejected_answer(hooks: HookExecutor, rejected: HookRejected, debug_all
     hooks, with the modules' outcomes."""
     response = rejected_response(rejected.rejection, rejected.request)
     return await auction_response(hooks, response, rejected.request, debug_allowed)
+
+
+async def exit_response(hooks: HookExecutor, answer: Any) -> FastResponse:
+    """The JSON response on the wire: ``answer`` as the exitpoint hooks leave it, with their headers."""
+    headers: dict[str, str] = {}
+    answer = await exitpoint(hooks, answer, headers)
+    response = FastResponse(body=orjson.dumps(answer), content_type="application/json")
+    if headers:
+        response.headers.update(headers)
+    return response
 
 
 async def exitpoint(hooks: HookExecutor, response: Any, headers: dict[str, str]) -> Any:
