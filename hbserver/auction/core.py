@@ -301,7 +301,7 @@ class AuctionService:
         assert self.hooks is not None
         settings = account.settings.hooks
         hooks.set_account(account.id, self.hooks.account_plans(account.id, settings), settings.modules)
-        return hooks if hooks.outcomes or hooks.runs_any() else None
+        return hooks if hooks.ran() or hooks.runs_any() else None
 
     async def run(
         self,

@@ -125,7 +125,11 @@ async def auction_response(
 
 def with_modules(response: dict[str, Any], hooks: HookExecutor, request: Any, debug_allowed: bool) -> dict[str, Any]:
     """``ext.prebid.modules`` set from the outcomes so far (PBS-Go's EnrichExtBidResponse)."""
-    modules = modules_json(hooks.outcomes, trace_level(request), debug_allowed and _debug(request))
+    trace = trace_level(request)
+    debug = debug_allowed and _debug(request)
+    if not (debug or trace) or not hooks.ran():  # nothing to show: the outcomes are not even built
+        return response
+    modules = modules_json(hooks.outcomes, trace, debug)
     if modules is None:
         return response
     ext = response.get("ext")

@@ -21,9 +21,9 @@ Analytics tags are PBS-Go's ``hookanalytics.Analytics`` as JSON-shaped dicts:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from hbserver.adapters.base import BidderResponse
 from hbserver.auction.bids.accept import AuctionBid
@@ -40,6 +40,10 @@ class Stage(StrEnum):
     ALL_PROCESSED_BID_RESPONSES = "all_processed_bid_responses"
     AUCTION_RESPONSE = "auction_response"
     EXITPOINT = "exitpoint"
+
+    # hashed as its text (Enum's own hash is a Python call): stages key the plans and the metrics
+    # of every hook call, and a stage and its name are then the same key
+    __hash__ = str.__hash__
 
     @property
     def rejectable(self) -> bool:
@@ -130,36 +134,70 @@ class ExitpointPayload:
 P = TypeVar("P")
 
 
-@dataclass(frozen=True, slots=True)
-class Mutation(Generic[P]):
+class Mutation(NamedTuple, Generic[P]):
     """A change a hook asks for: ``kind`` (PBS-Go's mutation types: ``update``, ``delete``,
     ``add``) and ``key`` (the path it touches, for the trace) are what the trace shows;
-    ``apply`` makes the new payload (and may raise: the mutation is then skipped with a warning)."""
+    ``apply`` makes the new payload (and may raise: the mutation is then skipped with a warning).
+    (A named tuple: hooks make one per change of every call, and a frozen dataclass costs several
+    times more to build.)"""
 
     kind: str
     key: tuple[str, ...]
     apply: Callable[[P], P]
+    # further (key, kind) changes the same ``apply`` makes: the trace lists each as its own mutation
+    # (one function for several keys is cheaper when a module always changes them together)
+    also: tuple[tuple[tuple[str, ...], str], ...] = ()
+
+    def changes(self) -> tuple[tuple[tuple[str, ...], str], ...]:
+        """Every (key, kind) this mutation makes, in order."""
+        return ((self.key, self.kind), *self.also)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class HookResult(Generic[P]):
     """A hook's answer (PBS-Go's ``HookResult``). ``reject`` ends the stage's entity: the whole
     auction at the request stages, a bidder at ``bidder_request``, one answer at
-    ``raw_bidder_response``; ``nbr_code`` is the no-bid reason then."""
+    ``raw_bidder_response``; ``nbr_code`` is the no-bid reason then. Its lists start empty, for the
+    hook to append to. (One is made per hook call: the constructor is written out, which costs half
+    of what dataclass default factories do.)"""
 
-    reject: bool = False
-    nbr_code: int = 0
-    message: str = ""
-    mutations: list[Mutation[P]] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    debug_messages: list[str] = field(default_factory=list)
-    analytics_tags: dict[str, Any] = field(default_factory=dict)
+    reject: bool
+    nbr_code: int
+    message: str
+    mutations: list[Mutation[P]]
+    errors: list[str]
+    warnings: list[str]
+    debug_messages: list[str]
+    analytics_tags: dict[str, Any]
     # values the module hands itself at its later stages (merged into InvocationContext.module_context)
-    module_context: dict[str, Any] | None = None
+    module_context: dict[str, Any] | None
     # bids a hook removed at all_processed_bid_responses that the auction reports (PBS-Java's
     # rejections): each a seat-non-bid with its code, and an error for its bidder
-    rejected_bids: list[RejectedBids] = field(default_factory=list)
+    rejected_bids: list[RejectedBids]
+
+    def __init__(
+        self,
+        reject: bool = False,
+        nbr_code: int = 0,
+        message: str = "",
+        mutations: list[Mutation[P]] | None = None,
+        errors: list[str] | None = None,
+        warnings: list[str] | None = None,
+        debug_messages: list[str] | None = None,
+        analytics_tags: dict[str, Any] | None = None,
+        module_context: dict[str, Any] | None = None,
+        rejected_bids: list[RejectedBids] | None = None,
+    ) -> None:
+        self.reject = reject
+        self.nbr_code = nbr_code
+        self.message = message
+        self.mutations = [] if mutations is None else mutations
+        self.errors = [] if errors is None else errors
+        self.warnings = [] if warnings is None else warnings
+        self.debug_messages = [] if debug_messages is None else debug_messages
+        self.analytics_tags = {} if analytics_tags is None else analytics_tags
+        self.module_context = module_context
+        self.rejected_bids = [] if rejected_bids is None else rejected_bids
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,8 @@
-"""What running the hooks left: per stage, per group, per hook (PBS-Go's ``hookexecution/outcome.go``)."""
+"""What running the hooks left: per stage, per group, per hook (PBS-Go's ``hookexecution/outcome.go``).
+
+A request records each hook's call as a :class:`HookCall` (what the call answered and what the
+executor did with it) and builds the outcomes below from them only when something reads them (the
+trace, debug errors and warnings, analytics), so a request nobody inspects pays for none of it."""
 
 from __future__ import annotations
 
@@ -97,6 +101,74 @@ class Rejection:
             f"Module {self.hook.module} (hook: {self.hook.code}) rejected request with code {self.nbr} "
             f"at {self.stage.value} stage"
         )
+
+
+class HookCall:
+    """One hook's call in a stage run: its result or what went wrong, how long it took, and what was
+    done with its answer (``action``, the mutations ``applied``, texts the executor added)."""
+
+    __slots__ = ("action", "added_errors", "added_warnings", "applied", "done", "error", "failed", "log_tag",
+                 "ref", "result", "skipped", "started", "status")  # fmt: skip
+
+    def __init__(self, ref: HookRef, started: float) -> None:
+        self.ref = ref
+        self.started = started
+        self.done = started
+        self.result: Any = None  # the HookResult, None when the call failed, timed out or was skipped
+        self.status = SUCCESS
+        self.action = NO_ACTION
+        self.error = ""
+        self.skipped = False
+        self.log_tag = False
+        self.failed: Any = None  # the HookResult a HookFailure still reports
+        self.added_errors: list[str] | None = None
+        self.added_warnings: list[str] | None = None
+        self.applied: list[tuple[tuple[str, ...], str]] | None = None
+
+    def outcome(self) -> HookOutcome:
+        elapsed_ms = int((self.done - self.started) * 1000)
+        if self.skipped:
+            tags = _abtest_tags(self.ref.module, "skipped") if self.log_tag else {}
+            return HookOutcome(self.ref, SUCCESS, NO_INVOCATION, 0, analytics_tags=tags)
+        result = self.result
+        if result is None:
+            failed = self.failed
+            if failed is None:
+                return HookOutcome(self.ref, self.status, "", elapsed_ms, errors=[self.error])
+            tags = failed.analytics_tags if isinstance(failed.analytics_tags, dict) else {}
+            return HookOutcome(self.ref, self.status, "", elapsed_ms, str(failed.message or ""), tags,
+                               list(failed.debug_messages), [*failed.errors, self.error], list(failed.warnings))
+        tags = result.analytics_tags if isinstance(result.analytics_tags, dict) else {}
+        if self.log_tag:
+            activities = [*tags.get("activities", ()), *_abtest_tags(self.ref.module, "run")["activities"]]
+            tags = {**tags, "activities": activities}
+        added_errors, added_warnings = self.added_errors, self.added_warnings
+        return HookOutcome(
+            self.ref, self.status, self.action, elapsed_ms, result.message if isinstance(result.message, str) else "",
+            tags, result.debug_messages, [*result.errors, *added_errors] if added_errors else result.errors,
+            [*result.warnings, *added_warnings] if added_warnings else result.warnings, self.applied or [],
+        )  # fmt: skip
+
+
+ABTEST_ACTIVITY = "core-module-abtests"  # PBS-Java's activity name in the A/B test's analytics tag
+
+
+def _abtest_tags(module: str, status: str) -> dict[str, Any]:
+    result = {"status": status, "values": {"module": module}}
+    return {"activities": [{"name": ABTEST_ACTIVITY, "status": "success", "results": [result]}]}
+
+
+def stage_outcome(stage: Stage, entity: str, groups: list[list[HookCall]]) -> StageOutcome:
+    """A stage run's outcome from its calls: a group took as long as its longest hook, the stage the
+    sum of its groups."""
+    built = []
+    total = 0
+    for calls in groups:
+        results = [call.outcome() for call in calls]
+        group_ms = max((result.execution_ms for result in results), default=0)
+        built.append(GroupOutcome(group_ms, results))
+        total += group_ms
+    return StageOutcome(stage, entity, total, built)
 
 
 def analytics_entries(outcomes: list[StageOutcome]) -> list[dict[str, Any]]:

@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 
 from hbserver.hooks.api import ENDPOINT_AUCTION, BidderRequestPayload, HookFailure, HookResult, InvocationContext
+from hbserver.modules.ortb2blocking import bidder_request as bidder_request_module
 from hbserver.modules.ortb2blocking import build
+from hbserver.modules.ortb2blocking import plans as plans_module
 from hbserver.modules.ortb2blocking.attributes import BlockingAttributes
 from hbserver.modules.ortb2blocking.config import ActionOverride, Conditions, Override, parse
 from hbserver.modules.ortb2blocking.errors import BlockingFailure, OverrideError
@@ -46,6 +48,11 @@ def _attributes(raw: dict[str, Any]) -> BlockingAttributes:
     )
 
 
+def changes(result: HookResult[Any]) -> list[tuple[tuple[str, ...], str]]:
+    """Each (key, kind) the result's mutations make, as the trace lists them."""
+    return [change for mutation in result.mutations for change in mutation.changes()]
+
+
 def _run(config: Any, request: Any, bidder: str = "appnexus") -> tuple[HookResult[Any], BidderRequestPayload]:
     # the bidder's own top level and imps, as the auction's split gives them (mutations may set their keys)
     if isinstance(request, dict):
@@ -59,8 +66,24 @@ def _run(config: Any, request: Any, bidder: str = "appnexus") -> tuple[HookResul
     return result, payload
 
 
+FAST_PATH_CASES: set[str] = set()  # the cases the static plan answered (filled by the "fast" runs)
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["static plan", "general path"])
 @pytest.mark.parametrize("case", CASES, ids=[case["description"] for case in CASES])
-def test_pbs_go_cases(case: dict[str, Any]) -> None:
+def test_pbs_go_cases(case: dict[str, Any], fast: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each case through the hook as it runs (a config without overrides takes the static plan: one
+    mutation for every key) and through the general path alone: both give PBS-Go's answer."""
+    static = bidder_request_module._static_request
+
+    def spied(*args: Any) -> Any:
+        FAST_PATH_CASES.add(case["description"])
+        return static(*args)
+
+    if fast:
+        monkeypatch.setattr(bidder_request_module, "_static_request", spied)
+    else:
+        monkeypatch.setattr(plans_module, "_static_request", lambda *args: None)
     config = TEST_CONFIG if case["config"] == "@test_config" else case["config"]
     original = copy.deepcopy(case["request"])
     if case["error"]:
@@ -75,10 +98,65 @@ def test_pbs_go_cases(case: dict[str, Any]) -> None:
         assert result == HookResult()
         return
     assert result.warnings == case["warnings"]
-    assert [".".join(m.key) for m in result.mutations] == case["mutations"]
-    assert {m.kind for m in result.mutations} <= {"update"}
+    assert [".".join(key) for key, _ in changes(result)] == case["mutations"]
+    assert {kind for _, kind in changes(result)} <= {"update"}
     assert result.module_context == {"appnexus": _attributes(case["module_context"])}
     assert (result.errors, result.debug_messages, result.analytics_tags, result.reject) == ([], [], {}, False)
+
+
+def test_the_static_plan_answers_the_cases_without_overrides() -> None:
+    """The equality above means something only if the static plan answered a case (and none whose
+    config has overrides)."""
+    if not FAST_PATH_CASES:
+        pytest.skip("runs after test_pbs_go_cases (the fast runs fill FAST_PATH_CASES)")
+    with_overrides = {case["description"] for case in CASES if "action_overrides" in json.dumps(case["config"])}
+    assert FAST_PATH_CASES and not FAST_PATH_CASES & with_overrides
+
+
+# configs without overrides (the static plan) and requests around its edges: each pair must give
+# what the general path gives
+STATIC_CONFIGS = {
+    "everything": {"attributes": {
+        "badv": {"blocked_adomain": ["a.com"]}, "bapp": {"blocked_app": ["app"]},
+        "bcat": {"blocked_adv_cat": ["IAB1"], "category_taxonomy": 6},
+        "btype": {"blocked_banner_type": [1, 4]},
+        "battr": {"blocked_banner_attr": [1, 8], "blocked_video_attr": [2], "blocked_audio_attr": [3]},
+    }},
+    "imps only": {"attributes": {"btype": {"blocked_banner_type": [2]}, "battr": {"blocked_video_attr": [9]}}},
+    "top only, no taxonomy": {"attributes": {"badv": {"blocked_adomain": ["a.com", "b.com"]}}},
+    "nothing": {"attributes": {}},
+}  # fmt: skip
+STATIC_REQUESTS = {
+    "banner imps": {"imp": [{"id": "1", "banner": {"w": 1}}, {"id": "2", "banner": {}}]},
+    "no media": {"imp": [{"id": "1"}, {"id": "2", "native": {}}]},
+    "media with its own fields": {"imp": [{"id": "1", "banner": {"btype": [7], "battr": [5]}, "video": {"battr": []}}]},
+    "every media": {"imp": [{"id": "1", "banner": {}, "video": {}, "audio": {}}]},
+    "media not objects": {"imp": [{"id": "1", "banner": "x", "video": None}]},
+    "shared imp id": {"imp": [{"id": "1", "banner": {}}, {"id": "1"}, {"banner": {}}, {"id": 5, "banner": {}}]},
+    "own cattax": {"cattax": 2, "imp": [{"id": "1", "banner": {}}]},
+    "zero cattax": {"cattax": 0, "imp": [{"id": "1", "banner": {}}]},
+    "own badv (general path)": {"badv": ["x.com"], "imp": [{"id": "1", "banner": {}}]},
+    "no imps": {},
+    "imps not a list": {"imp": {"id": "1"}},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("request_name", STATIC_REQUESTS)
+@pytest.mark.parametrize("config_name", STATIC_CONFIGS)
+def test_static_plan_matches_the_general_path(config_name: str, request_name: str, monkeypatch: pytest.MonkeyPatch):
+    config, request = STATIC_CONFIGS[config_name], STATIC_REQUESTS[request_name]
+    static, answered = bidder_request_module._static_request, []
+    monkeypatch.setattr(bidder_request_module, "_static_request", lambda *args: answered.append(1) or static(*args))
+    fast, fast_payload = _run(config, copy.deepcopy(request))
+    assert bool(answered) is ("badv" not in request)
+    monkeypatch.setattr(plans_module, "_static_request", lambda *args: None)
+    general, general_payload = _run(config, copy.deepcopy(request))
+    assert fast_payload.request == general_payload.request
+    assert fast.module_context == general.module_context
+    assert changes(fast) == changes(general)
+    assert (fast.warnings, fast.errors, fast.reject) == (general.warnings, general.errors, general.reject)
+    if answered:
+        assert len(fast.mutations) <= 1  # the static plan's single mutation
 
 
 def test_failure_keeps_the_warnings_gathered_before_it() -> None:
@@ -159,7 +237,7 @@ def test_battr_goes_only_on_media_objects_present(
     }
     result, payload = _run(config, {"imp": imps}, bidder="test-bidder")
     assert payload.request["imp"] == expected
-    media_of_mutations = [m.key[2] for m in result.mutations if m.key[1] == "imp"]
+    media_of_mutations = [key[2] for key, _ in changes(result) if key[1] == "imp"]
     assert media_of_mutations == mutated
     # PBS-Go remembers a value for every imp, media object or not, the audio one written last
     # (findImpressionOverrides looks at every imp; banner's, video's and audio's share one map)
@@ -171,7 +249,7 @@ def test_battr_mutation_per_media_type() -> None:
         "attributes": {"battr": {"blocked_banner_attr": [1], "blocked_video_attr": [4], "blocked_audio_attr": [7]}}
     }
     result, _ = _run(config, {"imp": [{"id": "v", "video": {}}, {"id": "a", "audio": {}}]})
-    assert [m.key for m in result.mutations] == [
+    assert [key for key, _ in changes(result)] == [
         ("bidrequest", "imp", "video", "battr"),
         ("bidrequest", "imp", "audio", "battr"),
         ("bidrequest", "cattax"),
@@ -195,7 +273,7 @@ def test_btype_does_not_create_banner_objects() -> None:
 
 def test_cattax_zero_is_left_out() -> None:
     result, payload = _run({}, {"imp": [], "cattax": 0})
-    assert [m.key for m in result.mutations] == [("bidrequest", "cattax")]
+    assert [key for key, _ in changes(result)] == [("bidrequest", "cattax")]
     assert payload.request == {"imp": []}
 
 

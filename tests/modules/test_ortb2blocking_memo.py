@@ -52,10 +52,10 @@ def _request_outcome(module: Any, config: Any, request: dict[str, Any], bidder: 
         result = module.handle_bidder_request(_ctx(config), payload)
     except HookFailure as exc:
         failed = exc.result
-        return str(exc), failed.warnings, [m.key for m in failed.mutations]
+        return str(exc), failed.warnings, [key for m in failed.mutations for key, _ in m.changes()]
     for mutation in result.mutations:
         payload = mutation.apply(payload)
-    keys = [(m.kind, m.key) for m in result.mutations]
+    keys = [(kind, key) for m in result.mutations for key, kind in m.changes()]
     return payload.request, result.warnings, keys, result.module_context, result.debug_messages
 
 

@@ -20,9 +20,11 @@ from hbserver.modules.ortb2blocking.plans import (
     IMP_KEYS,
     ImpStep,
     RequestPlan,
+    StaticRequest,
     TopStep,
     imp_plan,
     request_plan,
+    static_keys,
     top_plan,
 )
 
@@ -30,6 +32,8 @@ Result = HookResult[BidderRequestPayload]
 Imps = list[dict[str, Any]]
 ByImp = dict[str, tuple[int, ...]]
 _NO_VALUES: tuple[str, ...] = ()
+ImpChange = tuple[str, list[tuple[str, tuple[int, ...]]]]  # a media object's (field, values) to set
+_NOTHING: dict[str, Any] = {}
 _new_attributes = tuple.__new__  # BlockingAttributes from its six values, without its __new__'s keyword handling
 
 
@@ -38,9 +42,13 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload) -> Result:
     if not isinstance(request, dict):
         raise BlockingFailure("payload contains a nil bid request", HookResult())
     raw_imps = request.get("imp")
-    imps: Imps = [imp for imp in raw_imps if isinstance(imp, dict)] if isinstance(raw_imps, list) else []
+    if not isinstance(raw_imps, list):
+        raw_imps = []
     plan: RequestPlan = cfg.memo.get("request") or request_plan(cfg)
     bidder = payload.bidder
+    if plan.static is not None and not (request.get("badv") or request.get("bapp") or request.get("bcat")):
+        return _static_request(plan.static, request, bidder, raw_imps)  # the common case
+    imps: Imps = [imp for imp in raw_imps if isinstance(imp, dict)]
     result: Result = HookResult()
     if plan.top_static is not None and not (request.get("badv") or request.get("bapp") or request.get("bcat")):
         result.mutations.extend(plan.top_mutations)  # the common case: nothing to look at
@@ -59,6 +67,81 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload) -> Result:
         result.mutations.append(plan.cattax_mutation)
     result.module_context = {bidder: _new_attributes(BlockingAttributes, (badv, bapp, bcat, btype, battr, cattax))}
     return result
+
+
+def _static_request(plan: StaticRequest, request: dict[str, Any], bidder: str, imps: list[Any]) -> Result:
+    """What a plan without overrides sets, as one mutation (the trace still lists each key)."""
+    btype: ByImp = {}
+    battr: ByImp = {}
+    changes: dict[str, list[ImpChange]] = {}  # by imp id
+    changed = 0  # a bit per IMP_FIELDS index set on some imp
+    for imp in imps:
+        if not isinstance(imp, dict):
+            continue
+        imp_id = imp.get("id")
+        if not isinstance(imp_id, str):
+            imp_id = ""
+        for media, fields in plan.imp_groups:
+            media_object = imp.get(media)
+            if media_object is None:  # its values are the imp's all the same, but no media object is created
+                for index, _, values in fields:
+                    (battr if index else btype)[imp_id] = values
+                continue
+            own = media_object if isinstance(media_object, dict) else _NOTHING
+            todo = None
+            for index, field, values in fields:
+                if own.get(field):
+                    continue
+                (battr if index else btype)[imp_id] = values
+                changed |= 1 << index
+                if todo is None:
+                    todo = []
+                todo.append((field, values))
+            if todo is not None:
+                changes.setdefault(imp_id, []).append((media, todo))
+    present = request.get("cattax")
+    cattax = None if isinstance(present, int) and present > 0 else plan.cattax  # None: the request's own
+    keys = plan.keys.get((changed, cattax is not None)) or static_keys(plan, changed, cattax is not None)
+    result: Result = HookResult()
+    if keys[0]:
+        result.mutations.append(Mutation("update", keys[0], _set_static(plan.top_set, changes, cattax), keys[1]))
+    badv, bapp, bcat = plan.top_values
+    attributes = (badv, bapp, bcat, btype, battr, cattax or 0)
+    result.module_context = {bidder: _new_attributes(BlockingAttributes, attributes)}
+    return result
+
+
+def _set_static(
+    top: tuple[tuple[str, tuple[str, ...]], ...], changes: dict[str, list[ImpChange]], cattax: int | None
+) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
+    """Sets the top fields, the imps' fields (by imp id, on their media objects, each replaced by a
+    changed copy: it is shared) and ``cattax`` (None: left alone; 0: removed, as PBS-Go's JSON leaves
+    a zero out) in place: the bidder's request and imps are its own at this stage (hooks API)."""
+
+    def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
+        request = payload.request
+        for key, values in top:
+            request[key] = list(values)
+        imps = request.get("imp") if changes else None
+        if isinstance(imps, list):
+            for imp in imps:
+                if not isinstance(imp, dict):
+                    continue
+                imp_id = imp.get("id")
+                for media, fields in changes.get(imp_id if isinstance(imp_id, str) else "") or ():
+                    media_object = imp.get(media)
+                    if isinstance(media_object, dict):
+                        media_object = dict(media_object)
+                        for field, values in fields:
+                            media_object[field] = list(values)
+                        imp[media] = media_object
+        if cattax:
+            request["cattax"] = cattax
+        elif cattax == 0:
+            request.pop("cattax", None)
+        return payload
+
+    return apply
 
 
 def _top_fields(steps: tuple[TopStep, ...], request: dict[str, Any], result: Result) -> list[tuple[str, ...]]:

@@ -223,6 +223,8 @@ class ConfigCache:
     def get(self, raw: Mapping[str, Any]) -> Config:
         """The parsed ``raw`` (ValueError, each time, if it does not parse)."""
         entry = self._entries.get(id(raw))
+        if entry is not None and entry[0] is raw and type(entry[1]) is Config:  # the common case
+            return entry[1]
         if entry is None or entry[0] is not raw:
             try:
                 parsed: Config | str = parse(raw)

@@ -62,6 +62,35 @@ class ImpStep(NamedTuple):
     error: str
 
 
+class StaticRequest(NamedTuple):
+    """The bidder_request hook when no override applies (nothing depends on the bidder or the media
+    types, nothing warns or fails): what a request with none of badv, bapp and bcat gets."""
+
+    top_values: tuple[tuple[str, ...], ...]  # badv, bapp, bcat
+    top_set: tuple[tuple[str, tuple[str, ...]], ...]  # (key, values) of those with values
+    top_keys: tuple[tuple[str, ...], ...]  # their mutation keys
+    # the imp fields with values by media object, in IMP_FIELDS order: (media, ((index, field, values), ...))
+    imp_groups: tuple[tuple[str, tuple[tuple[int, str, tuple[int, ...]], ...]], ...]
+    cattax: int
+    keys: dict[tuple[int, bool], MutationKeys]  # static_keys, remembered
+
+
+# the static mutation's first key ((): no mutation) and its further (key, kind) changes
+MutationKeys = tuple[tuple[str, ...], tuple[tuple[tuple[str, ...], str], ...]]
+CATTAX_KEY = ("bidrequest", "cattax")
+
+
+def static_keys(plan: StaticRequest, imp_fields: int, cattax: bool) -> MutationKeys:
+    """The keys the static mutation changes, in PBS-Go's order, for the IMP_FIELDS set on some imp
+    (a bit per index) and whether cattax is set: remembered on the plan (at most 32 of them)."""
+    keys = [*plan.top_keys, *(IMP_KEYS[index] for index in range(len(IMP_KEYS)) if imp_fields >> index & 1)]
+    if cattax:
+        keys.append(CATTAX_KEY)
+    found: MutationKeys = (keys[0], tuple((key, "update") for key in keys[1:])) if keys else ((), ())
+    plan.keys[(imp_fields, cattax)] = found
+    return found
+
+
 class RequestPlan(NamedTuple):
     """The config-level part of the bidder_request hook."""
 
@@ -74,6 +103,7 @@ class RequestPlan(NamedTuple):
     imp_static: tuple[tuple[int, str, str, tuple[int, ...]], ...] | None
     cattax: int
     cattax_mutation: Mutation[BidderRequestPayload]
+    static: StaticRequest | None  # when neither the top nor the imp fields have overrides
 
 
 # request field, config field, in PBS-Go's order
@@ -116,6 +146,26 @@ def _request_plan(cfg: Config) -> RequestPlan:
         imp_static=imp_static,
         cattax=cattax,
         cattax_mutation=Mutation("update", ("bidrequest", "cattax"), _set_cattax(cattax)),
+        static=_static_request(top_static, imp_static, cattax),
+    )
+
+
+def _static_request(
+    top: tuple[TopStep, ...] | None, imps: tuple[tuple[int, str, str, tuple[int, ...]], ...] | None, cattax: int
+) -> StaticRequest | None:
+    if top is None or imps is None or any(step.error or step.message for step in top):
+        return None
+    with_values = [step for step in top if step.values]
+    return StaticRequest(
+        top_values=tuple(step.values for step in top),
+        top_set=tuple((step.key, step.values) for step in with_values),
+        top_keys=tuple(("bidrequest", step.key) for step in with_values),
+        imp_groups=tuple(
+            (media, tuple((index, field, values) for index, field, in_media, values in imps if in_media == media))
+            for media in dict.fromkeys(media for _, _, media, _ in imps)
+        ),
+        cattax=cattax,
+        keys={},
     )
 
 
@@ -227,16 +277,23 @@ class CheckStep(NamedTuple):
 
 # where a check's blocked values are in BlockingAttributes (a named tuple), and the bid's key
 _SLOTS = {"badv": (0, "adomain"), "bcat": (2, "cat"), "bapp": (1, "bundle"), "battr": (4, "attr")}
-BAPP_SLOT, BATTR_SLOT, CATTAX_SLOT = 1, 4, 5
+BATTR_SLOT = 4  # where battr is in BlockingAttributes
 
 
 class ResponsePlan(NamedTuple):
     """The checks of a bid of one bidder and media type."""
 
     steps: tuple[CheckStep | None, ...]  # in CHECKS order; None for one not enforced that says nothing
-    # when every check is quiet: (attributes slot, bid key, block_unknown) of each enforced one
-    # (bcat's followed by its cattax check's), for a glance at a bid without a deal
-    quick: tuple[tuple[int, str, bool], ...] | None
+    quick: QuickCheck | None  # when every check is quiet: a glance at a bid without a deal
+
+
+class QuickCheck(NamedTuple):
+    """The enforced checks, when all are quiet: (attributes slot, bid key, block_unknown) of each
+    list-valued one (badv, bcat, battr), and whether bapp's and bcat's cattax check are on."""
+
+    lists: tuple[tuple[int, str, bool], ...]
+    bapp: bool
+    cattax: bool
 
 
 def response_plan(cfg: Config, bidder: str, bid_type: str) -> ResponsePlan:
@@ -246,17 +303,14 @@ def response_plan(cfg: Config, bidder: str, bid_type: str) -> ResponsePlan:
 
 def _response_plan(cfg: Config, bidder: str, bid_type: str) -> ResponsePlan:
     steps = tuple(_check_step(cfg, check, bidder, frozenset((bid_type,))) for check in CHECKS)
-    quick: list[tuple[int, str, bool]] | None = []
-    for step in steps:
-        if step is None:
-            continue
-        if not step.quiet or quick is None:
-            quick = None
-            continue
-        quick.append((*_SLOTS[step.check.attribute], step.block_unknown))
-        if step.check.attribute == "bcat":
-            quick.append((CATTAX_SLOT, "cattax", False))
-    return ResponsePlan(steps, None if quick is None else tuple(quick))
+    enforced = [step for step in steps if step is not None]
+    if any(not step.quiet for step in enforced):
+        return ResponsePlan(steps, None)
+    names = {step.check.attribute for step in enforced}
+    lists = tuple(
+        (*_SLOTS[step.check.attribute], step.block_unknown) for step in enforced if step.check.attribute != "bapp"
+    )
+    return ResponsePlan(steps, QuickCheck(lists, "bapp" in names, "bcat" in names))
 
 
 def _check_step(cfg: Config, check: Check, bidder: str, media: frozenset[str]) -> CheckStep | None:

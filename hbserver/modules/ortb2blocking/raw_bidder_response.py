@@ -19,10 +19,9 @@ from hbserver.modules.ortb2blocking.config import Config
 from hbserver.modules.ortb2blocking.errors import BlockingFailure, OverrideError
 from hbserver.modules.ortb2blocking.overrides import deal_exceptions
 from hbserver.modules.ortb2blocking.plans import (
-    BAPP_SLOT,
     BATTR_SLOT,
-    CATTAX_SLOT,
     CheckStep,
+    QuickCheck,
     ResponsePlan,
     response_plan,
 )
@@ -93,31 +92,31 @@ def _set_outcomes(result: Result, outcomes: list[dict[str, Any]]) -> None:
         result.analytics_tags["activities"][0]["results"] = outcomes
 
 
-def _passes(
-    quick: tuple[tuple[int, str, bool], ...], attrs: BlockingAttributes, bid: dict[str, Any], imp_id: str
-) -> bool:
+def _passes(quick: QuickCheck, attrs: BlockingAttributes, bid: dict[str, Any], imp_id: str) -> bool:
     """Whether a bid surely passes every check, at a glance (the checks are quiet, so nothing is
     missed): False for a bid with a deal or one that may fail, which :func:`_failed_checks` decides."""
     deal_id = bid.get("dealid")
     if deal_id and isinstance(deal_id, str):
         return False
-    for slot, key, block_unknown in quick:
+    if quick.bapp and attrs.bapp:
+        bundle = bid.get("bundle")  # "" when none
+        if (bundle if isinstance(bundle, str) else "") in attrs.bapp:
+            return False
+    if quick.cattax:
+        cattax = bid.get("cattax")
+        if cattax and cattax != (attrs.cattax or _CATTAX_IAB_CONTENT_10):
+            return False
+    for slot, key, block_unknown in quick.lists:
         value = bid.get(key)
-        if slot == BAPP_SLOT:  # the bundle, "" when none
-            if attrs.bapp and (value if isinstance(value, str) else "") in attrs.bapp:
-                return False
-        elif slot == CATTAX_SLOT:
-            if value and value != (attrs.cattax or _CATTAX_IAB_CONTENT_10):
-                return False
-        elif not isinstance(value, list) or not value:
+        if not value or not isinstance(value, list):
             if block_unknown:
                 return False
-        else:
-            blocked = attrs[slot] if slot != BATTR_SLOT else attrs.battr.get(imp_id, _NO_BLOCKED)
-            if blocked:
-                for listed in value:
-                    if listed in blocked:
-                        return False
+            continue
+        blocked = attrs.battr.get(imp_id, _NO_BLOCKED) if slot == BATTR_SLOT else attrs[slot]
+        if blocked:
+            for listed in value:
+                if listed in blocked:
+                    return False
     return True
 
 

@@ -10,7 +10,7 @@ error (code 5), once the mutation that removes them has been applied.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from hbserver.hooks.api import AllProcessedBidResponsesPayload, HookResult, InvocationContext, Mutation, RejectedBids
@@ -28,11 +28,14 @@ HOOK_CODE = "pb-richmedia-filter-all-processed-bid-responses-hook"
 Payload = AllProcessedBidResponsesPayload
 
 
-@dataclass(slots=True)
 class RichmediaHookResult(HookResult[Payload]):
     """A HookResult with the bids the hook rejects (PBS-Java's ``rejections``), by bidder."""
 
-    rejections: list[BidderRejection] = field(default_factory=list)
+    __slots__ = ("rejections",)
+
+    def __init__(self, rejections: list[BidderRejection], **result: Any) -> None:
+        super().__init__(**result)
+        self.rejections = rejections
 
 
 def _without_pattern(pattern: str | None) -> Mutation[Payload]:
