@@ -857,6 +857,43 @@ class Hooks:
 
 
 @dataclass(frozen=True)
+class CompressionInfo:
+    enable_gzip: bool = False
+
+
+@dataclass(frozen=True)
+class Compression:
+    """PBS-Go's ``compression``: ``response.enable_gzip`` gzips answers to clients that accept it;
+    ``request.enable_gzip`` takes gzip request bodies (``Content-Encoding: gzip``)."""
+
+    request: CompressionInfo = field(default_factory=CompressionInfo)
+    response: CompressionInfo = field(default_factory=CompressionInfo)
+
+
+@dataclass(frozen=True)
+class Debug:
+    """PBS-Go's ``debug``: a request whose ``X-Pbs-Debug-Override`` header equals ``override_token``
+    (not empty) gets debug whatever its account and bidders allow, as PBS-Java's DebugResolver."""
+
+    override_token: str = ""
+
+
+@dataclass(frozen=True)
+class DefaultRequestFile:
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class DefaultRequest:
+    """PBS-Go's ``default_request``: ``type: file`` with ``file.name``, a JSON request every auction
+    request is merged into (its values lose to the request's own)."""
+
+    type: Literal["", "file"] = ""
+    file: DefaultRequestFile = field(default_factory=DefaultRequestFile)
+    alias_info: bool = False
+
+
+@dataclass(frozen=True)
 class Config:
     host: str = "0.0.0.0"
     port: int = _checked(8000, _port)
@@ -864,6 +901,10 @@ class Config:
     external_url: str = _checked("http://localhost:8000", URL)
     datacenter: str = ""  # PBS-Go's: this instance's data center, sent to bidders in ext.prebid.server
     generate_bid_id: bool = False  # PBS-Go's: each bid gets a UUID in ext.prebid.bidid (its event URLs carry it)
+    blocked_apps: list[str] = field(default_factory=list)  # PBS-Go's: app.id values refused (503)
+    compression: Compression = field(default_factory=Compression)
+    debug: Debug = field(default_factory=Debug)
+    default_request: DefaultRequest = field(default_factory=DefaultRequest)
     validations: Validations = field(default_factory=Validations)  # bid checks (PBS-Go's and hbserver's own)
     max_request_size: int = _checked(262144, _at_least(1))
     shutdown_timeout_seconds: float = _checked(10, _at_least(0))

@@ -140,6 +140,10 @@ CONFIG_EXTENSIONS = (
     "host_cookie.size_threshold_bytes",  # hbserver's own (PBS issue #4505): uids_cookie_size_over_threshold
     "validations.",  # PBS-Go's bid validations (and hbserver's adm_or_nurl, media_type, vast_protocol)
     "account_defaults.validations.",  # PBS-Go's account validations (each overrides the host's)
+    "blocked_apps",  # PBS-Go's: app ids refused with 503
+    "compression.",  # PBS-Go's: request.enable_gzip, response.enable_gzip
+    "debug.",  # PBS-Go's: override_token (X-Pbs-Debug-Override)
+    "default_request.",  # PBS-Go's: type, file.name, alias_info
 )
 
 

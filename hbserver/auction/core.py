@@ -42,6 +42,7 @@ from hbserver.auction.bids.bidadjust import BidAdjustments
 from hbserver.auction.bids.currency import Converter
 from hbserver.auction.bids.multibid import MultiBid
 from hbserver.auction.bids.nonbid import NonBidReason, SeatNonBids
+from hbserver.auction.common.mergepatch import merge_patch
 from hbserver.auction.common.messages import Message, WarningCode, messages_json
 from hbserver.auction.common.request_error import refusal_text
 from hbserver.auction.details import AuctionDetails
@@ -81,6 +82,7 @@ from hbserver.auction.exchange.fpd import BidderData
 from hbserver.auction.exchange.privacy import BLOCKED_TCF, AuctionPrivacy, BidderPrivacy, read_privacy
 from hbserver.auction.exchange.server_ext import server_ext
 from hbserver.auction.exchange.split import BidderRequest, split_request
+from hbserver.auction.request.default_request import load_default_request
 from hbserver.auction.request.interstitial import InterstitialError, apply_interstitials
 from hbserver.auction.request.ortb import upconvert
 from hbserver.auction.request.ortb_types import body_syntax_error, imp_ext_prebid_error, request_type_error
@@ -160,6 +162,7 @@ class HttpContext:
     uids: Mapping[str, str] = field(default_factory=dict)  # syncer key -> uid (the uids cookie)
     topics: str = ""  # Sec-Browsing-Topics
     cdep: str = ""  # Sec-Cookie-Deprecation
+    debug_override: bool = False  # X-Pbs-Debug-Override matched the host's debug.override_token
 
 
 @dataclass(slots=True)
@@ -223,6 +226,8 @@ class AuctionService:
         rand: Callable[[int], int] = random.randrange,
     ) -> None:
         self.config = config
+        self.blocked_apps = frozenset(app for app in config.blocked_apps if app)  # PBS-Go default [""]: none
+        self.default_request = load_default_request(config.default_request)  # raises ValueError at start
         self.registry = registry
         self.accounts = accounts
         self.cache = cache
@@ -325,18 +330,24 @@ class AuctionService:
             problem = imp_ext_prebid_error(body)  # PBS-Go's parseImpInfo: before stored data
             if problem is not None:
                 raise RequestError(problem)
-            request = await merge_stored(body, self.stored, STORED_FETCH_TIMEOUT_S)
+            request = await self._merged(body)
             if hooks is not None:
                 hooks = self._account_hooks(hooks, await self._account(_account_id(request)))
                 if hooks is not None and hooks.has(Stage.RAW_AUCTION_REQUEST):
                     changed = await hookpoints.raw_auction_request(hooks, body)
                     if changed is not body:  # stored requests merged again into what the hooks left
-                        request = await merge_stored(changed, self.stored, STORED_FETCH_TIMEOUT_S)
+                        request = await self._merged(changed)
         except RequestError as exc:
             raise AuctionRefused(400, refusal_text(exc), "badinput") from None
         except StoredDataUnavailable as exc:
             raise AuctionRefused(503, str(exc), "err") from None
         return await self.execute(request, http, start, details=details, hooks=hooks)
+
+    async def _merged(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The body with its stored request and imps merged in, then merged into the host's default
+        request (PBS-Go's processStoredRequests order; the body's own values win throughout)."""
+        request = await merge_stored(body, self.stored, STORED_FETCH_TIMEOUT_S)
+        return request if self.default_request is None else merge_patch(self.default_request, request)
 
     async def execute(
         self,
@@ -363,7 +374,7 @@ class AuctionService:
         amp = amp_budget_ms is not None
         if hooks is not None and prepared is not None:  # a call plan has no bidder stages: the full path
             hooks = self._account_hooks(hooks, await self._account(prepared.account_id))
-        if prepared is not None and amp_budget_ms is not None and hooks is None:
+        if prepared is not None and amp_budget_ms is not None and hooks is None and not http.debug_override:
             planned = await self._execute_planned(prepared, http, start, amp_budget_ms, details, query, page)
             if planned is not None:
                 return planned
@@ -495,6 +506,8 @@ class AuctionService:
         if not amp:  # PBS-Go's AMP endpoint does not size interstitials
             _size_interstitials(request)
         validated = validate_request(request, self.registry, self.check_params)
+        if self.blocked_apps:
+            _refuse_blocked_app(request, self.blocked_apps)
         if warnings:
             validated.warnings[:0] = warnings
         validated.request = _checked_us_privacy(validated.request, validated.warnings)
@@ -556,7 +569,7 @@ class AuctionService:
         answer = self._answer(run, query)
         if hooks is not None:
             response = await hookpoints.auction_response(
-                hooks, answer[0], run.request, run.account.settings.debug_allow
+                hooks, answer[0], run.request, run.account.settings.debug_allow or run.http.debug_override
             )
             return response, answer[1], answer[2]
         return answer
@@ -579,7 +592,7 @@ class AuctionService:
             setup = planned[0].setup
         else:
             try:
-                setup = self._setup(request, validated, account, request_type)
+                setup = self._setup(request, validated, account, request_type, http.debug_override)
             except RequestError as exc:
                 raise AuctionRefused(400, refusal_text(exc), "badinput") from None
         # seat-non-bid: in the response with returnallbidstatus, in the analytics record when it is on
@@ -1000,12 +1013,14 @@ class AuctionService:
         return bidders
 
     def _setup(
-        self, request: dict[str, Any], validated: Validated, account: Account, request_type: str
+        self, request: dict[str, Any], validated: Validated, account: Account, request_type: str,
+        debug_override: bool = False,
     ) -> AuctionSetup:
         """The auction's set-up (:func:`auction_setup`) with this server's bidders, rates and floors switch."""
         return auction_setup(
             request, validated, account, request_type, self.registry.bidders,
             self.server_rates() if self.server_rates is not None else None, self.config.price_floors.enabled,
+            debug_override,
         )  # fmt: skip
 
     def _split(
@@ -1529,6 +1544,16 @@ def _apply_sandbox(validated: Validated, http: HttpContext, account: Account, am
         warning = fill_cdep(request, http.cdep)
         if warning is not None:
             validated.warnings.append(warning)
+
+
+def _refuse_blocked_app(request: dict[str, Any], blocked: frozenset[str]) -> None:
+    """PBS-Go's validateApp: an app the host's ``blocked_apps`` names is refused with 503."""
+    app = request.get("app")
+    app_id = app.get("id") if isinstance(app, dict) else None
+    if isinstance(app_id, str) and app_id in blocked:
+        raise AuctionRefused(
+            503, f"Invalid request: Prebid-server does not process requests from App ID: {app_id}\n", "blockedapp"
+        )
 
 
 def _stored_bidder_outcome(bidder_request: BidderRequest, adapter: Adapter, stored: list[Any]) -> BidderOutcome:

@@ -217,7 +217,7 @@ class AmpEndpoint:
             tmax, auction_request, warnings, prepared = self._build(key, params, query_warnings, raw)
         budget = max(0, tmax - self.adjustment_ms)
         result = await self.service.execute(
-            auction_request, http_context(request, self.sync), start,
+            auction_request, http_context(request, self.sync, self.service.config.debug.override_token), start,
             amp_budget_ms=budget, warnings=warnings, details=self.analytics.enabled,
             query=request.query,  # adservertargeting's query-parameter lookups (AMP only, as PBS-Go)
             prepared=prepared, page=page, hooks=hooks,

@@ -86,9 +86,13 @@ def client_ip(request: web.Request) -> str:
     return request.remote or ""
 
 
-def http_context(request: web.Request, sync: SyncService) -> HttpContext:
+DEBUG_OVERRIDE_HEADER = "X-Pbs-Debug-Override"  # PBS's (exchange.DebugOverrideHeader)
+
+
+def http_context(request: web.Request, sync: SyncService, override_token: str = "") -> HttpContext:
     """What the HTTP request adds to the OpenRTB request, each value checked once here: text that
-    JSON can carry, addresses that are addresses."""
+    JSON can carry, addresses that are addresses. ``override_token``: the host's
+    ``debug.override_token`` ("" none), which ``X-Pbs-Debug-Override`` must equal to force debug."""
     headers = request.headers
     cookies = request_cookies(request)
     uids = sync.read_cookie(cookies, utcnow()).buyeruids() if cookies else {}
@@ -103,6 +107,7 @@ def http_context(request: web.Request, sync: SyncService) -> HttpContext:
         uids=uids,
         topics=header_text(topics) if topics else "",
         cdep=header_text(cdep) if cdep else "",
+        debug_override=bool(override_token) and headers.get(DEBUG_OVERRIDE_HEADER) == override_token,
     )
 
 
@@ -177,7 +182,7 @@ class AuctionEndpoint:
                 observe_topics(request, shed)
                 return shed
             started -= waited  # the deadline counts from the request's arrival
-        context = http_context(request, self.sync)
+        context = http_context(request, self.sync, self.service.config.debug.override_token)
         try:
             result = await self.service.run(body, context, started, details=self.analytics.enabled, hooks=hooks)
         except HookRejected as exc:

@@ -32,6 +32,7 @@ from hbserver.logsetup import REQUEST_ID
 from hbserver.metrics import UNMATCHED_ENDPOINT, Metrics, PendingCounter, PendingHistogram
 from hbserver.web.cors import MAX_ORIGIN_LENGTH, apply_cors, preflight_response
 from hbserver.web.errors import HttpError, text_response
+from hbserver.web.gzip_answers import gzip_answers
 from hbserver.web.keys import CONFIG, METRICS
 from hbserver.web.requestlog import (
     HTTP_INTERACTIONS,
@@ -163,9 +164,12 @@ class Routes:
         rate = config.logging.access.sample_rate if config is not None else 0.0
         self.access = AccessLog(rate) if rate > 0 else None
         self.interactions = app.get(HTTP_INTERACTIONS)
+        self.gzip = config is not None and config.compression.response.enable_gzip
 
     def add(self, method: str, path: str, handler: Handler) -> None:
         interactions = self.interactions if path in INTERACTION_KINDS else None
+        if self.gzip:
+            handler = gzip_answers(handler)
         wrapped = wrap(handler, path, self.metrics, self.access, interactions)
         self.metrics.declare_endpoint(path)
         methods = self.allowed.setdefault(path, set())

@@ -65,9 +65,12 @@ def auction_setup(
     known_bidders: Collection[str],
     server_rates: Any,
     floors_enabled: bool,
+    debug_override: bool = False,
 ) -> AuctionSetup:
     """The set-up of ``request`` (stored data merged, validated); raises RequestError for a bad multibid
-    or alternate bidder codes. ``floors_enabled``: the host's ``price_floors.enabled``."""
+    or alternate bidder codes. ``floors_enabled``: the host's ``price_floors.enabled``;
+    ``debug_override``: the request carried the host's debug override token (debug whatever the
+    request and account say, as PBS-Java's DebugResolver)."""
     prebid = (request.get("ext") or {}).get("prebid") or {}
     settings = account.settings
     multibid, multibid_warnings = parse_multibid(prebid, known_bidders, settings.default_bid_limit)
@@ -82,7 +85,7 @@ def auction_setup(
             targeting = TargetingOptions.from_request(targeting_conf, "mobile-app" if "app" in request else "")
     cache_options = CacheOptions.from_request(prebid.get("cache") or {})
     debug_requested = request.get("test") == 1 or prebid.get("debug") is True
-    debug = debug_requested and settings.debug_allow
+    debug = debug_override or (debug_requested and settings.debug_allow)
     currency_conf = prebid.get("currency") if isinstance(prebid.get("currency"), dict) else {}
     converter = build_rates(currency_conf.get("rates"), currency_conf.get("usepbsrates"), server_rates)
     adjustments, adjustment_warnings = BidAdjustments.from_request(prebid, settings.bidadjustments, request["imp"])
