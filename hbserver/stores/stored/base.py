@@ -13,19 +13,23 @@ from typing import Literal, Protocol
 
 from hbserver.stores.filesystem import MAX_ID_LENGTH
 
-Kind = Literal["requests", "imps", "responses", "accounts"]
-KINDS: tuple[Kind, ...] = ("requests", "imps", "responses", "accounts")
+Kind = Literal["requests", "imps", "responses", "accounts", "profiles"]
+KINDS: tuple[Kind, ...] = ("requests", "imps", "responses", "accounts", "profiles")
 
-# The directory under ``directorypath`` and the PostgreSQL table of each kind (CONTRACT §3).
+# The directory under ``directorypath`` and the PostgreSQL table of each kind (CONTRACT §3; ``profiles``,
+# PBS-Java's, is hbserver's addition: an optional table, a directory that may be absent).
 LOCATIONS: dict[Kind, str] = {
     "requests": "stored_requests",
     "imps": "stored_imps",
     "responses": "stored_responses",
     "accounts": "accounts",
+    "profiles": "profiles",
 }
 
 # "Stored <noun> with ID=..." (PBS-Go's NotFoundError texts).
-NOUNS: dict[Kind, str] = {"requests": "Request", "imps": "Imp", "responses": "Response", "accounts": "Account"}
+NOUNS: dict[Kind, str] = {
+    "requests": "Request", "imps": "Imp", "responses": "Response", "accounts": "Account", "profiles": "Profile",
+}
 
 SHOWN_ID_CHARS = 64  # of an invalid id quoted in its error
 

@@ -1,9 +1,11 @@
 """The PostgreSQL backend (asyncpg) and the change poll that keeps running servers current.
 
 Tables ``stored_requests``, ``stored_imps``, ``stored_responses`` and ``accounts``, each
-``(id text primary key, data jsonb, updated_at timestamptz)`` (CONTRACT §3); a row whose data is
-SQL NULL or JSON ``null`` is not stored. One small pool per worker, created without connecting,
-so a database that is down when the server starts only makes lookups fail with a clear error.
+``(id text primary key, data jsonb, updated_at timestamptz)`` (CONTRACT §3), and ``profiles`` of the
+same shape, which a database may lack (:data:`OPTIONAL_KINDS`: read as empty, looked for again at
+each poll); a row whose data is SQL NULL or JSON ``null`` is not stored. One small pool per worker,
+created without connecting, so a database that is down when the server starts only makes lookups
+fail with a clear error.
 
 Change detection (:meth:`PostgresBackend.poll`), every ``refresh_rate_seconds``:
 
@@ -42,6 +44,10 @@ _SELECT = {k: f"SELECT id, data::text FROM {t} WHERE id = ANY($1::text[]) AND {_
 _EXISTING = {k: f"SELECT id FROM {t} WHERE id = ANY($1::text[]) AND {_STORED}" for k, t in LOCATIONS.items()}
 _CURSOR = {k: f"SELECT least(max(updated_at), now()) FROM {t}" for k, t in LOCATIONS.items()}  # never NULL
 _CHANGED = {k: f"SELECT id, updated_at FROM {t} WHERE updated_at > $1" for k, t in LOCATIONS.items()}
+_TABLE_EXISTS = "SELECT to_regclass($1) IS NOT NULL"  # on the search path, as the queries above
+
+# Kinds whose table came later than CONTRACT §3's four: a database without it still serves the others.
+OPTIONAL_KINDS: tuple[Kind, ...] = ("profiles",)
 
 # Errors that mean "no usable connection" rather than "this query failed".
 _CONNECTION_ERRORS = (
@@ -76,6 +82,7 @@ class PostgresBackend:
         self._cursor_lock = asyncio.Lock()
         self._reported: dict[tuple[Kind, str], dt.datetime] = {}
         self._unreported: Changes = {kind: set() for kind in KINDS}
+        self._absent: set[Kind] = set()  # optional kinds without a table (as of the last look)
 
     async def start(self) -> None:
         """Create the pool; it connects on first use (min_size 0), so this never waits for the database."""
@@ -110,6 +117,9 @@ class PostgresBackend:
             async with pool.acquire() as conn:
                 await self._ensure_cursors(conn)
                 for kind, ids in wanted.items():
+                    if kind in self._absent:
+                        answer[kind] = {}
+                        continue
                     rows = await conn.fetch(_SELECT[kind], list(ids))
                     found: dict[str, bytes | Failure] = {row[0]: row[1].encode() for row in rows}
                     answer[kind] = found
@@ -140,7 +150,10 @@ class PostgresBackend:
             async with pool.acquire() as conn:
                 await self._ensure_cursors(conn)
                 now: dt.datetime = await conn.fetchval("SELECT now()")
+                await self._look_for_tables(conn)
                 for kind in KINDS:
+                    if kind in self._absent:
+                        continue
                     await self._poll_updates(conn, kind, now, changes[kind])
                     await self._poll_deletions(conn, kind, changes[kind])
         except _CONNECTION_ERRORS as exc:
@@ -149,7 +162,7 @@ class PostgresBackend:
             raise BackendError(f"database error: {exc.__class__.__name__}", detail=str(exc)) from None
         self._down_until = 0.0  # reachable again: lookups need not wait for RETRY_SECONDS
         self._unreported = {kind: set() for kind in KINDS}
-        return changes
+        return {kind: ids for kind, ids in changes.items() if kind not in self._absent}
 
     async def _ensure_cursors(self, conn: asyncpg.Connection) -> None:
         """Set the change cursors before the first row is served, so that every later change is seen.
@@ -161,13 +174,27 @@ class PostgresBackend:
         async with self._cursor_lock:
             if self._cursors is not None:
                 return
-            overlap = dt.timedelta(seconds=POLL_OVERLAP_SECONDS)
             cursors: dict[Kind, dt.datetime] = {}
             for kind in KINDS:
-                cursor = cursors[kind] = await conn.fetchval(_CURSOR[kind])
-                for item_id, updated_at in await conn.fetch(_CHANGED[kind], cursor - overlap):
-                    self._reported[kind, item_id] = updated_at
+                if kind in OPTIONAL_KINDS and not await conn.fetchval(_TABLE_EXISTS, LOCATIONS[kind]):
+                    self._absent.add(kind)
+                    continue
+                await self._set_cursor(conn, kind, cursors)
             self._cursors = cursors
+
+    async def _set_cursor(self, conn: asyncpg.Connection, kind: Kind, cursors: dict[Kind, dt.datetime]) -> None:
+        overlap = dt.timedelta(seconds=POLL_OVERLAP_SECONDS)
+        cursor = cursors[kind] = await conn.fetchval(_CURSOR[kind])
+        for item_id, updated_at in await conn.fetch(_CHANGED[kind], cursor - overlap):
+            self._reported[kind, item_id] = updated_at
+
+    async def _look_for_tables(self, conn: asyncpg.Connection) -> None:
+        """An optional table created since the last look is read from now on (none of its rows was served)."""
+        assert self._cursors is not None
+        for kind in list(self._absent):
+            if await conn.fetchval(_TABLE_EXISTS, LOCATIONS[kind]):
+                await self._set_cursor(conn, kind, self._cursors)
+                self._absent.discard(kind)
 
     async def _poll_updates(self, conn: asyncpg.Connection, kind: Kind, now: dt.datetime, out: set[str]) -> None:
         assert self._cursors is not None

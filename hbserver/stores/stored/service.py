@@ -1,11 +1,11 @@
-"""StoredData: stored requests, imps, responses and accounts from filesystem, database and HTTP.
+"""StoredData: stored requests, imps, responses, accounts and profiles from filesystem, database and HTTP.
 
 Backends are asked in PBS order, filesystem -> database -> HTTP, each only for the ids the
 earlier ones did not have. An id a backend failed on (unreadable file, database down) is still
 asked of the later ones; when none has it, the caller gets the failure ("could not be fetched"),
 never "not found", and nothing is cached.
 
-Requests, imps and responses go through an LRU per kind (:mod:`.cache`); AMP requests and imps
+Requests, imps, responses and profiles go through an LRU per kind (:mod:`.cache`); AMP requests and imps
 have their own, since ``http.amp_endpoint`` may answer differently. Accounts are not cached
 here: :class:`~hbserver.stores.accounts.AccountStore` caches the parsed account and subscribes to
 changes (:meth:`StoredData.add_listener`).
@@ -58,8 +58,8 @@ POLL_TIMEOUT_SECONDS = 30.0
 ChangeListener = Callable[[str], None]
 _Key = tuple[Kind, str]
 _Outcome = bytes | Failure | None  # None: stored nowhere
-_CACHED_KINDS: tuple[Kind, ...] = ("requests", "imps", "responses")
-_CACHE_LABELS = {"requests": "request", "imps": "imp", "responses": "response"}
+_CACHED_KINDS: tuple[Kind, ...] = ("requests", "imps", "responses", "profiles")
+_CACHE_LABELS = {"requests": "request", "imps": "imp", "responses": "response", "profiles": "profile"}
 # PBS-Go's stored data type (stored_<type>_fetch_time_seconds, stored_<type>_errors) of each kind.
 _PBS_TYPES = {"requests": "request", "imps": "request", "responses": "response", "accounts": "account"}
 # Failure labels that mean the backend could not be reached (PBS-Go's "network"); others are "undefined".
@@ -128,7 +128,7 @@ class StoredData:
         self._hit: dict[tuple[Kind, bool], Callable[[], None]] = {}
         self._miss: dict[tuple[Kind, bool], Callable[[], None]] = {}
         for kind in _CACHED_KINDS:
-            for amp in (False, True) if kind != "responses" else (False,):
+            for amp in (False, True) if kind in ("requests", "imps") else (False,):
                 label = ("amp_" if amp else "") + _CACHE_LABELS[kind]
                 pbs = {"requests": metrics.stored_request_cache, "imps": metrics.stored_imp_cache}.get(kind)
                 self._hit[kind, amp] = _both(metrics, metrics.stored_data_cache, label, pbs, "hit")
@@ -205,6 +205,12 @@ class StoredData:
     async def fetch_responses(self, ids: Sequence[str], timeout_s: float) -> tuple[dict[str, bytes], list[str]]:
         found, errors = await self._lookup({"responses": ids}, False, timeout_s)
         return found["responses"], errors
+
+    async def fetch_profiles(self, ids: Sequence[str], timeout_s: float) -> tuple[dict[str, bytes], list[str]]:
+        """Raw JSON of profiles by id (PBS-Java's; files and tables only: the HTTP protocol has none, as
+        PBS-Java's HTTP settings answer every profile "not found") and one error text per id not returned."""
+        found, errors = await self._lookup({"profiles": ids}, False, timeout_s)
+        return found["profiles"], errors
 
     async def fetch_account(self, account_id: str) -> bytes | None:
         """The stored account JSON or None (AccountFetcher protocol); raises StoredDataError on failure.
