@@ -630,6 +630,28 @@ class AccountValidations:
     vast_protocol: ValidationMode | None = None
 
 
+def _profiles_problem(value: dict[str, Any]) -> str | None:
+    """An account's ``auction.profiles``: ``limit`` an integer >= 0, ``fail_on_unknown`` (or PBS-Java's
+    alias ``fail-on-unknown``) a boolean."""
+    limit = value.get("limit")
+    if limit is not None and (type(limit) is not int or limit < 0):
+        return f"limit must be an integer >= 0, got {limit!r}"
+    for key in ("fail_on_unknown", "fail-on-unknown"):
+        if value.get(key) is not None and type(value[key]) is not bool:
+            return f"{key} must be true or false, got {value[key]!r}"
+    return None
+
+
+@dataclass(frozen=True)
+class AccountAuction:
+    """PBS-Java's account ``auction`` keys hbserver applies."""
+
+    impression_limit: int = _checked(0, _at_least(0))  # keep the first N imps (0: all)
+    secondary_bidders: list[str] = field(default_factory=list)  # the answer does not wait for these
+    # PBS-Java's limit and fail_on_unknown (alias fail-on-unknown), read by hbserver.auction.request.profiles
+    profiles: dict[str, Any] = _checked_factory(dict, _profiles_problem)
+
+
 @dataclass(frozen=True)
 class AccountSettings:
     """An account's settings: ``account_defaults`` in the config, merged under each account file."""
@@ -647,6 +669,7 @@ class AccountSettings:
     default_bid_limit: int = _checked(0, _at_least(0))  # multibid maxbids for bidders without an entry
     hooks: AccountHooks = field(default_factory=AccountHooks)
     validations: AccountValidations = field(default_factory=AccountValidations)
+    auction: AccountAuction = field(default_factory=AccountAuction)
 
 
 @dataclass(frozen=True)
@@ -802,6 +825,7 @@ class AdapterConfig:
     # replaces the definition's
     platform_id: str = ""
     app_secret: str = ""
+    tmax_deduction_ms: int = _checked(0, _at_least(0))  # PBS-Java's tmax-deduction-ms: taken off its tmax
 
 
 @dataclass(frozen=True)
@@ -857,6 +881,37 @@ class Hooks:
 
 
 @dataclass(frozen=True)
+class TmaxAdjustments:
+    """PBS-Go's ``tmax_adjustments``: with ``enabled`` and a minimum and at least one of the two
+    durations set, each bidder is told the time left minus the network buffer and the response
+    preparation time, and a call with less than the minimum left is not made (``tmax_timeout``)."""
+
+    enabled: bool = False
+    bidder_response_duration_min_ms: int = _checked(0, _at_least(0))
+    bidder_network_latency_buffer_ms: int = _checked(0, _at_least(0))
+    pbs_response_preparation_duration_ms: int = _checked(0, _at_least(0))
+
+
+@dataclass(frozen=True)
+class BidderTmax:
+    """PBS-Java's ``auction.biddertmax`` (there min 50, max 5000, percent 100 by default; here the
+    defaults change nothing: min 0, max 0 = no cap)."""
+
+    min: int = _checked(0, _at_least(0))
+    max: int = _checked(0, _at_least(0))
+    percent: int = _checked(100, _between(1, 100))
+
+
+@dataclass(frozen=True)
+class Auction:
+    """PBS-Java's ``auction`` section: the tmax a bidder is told (``biddertmax``) and the time kept
+    for the answer's trip upstream (``tmax_upstream_response_time``, PBS-Java's 30 ms; here 0)."""
+
+    biddertmax: BidderTmax = field(default_factory=BidderTmax)
+    tmax_upstream_response_time: int = _checked(0, _at_least(0))
+
+
+@dataclass(frozen=True)
 class CompressionInfo:
     enable_gzip: bool = False
 
@@ -905,6 +960,8 @@ class Config:
     compression: Compression = field(default_factory=Compression)
     debug: Debug = field(default_factory=Debug)
     default_request: DefaultRequest = field(default_factory=DefaultRequest)
+    tmax_adjustments: TmaxAdjustments = field(default_factory=TmaxAdjustments)
+    auction: Auction = field(default_factory=Auction)
     validations: Validations = field(default_factory=Validations)  # bid checks (PBS-Go's and hbserver's own)
     max_request_size: int = _checked(262144, _at_least(1))
     shutdown_timeout_seconds: float = _checked(10, _at_least(0))
@@ -1249,6 +1306,11 @@ def _cross_checks(config: Config) -> list[str]:
     except ActivityConfigError as exc:
         problems.append(f"account_defaults.{exc.section}: {exc}")
     problems.extend(f"account_defaults.{p}" for p in account_settings_problems(config.account_defaults))
+    bidder_tmax = config.auction.biddertmax
+    if bidder_tmax.max and bidder_tmax.max < bidder_tmax.min:  # PBS-Java's TimeoutResolver refuses it too
+        problems.append(
+            f"auction.biddertmax.max: must not be below auction.biddertmax.min ({bidder_tmax.max} < {bidder_tmax.min})"
+        )
     if config.auction_timeouts_ms.default > config.auction_timeouts_ms.max:
         problems.append(
             f"auction_timeouts_ms.default: must not exceed auction_timeouts_ms.max "

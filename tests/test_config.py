@@ -103,7 +103,8 @@ def contract_defaults() -> dict:
 
 # Per-adapter keys hbserver adds to the contract's (PBS-Go names): Rubicon's XAPI credentials, the
 # partner id and app secret (audienceNetwork).
-ADAPTER_EXTENSIONS = ("xapi.username", "xapi.password", "xapi.tracker", "platform_id", "app_secret")
+ADAPTER_EXTENSIONS = ("xapi.username", "xapi.password", "xapi.tracker", "platform_id", "app_secret",
+                      "tmax_deduction_ms")
 # Keys hbserver adds to the contract's, each with PBS-Go's (or, for privacy.modules, PBS-Java's) name
 # and documented in the README: TCF enforcement (host and account), LMT, the host schain node,
 # account CCPA switches, IP masking bits and privacy modules; and the Redis Cluster seed nodes (after
@@ -144,6 +145,9 @@ CONFIG_EXTENSIONS = (
     "compression.",  # PBS-Go's: request.enable_gzip, response.enable_gzip
     "debug.",  # PBS-Go's: override_token (X-Pbs-Debug-Override)
     "default_request.",  # PBS-Go's: type, file.name, alias_info
+    "tmax_adjustments.",  # PBS-Go's: enabled and its three durations
+    "auction.",  # PBS-Java's: biddertmax (min, max, percent), tmax_upstream_response_time
+    "account_defaults.auction.",  # PBS-Java's account auction: impression_limit, secondary_bidders
 )
 
 

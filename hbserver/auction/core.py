@@ -46,6 +46,7 @@ from hbserver.auction.common.mergepatch import merge_patch
 from hbserver.auction.common.messages import Message, WarningCode, messages_json
 from hbserver.auction.common.request_error import refusal_text
 from hbserver.auction.details import AuctionDetails
+from hbserver.auction.exchange.bidder_tmax import TmaxPolicy
 from hbserver.auction.exchange.callplan import (
     FIXED_SLOTS,
     PLACEHOLDER_IPV4,
@@ -87,6 +88,7 @@ from hbserver.auction.request.interstitial import InterstitialError, apply_inter
 from hbserver.auction.request.ortb import upconvert
 from hbserver.auction.request.ortb_types import body_syntax_error, imp_ext_prebid_error, request_type_error
 from hbserver.auction.request.prepared import PreparedRequest
+from hbserver.auction.request.profiles import apply_profiles, profile_ids, profile_settings
 from hbserver.auction.request.setup import AuctionSetup, auction_setup
 from hbserver.auction.request.stored import (
     StoredDataUnavailable,
@@ -228,6 +230,7 @@ class AuctionService:
         self.config = config
         self.blocked_apps = frozenset(app for app in config.blocked_apps if app)  # PBS-Go default [""]: none
         self.default_request = load_default_request(config.default_request)  # raises ValueError at start
+        self.tmax_policy = TmaxPolicy.from_config(config)  # None: each bidder is told the time left
         self.registry = registry
         self.accounts = accounts
         self.cache = cache
@@ -330,24 +333,41 @@ class AuctionService:
             problem = imp_ext_prebid_error(body)  # PBS-Go's parseImpInfo: before stored data
             if problem is not None:
                 raise RequestError(problem)
-            request = await self._merged(body)
+            warnings: list[Message] = []  # the profiles' debug warnings
+            request = await self._merged(body, warnings)
             if hooks is not None:
                 hooks = self._account_hooks(hooks, await self._account(_account_id(request)))
                 if hooks is not None and hooks.has(Stage.RAW_AUCTION_REQUEST):
                     changed = await hookpoints.raw_auction_request(hooks, body)
                     if changed is not body:  # stored requests merged again into what the hooks left
-                        request = await self._merged(changed)
+                        warnings = []
+                        request = await self._merged(changed, warnings)
         except RequestError as exc:
             raise AuctionRefused(400, refusal_text(exc), "badinput") from None
         except StoredDataUnavailable as exc:
             raise AuctionRefused(503, str(exc), "err") from None
-        return await self.execute(request, http, start, details=details, hooks=hooks)
+        return await self.execute(request, http, start, details=details, hooks=hooks, warnings=warnings)
 
-    async def _merged(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def _merged(self, body: dict[str, Any], warnings: list[Message]) -> dict[str, Any]:
         """The body with its stored request and imps merged in, then merged into the host's default
-        request (PBS-Go's processStoredRequests order; the body's own values win throughout)."""
+        request (PBS-Go's processStoredRequests order; the body's own values win throughout), then its
+        profiles (PBS-Java's ProfilesProcessor, after its StoredRequestProcessor), whose debug
+        warnings go to ``warnings``."""
         request = await merge_stored(body, self.stored, STORED_FETCH_TIMEOUT_S)
-        return request if self.default_request is None else merge_patch(self.default_request, request)
+        if self.default_request is not None:
+            request = merge_patch(self.default_request, request)
+        wanted = profile_ids(request)
+        if wanted is None:
+            return request
+        account_id = _account_id(request)
+        if account_id == UNKNOWN_ACCOUNT:  # none yet (a profile may name it): the defaults, as PBS-Java
+            account = self.accounts.defaults
+        else:
+            account = (await self._account(account_id)).settings
+        settings = profile_settings(account.auction.profiles, account.debug_allow, request)
+        request, shown = await apply_profiles(request, wanted, self.stored, settings, STORED_FETCH_TIMEOUT_S)
+        warnings.extend(shown)
+        return request
 
     async def execute(
         self,
@@ -382,6 +402,10 @@ class AuctionService:
         request = validated.request
         deadline = start + tmax / 1000
         account = await self._account(_account_id(request))
+        limit = account.settings.auction.impression_limit
+        if limit and len(request["imp"]) > limit:
+            validated = self._limited(validated, limit, amp)
+            request = validated.request
         if (http.topics or http.cdep) and _sandbox_applies(http, account):
             _apply_sandbox(validated, http, account, amp)
         if hooks is not None:
@@ -437,6 +461,21 @@ class AuctionService:
         except StoredDataUnavailable as exc:
             raise AuctionRefused(503, str(exc), "err") from None
         return validated, tmax, stored_responses
+
+    def _limited(self, validated: Validated, limit: int, amp: bool) -> Validated:
+        """PBS-Java's account ``auction.impression_limit``: only the first ``limit`` imps go on (the
+        request is validated again without the others: its warnings are those of the imps kept), with
+        PBS-Java's warning."""
+        request = {**validated.request, "imp": validated.request["imp"][:limit]}
+        try:
+            again = self.validate(request, None, amp=amp)
+        except RequestError as exc:
+            raise AuctionRefused(400, refusal_text(exc), "badinput") from None
+        again.warnings.append(Message(GENERIC_WARNING_CODE, (
+            f"Only first {limit} impressions were kept due to the limit, "
+            "all the subsequent impressions have been dropped for the auction"
+        )))  # fmt: skip
+        return again
 
     async def _processed_hooks(self, hooks: HookExecutor, validated: Validated, amp: bool) -> Validated:
         """The validated request through the hooks; what they changed is validated again (the bidders
@@ -685,29 +724,54 @@ class AuctionService:
         now = asyncio.get_running_loop().time()
         bidder_tmax = max(0, int((bidder_deadline - now) * 1000))
         outcomes: list[BidderOutcome] = []
+        policy = self.tmax_policy
         if run.planned is not None:
             plan, values = run.planned
             values[SLOT_TMAX] = bidder_tmax
-            if bidder_tmax >= 1:  # golike adapters leave out a tmax of 0: no placeholder stands for it
+            # golike adapters leave out a tmax of 0: no placeholder stands for it; a tmax policy tells
+            # each bidder its own
+            if bidder_tmax >= 1 and policy is None:
                 outcomes = start_planned(plan, values, client, bidder_deadline, extra_headers, now)
             else:
                 bidder_requests = [bidder.bidder_request(values) for bidder in plan.bidders]
         if run.hooks is not None and bidder_requests:
             bidder_requests = await hookpoints.bidder_requests(run.hooks, bidder_requests, run.warnings)
             now = asyncio.get_running_loop().time()
+            bidder_tmax = max(0, int((bidder_deadline - now) * 1000))
         if bidder_requests is not None:
             for bidder_request in bidder_requests:
-                bidder_request.request["tmax"] = bidder_tmax
+                call_deadline = bidder_deadline
+                if policy is None:
+                    bidder_request.request["tmax"] = bidder_tmax
+                else:
+                    call_deadline = self._bidder_timing(run, policy, bidder_request, bidder_deadline, now)
+                    if call_deadline is None:
+                        outcomes.append(_too_late(bidder_request, now))
+                        continue
                 outcome = self._start_bidder(
-                    bidder_request, run.stored_responses, setup.converter, client, bidder_deadline, extra_headers,
+                    bidder_request, run.stored_responses, setup.converter, client, call_deadline, extra_headers,
                     entry_point, now,
                 )  # fmt: skip
                 outcomes.append(outcome)
-        await finish_bidders(outcomes, client)
+        for name in await finish_bidders(outcomes, client, _secondary_bidders(run)):
+            run.warnings.setdefault(name, []).append(Message(SECONDARY_TIMEOUT_CODE, SECONDARY_TIMEOUT_TEXT))
         notify_timeouts(outcomes, client, self.counts.timeout_notice)
         if run.hooks is not None:
             await hookpoints.raw_bidder_responses(run.hooks, outcomes, run.warnings)
         return outcomes
+
+    @staticmethod
+    def _bidder_timing(
+        run: _AuctionRun, policy: TmaxPolicy, bidder_request: BidderRequest, bidder_deadline: float, now: float
+    ) -> float | None:
+        """Under a tmax policy: the bidder's request told its tmax, and when its call is given up;
+        None when too little time is left to call it (PBS-Go's tmax_adjustments)."""
+        start = run.deadline - run.tmax / 1000
+        if policy.too_late((bidder_deadline - now) * 1000):
+            return None
+        code = bidder_request.resolved.bidder.code
+        bidder_request.request["tmax"] = policy.told(code, (bidder_deadline - start) * 1000, (now - start) * 1000)
+        return policy.call_deadline(bidder_deadline, now)
 
     def _accept(self, run: _AuctionRun, outcome: BidderOutcome) -> None:
         """Stage 4: one bidder's bids checked into the auction; its errors, timing and debug calls kept."""
@@ -1544,6 +1608,34 @@ def _apply_sandbox(validated: Validated, http: HttpContext, account: Account, am
         warning = fill_cdep(request, http.cdep)
         if warning is not None:
             validated.warnings.append(warning)
+
+
+GENERIC_WARNING_CODE = 999  # PBS-Java's BidderError.Type.generic: its plain-text warnings
+SECONDARY_TIMEOUT_CODE = 1  # PBS-Java's BidderError.Type.timeout
+SECONDARY_TIMEOUT_TEXT = "secondary bidder timed out, auction proceeded"  # PBS-Java's
+
+
+def _secondary_bidders(run: _AuctionRun) -> frozenset[str]:
+    """PBS-Java's secondary bidders: ``ext.prebid.secondarybidders`` when the request has it, else
+    the account's ``auction.secondary_bidders``."""
+    prebid = (run.request.get("ext") or {}).get("prebid")
+    named = prebid.get("secondarybidders") if isinstance(prebid, dict) else None
+    if named is None:
+        named = run.account.settings.auction.secondary_bidders
+        if not named:
+            return _NO_BIDDERS
+    return frozenset(name for name in named if isinstance(name, str)) if isinstance(named, list) else _NO_BIDDERS
+
+
+_NO_BIDDERS: frozenset[str] = frozenset()
+
+
+def _too_late(bidder_request: BidderRequest, now: float) -> BidderOutcome:
+    """A bidder not called: too little time was left (PBS-Go's TmaxTimeout, counted as tmax_timeout)."""
+    outcome = BidderOutcome(bidder_request, started=now)
+    outcome.errors.append(BidderError("exceeded tmax duration", ErrorCode.TIMEOUT))
+    outcome.tmax_timeout = True
+    return outcome
 
 
 def _refuse_blocked_app(request: dict[str, Any], blocked: frozenset[str]) -> None:

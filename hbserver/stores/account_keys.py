@@ -353,6 +353,10 @@ MEANINGS: dict[str, str] = {
     "events.enabled": "win/imp event URLs (`/event`) in bids and cached bids; `false` also makes `/event` "
                       "refuse the account's analytics events (401)",
     "debug_allow": "`false` ignores a request's debug flag (no `ext.debug` in the answer)",
+    "auction.impression_limit": "PBS-Java's: only the first N imps of a request go to auction, with a warning "
+                                "(0 = all)",
+    "auction.secondary_bidders": "PBS-Java's: bidders the answer does not wait for once the others have answered "
+                                 "(`ext.prebid.secondarybidders` overrides)",
     "cookie_sync.default_limit": "`/cookie_sync`: how many syncs when the request names no limit (0 = no limit)",
     "cookie_sync.max_limit": "`/cookie_sync`: the largest limit a request may ask for (0 = no cap)",
     "cookie_sync.default_coop_sync": "`/cookie_sync`: cooperative sync when the request does not say; `null` = "

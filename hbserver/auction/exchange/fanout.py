@@ -167,14 +167,24 @@ def _send(
             outcome.tmax_timeout = True
 
 
-async def finish_bidders(outcomes: list[BidderOutcome], client: BidderClient) -> None:
-    """Await every answer (each ends by its deadline), then let each adapter read its bids."""
+async def finish_bidders(
+    outcomes: list[BidderOutcome], client: BidderClient, secondary: frozenset[str] = frozenset()
+) -> list[str]:
+    """Await every answer (each ends by its deadline), then let each adapter read its bids.
+
+    ``secondary`` bidders (PBS-Java's secondary bidders) are not waited for: once the others have
+    answered, what a secondary bidder has answered counts and the rest of its calls are dropped (all
+    are waited for when every bidder is secondary). Returns the secondary bidders dropped so."""
+    waited = [o for o in outcomes if o.bidder.name not in secondary] if secondary else outcomes
+    dropped: list[str] = []
     try:
-        for outcome in outcomes:
+        for outcome in waited or outcomes:
             for exchange in outcome.calls:
                 pending = exchange.pending
                 if pending is not None:
                     await _finish(client, exchange, pending)
+        if waited and len(waited) != len(outcomes):
+            dropped = await _finish_secondary([o for o in outcomes if o.bidder.name in secondary], client)
     finally:  # cancelled: the requests still out are dropped with their connections
         for outcome in outcomes:
             for exchange in outcome.calls:
@@ -183,6 +193,28 @@ async def finish_bidders(outcomes: list[BidderOutcome], client: BidderClient) ->
                     exchange.pending = None
     for outcome in outcomes:
         _read_bids(outcome)
+    return dropped
+
+
+async def _finish_secondary(outcomes: list[BidderOutcome], client: BidderClient) -> list[str]:
+    """The answers secondary bidders have already given; their calls still out are cancelled and
+    left out (no error, no timeout notice: PBS-Java warns). The names of the bidders that lost a call."""
+    dropped = []
+    for outcome in outcomes:
+        kept = []
+        for exchange in outcome.calls:
+            pending = exchange.pending
+            if pending is not None and (pending.answer is None or not pending.answer.done()):
+                client.cancel(pending)
+                exchange.pending = None
+                continue
+            if pending is not None:
+                await _finish(client, exchange, pending)
+            kept.append(exchange)
+        if len(kept) != len(outcome.calls):
+            outcome.calls = kept
+            dropped.append(outcome.bidder.name)
+    return dropped
 
 
 def _read_bids(outcome: BidderOutcome) -> None:
