@@ -357,6 +357,8 @@ MEANINGS: dict[str, str] = {
                                 "(0 = all)",
     "auction.secondary_bidders": "PBS-Java's: bidders the answer does not wait for once the others have answered "
                                  "(`ext.prebid.secondarybidders` overrides)",
+    "auction.profiles": "PBS-Java's profiles: `limit` (profiles a request may name, 4) and `fail_on_unknown` or "
+                        "`fail-on-unknown` (a missing profile refuses the request, `true`); see Profiles",
     "cookie_sync.default_limit": "`/cookie_sync`: how many syncs when the request names no limit (0 = no limit)",
     "cookie_sync.max_limit": "`/cookie_sync`: the largest limit a request may ask for (0 = no cap)",
     "cookie_sync.default_coop_sync": "`/cookie_sync`: cooperative sync when the request does not say; `null` = "

@@ -26,6 +26,8 @@ from hbserver.auction.request.profiles import (
 from hbserver.auction.request.stored import StoredDataUnavailable
 from hbserver.auction.request.validate import RequestError
 from hbserver.stores.stored.postgres import PostgresBackend
+from tests.auction.helpers import banner_imp, bid, bidder_config
+from tests.conftest import write_account
 from tests.stores import conftest as stores_fixtures
 from tests.stores.conftest import Database
 
@@ -324,3 +326,136 @@ async def test_postgres_profiles_table_is_optional_and_read_once_created(databas
         assert (await backend.poll())["profiles"] == {"p"}  # a change reaches the cache through the poll
     finally:
         await backend.close()
+
+
+# -- end to end: the real app, profiles on the filesystem, mock bidders on 127.0.0.1 ------------------------
+
+
+def _auction_request(**fields: Any) -> dict[str, Any]:
+    request: dict[str, Any] = {
+        "id": "req-1",
+        "tmax": 500,
+        "imp": [banner_imp("imp-1")],
+        "site": {"page": "https://news.example/a", "publisher": {"id": "1001"}},
+        "device": {"ua": "test-agent", "ip": "203.0.113.77"},
+    }
+    request.update(fields)
+    return request
+
+
+def _imp_with_profiles(*ids: str) -> dict[str, Any]:
+    imp = banner_imp("imp-1")
+    imp["ext"]["prebid"]["profiles"] = list(ids)
+    return imp
+
+
+async def _post(client: Any, request: dict[str, Any]) -> tuple[int, Any]:
+    response = await client.post("/openrtb2/auction", data=json.dumps(request))
+    text = await response.text()
+    return response.status, (json.loads(text) if response.status == 200 else text)
+
+
+def _warnings(answer: dict[str, Any]) -> list[str]:
+    return [w["message"] for items in answer.get("ext", {}).get("warnings", {}).values() for w in items]
+
+
+async def test_request_and_imp_profiles_reach_the_bidder(make_client, bidders, data_dir: Path) -> None:
+    # ProfileSpec: "PBS should use (imp) profile for request when it exist in filesystem"
+    write_profile(data_dir, "site-profile", "request", {"site": {"name": "From profile", "cat": ["IAB1"]},
+                                                        "device": {"ifa": "ifa-1"}}, "profile")
+    write_profile(data_dir, "imp-profile", "imp", {"banner": {"btype": [4]}, "bidfloor": 0.5})
+    bidders.bids["alpha"] = [bid("imp-1", 1.0)]
+    client = await make_client(bidder_config(bidders, "alpha"))
+    status, answer = await _post(client, _auction_request(
+        imp=[_imp_with_profiles("imp-profile")], ext={"prebid": {"profiles": ["site-profile"]}},
+    ))
+    assert status == 200, answer
+    received = bidders.received["alpha"][0]
+    assert received["site"]["name"] == "From profile" and received["site"]["page"] == "https://news.example/a"
+    assert received["device"]["ifa"] == "ifa-1" and received["device"]["ua"] == "test-agent"
+    assert received["imp"][0]["banner"]["btype"] == [4] and received["imp"][0]["bidfloor"] == 0.5
+    assert received["imp"][0]["banner"]["format"][0] == {"w": 300, "h": 250}  # merged deep: the request's kept
+    assert _warnings(answer) == []
+
+
+async def test_profiles_named_by_a_stored_request(make_client, bidders, data_dir: Path) -> None:
+    # PBS-Java reads the ids after StoredRequestProcessor: a stored request may name profiles
+    write_profile(data_dir, "bcat", "request", {"bcat": ["IAB25"]})
+    stored = {"ext": {"prebid": {"profiles": ["bcat"]}}}
+    (data_dir / "stored_requests" / "with-profiles.json").write_text(json.dumps(stored))
+    bidders.bids["alpha"] = [bid("imp-1", 1.0)]
+    client = await make_client(bidder_config(bidders, "alpha"))
+    status, answer = await _post(client, _auction_request(ext={"prebid": {"storedrequest": {"id": "with-profiles"}}}))
+    assert status == 200, answer
+    assert bidders.received["alpha"][0]["bcat"] == ["IAB25"]
+
+
+@pytest.mark.parametrize(
+    ("account", "request_ext", "status", "shown"),
+    [
+        pytest.param(None, {}, 400,
+                     "Invalid request: Error during processing profiles: No profile found for id: gone\n",
+                     id="fail-on-unknown by default (PBS-Java's host default): 400"),
+        pytest.param({"auction": {"profiles": {"fail-on-unknown": False}}}, {"test": 1}, 200,
+                     ["No profile found for id: gone"],
+                     id="the account's fail-on-unknown false: skipped, a debug warning"),
+        pytest.param({"auction": {"profiles": {"fail_on_unknown": False}}}, {}, 200, [],
+                     id="no debug: no warning"),
+        pytest.param({"auction": {"profiles": {"fail_on_unknown": False}}, "debug_allow": False}, {"test": 1}, 200,
+                     ["debug turned off for account"], id="debug the account does not allow: no profile warning"),
+    ],
+)
+async def test_missing_profile_end_to_end(
+    make_client, bidders, data_dir: Path, account: dict[str, Any] | None, request_ext: dict[str, Any],
+    status: int, shown: Any,
+) -> None:
+    if account is not None:
+        write_account(data_dir, "1001", account)
+    write_profile(data_dir, "ok", "request", {"bcat": ["IAB25"]})
+    bidders.bids["alpha"] = [bid("imp-1", 1.0)]
+    client = await make_client(bidder_config(bidders, "alpha"))
+    got_status, answer = await _post(client, _auction_request(ext={"prebid": {"profiles": ["ok", "gone"]}},
+                                                              **request_ext))
+    assert got_status == status, answer
+    if status != 200:
+        assert answer == shown and "alpha" not in bidders.received
+        return
+    assert _warnings(answer) == shown
+    assert bidders.received["alpha"][0]["bcat"] == ["IAB25"]  # the profile that exists was merged
+
+
+async def test_account_limit_end_to_end(make_client, bidders, data_dir: Path) -> None:
+    # ProfileSpec: "PBS should be able override profile limit by account config"
+    write_account(data_dir, "1001", {"auction": {"profiles": {"limit": 1}}})
+    write_profile(data_dir, "a", "request", {"bcat": ["IAB25"]})
+    write_profile(data_dir, "b", "request", {"badv": ["b.example"]})
+    write_profile(data_dir, "i", "imp", {"bidfloor": 0.5})
+    bidders.bids["alpha"] = [bid("imp-1", 1.0)]
+    client = await make_client(bidder_config(bidders, "alpha"))
+    status, answer = await _post(client, _auction_request(
+        test=1, imp=[_imp_with_profiles("i")], ext={"prebid": {"profiles": ["a", "b"]}},
+    ))
+    assert status == 200, answer
+    received = bidders.received["alpha"][0]
+    assert received["bcat"] == ["IAB25"] and "badv" not in received and "bidfloor" not in received["imp"][0]
+    assert LIMIT_EXCEEDED in _warnings(answer)
+
+
+async def test_malformed_account_profiles_settings(make_client, bidders, data_dir: Path) -> None:
+    write_account(data_dir, "1001", {"auction": {"profiles": {"limit": -1}}})
+    client = await make_client(bidder_config(bidders, "alpha"))
+    status, _answer = await _post(client, _auction_request())
+    assert status != 200  # a malformed account is refused, as any other malformed key
+
+
+async def test_profiles_from_postgres_end_to_end(make_client, bidders, database: Database) -> None:
+    await database.conn.execute(
+        "CREATE TABLE profiles (id text PRIMARY KEY, data jsonb, updated_at timestamptz NOT NULL DEFAULT now())"
+    )
+    await database.put("profiles", "db-profile", _profile("request", {"bcat": ["IAB7"]}).decode())
+    bidders.bids["alpha"] = [bid("imp-1", 1.0)]
+    database_config = {"stored_requests": {"database": {"dsn": database.dsn}}}
+    client = await make_client({**bidder_config(bidders, "alpha"), **database_config})
+    status, answer = await _post(client, _auction_request(ext={"prebid": {"profiles": ["db-profile"]}}))
+    assert status == 200, answer
+    assert bidders.received["alpha"][0]["bcat"] == ["IAB7"]

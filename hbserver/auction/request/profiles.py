@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 import orjson
 
 from hbserver.auction.common.mergepatch import merge_patch
-from hbserver.auction.common.messages import Message, WarningCode
+from hbserver.auction.common.messages import Message
 from hbserver.auction.request.stored import fetch_failure
 from hbserver.auction.request.validate import RequestError
 from hbserver.logsetup import LogLimiter
@@ -43,6 +43,7 @@ ERROR_PREFIX = "Error during processing profiles: "
 LIMIT_EXCEEDED = "Profiles exceeded the limit."
 NOT_CONFIGURED = "Profiles storage not configured."
 NOT_AN_OBJECT = "One of the merge arguments is not an object."
+WARNING_CODE = 999  # PBS-Java's code of these debug warnings (ProfileSpec)
 
 
 @runtime_checkable
@@ -76,17 +77,6 @@ def _fail_on_unknown(raw: Mapping[str, Any]) -> Any:
     """PBS-Java reads ``fail_on_unknown`` and its alias ``fail-on-unknown``; the alias wins when both are set."""
     value = raw.get("fail-on-unknown")
     return raw.get("fail_on_unknown") if value is None else value
-
-
-def profiles_settings_problem(raw: Mapping[str, Any]) -> str | None:
-    """Why an account's ``auction.profiles`` is malformed (checked when the account loads), or None."""
-    limit = raw.get("limit")
-    if limit is not None and (type(limit) is not int or limit < 0):
-        return f"limit must be an integer >= 0, got {orjson.dumps(limit).decode()}"
-    fail = _fail_on_unknown(raw)
-    if fail is not None and type(fail) is not bool:
-        return f"fail_on_unknown must be true or false, got {orjson.dumps(fail).decode()}"
-    return None
 
 
 def profile_settings(raw: Mapping[str, Any], debug_allow: bool, request: Mapping[str, Any]) -> ProfileSettings:
@@ -252,7 +242,7 @@ async def apply_profiles(
     warnings: list[Message] = []
     ids, exceeded = truncate(ids, settings.limit)
     if exceeded and settings.debug:
-        warnings.append(Message(WarningCode.UNKNOWN, LIMIT_EXCEEDED))
+        warnings.append(Message(WARNING_CODE, LIMIT_EXCEEDED))
     if not ids.request and not any(ids.imps):
         return request, warnings
     if not isinstance(source, ProfileSource):
@@ -265,7 +255,7 @@ async def apply_profiles(
     request_profiles, imp_profiles, errors = resolve(ids, found)
     if errors:
         if settings.debug:
-            warnings.extend(Message(WarningCode.UNKNOWN, error) for error in errors)
+            warnings.extend(Message(WARNING_CODE, error) for error in errors)
         if settings.fail_on_unknown:
             raise RequestError(ERROR_PREFIX + "\n".join(errors))
     merged, _merge_errors = apply(request, ids, request_profiles, imp_profiles, settings.fail_on_unknown)
