@@ -84,6 +84,7 @@ from hbserver.auction.exchange.privacy import BLOCKED_TCF, AuctionPrivacy, Bidde
 from hbserver.auction.exchange.server_ext import server_ext
 from hbserver.auction.exchange.split import BidderRequest, split_request
 from hbserver.auction.request.default_request import load_default_request
+from hbserver.auction.request.echo_video import echo_refs, stored_video_attrs
 from hbserver.auction.request.interstitial import InterstitialError, apply_interstitials
 from hbserver.auction.request.ortb import upconvert
 from hbserver.auction.request.ortb_types import body_syntax_error, imp_ext_prebid_error, request_type_error
@@ -209,6 +210,7 @@ class _AuctionRun:
     events: EventUrls | None = None
     timestamp: int = 0
     hooks: HookExecutor | None = None  # the request's hooks; None when no module runs
+    fledge: list[dict[str, Any]] | None = None  # Protected Audience auction configs the bidders gave
 
 
 class AuctionService:
@@ -346,7 +348,11 @@ class AuctionService:
             raise AuctionRefused(400, refusal_text(exc), "badinput") from None
         except StoredDataUnavailable as exc:
             raise AuctionRefused(503, str(exc), "err") from None
-        return await self.execute(request, http, start, details=details, hooks=hooks, warnings=warnings)
+        echo = echo_refs(body) if self.stored is not None else None  # PBS-Go's echovideoattrs
+        video_attrs = await stored_video_attrs(echo, request, self.stored, STORED_FETCH_TIMEOUT_S) if echo else None
+        return await self.execute(
+            request, http, start, details=details, hooks=hooks, warnings=warnings, video_attrs=video_attrs
+        )
 
     async def _merged(self, body: dict[str, Any], warnings: list[Message]) -> dict[str, Any]:
         """The body with its stored request and imps merged in, then merged into the host's default
@@ -382,8 +388,10 @@ class AuctionService:
         prepared: PreparedRequest | None = None,
         page: AmpPage | None = None,
         hooks: HookExecutor | None = None,
+        video_attrs: dict[str, Any] | None = None,
     ) -> AuctionResult:
-        """The auction of a resolved request (stored request already merged).
+        """The auction of a resolved request (stored request already merged; ``video_attrs``: the
+        stored imps' video echoed in bids, :mod:`hbserver.auction.request.echo_video`).
 
         ``/openrtb2/auction`` holds ``tmax`` within ``auction_timeouts_ms``; AMP passes its own
         budget (``amp_budget_ms``: the response must leave by ``start`` + budget) and becomes an
@@ -399,6 +407,8 @@ class AuctionService:
             if planned is not None:
                 return planned
         validated, tmax, stored_responses = await self._resolve(request, http, amp_budget_ms, warnings, prepared, page)
+        if video_attrs is not None:
+            stored_responses.video_attrs = video_attrs
         request = validated.request
         deadline = start + tmax / 1000
         account = await self._account(_account_id(request))
@@ -780,6 +790,9 @@ class AuctionService:
         # PBS-Go's BidderCoreName: a hard alias (adform of adf) is its own core bidder
         adapter_code = outcome.bidder.resolved.bidder.code
         run.response_times[name] = outcome.elapsed_ms
+        for response in outcome.responses:
+            if response.fledge_auction_configs:
+                _collect_fledge(run, name, response.fledge_auction_configs)
         seen: list[AuctionBid | RejectedBid] | None = [] if details is not None else None
         bids, bid_errors = accept_bids(
             name, adapter_code, outcome.responses, setup.imp_ids, setup.currency, setup.converter.convert,
@@ -1258,6 +1271,7 @@ class AuctionService:
         bid_floors = run.bid_floors if run.bid_floors is not None and run.bid_floors.bid_floors else None
         cache_url = self.cache.public_url + "?uuid="
         imp_passthrough = _imp_passthrough(request["imp"])
+        video_attrs = run.stored_responses.video_attrs
         events = run.events
         seats: dict[str, list[dict[str, Any]]] = {}
         for bid in run.bids:
@@ -1266,6 +1280,8 @@ class AuctionService:
             if not isinstance(ext, dict):
                 ext = own["ext"] = {}
             ext["prebid"] = _bid_ext_prebid(bid, ext.get("prebid"), events, cache_url, bid_floors, imp_passthrough)
+            if video_attrs is not None and bid.imp_id in video_attrs:  # PBS-Go's echovideoattrs
+                ext["storedrequestattributes"] = video_attrs[bid.imp_id]
             if not return_creative:
                 own.pop("adm", None)
             seat = seats.get(bid.bidder)
@@ -1351,7 +1367,25 @@ def _response_ext(run: _AuctionRun) -> dict[str, Any]:
     prebid = request.get("ext", {}).get("prebid") if isinstance(request.get("ext"), dict) else None
     if isinstance(prebid, dict) and prebid.get("passthrough") is not None:
         ext["prebid"]["passthrough"] = prebid["passthrough"]  # PBS-Go echoes it as sent
+    if run.fledge:
+        ext["prebid"]["fledge"] = {"auctionconfigs": run.fledge}
     return ext
+
+
+def _collect_fledge(run: _AuctionRun, bidder: str, configs: list[dict[str, Any]]) -> None:
+    """PBS-Go's collectFledgeFromSeatBid: each config with its imp, the seat's bidder and the adapter's
+    own name for it, in ``ext.prebid.fledge.auctionconfigs`` (also when the bidder has no bid)."""
+    if run.fledge is None:
+        run.fledge = []
+    for config in configs:
+        entry: dict[str, Any] = {"impid": config.get("impid") or ""}
+        if bidder:
+            entry["bidder"] = bidder
+        adapter = config.get("bidder")
+        if isinstance(adapter, str) and adapter:
+            entry["adapter"] = adapter
+        entry["config"] = config.get("config")
+        run.fledge.append(entry)
 
 
 def _request_info(

@@ -20,6 +20,7 @@ class MockBidders:
         self.status: dict[str, int] = {}
         self.currency: dict[str, str] = {}
         self.set_cookie: dict[str, str] = {}
+        self.answer_ext: dict[str, dict[str, Any]] = {}  # a bidder's answer's top-level ext
         self.received: dict[str, list[dict[str, Any]]] = {}
         self.headers: dict[str, list[dict[str, str]]] = {}
         app = web.Application()
@@ -39,6 +40,8 @@ class MockBidders:
             return web.Response(status=204 if status == 200 else status)
         seatbid = [{"seat": name, "bid": bids}]
         answer = {"id": body["id"], "seatbid": seatbid, "cur": self.currency.get(name, "USD")}
+        if name in self.answer_ext:
+            answer["ext"] = self.answer_ext[name]
         response = web.json_response(answer)
         if name in self.set_cookie:
             response.set_cookie("bidder_uid", self.set_cookie[name])

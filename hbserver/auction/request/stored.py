@@ -141,6 +141,8 @@ class StoredBidResponse:
 class StoredResponses:
     auction: dict[str, list[Any]] = field(default_factory=dict)  # imp id -> stored seatbids
     by_bidder: dict[str, list[StoredBidResponse]] = field(default_factory=dict)
+    # imp id -> its stored imp's video, for imps asking for echovideoattrs (hbserver.auction.request.echo_video)
+    video_attrs: dict[str, Any] | None = None
 
     @property
     def empty(self) -> bool:
