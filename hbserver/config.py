@@ -382,6 +382,10 @@ class StoredRequests:
 @dataclass(frozen=True)
 class AccountEvents:
     enabled: bool = True
+    # PBS-Go's VAST tracker injection settings, accepted and kept: PBS-Go wires them to nothing yet
+    # (config/events.go: "still under development", prebid-server issue 1725), and neither does hbserver.
+    default_url: str = ""
+    vast_events: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -391,6 +395,8 @@ class AccountCookieSync:
     default_coop_sync: bool | None = None
     priority_groups: list[list[str]] = _checked_factory(list, _bidder_groups)
     priority_groups_only: bool = False
+    disabled_iframe_bidders: list[str] = field(default_factory=list)  # PBS-Go; "*" = every bidder
+    pri: list[str] = field(default_factory=list)  # PBS-Java's prioritized coop-sync bidders
 
 
 @dataclass(frozen=True)
@@ -653,6 +659,33 @@ class AccountAuction:
 
 
 @dataclass(frozen=True)
+class AccountCacheTtl:
+    """PBS-Go's account ``cache_ttl``: cached bids' TTL by media type, seconds (0: the host's default)."""
+
+    banner: int = _checked(0, _at_least(0))
+    video: int = _checked(0, _at_least(0))
+    native: int = _checked(0, _at_least(0))
+    audio: int = _checked(0, _at_least(0))
+
+
+@dataclass(frozen=True)
+class AccountVtrack:
+    ttl: int = _checked(0, _at_least(0))  # PBS-Java: caps /vtrack puts' TTL (0: no cap)
+
+
+def _auction_events_problem(value: dict[str, Any] | None) -> str | None:
+    if value is not None and not all(isinstance(v, bool) for v in value.values()):
+        return "every channel must be true or false"
+    return None
+
+
+@dataclass(frozen=True)
+class AccountAnalytics:
+    # PBS-Java's per-channel switch for event URLs (pbjs = web); None: PBS-Go's rule, events.enabled alone
+    auction_events: dict[str, Any] | None = _checked(None, _auction_events_problem)
+
+
+@dataclass(frozen=True)
 class AccountSettings:
     """An account's settings: ``account_defaults`` in the config, merged under each account file."""
 
@@ -670,6 +703,9 @@ class AccountSettings:
     hooks: AccountHooks = field(default_factory=AccountHooks)
     validations: AccountValidations = field(default_factory=AccountValidations)
     auction: AccountAuction = field(default_factory=AccountAuction)
+    cache_ttl: AccountCacheTtl = field(default_factory=AccountCacheTtl)  # PBS-Go; PBS-Java's auction.*_cache_ttl
+    vtrack: AccountVtrack = field(default_factory=AccountVtrack)
+    analytics: AccountAnalytics = field(default_factory=AccountAnalytics)
 
 
 @dataclass(frozen=True)

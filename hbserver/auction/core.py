@@ -33,6 +33,7 @@ from hbserver.adapters.base import (
     ResponseData,
     TypedBid,
 )
+from hbserver.analytics.auction_events import channel_allows_events
 from hbserver.auction import hookpoints
 from hbserver.auction.auction_metrics import AuctionMetrics
 from hbserver.auction.bids import dsa, validation
@@ -106,7 +107,7 @@ from hbserver.auction.response.cache_options import CacheOptions
 from hbserver.auction.response.eventurls import EventUrls
 from hbserver.auction.response.targeting import AuctionResults, apply_targeting, bids_to_cache, run_auction
 from hbserver.bidders.registry import Bidder, Registry
-from hbserver.config import AccountFloorFetch, AccountPriceFloors, Config
+from hbserver.config import AccountCacheTtl, AccountFloorFetch, AccountPriceFloors, Config
 from hbserver.floors.data import Fetched
 from hbserver.floors.enforce import EnforceResult, FloorEnforcement
 from hbserver.floors.resolve import FLOOR_ERROR_CODE, FLOORS_DISABLED, request_has_floors, resolve_floors
@@ -885,7 +886,9 @@ class AuctionService:
                 to_cache = bids_to_cache(results, options, run.bids)
             loop = asyncio.get_running_loop()
             cache_started = loop.time()
-            cache_error = await self._cache_bids(to_cache, run.request, cache_options, run.deadline, run.events)
+            cache_error = await self._cache_bids(
+                to_cache, run.request, cache_options, run.deadline, run.events, run.account.settings.cache_ttl
+            )
             self.counts.cache_write(loop.time() - cache_started, not cache_error)
             if cache_error:
                 run.errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": cache_error})
@@ -1182,7 +1185,12 @@ class AuctionService:
 
     def _event_urls(self, account: Account, prebid: dict[str, Any], timestamp: int) -> EventUrls | None:
         """The auction's event URLs when events are on: the account's flag or ``ext.prebid.events``."""
-        if not (account.settings.events.enabled or isinstance(prebid.get("events"), dict)):
+        settings = account.settings
+        asked = isinstance(prebid.get("events"), dict)
+        if not (settings.events.enabled or asked):
+            return None
+        by_channel = settings.analytics.auction_events  # PBS-Java's; None (the usual): not applied
+        if by_channel is not None and not asked and not channel_allows_events(prebid, by_channel):
             return None
         integration = prebid.get("integration")
         return EventUrls(self.external_url, account.id, timestamp, integration if isinstance(integration, str) else "")
@@ -1212,8 +1220,13 @@ class AuctionService:
         options: CacheOptions,
         deadline: float,
         events: EventUrls | None = None,
+        account_ttls: AccountCacheTtl | None = None,
     ) -> str:
-        """Write ``bids`` to the cache store; sets their cache ids. An error text, or ""."""
+        """Write ``bids`` to the cache store; sets their cache ids. An error text, or "".
+
+        A bid's TTL: its imp's or its own ``exp``, else the request's ``ttlseconds`` for the kind, else
+        the account's ``cache_ttl`` for its media type (PBS-Java's order; PBS-Go adds the minute to it),
+        else the host's default."""
         imp_exp = {imp["id"]: imp["exp"] for imp in request["imp"] if "exp" in imp}
         items: list[CacheItem] = []
         slots: list[tuple[AuctionBid, str]] = []
@@ -1222,13 +1235,21 @@ class AuctionService:
         default_ttl = self._default_cache_ttl
         json_default = self.cache.ttl(options.bids_ttl) if options.bids_ttl else default_ttl
         xml_default = self.cache.ttl(options.vast_ttl) if options.vast_ttl else default_ttl
+        by_type = self._account_ttls(account_ttls) if account_ttls is not None and not options.bids_ttl else None
+        if account_ttls is not None and account_ttls.video and not options.vast_ttl:
+            xml_default = self.cache.ttl(account_ttls.video + CACHE_TTL_BONUS_S)
         dumps = orjson.dumps
         for bid in bids:
             own = bid.bid
             exp_ttl = None
             if imp_exp or "exp" in own:  # the usual bid has neither
                 exp_ttl = self._exp_ttl(imp_exp.get(bid.imp_id), own.get("exp"))
-            ttl = json_default if exp_ttl is None else exp_ttl
+            if exp_ttl is not None:
+                ttl = exp_ttl
+            elif by_type:
+                ttl = by_type.get(bid.bid_type, json_default)
+            else:
+                ttl = json_default
             xml_ttl = xml_default if exp_ttl is None else exp_ttl
             if cache_json:
                 if events is not None and bid.bid_type != "video":  # PBS merges the win URL in
@@ -1256,6 +1277,13 @@ class AuctionService:
             else:
                 bid.vast_cache_id = key
         return ""
+
+    def _account_ttls(self, ttls: AccountCacheTtl) -> dict[str, int] | None:
+        """The account's cache TTLs set (not 0), by media type, with PBS-Go's minute; None when none is."""
+        if not (ttls.banner or ttls.video or ttls.native or ttls.audio):
+            return None
+        pairs = (("banner", ttls.banner), ("video", ttls.video), ("native", ttls.native), ("audio", ttls.audio))
+        return {kind: self.cache.ttl(value + CACHE_TTL_BONUS_S) for kind, value in pairs if value}
 
     def _exp_ttl(self, imp_exp: Any, bid_exp: Any) -> int | None:
         """PBS: the smaller positive of imp.exp and bid.exp, plus a minute, capped; None without one (then

@@ -84,6 +84,23 @@ class CookieSyncRequest(NamedTuple):
     debug: bool = False
 
 
+def without_iframes(filters: SyncFilters, disabled: list[str]) -> SyncFilters:
+    """PBS-Go's account ``cookie_sync.disabled_iframe_bidders`` over the request's filterSettings: only
+    ever narrower. ``*`` refuses every iframe sync; a list excludes those bidders from what the
+    request's iframe filter allows. Redirect syncs are never affected."""
+    if "*" in disabled:
+        return SyncFilters(BidderFilter(include=False, every=True), filters.redirect)
+    names = frozenset(name.lower() for name in disabled)
+    iframe = filters.iframe
+    if iframe.every:
+        narrowed = iframe if not iframe.include else BidderFilter(include=False, every=False, bidders=names)
+    elif iframe.include:
+        narrowed = BidderFilter(include=True, every=False, bidders=iframe.bidders - names)
+    else:
+        narrowed = BidderFilter(include=False, every=False, bidders=iframe.bidders | names)
+    return SyncFilters(narrowed, filters.redirect)
+
+
 def _string(value: Any, key: str) -> str:
     if value is None:
         return ""
@@ -302,10 +319,15 @@ class CookieSyncEndpoint:
             coop = settings.default_coop_sync
         else:
             coop = service.config.user_sync.coop_sync.default
-        groups = (
-            settings.priority_groups if settings.default_coop_sync is not None
-            else service.config.user_sync.priority_groups
-        )
+        if settings.default_coop_sync is not None and (settings.priority_groups or not settings.pri):
+            groups = settings.priority_groups
+        elif settings.pri:  # PBS-Java: the account's prioritized bidders replace the host's
+            groups = [settings.pri]
+        else:
+            groups = service.config.user_sync.priority_groups
+        filters = sync_request.filters
+        if settings.disabled_iframe_bidders:
+            filters = without_iframes(filters, settings.disabled_iframe_bidders)
         try:
             privacy = cookie_sync_privacy(
                 sync_request.gdpr, sync_request.gdpr_consent, sync_request.us_privacy, sync_request.gpp,
@@ -335,7 +357,7 @@ class CookieSyncEndpoint:
             settings.priority_groups_only, self.shuffle,
         )
         chosen, evaluations = choose(
-            order, limit, service.registry, cookie, now, sync_request.filters,
+            order, limit, service.registry, cookie, now, filters,
             self._privacy_check(account, privacy), privacy.gdpr_signal, privacy.gpp_sid,
         )
         self._outcomes["ok"].pending += 1

@@ -82,6 +82,15 @@ def _integer(put: dict[str, Any], name: str, index: int, bounds: IntRange) -> in
                f"from {bounds.low} to {bounds.high}")
 
 
+def _put_ttl(own: int | None, account_ttl: int) -> int | None:
+    """PBS-Java's ``resolveVtrackTtl``: the smaller of the put's and the account's ``vtrack.ttl``, each
+    counted only when positive; None (the cache's default) when neither is."""
+    own = own if own is not None and own > 0 else None
+    if account_ttl > 0:
+        return account_ttl if own is None else min(own, account_ttl)
+    return own
+
+
 def parse_vtrack_body(body: bytes, max_puts: int) -> list[VtrackPut]:
     """The puts of a /vtrack body; raises HttpError (400) with PBS-Java's text for the first problem."""
     if not body.strip():
@@ -168,7 +177,9 @@ class VtrackEndpoint:
                 account = self.accounts.cached(account_id) or await self.accounts.load(account_id)
             except AccountError as exc:
                 raise HttpError(exc.status, exc.message) from None
-            items = self._items(puts, account_id, integration or None, account.settings.events.enabled)
+            items = self._items(
+                puts, account_id, integration or None, account.settings.events.enabled, account.settings.vtrack.ttl
+            )
         except HttpError as exc:
             return self._finish(text_response(exc.status, exc.message), account_id, puts, [], exc.message)
         try:
@@ -180,7 +191,8 @@ class VtrackEndpoint:
         return self._finish(response, account_id, puts, keys)
 
     def _items(
-        self, puts: list[VtrackPut], account_id: str, integration: str | None, events_enabled: bool
+        self, puts: list[VtrackPut], account_id: str, integration: str | None, events_enabled: bool,
+        account_ttl: int = 0,
     ) -> list[CacheItem]:
         items = []
         for index, put in enumerate(puts):
@@ -198,7 +210,7 @@ class VtrackEndpoint:
                     log.debug("VastXml does not contain neither InLine nor Wrapper for %s response", put.bidder)
                 else:
                     value = modified
-            item = CacheItem("xml", value.encode(), self.cache.ttl(put.ttl_seconds))
+            item = CacheItem("xml", value.encode(), self.cache.ttl(_put_ttl(put.ttl_seconds, account_ttl)))
             problem = self.cache.size_problem(index, item)
             if problem:
                 raise _bad(problem)

@@ -352,6 +352,14 @@ MEANINGS: dict[str, str] = {
     "disabled": "`true` refuses the account's requests (503)",
     "events.enabled": "win/imp event URLs (`/event`) in bids and cached bids; `false` also makes `/event` "
                       "refuse the account's analytics events (401)",
+    "events.default_url": "PBS-Go's VAST tracker URL template: accepted, no effect (PBS-Go does not use it yet)",
+    "events.vast_events": "PBS-Go's VAST trackers to inject: accepted, no effect (PBS-Go does not use them yet)",
+    "cache_ttl.{banner,video,native,audio}": "cached bids' TTL by media type when neither `exp` nor the request's "
+                                             "`ttlseconds` sets one, plus a minute (0 = the host's default); "
+                                             "PBS-Java's `auction.banner_cache_ttl`/`video_cache_ttl` too",
+    "vtrack.ttl": "PBS-Java's: caps each `/vtrack` put's TTL, or sets it when the put has none (0 = no cap)",
+    "analytics.auction_events": "PBS-Java's: `{channel: bool}` (`pbjs` = `web`); when set, a request without "
+                                "`ext.prebid.events` gets event URLs only if its channel is `true` here",
     "debug_allow": "`false` ignores a request's debug flag (no `ext.debug` in the answer)",
     "auction.impression_limit": "PBS-Java's: only the first N imps of a request go to auction, with a warning "
                                 "(0 = all)",
@@ -368,6 +376,10 @@ MEANINGS: dict[str, str] = {
                                    "`user_sync.priority_groups`)",
     "cookie_sync.priority_groups_only": "`/cookie_sync`: a cooperative sync adds only the priority groups' "
                                         "bidders, not every bidder",
+    "cookie_sync.disabled_iframe_bidders": "`/cookie_sync`: bidders never offered an iframe sync (`[\"*\"]` = "
+                                           "all), narrowing the request's `filterSettings` (PBS-Go)",
+    "cookie_sync.pri": "PBS-Java's prioritized bidders: first in a cooperative sync (one shuffled priority "
+                       "group), over the host's groups; the account's `priority_groups` win when both are set",
     "privacy.allowactivities": "activity controls (`syncUser`, `fetchBids`, `transmitUfpd`, ... each with "
                                "`default` and `rules`), as in Prebid Server",
     "privacy.dsa.default": "the `regs.ext.dsa` a request without one gets, as a JSON string (PBS-Go; PBS-Java's "

@@ -22,6 +22,7 @@ from hbserver.config import AccountSettings, account_settings_problems, build, d
 from hbserver.logsetup import REPEAT_KEY
 from hbserver.metrics import Metrics
 from hbserver.privacy.activity import ActivityConfigError, ActivityControl
+from hbserver.stores.account_aliases import normalise
 from hbserver.stores.account_keys import report_account_keys
 from hbserver.stores.lru import LRUCache
 
@@ -210,11 +211,12 @@ class AccountStore:
             log.error("account %r is not a JSON object", account_id)
             self._fetch_errors.labels("malformed").inc()
             return _malformed(account_id)
+        # PBS-Java's spellings become the keys hbserver applies (PBS-Go's; those win when both are set).
+        data, problems = normalise(data)
         # Keys hbserver does not apply: said once per load (the account is cached), each line its own
         # repeat key so the log's repeat filter does not fold different keys or accounts together.
         for warning in report_account_keys(account_id, data):
             log.warning("%s", warning, extra={REPEAT_KEY: warning})
-        problems: list[str] = []
         settings = build(AccountSettings, deep_merge(self._defaults_plain, data), "", problems, strict=False)
         if not problems:
             problems.extend(account_settings_problems(settings))

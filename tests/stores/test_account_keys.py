@@ -53,8 +53,8 @@ REPORTS = [
     ("null-id", {"id": None}, []),
     ("id-naming-another-account", {"id": "1002"},
      ['account "1001": id is "1002", not the id the account is stored under; ignored']),
-    ("pbs-go-leaf-under-unapplied-block", {"cache_ttl": {"banner": 300}},
-     [pbs("cache_ttl.banner")]),
+    ("pbs-leaf-under-unapplied-block", {"metrics": {"verbosity_level": "basic"}},
+     [pbs("metrics.verbosity_level")]),
     ("pbs-go-privacysandbox-applied",
      {"privacy": {"privacysandbox": {"topicsdomain": "x",
                                      "cookiedeprecation": {"enabled": True, "ttl_sec": 5, "ttlsec": 6}}}}, []),
@@ -65,12 +65,12 @@ REPORTS = [
     ("pbs-go-top-level-scalars",
      {"truncate_target_attr": 20, "targeting_prefix": "pb", "bid_rounding": "up"},
      [pbs("truncate_target_attr"), pbs("targeting_prefix"), pbs("bid_rounding")]),
-    ("pbs-go-empty-block-is-named", {"cache_ttl": {}}, [pbs("cache_ttl")]),
-    ("pbs-go-block-given-a-scalar", {"cache_ttl": 300}, [pbs("cache_ttl")]),
+    ("pbs-empty-block-is-named", {"metrics": {}}, [pbs("metrics")]),
+    ("pbs-block-given-a-scalar", {"metrics": 300}, [pbs("metrics")]),
     ("pbs-go-key-beside-applied-keys",
-     {"events": {"enabled": True, "default_url": "https://e.example"},
-      "cookie_sync": {"max_limit": 8, "disabled_iframe_bidders": ["a"]}},
-     [pbs("events.default_url"), pbs("cookie_sync.disabled_iframe_bidders")]),
+     {"analytics": {"auction_events": {"web": True}, "allow_client_details": True},
+      "hooks": {"modules": {}, "admin": {"module_execution": {"m": True}}}},
+     [pbs("analytics.allow_client_details"), pbs("hooks.admin.module_execution")]),
     ("pbs-go-privacy-blocks-applied",
      {"privacy": {"dsa": {"default": "{}", "gdpr_only": True}, "privacysandbox": {"topicsdomain": "x"}}}, []),
     ("pbs-go-free-form-block-is-one-line",
@@ -101,10 +101,10 @@ REPORTS = [
     ("pbs-java-kebab-aliases", {"cookie-sync": {"default-limit": 5}, "alternate-bidder-codes": {"enabled": True}},
      [pbs("cookie-sync.default-limit", "cookie_sync.default_limit"), pbs("alternate-bidder-codes.enabled")]),
     ("pbs-java-cookie-sync", {"cookie_sync": {"coop_sync": {"default": True}, "pri": ["a"]}},
-     [pbs("cookie_sync.coop_sync.default", "cookie_sync.default_coop_sync"), pbs("cookie_sync.pri")]),
+     [pbs("cookie_sync.coop_sync.default", "cookie_sync.default_coop_sync")]),
     ("pbs-java-analytics-metrics-vtrack",
      {"analytics": {"auction-events": {"amp": True}}, "metrics": {"verbosity_level": "basic"}, "vtrack": {"ttl": 1}},
-     [pbs("analytics.auction-events"), pbs("metrics.verbosity_level"), pbs("vtrack.ttl")]),
+     [pbs("analytics.auction-events", "analytics.auction_events"), pbs("metrics.verbosity_level")]),
     ("typo-top-level", {"gdrp": {"enabled": True}}, [unknown("gdrp", "gdpr")]),
     ("typo-nested", {"privacy": {"alowactivities": {}}},
      [unknown("privacy.alowactivities", "privacy.allowactivities")]),
@@ -162,10 +162,10 @@ def test_applied_keys_come_from_the_dataclasses(raw, expected):
 @pytest.mark.parametrize(
     ("keys", "problem"),
     [
-        ({"account_defaults": {"cache_ttl": {"banner": 300}}},
-         "account_defaults.cache_ttl: a Prebid Server setting hbserver does not apply; remove it"),
-        ({"account_defaults": {"events": {"default_url": "https://e.example"}}},
-         "account_defaults.events.default_url: a Prebid Server setting hbserver does not apply; remove it"),
+        ({"account_defaults": {"metrics": {"verbosity_level": "basic"}}},
+         "account_defaults.metrics: a Prebid Server setting hbserver does not apply; remove it"),
+        ({"account_defaults": {"analytics": {"modules": {}}}},
+         "account_defaults.analytics.modules: a Prebid Server setting hbserver does not apply; remove it"),
         ({"account_defaults": {"privacy": {"gdpr": {}}}},
          "account_defaults.privacy.gdpr: a Prebid Server setting hbserver does not apply; remove it "
          "(hbserver reads gdpr)"),
@@ -199,8 +199,8 @@ class CountingFetcher:
 @pytest.mark.parametrize(
     ("account", "applied", "refused"),
     [
-        ({"cache_ttl": {"banner": 300}, "events": {"enabled": False}, "gdrp": {}}, True, False),
-        ({"cache_ttl": {"banner": 300}, "events": {"enabled": "no"}, "gdrp": {}}, False, True),
+        ({"metrics": {"verbosity_level": "basic"}, "events": {"enabled": False}, "gdrp": {}}, True, False),
+        ({"metrics": {"verbosity_level": "basic"}, "events": {"enabled": "no"}, "gdrp": {}}, False, True),
     ],
     ids=["loaded-account", "malformed-account"],
 )
@@ -221,7 +221,7 @@ def test_store_warns_once_per_load(caplog, account, applied, refused):
         outcomes = asyncio.run(twice())
     assert fetcher.calls == 1
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warnings == [pbs("cache_ttl.banner"), unknown("gdrp", "gdpr")]
+    assert warnings == [pbs("metrics.verbosity_level"), unknown("gdrp", "gdpr")]
     if refused:
         assert outcomes == ["malformed", "malformed"]
         assert any("events.enabled" in r.getMessage() for r in caplog.records if r.levelno == logging.ERROR)
@@ -245,11 +245,11 @@ def run_check(directory: Path, *, enabled: bool = True) -> subprocess.CompletedP
     ("files", "enabled", "status", "stderr"),
     [
         ({"1001": {"events": {"enabled": False}}}, True, 0, []),
-        ({"1001": {"cache_ttl": {"banner": 300}}, "1002": {"gdrp": {}}}, True, 0,
-         [pbs("cache_ttl.banner"), 'account "1002": gdrp is an unknown key; ignored (did you mean gdpr?)']),
-        ({"1001": {"cache_ttl": {"banner": 300}}, "bad": {"events": {"enabled": "no"}}}, True, 2,
+        ({"1001": {"metrics": {"verbosity_level": "basic"}}, "1002": {"gdrp": {}}}, True, 0,
+         [pbs("metrics.verbosity_level"), 'account "1002": gdrp is an unknown key; ignored (did you mean gdpr?)']),
+        ({"1001": {"metrics": {"verbosity_level": "basic"}}, "bad": {"events": {"enabled": "no"}}}, True, 2,
          ["account 'bad' is malformed: events.enabled: must be a boolean (true/false), got str 'no'",
-          pbs("cache_ttl.banner")]),
+          pbs("metrics.verbosity_level")]),
         ({"broken": "{not json"}, True, 2, ["account 'broken' is not valid JSON: "]),
         ({"bad": {"events": {"enabled": "no"}}}, False, 0, []),
     ],
