@@ -649,6 +649,19 @@ def _profiles_problem(value: dict[str, Any]) -> str | None:
 
 
 @dataclass(frozen=True)
+class AccountAuctionTargeting:
+    """PBS-Java's account ``auction.targeting``: each flag set fills the one a request's
+    ``ext.prebid.targeting`` leaves out (hbserver.auction.request.account_targeting)."""
+
+    includewinners: bool | None = None
+    includebidderkeys: bool | None = None
+    includeformat: bool | None = None
+    preferdeals: bool | None = None
+    alwaysincludedeals: bool | None = None
+    prefix: str = ""
+
+
+@dataclass(frozen=True)
 class AccountAuction:
     """PBS-Java's account ``auction`` keys hbserver applies."""
 
@@ -656,6 +669,14 @@ class AccountAuction:
     secondary_bidders: list[str] = field(default_factory=list)  # the answer does not wait for these
     # PBS-Java's limit and fail_on_unknown (alias fail-on-unknown), read by hbserver.auction.request.profiles
     profiles: dict[str, Any] = _checked_factory(dict, _profiles_problem)
+    # PBS-Java's targeting defaults (hbserver.auction.request.account_targeting); where the PBS-Go key
+    # of the same meaning (AccountSettings) is also set, the PBS-Go key wins
+    price_granularity: str = ""  # a granularity name for requests naming none ("": medium)
+    targeting: AccountAuctionTargeting = field(default_factory=AccountAuctionTargeting)
+    truncate_target_attr: int | None = None
+    default_integration: str = ""
+    bid_rounding: str = ""
+    preferredmediatype: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -706,6 +727,12 @@ class AccountSettings:
     cache_ttl: AccountCacheTtl = field(default_factory=AccountCacheTtl)  # PBS-Go; PBS-Java's auction.*_cache_ttl
     vtrack: AccountVtrack = field(default_factory=AccountVtrack)
     analytics: AccountAnalytics = field(default_factory=AccountAnalytics)
+    # PBS-Go's targeting and integration keys (hbserver.auction.request.account_targeting)
+    targeting_prefix: str = ""  # the key prefix for requests naming none ("": hb)
+    truncate_target_attr: int | None = None  # targeting key length (None or <= 0: 20)
+    bid_rounding: str = ""  # price bucket rounding: down, up, true, timesplit ("" or unknown: down)
+    preferredmediatype: dict[str, str] = field(default_factory=dict)  # bidder -> its media type of multi-format imps
+    default_integration: str = ""  # ext.prebid.integration for /openrtb2/auction requests without one
 
 
 @dataclass(frozen=True)

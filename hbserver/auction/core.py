@@ -84,6 +84,11 @@ from hbserver.auction.exchange.fpd import BidderData
 from hbserver.auction.exchange.privacy import BLOCKED_TCF, AuctionPrivacy, BidderPrivacy, read_privacy
 from hbserver.auction.exchange.server_ext import server_ext
 from hbserver.auction.exchange.split import BidderRequest, split_request
+from hbserver.auction.request.account_targeting import (
+    account_integration,
+    account_preferred_media_types,
+    with_integration,
+)
 from hbserver.auction.request.default_request import load_default_request
 from hbserver.auction.request.echo_video import echo_refs, stored_video_attrs
 from hbserver.auction.request.interstitial import InterstitialError, apply_interstitials
@@ -413,6 +418,10 @@ class AuctionService:
         request = validated.request
         deadline = start + tmax / 1000
         account = await self._account(_account_id(request))
+        if not amp:  # PBS-Go's setIntegrationType: /openrtb2/auction only
+            integration = account_integration(account.settings)
+            if integration:
+                request = validated.request = with_integration(request, integration)
         limit = account.settings.auction.impression_limit
         if limit and len(request["imp"]) > limit:
             validated = self._limited(validated, limit, amp)
@@ -859,7 +868,8 @@ class AuctionService:
         impression tracking added to the bids when events are on."""
         setup = run.setup
         if setup.targeting_conf is not None:
-            results = run_auction(run.bids, setup.targeting_conf.get("preferdeals") is True, setup.multibid)
+            prefer_deals = setup.targeting is not None and setup.targeting.prefer_deals  # the account's too
+            results = run_auction(run.bids, prefer_deals, setup.multibid)
             run.bids = results.kept(run.bids)
         else:
             results = run_auction(run.bids, False)
@@ -916,7 +926,8 @@ class AuctionService:
             if run.details is not None:
                 run.details.seatnonbid = nonbids.as_json()
         if wants_ad_server_targeting(prebid):
-            apply_ad_server_targeting(run.request, response, query)
+            account_keys = setup.account_targeting  # its truncate_target_attr (PBS-Go passes it here too)
+            apply_ad_server_targeting(run.request, response, query, account_keys.truncate if account_keys else None)
         return response, len(run.bids), None
 
     def _plan_for(
@@ -1128,6 +1139,7 @@ class AuctionService:
         bidder_requests = split_request(
             request, validated, uids, privacy, blocked, notices, bidder_data=bidder_data,
             bidder_prebid=_bidder_prebid(alt_codes, multibid), floor_factor=floor_factor, server=self.server_ext,
+            account_preferred=account_preferred_media_types(account.settings),
         )  # fmt: skip
         return bidder_requests, blocked, notices
 

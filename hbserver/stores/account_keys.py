@@ -367,6 +367,20 @@ MEANINGS: dict[str, str] = {
                                  "(`ext.prebid.secondarybidders` overrides)",
     "auction.profiles": "PBS-Java's profiles: `limit` (profiles a request may name, 4) and `fail_on_unknown` or "
                         "`fail-on-unknown` (a missing profile refuses the request, `true`); see Profiles",
+    "auction.price_granularity": "PBS-Java's: the price granularity name (`low`, `medium`, `high`, `auto`, "
+                                 "`dense`; unknown = `medium`) for targeting requests naming none",
+    "auction.targeting.includewinners": "PBS-Java's: `ext.prebid.targeting.includewinners` where a targeting "
+                                        "request leaves it out (`null` = not set)",
+    "auction.targeting.includebidderkeys": "PBS-Java's: `includebidderkeys` where a targeting request leaves it out",
+    "auction.targeting.includeformat": "PBS-Java's: `includeformat` where a targeting request leaves it out",
+    "auction.targeting.preferdeals": "PBS-Java's: `preferdeals` where a targeting request leaves it out",
+    "auction.targeting.alwaysincludedeals": "PBS-Java's: `alwaysincludedeals` where a targeting request leaves it out",
+    "auction.targeting.prefix": "PBS-Java's spelling of `targeting_prefix`; the PBS-Go key wins if both are set",
+    "auction.truncate_target_attr": "PBS-Java's spelling of `truncate_target_attr`; the PBS-Go key wins if both "
+                                    "are set",
+    "auction.default_integration": "PBS-Java's spelling of `default_integration`; the PBS-Go key wins if both are set",
+    "auction.bid_rounding": "PBS-Java's spelling of `bid_rounding`; the PBS-Go key wins if both are set",
+    "auction.preferredmediatype": "PBS-Java's spelling of `preferredmediatype`; the PBS-Go key wins per bidder",
     "cookie_sync.default_limit": "`/cookie_sync`: how many syncs when the request names no limit (0 = no limit)",
     "cookie_sync.max_limit": "`/cookie_sync`: the largest limit a request may ask for (0 = no cap)",
     "cookie_sync.default_coop_sync": "`/cookie_sync`: cooperative sync when the request does not say; `null` = "
@@ -461,6 +475,16 @@ MEANINGS: dict[str, str] = {
                               "not offer (`null` = the host's)",
     "validations.vast_protocol": "hbserver's own: `skip`, `warn` or `enforce` video/audio bids whose VAST "
                                  "protocol is not in the imp's `protocols` (`null` = the host's)",
+    "targeting_prefix": "targeting key prefix where `ext.prebid.targeting.prefix` names none (`\"\"` = `hb`); "
+                        "one longer than the key length less 12 gives `hb` and warning 10015",
+    "truncate_target_attr": "targeting key length (`null` or <= 0 = 20), also for ad server targeting; under 12 "
+                            "gives prefix `hb` and warning 10016",
+    "bid_rounding": "price bucket rounding: `down`, `up`, `true` (nearest) or `timesplit` (either, at random); "
+                    "`\"\"` or unknown = `down`",
+    "preferredmediatype": "bidder -> `banner`, `video`, `audio` or `native`: what a bidder without multi-format "
+                          "support keeps of a multi-format imp (`biddercontrols.<bidder>.prefmtype` wins)",
+    "default_integration": "`ext.prebid.integration` of `/openrtb2/auction` requests without one (bidders and "
+                           "event URLs see it)",
 }
 
 _NUMBERED = re.compile(r"(\D+)(\d+)")

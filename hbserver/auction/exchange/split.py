@@ -50,6 +50,7 @@ def split_request(
     bidder_prebid: Callable[[str], dict[str, Any] | None] | None = None,
     floor_factor: Callable[[str], float] | None = None,
     server: dict[str, Any] | None = None,
+    account_preferred: Mapping[str, str] | None = None,
 ) -> list[BidderRequest]:
     """The per-bidder requests, in the order bidders first appear in the imps.
 
@@ -62,7 +63,8 @@ def split_request(
     ``floor_factor(name)``: its bid adjustment factor, which its imps' floors are divided by (PBS-Go's
     applyBidAdjustmentToFloor, with the account's ``price_floors.adjust_for_bid_adjustment``).
     ``server``: the host's ``ext.prebid.server`` (:func:`~hbserver.auction.exchange.server_ext.server_ext`),
-    in place of the request's own.
+    in place of the request's own. ``account_preferred``: the account's ``preferredmediatype`` (bidder ->
+    media type), for a bidder without multi-format support whose ``biddercontrols`` name none.
     """
     split = _Split(request, validated, privacy, bidder_data is not None, server)
     out = []
@@ -81,7 +83,7 @@ def split_request(
                 continue
         bidder_imps, dropped = fit_imps(
             bidder_imps, bidder.media_types, split.channel, bidder.multiformat_supported,
-            "" if bidder.multiformat_supported else preferred_media_type(split.prebid, name),
+            "" if bidder.multiformat_supported else _preferred(split.prebid, name, account_preferred),
         )  # fmt: skip
         if dropped and notices is not None:
             notices.setdefault(name, []).extend(dropped)
@@ -95,6 +97,11 @@ def split_request(
             bidder_data.apply(own, name)
         out.append(split.finished(name, resolved, own, permissions))
     return out
+
+
+def _preferred(prebid: Mapping[str, Any], name: str, account: Mapping[str, str] | None) -> str:
+    """PBS-Go ``getBidderPreferredMediaTypeMap``: the request's ``prefmtype``, else the account's."""
+    return preferred_media_type(prebid, name) or (account.get(name, "") if account else "")
 
 
 class _Split:

@@ -19,6 +19,7 @@ from hbserver.auction.bids.bidadjust import BidAdjustments
 from hbserver.auction.bids.currency import Converter, build_rates
 from hbserver.auction.bids.multibid import MultiBid, parse_multibid
 from hbserver.auction.common.messages import Message, WarningCode
+from hbserver.auction.request.account_targeting import AccountTargeting, account_targeting
 from hbserver.auction.request.validate import Validated
 from hbserver.auction.response.cache_options import CacheOptions
 from hbserver.auction.response.targeting import TargetingOptions
@@ -51,6 +52,8 @@ class AuctionSetup:
     floors_on: bool
     # the warnings before any bidder is called, by key in the response's order
     warnings: tuple[tuple[str, tuple[Message, ...]], ...]
+    # the account's targeting and integration keys (None: it sets none)
+    account_targeting: AccountTargeting | None = None
 
     def new_warnings(self) -> dict[str, list[Message]]:
         """This auction's own warnings, starting from the set-up's."""
@@ -78,11 +81,13 @@ def auction_setup(
     targeting_conf = prebid.get("targeting")
     targeting_conf = targeting_conf if isinstance(targeting_conf, dict) else None
     targeting = None
+    account_keys = account_targeting(settings)
     if targeting_conf is not None:
         if request_type == "amp":
-            targeting = TargetingOptions.from_request(targeting_conf, "amp", AMP_TARGETING_VALUES)
+            targeting = TargetingOptions.from_request(targeting_conf, "amp", AMP_TARGETING_VALUES, account_keys)
         else:
-            targeting = TargetingOptions.from_request(targeting_conf, "mobile-app" if "app" in request else "")
+            env = "mobile-app" if "app" in request else ""
+            targeting = TargetingOptions.from_request(targeting_conf, env, None, account_keys)
     cache_options = CacheOptions.from_request(prebid.get("cache") or {})
     debug_requested = request.get("test") == 1 or prebid.get("debug") is True
     debug = debug_override or (debug_requested and settings.debug_allow)
@@ -97,6 +102,8 @@ def auction_setup(
     if debug_requested and not debug:
         warnings["general"].append(Message(WarningCode.ACCOUNT_DEBUG_DISABLED, "debug turned off for account"))
     warnings["general"].extend(Message(WarningCode.MULTIBID, text) for text in multibid_warnings)
+    if targeting is not None and targeting.warnings:
+        warnings["general"].extend(targeting.warnings)
     for key, message in adjustment_warnings:
         warnings.setdefault(key, []).append(message)
     return AuctionSetup(
@@ -116,4 +123,5 @@ def auction_setup(
         imp_ids=frozenset(imp["id"] for imp in request["imp"]),
         floors_on=floors_on,
         warnings=tuple((key, tuple(items)) for key, items in warnings.items()),
+        account_targeting=account_keys,
     )

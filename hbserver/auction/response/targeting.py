@@ -3,9 +3,11 @@
 Per imp the winner is the highest price (strict ``>``, first seen wins a tie; with
 ``preferdeals`` any deal beats any non-deal). Per imp and bidder only the top bid gets bidder
 keys (``hb_pb_<bidder>``...); the imp winner also gets the plain keys. Every key is cut to 20
-characters. ``hb_cache_id`` and ``hb_uuid`` are added once bids are cached; ``hb_cache_host`` and
-``hb_cache_path`` go on every targeted bid, cached or not, as PBS-Go's ``setTargeting`` writes them
-whenever a cache host is known (PBS-Java only on cached bids).
+characters (the account's ``truncate_target_attr`` when above 0; the prefix and the other account
+keys: :mod:`hbserver.auction.request.account_targeting`). ``hb_cache_id`` and ``hb_uuid`` are
+added once bids are cached; ``hb_cache_host`` and ``hb_cache_path`` go on every targeted bid,
+cached or not, as PBS-Go's ``setTargeting`` writes them whenever a cache host is known (PBS-Java
+only on cached bids).
 
 Multibid (:mod:`hbserver.auction.bids.multibid`) follows PBS-Go's ``exchange/auction.go``
 (``validateAndUpdateMultiBid``: each bidder's bids per imp ranked as the winner is chosen, those
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from hbserver.auction.bids.accept import AuctionBid
+from hbserver.auction.common.messages import Message
 from hbserver.auction.response.pricegranularity import (
     PriceGranularity,
     parse_granularity,
@@ -35,9 +38,18 @@ from hbserver.auction.response.pricegranularity import (
 
 if TYPE_CHECKING:
     from hbserver.auction.bids.multibid import MultiBid
+    from hbserver.auction.request.account_targeting import AccountTargeting
 
 MAX_KEY_LENGTH = 20
+MIN_KEY_LENGTH = 12  # PBS-Go's MinKeyLength: the longest key name without its prefix
 DEFAULT_PREFIX = "hb"
+# PBS-Go's TooLongTargetingPrefixWarningCode and TooShortTargetingPrefixWarningCode (getTargetDataPrefix)
+PREFIX_TOO_LONG = Message(
+    10015,
+    "targeting prefix combined with key attribute is longer than 'settings.targeting.truncate-attr-chars' "
+    "value: decrease prefix length or increase truncate-attr-chars",
+)
+PREFIX_TOO_SHORT = Message(10016, "targeting prefix is shorter than 'MinKeyLength' value: increase prefix length")
 MAX_SHARED_OPTIONS = 256  # distinct ext.prebid.targeting settings whose parsed options are kept
 
 
@@ -53,30 +65,51 @@ class TargetingOptions:
     prefix: str = DEFAULT_PREFIX
     env: str = ""  # hb_env value: "amp", "mobile-app" or "" (none)
     extra: dict[str, str] = field(default_factory=dict)  # more keys with fixed values (AMP's creative_loadtype)
+    rounding: str = "down"  # the account's bid_rounding
+    max_key_length: int = MAX_KEY_LENGTH  # the account's truncate_target_attr when above 0
+    warnings: tuple[Message, ...] = ()  # the prefix's (PBS-Go getTargetDataPrefix), for ext.warnings.general
 
     @classmethod
     def from_request(
-        cls, targeting: dict[str, Any], env: str, extra: dict[str, str] | None = None
+        cls,
+        targeting: dict[str, Any],
+        env: str,
+        extra: dict[str, str] | None = None,
+        account: AccountTargeting | None = None,
     ) -> TargetingOptions:
-        """From ``ext.prebid.targeting`` (already validated); shared by requests asking the same.
+        """From ``ext.prebid.targeting`` (already validated) and the account's targeting keys
+        (:mod:`hbserver.auction.request.account_targeting`); shared by requests asking the same.
 
         The result is read-only: auctions with equal settings get the same instance.
         """
         try:
-            key = (orjson.dumps(targeting), env, tuple(extra.items()) if extra else ())
+            key = (
+                orjson.dumps(targeting), env, tuple(extra.items()) if extra else (),
+                account.cache_key() if account is not None else (),
+            )  # fmt: skip
         except TypeError:  # not JSON (no request body gives this): no sharing
-            return cls._build(targeting, env, extra)
+            return cls._build(targeting, env, extra, account)
         options = _OPTIONS.get(key)
         if options is None:
-            options = cls._build(targeting, env, extra)
+            options = cls._build(targeting, env, extra, account)
             if len(_OPTIONS) >= MAX_SHARED_OPTIONS:
                 _OPTIONS.pop(next(iter(_OPTIONS)))
             _OPTIONS[key] = options
         return options
 
     @classmethod
-    def _build(cls, targeting: dict[str, Any], env: str, extra: dict[str, str] | None) -> TargetingOptions:
-        prefix = targeting.get("prefix")
+    def _build(
+        cls,
+        targeting: dict[str, Any],
+        env: str,
+        extra: dict[str, str] | None,
+        account: AccountTargeting | None = None,
+    ) -> TargetingOptions:
+        truncate = None
+        if account is not None:
+            targeting = account.fill(targeting)
+            truncate = account.truncate
+        prefix, warning = _prefix(targeting.get("prefix"), account)
         return cls(
             granularity=parse_granularity(targeting.get("pricegranularity", "medium")),
             media_granularity=parse_media_type_granularity(targeting.get("mediatypepricegranularity") or {}),
@@ -85,13 +118,34 @@ class TargetingOptions:
             include_format=targeting.get("includeformat", False),
             prefer_deals=targeting.get("preferdeals", False),
             always_include_deals=targeting.get("alwaysincludedeals", False),
-            prefix=prefix if isinstance(prefix, str) and 0 < len(prefix) <= 10 else DEFAULT_PREFIX,
+            prefix=prefix,
             env=env,
             extra=dict(extra or {}),
+            rounding=account.rounding if account is not None else "down",
+            max_key_length=truncate if truncate is not None and truncate > 0 else MAX_KEY_LENGTH,
+            warnings=(warning,) if warning is not None else (),
         )
 
 
-_OPTIONS: dict[tuple[bytes, str, tuple[tuple[str, str], ...]], TargetingOptions] = {}
+_OPTIONS: dict[tuple[bytes, str, tuple[tuple[str, str], ...], tuple[Any, ...]], TargetingOptions] = {}
+
+
+def _prefix(requested: Any, account: AccountTargeting | None) -> tuple[str, Message | None]:
+    """PBS-Go ``getTargetDataPrefix``: the request's prefix, else the account's, else ``hb``; ``hb``
+    with a warning when the account's ``truncate_target_attr`` is under 12 or the prefix does not fit
+    the key length less 12."""
+    truncate = account.truncate if account is not None else None
+    max_length = MAX_KEY_LENGTH
+    if truncate is not None:
+        if truncate < MIN_KEY_LENGTH:
+            return DEFAULT_PREFIX, PREFIX_TOO_SHORT
+        if truncate > MIN_KEY_LENGTH:  # 12 itself leaves 20, as in PBS-Go
+            max_length = truncate
+    prefix = requested if isinstance(requested, str) and requested else ""
+    prefix = prefix or (account.prefix if account is not None else "") or DEFAULT_PREFIX
+    if len(prefix) > max_length - MIN_KEY_LENGTH:
+        return DEFAULT_PREFIX, PREFIX_TOO_LONG
+    return prefix, None
 
 
 def _better(a: AuctionBid, b: AuctionBid, prefer_deals: bool) -> bool:
@@ -203,13 +257,13 @@ _NAMES = ("pb", "bidder", "size", "deal", "cache_id", "uuid", "cache_host", "cac
 
 
 @functools.lru_cache(maxsize=4096)
-def _key_table(prefix: str, bidder: str) -> dict[str, tuple[str, str]]:
-    """Per value name: the winner key and the bidder key, cut to 20 characters (the same every auction)."""
-    return {name: _key_pair(prefix, name, bidder) for name in _NAMES}
+def _key_table(prefix: str, bidder: str, length: int = MAX_KEY_LENGTH) -> dict[str, tuple[str, str]]:
+    """Per value name: the winner key and the bidder key, cut to ``length`` characters (the same every auction)."""
+    return {name: _key_pair(prefix, name, bidder, length) for name in _NAMES}
 
 
-def _key_pair(prefix: str, name: str, bidder: str) -> tuple[str, str]:
-    return f"{prefix}_{name}"[:MAX_KEY_LENGTH], f"{prefix}_{name}_{bidder}"[:MAX_KEY_LENGTH]
+def _key_pair(prefix: str, name: str, bidder: str, length: int = MAX_KEY_LENGTH) -> tuple[str, str]:
+    return f"{prefix}_{name}"[:length], f"{prefix}_{name}_{bidder}"[:length]
 
 
 def apply_targeting(
@@ -217,11 +271,14 @@ def apply_targeting(
     options: TargetingOptions,
     cache_host: str,
     cache_path: str,
-    rounding: str = "down",
+    rounding: str | None = None,
     rand: Callable[[], float] | None = None,
 ) -> None:
     """Write ``targeting`` on each imp winner and each bidder's top bid (after caching); with the
-    multibid ``run_auction`` was given, also on the extra bids it allows (see the module text)."""
+    multibid ``run_auction`` was given, also on the extra bids it allows (see the module text).
+    ``rounding``: the price buckets' (None: the options', the account's ``bid_rounding``)."""
+    if rounding is None:
+        rounding = options.rounding
     multibid = results.multibid if isinstance(results, AuctionResults) else None
     for result in results.values():
         winner = result.winner
@@ -282,19 +339,19 @@ def _target(
     winner_keys = options.include_winners and is_winner
     if not bidder_keys and not winner_keys:
         return
-    prefix = options.prefix
+    prefix, length = options.prefix, options.max_key_length
     values = _values(bid, code, options, cache_host, cache_path, rounding, rand)
-    table = _key_table(prefix, code)
+    table = _key_table(prefix, code, length)
     targeting: dict[str, str] = {}
     if winner_keys and bidder_keys:  # the imp winner: both forms of every key
         for name, value in values.items():
-            pair = table.get(name) or _key_pair(prefix, name, code)
+            pair = table.get(name) or _key_pair(prefix, name, code, length)
             targeting[pair[0]] = value
             targeting[pair[1]] = value
     else:
         form = 0 if winner_keys else 1
         for name, value in values.items():
-            targeting[(table.get(name) or _key_pair(prefix, name, code))[form]] = value
+            targeting[(table.get(name) or _key_pair(prefix, name, code, length))[form]] = value
     bid.targeting = targeting
 
 
