@@ -418,16 +418,8 @@ class AuctionService:
         request = validated.request
         deadline = start + tmax / 1000
         account = await self._account(_account_id(request))
-        if not amp:  # PBS-Go's setIntegrationType: /openrtb2/auction only
-            integration = account_integration(account.settings)
-            if integration:
-                request = validated.request = with_integration(request, integration)
-        limit = account.settings.auction.impression_limit
-        if limit and len(request["imp"]) > limit:
-            validated = self._limited(validated, limit, amp)
-            request = validated.request
-        if (http.topics or http.cdep) and _sandbox_applies(http, account):
-            _apply_sandbox(validated, http, account, amp)
+        validated = self._for_account(validated, http, account, amp)
+        request = validated.request
         if hooks is not None:
             hooks = self._account_hooks(hooks, account)
             if hooks is not None and hooks.has(Stage.PROCESSED_AUCTION_REQUEST):
@@ -481,6 +473,21 @@ class AuctionService:
         except StoredDataUnavailable as exc:
             raise AuctionRefused(503, str(exc), "err") from None
         return validated, tmax, stored_responses
+
+    def _for_account(self, validated: Validated, http: HttpContext, account: Account, amp: bool) -> Validated:
+        """What the account's settings change in the validated request: its default integration, its
+        impression limit, the Privacy Sandbox headers it takes."""
+        request = validated.request
+        if not amp:  # PBS-Go's setIntegrationType: /openrtb2/auction only
+            integration = account_integration(account.settings)
+            if integration:
+                validated.request = with_integration(request, integration)
+        limit = account.settings.auction.impression_limit
+        if limit and len(validated.request["imp"]) > limit:
+            validated = self._limited(validated, limit, amp)
+        if (http.topics or http.cdep) and _sandbox_applies(http, account):
+            _apply_sandbox(validated, http, account, amp)
+        return validated
 
     def _limited(self, validated: Validated, limit: int, amp: bool) -> Validated:
         """PBS-Java's account ``auction.impression_limit``: only the first ``limit`` imps go on (the
@@ -1244,12 +1251,7 @@ class AuctionService:
         slots: list[tuple[AuctionBid, str]] = []
         cache_json = options.bids
         cache_vast = options.vast
-        default_ttl = self._default_cache_ttl
-        json_default = self.cache.ttl(options.bids_ttl) if options.bids_ttl else default_ttl
-        xml_default = self.cache.ttl(options.vast_ttl) if options.vast_ttl else default_ttl
-        by_type = self._account_ttls(account_ttls) if account_ttls is not None and not options.bids_ttl else None
-        if account_ttls is not None and account_ttls.video and not options.vast_ttl:
-            xml_default = self.cache.ttl(account_ttls.video + CACHE_TTL_BONUS_S)
+        json_default, xml_default, by_type = self._cache_ttls(options, account_ttls)
         dumps = orjson.dumps
         for bid in bids:
             own = bid.bid
@@ -1289,6 +1291,19 @@ class AuctionService:
             else:
                 bid.vast_cache_id = key
         return ""
+
+    def _cache_ttls(
+        self, options: CacheOptions, account_ttls: AccountCacheTtl | None
+    ) -> tuple[int, int, dict[str, int] | None]:
+        """The TTLs of bids without ``exp``: JSON's and VAST XML's (the request's, else the host's
+        default; the account's video TTL for XML), and the account's JSON TTLs by media type."""
+        default_ttl = self._default_cache_ttl
+        json_default = self.cache.ttl(options.bids_ttl) if options.bids_ttl else default_ttl
+        xml_default = self.cache.ttl(options.vast_ttl) if options.vast_ttl else default_ttl
+        by_type = self._account_ttls(account_ttls) if account_ttls is not None and not options.bids_ttl else None
+        if account_ttls is not None and account_ttls.video and not options.vast_ttl:
+            xml_default = self.cache.ttl(account_ttls.video + CACHE_TTL_BONUS_S)
+        return json_default, xml_default, by_type
 
     def _account_ttls(self, ttls: AccountCacheTtl) -> dict[str, int] | None:
         """The account's cache TTLs set (not 0), by media type, with PBS-Go's minute; None when none is."""

@@ -96,9 +96,9 @@ def profile_settings(raw: Mapping[str, Any], debug_allow: bool, request: Mapping
 
 # --- ids --------------------------------------------------------------------------------------------
 
-def _id_list(container: Any, where: str) -> list[str]:
-    """``ext.prebid.profiles`` of the request or an imp; a single string is a list of one (Jackson's
-    ACCEPT_SINGLE_VALUE_AS_ARRAY in PBS-Java)."""
+def _id_list(container: Any, index: int = -1) -> list[str]:
+    """``ext.prebid.profiles`` of the request (``index`` -1) or its imp ``index``; a single string is a
+    list of one (Jackson's ACCEPT_SINGLE_VALUE_AS_ARRAY in PBS-Java)."""
     ext = container.get("ext") if type(container) is dict else None
     prebid = ext.get("prebid") if type(ext) is dict else None
     ids = prebid.get("profiles") if type(prebid) is dict else None
@@ -107,6 +107,7 @@ def _id_list(container: Any, where: str) -> list[str]:
     if type(ids) is str:
         return [ids]
     if type(ids) is not list or not all(type(item) is str for item in ids):
+        where = "request" if index < 0 else f"request.imp[{index}]"
         raise RequestError(f"{where}.ext.prebid.profiles must be an array of strings")
     return ids
 
@@ -114,9 +115,9 @@ def _id_list(container: Any, where: str) -> list[str]:
 def profile_ids(request: Mapping[str, Any]) -> ProfileIds | None:
     """The profile ids the request and its imps ask for, None when none: the one check a request
     without profiles pays. Raises RequestError for ids that are not strings."""
-    request_ids = _id_list(request, "request")
+    request_ids = _id_list(request)
     imps = request.get("imp")
-    imp_ids = [_id_list(imp, f"request.imp[{i}]") for i, imp in enumerate(imps)] if type(imps) is list else []
+    imp_ids = [_id_list(imp, i) for i, imp in enumerate(imps)] if type(imps) is list else []
     if not request_ids and not any(imp_ids):
         return None
     return ProfileIds(request_ids, imp_ids)

@@ -80,14 +80,8 @@ def auction_setup(
     alt_codes = AlternateBidderCodes.from_sources(prebid, settings.alternatebiddercodes)
     targeting_conf = prebid.get("targeting")
     targeting_conf = targeting_conf if isinstance(targeting_conf, dict) else None
-    targeting = None
     account_keys = account_targeting(settings)
-    if targeting_conf is not None:
-        if request_type == "amp":
-            targeting = TargetingOptions.from_request(targeting_conf, "amp", AMP_TARGETING_VALUES, account_keys)
-        else:
-            env = "mobile-app" if "app" in request else ""
-            targeting = TargetingOptions.from_request(targeting_conf, env, None, account_keys)
+    targeting = _targeting(targeting_conf, request, request_type, account_keys)
     cache_options = CacheOptions.from_request(prebid.get("cache") or {})
     debug_requested = request.get("test") == 1 or prebid.get("debug") is True
     debug = debug_override or (debug_requested and settings.debug_allow)
@@ -99,11 +93,12 @@ def auction_setup(
     warnings: dict[str, list[Message]] = {"general": list(validated.warnings)}
     for name, items in validated.bidder_warnings.items():
         warnings.setdefault(name, []).extend(items)
+    general = warnings["general"]
     if debug_requested and not debug:
-        warnings["general"].append(Message(WarningCode.ACCOUNT_DEBUG_DISABLED, "debug turned off for account"))
-    warnings["general"].extend(Message(WarningCode.MULTIBID, text) for text in multibid_warnings)
+        general.append(Message(WarningCode.ACCOUNT_DEBUG_DISABLED, "debug turned off for account"))
+    general.extend(Message(WarningCode.MULTIBID, text) for text in multibid_warnings)
     if targeting is not None and targeting.warnings:
-        warnings["general"].extend(targeting.warnings)
+        general.extend(targeting.warnings)
     for key, message in adjustment_warnings:
         warnings.setdefault(key, []).append(message)
     return AuctionSetup(
@@ -125,3 +120,14 @@ def auction_setup(
         warnings=tuple((key, tuple(items)) for key, items in warnings.items()),
         account_targeting=account_keys,
     )
+
+
+def _targeting(
+    conf: dict[str, Any] | None, request: dict[str, Any], request_type: str, account_keys: AccountTargeting | None
+) -> TargetingOptions | None:
+    """The request's targeting options (None: it asks for none), with the account's targeting keys."""
+    if conf is None:
+        return None
+    if request_type == "amp":
+        return TargetingOptions.from_request(conf, "amp", AMP_TARGETING_VALUES, account_keys)
+    return TargetingOptions.from_request(conf, "mobile-app" if "app" in request else "", None, account_keys)
