@@ -100,6 +100,7 @@ class AuctionMetrics:
         self._imps: dict[tuple[bool, bool, bool, bool], PendingCounter] = {}
         self._module_calls: dict[tuple[str, str, str], PendingCounter] = {}
         self.tmax_timeout = metrics.counter(metrics.tmax_timeout)
+        self.dropped_imps = metrics.counter(metrics.imps_dropped)
         self.debug = metrics.counter(metrics.debug_requests)
         self.stored = metrics.counter(metrics.stored_responses)
         self._cache_write: tuple[PendingHistogram, PendingHistogram] = (
@@ -112,6 +113,10 @@ class AuctionMetrics:
         if handles is None:
             handles = self._adapters[code] = _AdapterHandles(self.metrics, code.lower())
         return handles
+
+    def imps_dropped(self, count: int) -> None:
+        """Imps the account's impression limit dropped (PBS-Java's updateImpsDroppedMetric)."""
+        self.dropped_imps.inc(count)
 
     def imps(self, imps: Sequence[dict[str, Any]]) -> None:
         """``impressions_requests``: one per imp, by which media types it offers."""

@@ -502,6 +502,7 @@ class AuctionService:
             f"Only first {limit} impressions were kept due to the limit, "
             "all the subsequent impressions have been dropped for the auction"
         )))  # fmt: skip
+        self.counts.imps_dropped(len(validated.request["imp"]) - limit)
         return again
 
     async def _processed_hooks(self, hooks: HookExecutor, validated: Validated, amp: bool) -> Validated:

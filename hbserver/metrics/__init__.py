@@ -62,7 +62,7 @@ HBSERVER_FAMILIES = frozenset({
     "currency_rates_age_seconds", "currency_fetch_errors",
     "floors_fetch_errors", "privacy_tcf_vendorlist", "adapter_dsa_rejected_bids", "adapter_response_validation_bids",
     "workers", "worker_restarts", "process_resident_memory_bytes", "process_cpu_seconds", "process_open_fds",
-    "gc_collections", "event_loop_lag_seconds", "overload_shed_requests",
+    "gc_collections", "event_loop_lag_seconds", "overload_shed_requests", "imps_dropped",
 })
 
 
@@ -119,6 +119,8 @@ class Metrics:
                              "Count of requested impressions to Prebid Server labeled by type.",
                              "banner", "video", "audio", "native")
         self.tmax_timeout = c("tmax_timeout", "Count of requests rejected due to Tmax timeout exceed.")
+        self.imps_dropped = c("imps_dropped", "Impressions dropped by the account's auction.impression_limit "
+                              "(PBS-Java's imps_dropped).")
         self.module_calls = c("module_calls",
                               "Count of module hook calls labeled by module code, stage and outcome.",
                               "module", "stage", "outcome")

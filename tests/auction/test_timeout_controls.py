@@ -215,3 +215,9 @@ async def test_impression_limit(make_client, bidders, data_dir: Path, limit: int
     text = (f"Only first {limit} impressions were kept due to the limit, all the subsequent impressions have been "
             "dropped for the auction")  # fmt: skip
     assert (text in general) is (kept < 2)
+    line = f"hbserver_imps_dropped {2.0 - kept}"
+    for _ in range(60):  # hot-path counts reach Prometheus once a second
+        if line in await (await client.get("/metrics")).text():
+            break
+        await asyncio.sleep(0.05)
+    assert line in await (await client.get("/metrics")).text()
