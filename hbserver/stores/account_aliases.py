@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hbserver.geo.countries import alpha3
 from hbserver.stores.account_keys import PBS_JAVA
 
 Data = dict[str, Any]
@@ -190,7 +191,24 @@ def _gdpr(block: Data, problems: list[str]) -> Data:
                             f"no_access_allowed or access_allowed, got {interpretation!r}")
     _numbered(block, "purposes", "p", "purpose", out, lambda v: _purpose(v, problems))
     _numbered(block, "special_features", "sf", "special_feature", out, _special_feature)
+    eea = block.get("eea_countries")
+    if isinstance(eea, str):
+        block.pop("eea_countries")
+        out["eea_countries"] = _alpha3_countries(eea)
     return out
+
+
+def _alpha3_countries(text: str) -> list[str]:
+    """PBS-Java's ``eea_countries``, a comma-separated text of alpha-2 codes, as hbserver's alpha-3
+    list. PBS-Java's own default names ``uk`` (GBR) and codes no country has (``ic``, ``an``): a code
+    without an alpha-3 is left out, as no request's ``device.geo.country`` can match it."""
+    found = []
+    for part in text.split(","):
+        code = part.strip().upper()
+        three = "GBR" if code == "UK" else alpha3(code)
+        if three is not None and three not in found:
+            found.append(three)
+    return found
 
 
 def _numbered(block: Data, name: str, stem: str, target: str, out: Data, convert: Callable[[Data], Data]) -> None:

@@ -104,6 +104,9 @@ ALIASES: list[tuple[str, str, dict[str, Any], Callable[[S], Any], Any]] = [
      {"cookie-sync": {"coop-sync": {"default": True}, "default-limit": 3}},
      lambda s: (s.cookie_sync.default_coop_sync, s.cookie_sync.default_limit), (True, 3)),
     ("status=active", "PBS-Java AccountStatus.active", {"status": "active"}, lambda s: s.disabled, False),
+    ("privacy.gdpr.eea_countries", "PBS-Java AccountGdprConfig.eeaCountries (alpha-2 text; uk, ic, an of its default)",
+     {"privacy": {"gdpr": {"eea-countries": "at, de,uk,ic,an,DE"}}}, lambda s: s.gdpr.eea_countries,
+     ["AUT", "DEU", "GBR"]),
     # both spellings: PBS-Go's (hbserver's) name wins, key by key
     ("both: debug_allow wins", "hbserver's rule", {"debug_allow": True, "auction": {"debug_allow": False}},
      lambda s: s.debug_allow, True),
@@ -134,12 +137,11 @@ def test_pbs_java_spellings_are_applied(caplog, source, account, applied, expect
          "privacy.gdpr.purposes.p2.eid.exceptions"),
         ({"privacy": {"gdpr": {"special_features": {"sf2": {"enforce": True}}}}},
          "privacy.gdpr.special_features.sf2.enforce"),
-        ({"privacy": {"gdpr": {"eea_countries": "at,de"}}}, "privacy.gdpr.eea_countries"),
         ({"analytics": {"allow_client_details": True}}, "analytics.allow_client_details"),
         ({"analytics": {"modules": {"pubstack": {}}}}, "analytics.modules"),
         ({"metrics": {"verbosity_level": "basic"}}, "metrics.verbosity_level"),
     ],
-    ids=["purpose-eid", "special-feature-2", "eea-countries-alpha2", "allow-client-details", "analytics-modules",
+    ids=["purpose-eid", "special-feature-2", "allow-client-details", "analytics-modules",
          "metrics-verbosity"],
 )
 def test_keys_without_a_counterpart_are_still_named(caplog, account, warning):
