@@ -19,6 +19,7 @@ from aiohttp import hdrs, web
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import cookie_sync_record
 from hbserver.bidders.registry import Bidder
+from hbserver.config import AccountCookieSync
 from hbserver.metrics import Metrics, PendingCounter
 from hbserver.privacy.sandbox import RECEIVE_COOKIE_DEPRECATION, receive_cookie_deprecation
 from hbserver.privacy.tcf2 import ConsentError
@@ -313,18 +314,7 @@ class CookieSyncEndpoint:
         service = self.service
         settings = account.settings.cookie_sync
         limit = effective_limit(sync_request.limit, settings.default_limit, settings.max_limit)
-        if sync_request.coop_sync is not None:
-            coop = sync_request.coop_sync
-        elif settings.default_coop_sync is not None:
-            coop = settings.default_coop_sync
-        else:
-            coop = service.config.user_sync.coop_sync.default
-        if settings.default_coop_sync is not None and (settings.priority_groups or not settings.pri):
-            groups = settings.priority_groups
-        elif settings.pri:  # PBS-Java: the account's prioritized bidders replace the host's
-            groups = [settings.pri]
-        else:
-            groups = service.config.user_sync.priority_groups
+        coop, groups = self._cooperation(sync_request, settings)
         filters = sync_request.filters
         if settings.disabled_iframe_bidders:
             filters = without_iframes(filters, settings.disabled_iframe_bidders)
@@ -370,6 +360,27 @@ class CookieSyncEndpoint:
             if counter is not None:
                 counter.pending += 1
         return self._respond(status_text, chosen, evaluations, sync_request.debug, privacy)
+
+    def _cooperation(
+        self, sync_request: CookieSyncRequest, settings: AccountCookieSync
+    ) -> tuple[bool, list[list[str]]]:
+        """Whether the sync is cooperative (the request's, else the account's, else the host's) and
+        its priority groups (the account's when it sets its cooperation, PBS-Java's ``pri`` as one
+        group, else the host's)."""
+        host = self.service.config.user_sync
+        if sync_request.coop_sync is not None:
+            coop = sync_request.coop_sync
+        elif settings.default_coop_sync is not None:
+            coop = settings.default_coop_sync
+        else:
+            coop = host.coop_sync.default
+        if settings.default_coop_sync is not None and (settings.priority_groups or not settings.pri):
+            groups = settings.priority_groups
+        elif settings.pri:  # PBS-Java: the account's prioritized bidders replace the host's
+            groups = [settings.pri]
+        else:
+            groups = host.priority_groups
+        return coop, groups
 
     def _syncer_counter(self, sync_key: str, status: Status) -> PendingCounter | None:
         """The ``syncer_requests`` handle of one evaluation's outcome (None: not counted there)."""

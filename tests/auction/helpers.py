@@ -76,3 +76,17 @@ def bid(imp_id: str, price: float, bid_id: str = "b1", **fields: Any) -> dict[st
         "mtype": 1,
         **fields,
     }
+
+
+def auction_request(**fields: Any) -> dict[str, Any]:
+    """A web auction request for imp-1 (alpha's banner) of account 1001; ``fields`` replace its top-level keys."""
+    request: dict[str, Any] = {
+        "id": "req-1",
+        "tmax": 500,
+        "imp": [banner_imp("imp-1")],
+        "site": {"page": "https://news.example/a", "publisher": {"id": "1001"}},
+        "device": {"ua": "test-agent", "ip": "203.0.113.77"},
+        "ext": {"prebid": {}},
+    }
+    request.update(fields)
+    return request

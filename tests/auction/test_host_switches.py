@@ -14,21 +14,10 @@ import pytest
 from hbserver.auction.request.default_request import load_default_request
 from hbserver.config import DefaultRequest, DefaultRequestFile
 from hbserver.web.gzip_answers import MIN_SIZE, accepts_gzip
-from tests.auction.helpers import banner_imp, bid, bidder_config
+from tests.auction.helpers import auction_request, bid, bidder_config
 from tests.conftest import write_account
 
-
-def _request(**fields: Any) -> dict[str, Any]:
-    request: dict[str, Any] = {
-        "id": "req-1",
-        "tmax": 500,
-        "imp": [banner_imp("imp-1")],
-        "site": {"page": "https://news.example/a", "publisher": {"id": "1001"}},
-        "device": {"ua": "test-agent", "ip": "203.0.113.77"},
-        "ext": {"prebid": {}},
-    }
-    request.update(fields)
-    return request
+_request = auction_request
 
 
 def _app_request(app_id: str) -> dict[str, Any]:

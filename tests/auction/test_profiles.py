@@ -26,7 +26,7 @@ from hbserver.auction.request.profiles import (
 from hbserver.auction.request.stored import StoredDataUnavailable
 from hbserver.auction.request.validate import RequestError
 from hbserver.stores.stored.postgres import PostgresBackend
-from tests.auction.helpers import banner_imp, bid, bidder_config
+from tests.auction.helpers import auction_request, banner_imp, bid, bidder_config
 from tests.conftest import write_account
 from tests.stores import conftest as stores_fixtures
 from tests.stores.conftest import Database
@@ -331,16 +331,7 @@ async def test_postgres_profiles_table_is_optional_and_read_once_created(databas
 # -- end to end: the real app, profiles on the filesystem, mock bidders on 127.0.0.1 ------------------------
 
 
-def _auction_request(**fields: Any) -> dict[str, Any]:
-    request: dict[str, Any] = {
-        "id": "req-1",
-        "tmax": 500,
-        "imp": [banner_imp("imp-1")],
-        "site": {"page": "https://news.example/a", "publisher": {"id": "1001"}},
-        "device": {"ua": "test-agent", "ip": "203.0.113.77"},
-    }
-    request.update(fields)
-    return request
+_auction_request = auction_request
 
 
 def _imp_with_profiles(*ids: str) -> dict[str, Any]:
