@@ -342,30 +342,35 @@ class AuctionService:
             if problem is not None:
                 raise RequestError(problem)
             warnings: list[Message] = []  # the profiles' debug warnings
-            request = await self._merged(body, warnings)
+            echo = echo_refs(body)  # PBS-Go's echovideoattrs: the imps asking for it (usually none)
+            stored_imps: dict[int, Any] | None = {} if echo else None
+            request = await self._merged(body, warnings, stored_imps)
             if hooks is not None:
                 hooks = self._account_hooks(hooks, await self._account(_account_id(request)))
                 if hooks is not None and hooks.has(Stage.RAW_AUCTION_REQUEST):
                     changed = await hookpoints.raw_auction_request(hooks, body)
                     if changed is not body:  # stored requests merged again into what the hooks left
                         warnings = []
-                        request = await self._merged(changed, warnings)
+                        stored_imps = {} if echo else None
+                        request = await self._merged(changed, warnings, stored_imps)
         except RequestError as exc:
             raise AuctionRefused(400, refusal_text(exc), "badinput") from None
         except StoredDataUnavailable as exc:
             raise AuctionRefused(503, str(exc), "err") from None
-        echo = echo_refs(body) if self.stored is not None else None  # PBS-Go's echovideoattrs
-        video_attrs = await stored_video_attrs(echo, request, self.stored, STORED_FETCH_TIMEOUT_S) if echo else None
+        video_attrs = stored_video_attrs(echo, request, stored_imps) if stored_imps else None
         return await self.execute(
             request, http, start, details=details, hooks=hooks, warnings=warnings, video_attrs=video_attrs
         )
 
-    async def _merged(self, body: dict[str, Any], warnings: list[Message]) -> dict[str, Any]:
-        """The body with its stored request and imps merged in, then merged into the host's default
-        request (PBS-Go's processStoredRequests order; the body's own values win throughout), then its
-        profiles (PBS-Java's ProfilesProcessor, after its StoredRequestProcessor), whose debug
-        warnings go to ``warnings``."""
-        request = await merge_stored(body, self.stored, STORED_FETCH_TIMEOUT_S)
+    async def _merged(
+        self, body: dict[str, Any], warnings: list[Message], stored_imps: dict[int, Any] | None = None
+    ) -> dict[str, Any]:
+        """The body with its stored request and imps merged in (the parsed stored imps into
+        ``stored_imps`` when given), then merged into the host's default request (PBS-Go's
+        processStoredRequests order; the body's own values win throughout), then its profiles
+        (PBS-Java's ProfilesProcessor, after its StoredRequestProcessor), whose debug warnings go to
+        ``warnings``."""
+        request = await merge_stored(body, self.stored, STORED_FETCH_TIMEOUT_S, stored_imps)
         if self.default_request is not None:
             request = merge_patch(self.default_request, request)
         wanted = profile_ids(request)

@@ -61,7 +61,7 @@ async def test_echovideoattrs(
 def test_echo_refs_reads_only_the_incoming_flag() -> None:
     body = {"imp": [_imp({"echovideoattrs": True}), _imp({"echovideoattrs": "yes"}), _imp({"echovideoattrs": True},
                                                                                          stored=None), "junk"]}
-    assert echo_refs(body) == [(0, "si-1")]
+    assert echo_refs(body) == [0]
     assert echo_refs({"imp": "x"}) == [] and echo_refs({}) == []
 
 

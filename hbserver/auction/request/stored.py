@@ -85,9 +85,15 @@ def _parse(raw: bytes, what: str) -> Any:
         raise RequestError(f"{what} is not valid JSON: {exc}") from None
 
 
-async def merge_stored(request: dict[str, Any], source: StoredSource | None, timeout_s: float) -> dict[str, Any]:
+async def merge_stored(
+    request: dict[str, Any],
+    source: StoredSource | None,
+    timeout_s: float,
+    stored_imps_seen: dict[int, Any] | None = None,
+) -> dict[str, Any]:
     """``request`` with its stored request and stored imps merged in; raises RequestError, or
-    StoredDataUnavailable when a backend failed."""
+    StoredDataUnavailable when a backend failed. ``stored_imps_seen`` (when given) gets each parsed
+    stored imp by the index of the imp that named it (for echovideoattrs)."""
     request_id = _stored_id(request, "request")
     imps = request.get("imp")
     imp_refs = []
@@ -118,6 +124,8 @@ async def merge_stored(request: dict[str, Any], source: StoredSource | None, tim
         for index, ref in imp_refs:
             stored_imp = _parse(stored_imps[ref], f'Stored Imp with ID="{ref}"')
             merged_imps[index] = merge_patch(stored_imp, merged_imps[index])
+            if stored_imps_seen is not None:
+                stored_imps_seen[index] = stored_imp
         merged = dict(merged)
         merged["imp"] = merged_imps
     return merged
