@@ -18,7 +18,6 @@ from typing import Any
 
 from hbserver.hooks.api import HookFailure, HookResult, InvocationContext, RejectedBids, Stage
 from hbserver.hooks.outcome import (
-    ABTEST_ACTIVITY,
     EXECUTION_FAILURE,
     FAILURE,
     REJECT,
@@ -35,7 +34,6 @@ from hbserver.hooks.runtime import CompiledGroup, RequestPlans, module_section
 
 log = logging.getLogger("hbserver.hooks")
 
-__all__ = ["ABTEST_ACTIVITY", "HookExecutor", "ModuleCounter"]
 ModuleCounter = Callable[[str, str, str], None]  # (module, stage, outcome) -> counted
 _StageRun = tuple[Stage, str, list[list[HookCall]]]  # stage, entity, each group's calls
 

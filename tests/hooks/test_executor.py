@@ -20,8 +20,9 @@ from hbserver.hooks.api import (
     RejectedBids,
     Stage,
 )
-from hbserver.hooks.executor import ABTEST_ACTIVITY, HookExecutor
+from hbserver.hooks.executor import HookExecutor
 from hbserver.hooks.outcome import (
+    ABTEST_ACTIVITY,
     EXECUTION_FAILURE,
     FAILURE,
     NO_ACTION,
