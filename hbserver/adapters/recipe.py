@@ -11,7 +11,8 @@ A recipe names, for the calls (``make_requests``):
   and the rewrite from the first imp's params; with ``imp_checks``, the imps that fail them dropped
   first) or ``by_params`` (one call per distinct params);
 * ``on_bad_imp``: ``drop`` an imp whose params fail (its error kept), ``abort`` (no call, that
-  error alone) or ``refuse`` (no call when any imp fails, every failed imp's error);
+  error alone), ``refuse`` (no call when any imp fails, every failed imp's error) or ``ignore``
+  (dropped without an error);
   ``errors_with_calls``: false when the errors of dropped imps are let go once any call is made;
   ``same_param``: a param every sent imp must share with the first (else it fails, worded by
   ``mixed_params_error``, ``{}`` its value; one publisher per call);
@@ -111,7 +112,8 @@ from hbserver.adapters.steps import (
 from hbserver.auction.request.ortb_schema import STRUCTS
 
 SPLITS = ("per_imp", "all", "first_imp", "by_params")
-ON_BAD_IMP = ("drop", "abort", "refuse")  # refuse: any bad imp, no call (every bad imp's error)
+ON_BAD_IMP = ("drop", "abort", "refuse", "ignore")  # refuse: any bad imp, no call (every bad imp's error)
+# ignore: the bad imp dropped without an error
 FLOORS = ("keep", "usd", "usd_first")  # usd_first: converted before the params are read
 # an answer left without bids: an empty response, or none; first_seatbid: none when the first seatbid has no bids
 # quiet: none, and the errors of the untyped bids let go too
@@ -386,7 +388,8 @@ class RecipeAdapter:
             except DroppedImp as dropped:
                 if abort:
                     return [], [dropped.error]
-                errors.append(dropped.error)
+                if recipe.on_bad_imp != "ignore":
+                    errors.append(dropped.error)
         if errors and recipe.on_bad_imp == "refuse":
             return [], errors
         if not prepared:

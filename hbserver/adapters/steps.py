@@ -231,8 +231,14 @@ def _uuid_length(value: Any) -> bool:
     return isinstance(value, str) and 32 <= len(value.encode()) <= 36
 
 
+def _above_zero(value: Any) -> bool:
+    """A number of at least 1 (Go's ``x < 1`` refusal of an int param)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 1
+
+
 PARAM_CHECKS: Mapping[str, Callable[[Any], bool]] = {
     "nonempty": bool,  # Go's len(x) > 0 / x != 0
+    "above_zero": _above_zero,
     "safe_host": is_safe_host,
     "uuid_length": _uuid_length,
 }
@@ -475,6 +481,11 @@ def _params_under(imp: dict[str, Any], params: Mapping[str, Any], param: str = "
     return {**imp, "ext": {param: dict(params)}}
 
 
+def _params_under_omitempty(imp: dict[str, Any], params: Mapping[str, Any], param: str = "") -> dict[str, Any]:
+    """``params_under`` with the struct's omitempty fields: a zero (empty) value left out."""
+    return {**imp, "ext": {param: {name: value for name, value in params.items() if value not in ("", 0, None)}}}
+
+
 # (imp, params, the recipe's ``imp_ext_param``) -> the imp with its ext rewritten
 IMP_EXT_REWRITES: Mapping[str, Callable[[dict[str, Any], Mapping[str, Any], str], dict[str, Any]]] = {
     "keep": _keep,
@@ -484,6 +495,7 @@ IMP_EXT_REWRITES: Mapping[str, Callable[[dict[str, Any], Mapping[str, Any], str]
     "stored_request": _stored_request,
     "param_member": _param_member,
     "params_under": _params_under,
+    "params_under_omitempty": _params_under_omitempty,
 }
 
 
@@ -545,6 +557,7 @@ IMP_REWRITES: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "banner_size": _banner_size,
     "banner_size_unsized": _banner_size_unsized,
     "banner_size_nonzero": _banner_size_nonzero,
+    "drop_ext": lambda imp: _drop(imp, {}),  # every imp sent without its ext (Go: imp.Ext = nil for each)
 }
 
 
@@ -680,6 +693,7 @@ HEADER_SETS: Mapping[str, Callable[[dict[str, str], Mapping[str, Any]], None]] =
     "content_type_plain": _content_type_plain,
     "openrtb_25": _openrtb_25,
     "device": _device,
+    "ip_header": lambda headers, request: _set_if(headers, "IP", _text_at(request, "device", "ip")),
 }
 
 
@@ -718,7 +732,7 @@ class AnswerSpec:
     ``no_bid_statuses`` (besides 204), ``body_class`` and ``body_text`` for a body that does not
     decode ({} = the decoder's message), ``empty_body`` (``decode``, or ``no_bids``: an empty 200 is
     no answer), the ``decoder`` (``ANSWER_DECODERS``) and ``no_content`` (``none``: a 204 is no
-    answer; ``response``: an empty response)."""
+    answer; ``response``: an empty response; ``error``: a failure, worded as any other status)."""
 
     status: str = UNEXPECTED_STATUS
     bad_request_is_input: bool = True
@@ -747,8 +761,8 @@ class AnswerSpec:
             raise StepError("answer.empty_body: decode or no_bids")
         if data.get("decoder", "jsoniter") not in ANSWER_DECODERS:
             raise StepError(f"answer.decoder: one of {sorted(ANSWER_DECODERS)}")
-        if data.get("no_content", "none") not in ("none", "response"):
-            raise StepError("answer.no_content: none or response")
+        if data.get("no_content", "none") not in ("none", "response", "error"):
+            raise StepError("answer.no_content: none, response or error")
         inputs = data.get("input_statuses")
         return cls(
             str(data.get("status", UNEXPECTED_STATUS)),
@@ -781,7 +795,7 @@ class AnswerSpec:
         status = response.status
         if status == 200:
             return None
-        if status == 204 or status in self.no_bid_statuses:
+        if (status == 204 and self.no_content != "error") or status in self.no_bid_statuses:
             return []
         if self.input_statuses is None:
             is_input = status == 400 and self.bad_request_is_input
@@ -877,6 +891,10 @@ def _by_mtype_then_imp(typer: BidTyper, bid: Mapping[str, Any], request: Mapping
     return _by_mtype(typer, bid, request) or _by_imp(typer, bid, request)
 
 
+def _by_ext_media_type_then_imp(typer: BidTyper, bid: Mapping[str, Any], request: Mapping[str, Any]) -> str | None:
+    return _by_ext_media_type(typer, bid, request) or _by_imp(typer, bid, request)
+
+
 def ext_prebid_type(bid: Mapping[str, Any]) -> str | None:
     """``bid.ext.prebid.type`` as ``openrtb_ext.ExtBid`` decodes it: None without ``prebid``;
     JsonShapeError when ``ext`` is absent or does not decode."""
@@ -932,6 +950,7 @@ BID_TYPERS: Mapping[str, Callable[[BidTyper, Mapping[str, Any], Mapping[str, Any
     "mtype": _by_mtype,
     "imp": _by_imp,
     "mtype_then_imp": _by_mtype_then_imp,
+    "ext_media_type_then_imp": _by_ext_media_type_then_imp,
     "single_imp": _by_single_imp,
     "mtype_then_single_imp": _by_mtype_then_single_imp,
     "ext_media_type": _by_ext_media_type,

@@ -171,6 +171,7 @@ BAD = 'bad: cannot unmarshal openrtb_ext.ExtX.Host: expects " or n, but found 1'
     [
         ({}, [["1"], ["3"], ["4"]], [BAD]),
         ({"on_bad_imp": "abort"}, [], [BAD]),  # no call, that error alone
+        ({"on_bad_imp": "ignore"}, [["1"], ["3"], ["4"]], []),  # the bad imp let go silently
         ({"errors_with_calls": False}, [["1"], ["3"], ["4"]], []),
         ({"split": "by_params"}, [["1", "4"], ["3"]], [BAD]),  # one call per distinct params
         ({"split": "all"}, [["1", "3", "4"]], [BAD]),

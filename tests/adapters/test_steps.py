@@ -269,6 +269,10 @@ CHECK_ROWS = [
     ("uuid_length", ("a",), {"a": "0" * 31}, ("a and b are required", ErrorCode.BAD_INPUT)),
     ("uuid_length", ("a",), {"a": "0" * 30 + "é"}, None),  # 32 bytes
     ("uuid_length", ("a",), {"a": "0" * 37}, ("a and b are required", ErrorCode.BAD_INPUT)),
+    ("above_zero", ("a",), {"a": 1}, None),  # Go's x < 1 check of an int param
+    ("above_zero", ("a",), {"a": 0}, ("a and b are required", ErrorCode.BAD_INPUT)),
+    ("above_zero", ("a",), {"a": -5}, ("a and b are required", ErrorCode.BAD_INPUT)),
+    ("above_zero", ("a",), {}, ("a and b are required", ErrorCode.BAD_INPUT)),
 ]
 
 
@@ -480,6 +484,8 @@ REWRITE_ROWS = [
     ("param_member", {"srid": {"k": 1}}, {"srid": {"k": 1}}),
     ("param_member", {"srid": None}, None),
     ("params_under", {"appId": "a", "style": ""}, {"srid": {"appId": "a", "style": ""}}),
+    ("params_under_omitempty", {"appId": "a", "style": "", "n": 0}, {"srid": {"appId": "a"}}),
+    ("params_under_omitempty", {"appId": ""}, {"srid": {}}),
 ]
 
 
