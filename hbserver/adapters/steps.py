@@ -448,6 +448,13 @@ def _teqblaze_type(imp: dict[str, Any], params: Mapping[str, Any], param: str = 
     return {**imp, "ext": {"bidder": bidder}}
 
 
+def _teqblaze_type_or_keep(imp: dict[str, Any], params: Mapping[str, Any], param: str = "") -> dict[str, Any]:
+    """``teqblaze_type``, but with neither a placementId nor an endpointId the imp's ext is kept."""
+    if params.get("placementId") or params.get("endpointId"):
+        return _teqblaze_type(imp, params)
+    return imp
+
+
 def _drop(imp: dict[str, Any], params: Mapping[str, Any], param: str = "") -> dict[str, Any]:
     """No ``ext`` at all (Go sets ``imp.Ext = nil``)."""
     return {key: value for key, value in imp.items() if key != "ext"}
@@ -486,6 +493,11 @@ def _params_under_omitempty(imp: dict[str, Any], params: Mapping[str, Any], para
     return {**imp, "ext": {param: {name: value for name, value in params.items() if value not in ("", 0, None)}}}
 
 
+def _params_omitempty(imp: dict[str, Any], params: Mapping[str, Any], param: str = "") -> dict[str, Any]:
+    """``params`` with the struct's omitempty fields: a zero (empty) value left out."""
+    return {**imp, "ext": {name: value for name, value in params.items() if value not in ("", 0, None)}}
+
+
 # (imp, params, the recipe's ``imp_ext_param``) -> the imp with its ext rewritten
 IMP_EXT_REWRITES: Mapping[str, Callable[[dict[str, Any], Mapping[str, Any], str], dict[str, Any]]] = {
     "keep": _keep,
@@ -496,6 +508,8 @@ IMP_EXT_REWRITES: Mapping[str, Callable[[dict[str, Any], Mapping[str, Any], str]
     "param_member": _param_member,
     "params_under": _params_under,
     "params_under_omitempty": _params_under_omitempty,
+    "params_omitempty": _params_omitempty,
+    "teqblaze_type_or_keep": _teqblaze_type_or_keep,
 }
 
 
@@ -618,6 +632,12 @@ def _device(headers: dict[str, str], request: Mapping[str, Any]) -> None:
         headers["X-Forwarded-For"] = ", ".join(addresses)
 
 
+def _forwarded_for(headers: dict[str, str], request: Mapping[str, Any]) -> None:
+    """``X-Forwarded-For``: the device's IPv6, then its IPv4 (Go adds both values)."""
+    addresses = [_text_at(request, "device", key) for key in ("ipv6", "ip")]
+    _set_if(headers, "X-Forwarded-For", ", ".join(filter(None, addresses)))
+
+
 def _text_at(request: Mapping[str, Any], holder: str, name: str) -> str:
     """``request[holder][name]`` when it is a string, else ""."""
     place = request.get(holder)
@@ -693,6 +713,7 @@ HEADER_SETS: Mapping[str, Callable[[dict[str, str], Mapping[str, Any]], None]] =
     "content_type_plain": _content_type_plain,
     "openrtb_25": _openrtb_25,
     "device": _device,
+    "forwarded_for": _forwarded_for,
     "ip_header": lambda headers, request: _set_if(headers, "IP", _text_at(request, "device", "ip")),
 }
 

@@ -486,6 +486,11 @@ REWRITE_ROWS = [
     ("params_under", {"appId": "a", "style": ""}, {"srid": {"appId": "a", "style": ""}}),
     ("params_under_omitempty", {"appId": "a", "style": "", "n": 0}, {"srid": {"appId": "a"}}),
     ("params_under_omitempty", {"appId": ""}, {"srid": {}}),
+    ("params_omitempty", {"network_id": "n", "profile_id": "", "n": 0}, {"network_id": "n"}),
+    ("params_omitempty", {"network_id": ""}, {}),
+    ("teqblaze_type_or_keep", {"placementId": "p"}, {"bidder": {"type": "publisher", "placementId": "p"}}),
+    ("teqblaze_type_or_keep", {"endpointId": "e"}, {"bidder": {"type": "network", "endpointId": "e"}}),
+    ("teqblaze_type_or_keep", {"placementId": "", "endpointId": ""}, IMP["ext"]),  # neither: the ext kept
 ]
 
 
@@ -615,6 +620,10 @@ HEADER_ROWS = [
     ("device", {"device": {"ipv6": "::1", "ip": "1.2.3.4"}}, {"X-Forwarded-For": "::1, 1.2.3.4"}),
     ("device", {"device": {"ua": "", "ip": "", "ipv6": "::1"}}, {"X-Forwarded-For": "::1"}),
     ("device", {"device": {"ua": 5, "ip": ["x"]}}, {}),
+    ("forwarded_for", {"device": {"ua": "UA", "ipv6": "::1", "ip": "1.2.3.4"}}, {"X-Forwarded-For": "::1, 1.2.3.4"}),
+    ("forwarded_for", {"device": {"ua": "UA", "ip": "1.2.3.4"}}, {"X-Forwarded-For": "1.2.3.4"}),
+    ("forwarded_for", {"device": {"ipv6": "", "ip": ""}}, {}),
+    ("forwarded_for", {"device": None}, {}),
     ("user_agent", {"device": {"ua": "UA"}}, {"User-Agent": "UA"}),
     ("user_agent", {"device": {"ua": ""}}, {}),
     ("ip_v4_first", {"device": {"ipv6": "::1", "ip": "1.2.3.4"}}, {"X-Forwarded-For": "1.2.3.4"}),
