@@ -25,6 +25,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
+from hbserver.adapters.gourl import go_url_scheme_host
 
 UNEXPECTED_STATUS = "Unexpected status code: {}. Run with request.debug = 1 for more info"
 
@@ -280,6 +281,31 @@ def banner_sized_by_first_format(banner: Mapping[str, Any]) -> dict[str, Any] | 
         return None
     first = formats[0] if isinstance(formats[0], Mapping) else {}
     return {**banner, "w": first.get("w", 0), "h": first.get("h", 0)}
+
+
+def banner_taking_first_format(banner: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A banner with neither ``w`` nor ``h`` given its first format's size, that format leaving the
+    list (an emptied list left out); a banner with either kept as it is; None when it needs a size
+    and has no format."""
+    if banner.get("w") is not None or banner.get("h") is not None:
+        return dict(banner)
+    formats = banner.get("format")
+    if not isinstance(formats, list) or not formats:
+        return None
+    first = formats[0] if isinstance(formats[0], Mapping) else {}
+    out = {key: value for key, value in banner.items() if key != "format"}
+    out.update(w=first.get("w") or 0, h=first.get("h") or 0)
+    if len(formats) > 1:
+        out["format"] = formats[1:]
+    return out
+
+
+def page_is_https(request: Mapping[str, Any]) -> bool:
+    """Whether ``site.page`` parses (as Go's ``url.Parse``) with the scheme https."""
+    site = request.get("site")
+    page = site.get("page") if isinstance(site, Mapping) else None
+    parsed = go_url_scheme_host(page) if isinstance(page, str) and page else None
+    return parsed is not None and parsed[0] == "https"
 
 
 def items_of(value: Any) -> list[Any]:

@@ -669,11 +669,11 @@ def _accept_language(headers: dict[str, str], request: Mapping[str, Any]) -> Non
 
 
 def _dnt(headers: dict[str, str], request: Mapping[str, Any]) -> None:
-    """``DNT``: the device's ``dnt`` when set (0 too)."""
+    """``Dnt`` (Go's canonical ``DNT``): the device's ``dnt`` when set (0 too)."""
     device = request.get("device")
     dnt = device.get("dnt") if isinstance(device, Mapping) else None
     if isinstance(dnt, int) and not isinstance(dnt, bool):
-        headers["DNT"] = str(dnt)
+        headers["Dnt"] = str(dnt)
 
 
 def _openrtb_24(headers: dict[str, str], request: Mapping[str, Any]) -> None:
@@ -714,7 +714,7 @@ HEADER_SETS: Mapping[str, Callable[[dict[str, str], Mapping[str, Any]], None]] =
     "openrtb_25": _openrtb_25,
     "device": _device,
     "forwarded_for": _forwarded_for,
-    "ip_header": lambda headers, request: _set_if(headers, "IP", _text_at(request, "device", "ip")),
+    "ip_header": lambda headers, request: _set_if(headers, "Ip", _text_at(request, "device", "ip")),
 }
 
 
@@ -1082,8 +1082,14 @@ def _drop_ext(bid: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in bid.items() if key != "ext"}
 
 
+def _impid_from_id(bid: dict[str, Any]) -> dict[str, Any]:
+    """The bid's ``impid`` replaced by its own ``id`` (Go: ``bid.ImpID = bid.ID``)."""
+    return {**bid, "impid": bid.get("id", "")}
+
+
 BID_REWRITES: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "auction_price": _auction_price,
+    "impid_from_id": _impid_from_id,
     "drop_ext": _drop_ext,
     "auction_price_burl": _auction_price_burl,
 }

@@ -530,6 +530,7 @@ IMP_REWRITE_ROWS = [
     ("banner_size_unsized", {"format": FORMATS}, {"format": FORMATS, "w": 3, "h": 4}),
     ("rewarded_video_ext", {"w": 1}, {"w": 1}),  # only a video changes (see test_rewarded_video_ext)
     ("banner_size_unsized", {"w": 7, "format": FORMATS}, {"w": 7, "format": FORMATS}),  # one is enough
+    ("drop_ext", {"w": 1}, {"w": 1}),  # the banner kept, the ext gone (see test_drop_ext)
 ]
 
 
@@ -555,6 +556,12 @@ def test_imp_rewrites(name, banner, want):
 )
 def test_rewarded_video_ext(ext, video, want):
     assert IMP_REWRITES["rewarded_video_ext"]({"id": "i", "video": video, "ext": ext})["video"] == want
+
+
+@pytest.mark.parametrize("ext", [{"bidder": {"a": 1}}, None, "x"])
+def test_drop_ext(ext):
+    assert IMP_REWRITES["drop_ext"]({"id": "i", "banner": {}, "ext": ext}) == {"id": "i", "banner": {}}
+    assert IMP_REWRITES["drop_ext"]({"id": "i"}) == {"id": "i"}
 
 
 @pytest.mark.parametrize(
@@ -639,12 +646,14 @@ HEADER_ROWS = [
     ("ip", {"device": {"ipv6": "::1"}}, {}),
     ("accept_language", {"device": {"language": "en"}}, {"Accept-Language": "en"}),
     ("accept_language", {"device": {"language": ""}}, {}),
-    ("dnt", {"device": {"dnt": 0}}, {"DNT": "0"}),
-    ("dnt", {"device": {"dnt": 1}}, {"DNT": "1"}),
+    ("dnt", {"device": {"dnt": 0}}, {"Dnt": "0"}),
+    ("dnt", {"device": {"dnt": 1}}, {"Dnt": "1"}),  # Go's canonical name (Header.Add)
     ("dnt", {"device": {"dnt": True}}, {}),
     ("dnt", {}, {}),
     ("openrtb_24", {}, {"X-Openrtb-Version": "2.4"}),
     ("cookie_uids", {"user": {"buyeruid": ""}}, {}),
+    ("ip_header", {"device": {"ip": "1.2.3.4", "ipv6": "::1"}}, {"Ip": "1.2.3.4"}),  # Go canonical "IP"
+    ("ip_header", {"device": {"ipv6": "::1"}}, {}),
 ]
 
 
@@ -723,6 +732,14 @@ ANSWER_ROWS = [
         [("b \ufffd", ErrorCode.BAD_SERVER_RESPONSE)],
     ),
     (AnswerSpec(decoder="encoding_json"), 200, b"null", None),
+    # no_content error: a 204 fails as any other status does (brave: "No bid", bad input)
+    (AnswerSpec(no_content="error", statuses={204: "No bid"}), 204, b"", [("No bid", ErrorCode.BAD_SERVER_RESPONSE)]),
+    (
+        AnswerSpec(no_content="error", statuses={204: "No bid"}, input_statuses=frozenset({204})),
+        204,
+        b"",
+        [("No bid", ErrorCode.BAD_INPUT)],
+    ),
 ]
 
 
@@ -764,6 +781,7 @@ def test_answer_decode(spec, status, body, want):
         ({"no_bid_statuses": ["503"]}, StepError("answer.no_bid_statuses")),
         ({"status": "{code}"}, StepError("answer.status")),
         ({"no_content": "response"}, AnswerSpec(no_content="response")),
+        ({"no_content": "error"}, AnswerSpec(no_content="error")),
         ({"no_content": "empty"}, StepError("answer.no_content")),
     ],
 )
@@ -818,6 +836,11 @@ TYPER_ROWS = [
     (BidTyper("mtype_then_imp"), {"impid": "b", "mtype": 2}, "video"),
     (BidTyper("mtype_then_imp"), {"impid": "v", "mtype": 0}, "video"),
     (BidTyper("mtype_then_imp"), {"impid": "zzz"}, None),
+    # ext_media_type_then_imp: bid.ext.mediaType, else the imp's first media object (colossus)
+    (BidTyper("ext_media_type_then_imp"), {"impid": "v", "ext": {"mediaType": "native"}}, "native"),
+    (BidTyper("ext_media_type_then_imp"), {"impid": "nv", "ext": {"mediaType": "popup"}}, "video"),
+    (BidTyper("ext_media_type_then_imp"), {"impid": "v", "ext": "x"}, "video"),
+    (BidTyper("ext_media_type_then_imp"), {"impid": "zzz"}, None),
     (BidTyper("ext_prebid"), {"impid": "b", "ext": {"prebid": {"type": "video"}}}, "video"),
     (BidTyper("ext_prebid"), {"impid": "b", "ext": {"Prebid": {"Type": "audio"}}}, "audio"),
     (BidTyper("ext_prebid"), {"impid": "b", "ext": {"prebid": {"type": "banner"}}, "mtype": 2}, "banner"),
@@ -977,6 +1000,8 @@ BID_REWRITE_ROWS = [
     ("auction_price_burl", {"price": 1, "burl": ""}, {"price": 1, "burl": ""}),
     ("drop_ext", {"price": 1, "ext": {"x": 1}}, {"price": 1}),
     ("drop_ext", {"price": 1}, {"price": 1}),
+    ("impid_from_id", {"id": "b1", "impid": "i", "price": 1}, {"id": "b1", "impid": "b1", "price": 1}),
+    ("impid_from_id", {"price": 1}, {"impid": "", "price": 1}),  # Go's zero id
 ]
 
 
