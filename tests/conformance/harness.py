@@ -112,6 +112,10 @@ GO_TEST_FACTS: dict[str, GoTestFacts] = {
     "nativo": GoTestFacts(
         {"external_url": "http://hosturl.com", "gvl_id": 1, "datacenter": "2"}, endpoint="https://foo.io/?src=prebid"
     ),
+    # blue's JSON test is TestBidderBlue, which go-test-setup.yaml (empty) does not show
+    "blue": GoTestFacts(
+        {"external_url": "http://hosturl.com", "gvl_id": 1, "datacenter": "2"}, endpoint="https://foo.io/?src=prebid"
+    ),
 }
 
 
