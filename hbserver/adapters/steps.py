@@ -17,8 +17,10 @@ from hbserver.adapters.base import (
     JSON_HEADERS,
     MTYPE_TO_TYPE,
     BidderError,
+    BidderResponse,
     ErrorCode,
     ResponseData,
+    TypedBid,
     bad_input,
     bad_server_response,
 )
@@ -638,6 +640,12 @@ def _forwarded_for(headers: dict[str, str], request: Mapping[str, Any]) -> None:
     _set_if(headers, "X-Forwarded-For", ", ".join(filter(None, addresses)))
 
 
+def _forwarded_for_v4_first(headers: dict[str, str], request: Mapping[str, Any]) -> None:
+    """``X-Forwarded-For``: the device's IPv4, then its IPv6 (Go adds both values)."""
+    addresses = [_text_at(request, "device", key) for key in ("ip", "ipv6")]
+    _set_if(headers, "X-Forwarded-For", ", ".join(filter(None, addresses)))
+
+
 def _text_at(request: Mapping[str, Any], holder: str, name: str) -> str:
     """``request[holder][name]`` when it is a string, else ""."""
     place = request.get(holder)
@@ -714,6 +722,7 @@ HEADER_SETS: Mapping[str, Callable[[dict[str, str], Mapping[str, Any]], None]] =
     "openrtb_25": _openrtb_25,
     "device": _device,
     "forwarded_for": _forwarded_for,
+    "forwarded_for_v4_first": _forwarded_for_v4_first,
     "ip_header": lambda headers, request: _set_if(headers, "Ip", _text_at(request, "device", "ip")),
 }
 
@@ -1154,3 +1163,28 @@ BID_VIDEO: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any] | None]] = 
     "ext_prebid": _ext_prebid_video,
 }
 BID_META: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any] | None]] = {"ext_prebid": _ext_prebid_meta}
+
+
+def indexed_ext_prebid_bids(answer: GoAnswer) -> tuple[BidderResponse, list[BidderError]]:
+    """Bids typed by ``ext.prebid.type`` as the lm_kiviads family of PBS-Go adapters type them
+    (bematterfull, xeworks): a bid whose ext does not decode, or whose type ``ParseBidType`` refuses
+    ("" too), is dropped with a bad server response naming its index in its seatbid. USD."""
+    result, errors = BidderResponse(), []
+    for _, bids in answer.seatbids:
+        for index, bid in enumerate(bids):
+            try:
+                kind = ext_prebid_type(bid) or ""
+            except JsonShapeError as exc:
+                errors.append(bad_server_response(f"Failed to parse Bid[{index}].Ext: {exc}"))
+                continue
+            if kind not in _ALL_TYPES:
+                errors.append(
+                    bad_server_response(
+                        f"Bid[{index}].Ext.Prebid.Type expects one of the following values: "
+                        f"'banner', 'native', 'video', 'audio', got '{kind}'"
+                    )
+                )
+                continue
+            result.bids.append(TypedBid(bid, kind))
+    return result, errors
+

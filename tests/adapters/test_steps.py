@@ -10,7 +10,7 @@ import pytest
 
 from hbserver.adapters.base import ErrorCode, ResponseData
 from hbserver.adapters.common import JsonShapeError
-from hbserver.adapters.golike import ABSENT_OBJECT, ImpExtError
+from hbserver.adapters.golike import ABSENT_OBJECT, GoAnswer, ImpExtError
 from hbserver.adapters.steps import (
     ANSWER_DECODERS,
     BID_META,
@@ -33,6 +33,7 @@ from hbserver.adapters.steps import (
     StepError,
     UntypedBid,
     checked_text,
+    indexed_ext_prebid_bids,
     macro_text,
     with_publisher_id,
 )
@@ -631,6 +632,9 @@ HEADER_ROWS = [
     ("forwarded_for", {"device": {"ua": "UA", "ip": "1.2.3.4"}}, {"X-Forwarded-For": "1.2.3.4"}),
     ("forwarded_for", {"device": {"ipv6": "", "ip": ""}}, {}),
     ("forwarded_for", {"device": None}, {}),
+    ("forwarded_for_v4_first", {"device": {"ipv6": "::1", "ip": "1.2.3.4"}}, {"X-Forwarded-For": "1.2.3.4, ::1"}),
+    ("forwarded_for_v4_first", {"device": {"ipv6": "::1", "ip": ""}}, {"X-Forwarded-For": "::1"}),
+    ("forwarded_for_v4_first", {"device": {"ua": "UA"}}, {}),
     ("user_agent", {"device": {"ua": "UA"}}, {"User-Agent": "UA"}),
     ("user_agent", {"device": {"ua": ""}}, {}),
     ("ip_v4_first", {"device": {"ipv6": "::1", "ip": "1.2.3.4"}}, {"X-Forwarded-For": "1.2.3.4"}),
@@ -1086,3 +1090,26 @@ def test_checked_text(text, args, kwargs, ok):
     else:
         with pytest.raises(StepError, match=r"^w: "):
             checked_text(text, "w", *args, **kwargs)
+
+
+_TYPE_WORDS = "Bid[{}].Ext.Prebid.Type expects one of the following values: 'banner', 'native', 'video', 'audio', got '{}'"
+
+
+@pytest.mark.parametrize(
+    ("bids", "types", "errors"),
+    [
+        ([{"ext": {"prebid": {"type": "video"}}}, {"ext": {"prebid": {"type": "audio"}}}], ["video", "audio"], []),
+        ([{"ext": {"prebid": {"type": "banner"}}}, {"ext": {"some": 1}}], ["banner"], [_TYPE_WORDS.format(1, "")]),
+        ([{"ext": {"prebid": {"type": "wrong"}}}], [], [_TYPE_WORDS.format(0, "wrong")]),
+        ([{}], [], ["Failed to parse Bid[0].Ext: " + ABSENT_OBJECT]),
+        ([{"ext": {"prebid": {"type": 1}}}], [], ["Failed to parse Bid[0].Ext: cannot unmarshal BidType: expects \" or n, but found 1"]),
+    ],
+)  # fmt: skip
+def test_indexed_ext_prebid_bids(bids, types, errors):
+    """Bids typed by ext.prebid.type, each failure naming the bid's index in its seatbid (a bad
+    server response); the response is made even when every bid fails."""
+    answer = GoAnswer("EUR", [("s", [{"id": "x", **bid} for bid in bids])])
+    response, got = indexed_ext_prebid_bids(answer)
+    assert [typed.bid_type for typed in response.bids] == types and response.currency == "USD"
+    assert [(e.message, e.code) for e in got] == [(text, ErrorCode.BAD_SERVER_RESPONSE) for text in errors]
+
