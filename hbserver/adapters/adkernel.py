@@ -51,7 +51,8 @@ _MF_SUFFIX = "__mf"
 _SPLIT_ORDER = (("banner", "b"), ("video", "v"), ("native", "n"), ("audio", "a"))
 _MEDIA = tuple(kind for kind, _ in _SPLIT_ORDER)
 
-_ANSWER_WORDING = AnswerWording(
+# shared with adkernelAdn (same wording)
+ANSWER_WORDING = AnswerWording(
     status="Unexpected http status code: {}",
     bad_request_is_input=False,
     body_text="Bad server response: &{{%!d(string={})}}",  # Go's %d of the error struct
@@ -83,7 +84,7 @@ def _split(imp: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _without_publisher(request: dict[str, Any]) -> dict[str, Any]:
+def without_publisher(request: dict[str, Any]) -> dict[str, Any]:
     """The request's top level as sent: Go's omitempty zeros left out, ``site`` and ``app`` without
     their ``publisher``."""
     out = go_request_top(request)
@@ -115,7 +116,7 @@ class AdkernelAdapter:
                 errors.append(bad_input(f"Invalid zoneId value: {zone}. Ignoring imp id={imp.get('id', '')}"))
                 continue
             by_zone.setdefault(zone, []).extend(_split(imp))
-        top = _without_publisher(request)
+        top = without_publisher(request)
         calls = [
             json_call(
                 resolve_macros(self.endpoint, {"ZoneID": str(zone)}),
@@ -130,7 +131,7 @@ class AdkernelAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, _ANSWER_WORDING)
+        answer, failure = decode_go_answer(response, ANSWER_WORDING)
         if answer is None:
             return None, failure
         if len(answer.seatbids) != 1:
