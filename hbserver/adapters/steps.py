@@ -1187,4 +1187,3 @@ def indexed_ext_prebid_bids(answer: GoAnswer) -> tuple[BidderResponse, list[Bidd
                 continue
             result.bids.append(TypedBid(bid, kind))
     return result, errors
-

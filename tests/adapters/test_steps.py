@@ -1092,7 +1092,10 @@ def test_checked_text(text, args, kwargs, ok):
             checked_text(text, "w", *args, **kwargs)
 
 
-_TYPE_WORDS = "Bid[{}].Ext.Prebid.Type expects one of the following values: 'banner', 'native', 'video', 'audio', got '{}'"
+_TYPE_WORDS = (
+    "Bid[{}].Ext.Prebid.Type expects one of the following values: 'banner', 'native', 'video', 'audio', got '{}'"
+)
+_BAD_TYPE_EXT = 'Failed to parse Bid[0].Ext: cannot unmarshal BidType: expects " or n, but found 1'
 
 
 @pytest.mark.parametrize(
@@ -1102,7 +1105,7 @@ _TYPE_WORDS = "Bid[{}].Ext.Prebid.Type expects one of the following values: 'ban
         ([{"ext": {"prebid": {"type": "banner"}}}, {"ext": {"some": 1}}], ["banner"], [_TYPE_WORDS.format(1, "")]),
         ([{"ext": {"prebid": {"type": "wrong"}}}], [], [_TYPE_WORDS.format(0, "wrong")]),
         ([{}], [], ["Failed to parse Bid[0].Ext: " + ABSENT_OBJECT]),
-        ([{"ext": {"prebid": {"type": 1}}}], [], ["Failed to parse Bid[0].Ext: cannot unmarshal BidType: expects \" or n, but found 1"]),
+        ([{"ext": {"prebid": {"type": 1}}}], [], [_BAD_TYPE_EXT]),
     ],
 )  # fmt: skip
 def test_indexed_ext_prebid_bids(bids, types, errors):
@@ -1112,4 +1115,3 @@ def test_indexed_ext_prebid_bids(bids, types, errors):
     response, got = indexed_ext_prebid_bids(answer)
     assert [typed.bid_type for typed in response.bids] == types and response.currency == "USD"
     assert [(e.message, e.code) for e in got] == [(text, ErrorCode.BAD_SERVER_RESPONSE) for text in errors]
-
