@@ -108,6 +108,7 @@ def built_in_adapters() -> tuple[BuiltIn, ...]:
 _SCALARS: tuple[Any, ...] = (
     "123", 123, 1.5, True, "example.com", "a1b2c3d4-0000-4000-8000-0123456789ab", "net", "abc",
     "abc123",  # six characters (axis's integration and token)
+    "abcdef0123456789",  # sixteen letters and digits (bluesea's token pattern)
 )
 
 
