@@ -500,6 +500,14 @@ def _params_omitempty(imp: dict[str, Any], params: Mapping[str, Any], param: str
     return {**imp, "ext": {name: value for name, value in params.items() if value not in ("", 0, None)}}
 
 
+def _publisher_type(imp: dict[str, Any], params: Mapping[str, Any], param: str = "") -> dict[str, Any]:
+    """``{"bidder": {"type": "publisher", "placementId": ...}}``, the placement left out when empty."""
+    bidder = {"type": "publisher"}
+    if params.get("placementId"):
+        bidder["placementId"] = params["placementId"]
+    return {**imp, "ext": {"bidder": bidder}}
+
+
 # (imp, params, the recipe's ``imp_ext_param``) -> the imp with its ext rewritten
 IMP_EXT_REWRITES: Mapping[str, Callable[[dict[str, Any], Mapping[str, Any], str], dict[str, Any]]] = {
     "keep": _keep,
@@ -512,6 +520,7 @@ IMP_EXT_REWRITES: Mapping[str, Callable[[dict[str, Any], Mapping[str, Any], str]
     "params_under_omitempty": _params_under_omitempty,
     "params_omitempty": _params_omitempty,
     "teqblaze_type_or_keep": _teqblaze_type_or_keep,
+    "publisher_type": _publisher_type,
 }
 
 

@@ -487,6 +487,8 @@ REWRITE_ROWS = [
     ("params_under", {"appId": "a", "style": ""}, {"srid": {"appId": "a", "style": ""}}),
     ("params_under_omitempty", {"appId": "a", "style": "", "n": 0}, {"srid": {"appId": "a"}}),
     ("params_under_omitempty", {"appId": ""}, {"srid": {}}),
+    ("publisher_type", {"placementId": "p"}, {"bidder": {"type": "publisher", "placementId": "p"}}),
+    ("publisher_type", {"placementId": ""}, {"bidder": {"type": "publisher"}}),
     ("params_omitempty", {"network_id": "n", "profile_id": "", "n": 0}, {"network_id": "n"}),
     ("params_omitempty", {"network_id": ""}, {}),
     ("teqblaze_type_or_keep", {"placementId": "p"}, {"bidder": {"type": "publisher", "placementId": "p"}}),
