@@ -32,7 +32,7 @@ def adapter():
         (
             {"bidder": {"placementId": 1}, "prebid": 1},
             [
-                "expect { or n, but found 1",
+                "cannot unmarshal adapters.ExtImpBidder.Prebid: expect { or n, but found 1",
                 'cannot unmarshal openrtb_ext.ExtAdpone.PlacementId: expects " or n, but found 1',
             ],
         ),
