@@ -485,6 +485,12 @@ def _param_member(imp: dict[str, Any], params: Mapping[str, Any], param: str = "
     return out
 
 
+def _bidder(imp: dict[str, Any], params: Mapping[str, Any], param: str = "") -> dict[str, Any]:
+    """The ext's ``bidder`` member, as it came, as the whole ext (Go: ``imp.Ext = bidderExt.Bidder``)."""
+    ext = imp.get("ext")
+    return {**imp, "ext": go_field(ext, "bidder") if isinstance(ext, Mapping) else None}
+
+
 def _params_under(imp: dict[str, Any], params: Mapping[str, Any], param: str = "") -> dict[str, Any]:
     """The params struct under one key as the whole ext (``{"<bidder>": {...}}``; ``param`` names the key)."""
     return {**imp, "ext": {param: dict(params)}}
@@ -521,6 +527,7 @@ IMP_EXT_REWRITES: Mapping[str, Callable[[dict[str, Any], Mapping[str, Any], str]
     "params_omitempty": _params_omitempty,
     "teqblaze_type_or_keep": _teqblaze_type_or_keep,
     "publisher_type": _publisher_type,
+    "bidder": _bidder,
 }
 
 

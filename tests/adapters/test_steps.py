@@ -494,6 +494,7 @@ REWRITE_ROWS = [
     ("teqblaze_type_or_keep", {"placementId": "p"}, {"bidder": {"type": "publisher", "placementId": "p"}}),
     ("teqblaze_type_or_keep", {"endpointId": "e"}, {"bidder": {"type": "network", "endpointId": "e"}}),
     ("teqblaze_type_or_keep", {"placementId": "", "endpointId": ""}, IMP["ext"]),  # neither: the ext kept
+    ("bidder", {"placementId": "decoded"}, {"placementId": "p"}),  # the bidder member as it came
 ]
 
 
