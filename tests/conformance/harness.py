@@ -68,6 +68,11 @@ def _adnuntius_clock(adapter: Adapter) -> None:
     adapter.now = lambda: datetime(2016, 1, 1, 12, 30, 15, tzinfo=UTC)  # type: ignore[attr-defined]
 
 
+def _flipp_uuid(adapter: Adapter) -> None:
+    """The flipp Go test's UUID generator: always the same user key."""
+    adapter.new_uuid = lambda: "30470a14-2949-4110-abce-b62d57304ad5"  # type: ignore[attr-defined]
+
+
 def _smaato_clock(adapter: Adapter) -> None:
     """The smaato Go test fixes the adapter's clock at 2021-06-25 10:00:00 UTC."""
     adapter.now = lambda: datetime(2021, 6, 25, 10, 0, 0, tzinfo=UTC)  # type: ignore[attr-defined]
@@ -102,6 +107,7 @@ GO_TEST_FACTS: dict[str, GoTestFacts] = {
     "appnexus": GoTestFacts(prepare=_constant_random),
     "rubicon": GoTestFacts({"xapi": {"username": "xuser", "password": "xpass", "tracker": "pbs-test-tracker"}}),
     "smaato": GoTestFacts(prepare=_smaato_clock),
+    "flipp": GoTestFacts(prepare=_flipp_uuid),
     "adnuntius": GoTestFacts(prepare=_adnuntius_clock),
     "cadent_aperture_mx": GoTestFacts(prepare=_cadent_testing),
     "eplanning": GoTestFacts(prepare=_eplanning_testing),
