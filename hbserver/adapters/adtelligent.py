@@ -9,10 +9,14 @@ left out; the others are grouped by ``aid``, one call per group with only that g
 The answer is read whatever its status but 204 (PBS-Go checks no other status); a bid whose imp is
 not in the request is reported and skipped. Bids are video when an imp of that id has a video
 object, else banner; the currency is always USD.
+
+Adtarget's adapter is this one with its own names (:class:`Flavour`: the ext's key, the params
+struct, one word of an error) and a 400 answer that is bad input.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from hbserver.adapters.base import (
@@ -26,7 +30,7 @@ from hbserver.adapters.base import (
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, json_call, json_headers
+from hbserver.adapters.common import UNEXPECTED_STATUS, JsonShapeError, json_call, json_headers
 from hbserver.adapters.golike import (
     GoKind,
     ImpExtError,
@@ -43,7 +47,19 @@ from hbserver.adapters.golike import (
     json_number_text,
 )
 
-_PARAMS = "openrtb_ext.ExtImpAdtelligent"
+
+@dataclass(frozen=True, slots=True)
+class Flavour:
+    """What tells Adtelligent's adapter and its clones apart."""
+
+    name: str = "Adtelligent"  # in "<name> supports only Video and Banner"
+    ext_key: str = "adtelligent"  # the imp's new ext: {ext_key: params}
+    struct: str = "openrtb_ext.ExtImpAdtelligent"  # the params struct, in json-iterator's texts
+    marshal_verb: str = "marshaling"  # "error while <verb> impExt"
+    bad_request_is_input: bool = False  # a 400 answer is bad input (else read as any answer)
+
+
+ADTELLIGENT = Flavour()
 
 
 class _BadImp(ValueError):
@@ -56,39 +72,39 @@ class _Params:
 
     __slots__ = ("aid", "bid_floor", "placement_id", "site_id")
 
-    def __init__(self, params: dict[str, Any]) -> None:
+    def __init__(self, params: dict[str, Any], struct: str) -> None:
         self.aid, self.placement_id, self.site_id = "", 0, 0
         self.bid_floor: int | float = 0
         for name, value in go_members(params, "aid", "placementId", "siteId", "bidFloor"):
             if value is None and name != "aid":  # null leaves a Go number field as it was
                 continue
             if name == "aid":
-                self.aid = json_number_text(value, f"cannot unmarshal {_PARAMS}.SourceId: invalid number")
+                self.aid = json_number_text(value, f"cannot unmarshal {struct}.SourceId: invalid number")
             elif name == "placementId":
-                self.placement_id = go_int(value, f"{_PARAMS}.PlacementId")
+                self.placement_id = go_int(value, f"{struct}.PlacementId")
             elif name == "siteId":
-                self.site_id = go_int(value, f"{_PARAMS}.SiteId")
+                self.site_id = go_int(value, f"{struct}.SiteId")
             else:
-                self.bid_floor = go_value(value, GoKind.FLOAT, f"{_PARAMS}.BidFloor")
+                self.bid_floor = go_value(value, GoKind.FLOAT, f"{struct}.BidFloor")
 
-    def ext(self, aid: int) -> dict[str, Any]:
+    def ext(self, aid: int, ext_key: str) -> dict[str, Any]:
         """The imp's new ``ext``: ``aid`` always, the other fields when not zero (Go's omitempty)."""
         params: dict[str, Any] = {"aid": aid}
         for key, value in (("placementId", self.placement_id), ("siteId", self.site_id), ("bidFloor", self.bid_floor)):
             if value:
                 params[key] = value
-        return {"adtelligent": params}
+        return {ext_key: params}
 
 
-def _prepare_imp(imp: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+def _prepare_imp(imp: dict[str, Any], flavour: Flavour) -> tuple[int, dict[str, Any]]:
     """(the imp's source id, the imp as sent); _BadImp in PBS-Go's words and order otherwise."""
     imp_id = imp.get("id", "")
     if imp.get("banner") is None and imp.get("video") is None:
-        raise _BadImp(f"ignoring imp id={imp_id}, Adtelligent supports only Video and Banner")
+        raise _BadImp(f"ignoring imp id={imp_id}, {flavour.name} supports only Video and Banner")
     if imp.get("ext") is None:  # Go's imp.Ext is empty for an absent or null ext
         raise _BadImp(f"ignoring imp id={imp_id}, extImpBidder is empty")
     try:
-        params = _Params(imp_bidder_params(imp, null_is_absent=True))
+        params = _Params(imp_bidder_params(imp, null_is_absent=True), flavour.struct)
     except ImpExtError as exc:
         raise _BadImp(f"ignoring imp id={imp_id}, error while decoding extImpBidder, err: {exc}") from None
     except JsonShapeError as exc:
@@ -96,7 +112,7 @@ def _prepare_imp(imp: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     aid_text = params.aid or "0"  # Go writes an empty json.Number as 0
     if not is_json_number(aid_text):
         message = f"json: invalid number literal {go_quote(aid_text)}"
-        raise _BadImp(f"ignoring imp id={imp_id}, error while marshaling impExt, err: {message}")
+        raise _BadImp(f"ignoring imp id={imp_id}, error while {flavour.marshal_verb} impExt, err: {message}")
     try:
         aid = json_number_int64(params.aid)
     except ValueError as exc:
@@ -104,7 +120,7 @@ def _prepare_imp(imp: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     out = dict(imp)
     if params.bid_floor > 0:
         out["bidfloor"] = params.bid_floor
-    out["ext"] = params.ext(aid)
+    out["ext"] = params.ext(aid, flavour.ext_key)
     return aid, go_media_objects(out)
 
 
@@ -121,16 +137,17 @@ def _bid_type(imps: list[dict[str, Any]], imp_id: str) -> str | None:
 
 
 class AdtelligentAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
+    def __init__(self, config: AdapterConfig, flavour: Flavour = ADTELLIGENT) -> None:
         self.endpoint = config.endpoint
         self.headers = json_headers()
+        self.flavour = flavour
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         errors: list[BidderError] = []
         by_source: dict[int, list[dict[str, Any]]] = {}
         for imp in request.get("imp") or ():
             try:
-                aid, prepared = _prepare_imp(imp)
+                aid, prepared = _prepare_imp(imp, self.flavour)
             except _BadImp as exc:
                 errors.append(bad_input(str(exc)))
                 continue
@@ -149,6 +166,8 @@ class AdtelligentAdapter:
     ) -> tuple[BidderResponse | None, list[BidderError]]:
         if response.status == 204:
             return None, []
+        if response.status == 400 and self.flavour.bad_request_is_input:
+            return None, [bad_input(UNEXPECTED_STATUS.format(400))]
         try:
             answer = go_answer(response.body)
         except JsonShapeError as exc:
