@@ -284,6 +284,9 @@ def test_the_quick_test_and_the_explainer_agree(code: str):
     schema = load_schemas()[code]
     node = _compile(schema, code)
     names = sorted(_names(schema, set()))
+    if not names:  # a schema that names no params (epom's): any object passes, both ways
+        assert node.test({}) and node.test({"a": [1]})
+        return
     rng = random.Random(code)
     failures = 0
     for _ in range(3000):
