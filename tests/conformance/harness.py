@@ -122,6 +122,8 @@ GO_TEST_FACTS: dict[str, GoTestFacts] = {
     "blue": GoTestFacts(
         {"external_url": "http://hosturl.com", "gvl_id": 1, "datacenter": "2"}, endpoint="https://foo.io/?src=prebid"
     ),
+    # scalibur's Go test builds it in a helper (newTestAdapter) go-test-setup.yaml does not read
+    "scalibur": GoTestFacts(endpoint="https://srv.scalibur.io/adserver/ortb?type=prebid-server"),
 }
 
 
