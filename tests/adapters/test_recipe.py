@@ -270,6 +270,13 @@ def bid(**fields: Any) -> dict[str, Any]:
             [("none", ErrorCode.BAD_SERVER_RESPONSE)],
         ),
         ({"empty_seatbid_error": "Empty SeatBid"}, {"seatbid": [{"bid": []}]}, [], []),  # a seatbid, no bids
+        (
+            {"empty_bids_error": "No bids"},
+            {"seatbid": [{"bid": []}, {"bid": [bid(mtype=1)]}]},
+            None,
+            [("No bids", ErrorCode.UNKNOWN)],
+        ),
+        ({"empty_bids_error": "No bids"}, {"seatbid": []}, [], []),  # no seatbid: empty_seatbid_error's case
     ],
 )
 def test_empty_seatbid_error(recipe, body, want_bids, want_errors):
