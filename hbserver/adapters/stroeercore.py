@@ -23,8 +23,16 @@ from hbserver.adapters.base import (
     bad_server_response,
 )
 from hbserver.adapters.common import JsonShapeError, expect_object, json_call
-from hbserver.adapters.golike import GoKind, go_bid, go_fields, go_json_object, go_list, go_value, imp_bidder_params
-from hbserver.adapters.recipe import typed_imp, typed_top
+from hbserver.adapters.golike import (
+    GoKind,
+    go_bid,
+    go_fields,
+    go_json_object,
+    go_list,
+    go_typed_request,
+    go_value,
+    imp_bidder_params,
+)
 
 HEADERS = {"Content-Type": "application/json;charset=utf-8", "Accept": "application/json"}
 _BID = "stroeerCore.bidResponse"
@@ -104,7 +112,7 @@ class StroeerCoreAdapter:
             except JsonShapeError as exc:
                 errors.append(BidderError(str(exc)))
                 imps.append(imp)
-        body = {**typed_top(request), "imp": [typed_imp(imp) for imp in imps]}
+        body = go_typed_request({**request, "imp": imps})
         return [json_call(self.endpoint, body, [imp.get("id", "") for imp in imps], HEADERS)], errors
 
     def make_bids(
