@@ -249,6 +249,25 @@ def imp_bidder_params(imp: Mapping[str, Any], *, null_is_absent: bool = False) -
     return expect_object(fields["bidder"], "")
 
 
+# openrtb_ext.ExtImpPrebid's keys in Go's order: True = omitempty (left out when "", [] or {}),
+# False = a pointer or raw value (left out only when null)
+_EXT_IMP_PREBID_KEYS = {
+    "storedrequest": False, "storedauctionresponse": False, "storedbidresponse": True,
+    "is_rewarded_inventory": False, "bidder": True, "options": False, "adunitcode": True,
+    "passthrough": False, "floors": False, "imp": True,
+}  # fmt: skip
+
+
+def go_ext_imp_prebid(prebid: Mapping[str, Any]) -> dict[str, Any]:
+    """``imp.ext.prebid`` as Go's ``openrtb_ext.ExtImpPrebid`` writes it again: its own keys alone,
+    in its order, the empty omitempty ones and the null ones left out."""
+    return {
+        key: prebid[key]
+        for key, omit_empty in _EXT_IMP_PREBID_KEYS.items()
+        if prebid.get(key) is not None and not (omit_empty and prebid[key] in ("", [], {}))
+    }
+
+
 # --- re-encoding -----------------------------------------------------------------------------------
 
 # openrtb2.Bid: (JSON name, Go field, kind); id, impid and price are always written
