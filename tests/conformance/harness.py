@@ -124,6 +124,11 @@ GO_TEST_FACTS: dict[str, GoTestFacts] = {
     ),
     # scalibur's Go test builds it in a helper (newTestAdapter) go-test-setup.yaml does not read
     "scalibur": GoTestFacts(endpoint="https://srv.scalibur.io/adserver/ortb?type=prebid-server"),
+    # mediasquare's JSON test is TestBidderMediasquare, which go-test-setup.yaml (empty) does not show
+    "mediasquare": GoTestFacts(
+        {"external_url": "https://pbs-front.mediasquare.fr/msq_prebid", "gvl_id": 1, "datacenter": "2"},
+        endpoint="https://pbs-front.mediasquare.fr/msq_prebid",
+    ),
 }
 
 
