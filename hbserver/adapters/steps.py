@@ -1170,7 +1170,10 @@ def _nonpositive_price(bid: Mapping[str, Any]) -> bool:
     return not (isinstance(price, int | float) and price > 0)
 
 
-BID_SKIPS: Mapping[str, Callable[[Mapping[str, Any]], bool]] = {"nonpositive_price": _nonpositive_price}
+BID_SKIPS: Mapping[str, Callable[[Mapping[str, Any]], bool]] = {
+    "nonpositive_price": _nonpositive_price,
+    "zero_price": lambda bid: not bid.get("price"),  # Go's bid.Price == 0 (absent too)
+}
 
 
 # a bid's video facts / meta; JsonShapeError (worded by the recipe's ``bid_ext_error``) drops the bid

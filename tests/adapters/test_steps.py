@@ -1048,6 +1048,10 @@ BID_SKIP_ROWS = [
     ("nonpositive_price", {"price": 0}, True),
     ("nonpositive_price", {"price": -1}, True),
     ("nonpositive_price", {}, True),
+    ("zero_price", {"price": 0}, True),
+    ("zero_price", {}, True),
+    ("zero_price", {"price": -1}, False),  # Go's bid.Price != 0 keeps a negative price
+    ("zero_price", {"price": 0.01}, False),
 ]
 
 
