@@ -43,7 +43,8 @@ A recipe names, for the calls (``make_requests``):
 
 and for the answer (``make_bids``): the status and body wording and what a 204 is (``answer``), whether an answer
 without seatbids is an error (``empty_seatbid_error``; ``empty_bids_error``: one whose first seatbid has no
-bids), how a bid is typed (``bid_type``), what an
+bids; ``seatbid_count_error``: one without exactly one seatbid, ``{}`` the count), how a bid is
+typed (``bid_type``), what an
 untyped bid costs (``untyped``: the answer, the bid alone, ``skip``: the bid, silently, or
 ``answer_all``: the answer, every untyped bid reported; a bid dropped for its ext counts too), the
 currency (``currency``), how each bid is rewritten (``bid_rewrites``, ``BID_REWRITES``), its video
@@ -224,6 +225,7 @@ class Recipe:
     answer: AnswerSpec = field(default_factory=AnswerSpec)
     empty_seatbid_error: Worded | None = None
     empty_bids_error: Worded | None = None  # the first seatbid has no bids
+    seatbid_count_error: Worded | None = None  # not exactly one seatbid ({} = how many)
     bid_type: BidTyper = field(default_factory=BidTyper)
     untyped: str = "answer"
     currency: str = "answer"
@@ -281,6 +283,7 @@ class Recipe:
             answer=AnswerSpec.of(data.get("answer") or {}),
             empty_seatbid_error=Worded.of(data.get("empty_seatbid_error"), "empty_seatbid_error"),
             empty_bids_error=Worded.of(data.get("empty_bids_error"), "empty_bids_error"),
+            seatbid_count_error=Worded.of(data.get("seatbid_count_error"), "seatbid_count_error"),
             bid_type=BidTyper.of(data.get("bid_type") or {}),
             untyped=_choice(data, "untyped", UNTYPED, "answer"),
             currency=_choice(data, "currency", CURRENCIES, "answer"),
@@ -520,6 +523,8 @@ class RecipeAdapter:
             return None, [recipe.empty_seatbid_error.error()]
         if recipe.empty_bids_error is not None and answer.seatbids and not answer.seatbids[0][1]:
             return None, [recipe.empty_bids_error.error()]
+        if recipe.seatbid_count_error is not None and len(answer.seatbids) != 1:
+            return None, [recipe.seatbid_count_error.error(str(len(answer.seatbids)))]
         if recipe.empty_answer == "first_seatbid" and not (answer.seatbids and answer.seatbids[0][1]):
             return None, []
         if recipe.empty_answer == "no_seatbid" and not answer.seatbids:

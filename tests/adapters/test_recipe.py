@@ -277,6 +277,14 @@ def bid(**fields: Any) -> dict[str, Any]:
             [("No bids", ErrorCode.UNKNOWN)],
         ),
         ({"empty_bids_error": "No bids"}, {"seatbid": []}, [], []),  # no seatbid: empty_seatbid_error's case
+        (
+            {"seatbid_count_error": {"text": "Invalid SeatBids count: {}", "class": "bad_server_response"}},
+            {"seatbid": [{"bid": [bid(id="a", mtype=1)]}, {"bid": [bid(id="b", mtype=1)]}]},
+            None,
+            [("Invalid SeatBids count: 2", ErrorCode.BAD_SERVER_RESPONSE)],
+        ),
+        ({"seatbid_count_error": "count {}"}, {}, None, [("count 0", ErrorCode.UNKNOWN)]),
+        ({"seatbid_count_error": "count {}"}, {"seatbid": [{"bid": [bid(id="a", mtype=1)]}]}, ["a"], []),
     ],
 )
 def test_empty_seatbid_error(recipe, body, want_bids, want_errors):
