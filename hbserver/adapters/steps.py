@@ -590,6 +590,8 @@ IMP_REWRITES: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "banner_size_unsized": _banner_size_unsized,
     "banner_size_nonzero": _banner_size_nonzero,
     "drop_ext": lambda imp: _drop(imp, {}),  # every imp sent without its ext (Go: imp.Ext = nil for each)
+    # every imp's floor currency USD, whatever it was (after ``floors: usd_first`` converted a floor; tpmn)
+    "floorcur_usd": lambda imp: {**imp, "bidfloorcur": "USD"},
 }
 
 
@@ -1181,7 +1183,11 @@ BID_VIDEO: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any] | None]] = 
     "cat_dur": _cat_dur,
     "ext_prebid": _ext_prebid_video,
 }
-BID_META: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any] | None]] = {"ext_prebid": _ext_prebid_meta}
+BID_META: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any] | None]] = {
+    "ext_prebid": _ext_prebid_meta,
+    # ExtBidPrebidMeta{AdvertiserDomains: bid.ADomain}: always a meta, the domains when there are some
+    "adomain": lambda bid: {"advertiserDomains": bid["adomain"]} if bid.get("adomain") else {},
+}
 
 
 def indexed_ext_prebid_bids(answer: GoAnswer) -> tuple[BidderResponse, list[BidderError]]:

@@ -535,6 +535,7 @@ IMP_REWRITE_ROWS = [
     ("rewarded_video_ext", {"w": 1}, {"w": 1}),  # only a video changes (see test_rewarded_video_ext)
     ("banner_size_unsized", {"w": 7, "format": FORMATS}, {"w": 7, "format": FORMATS}),  # one is enough
     ("drop_ext", {"w": 1}, {"w": 1}),  # the banner kept, the ext gone (see test_drop_ext)
+    ("floorcur_usd", {"w": 1}, {"w": 1}),  # only the floor's currency changes (see test_floorcur_usd)
 ]
 
 
@@ -566,6 +567,18 @@ def test_rewarded_video_ext(ext, video, want):
 def test_drop_ext(ext):
     assert IMP_REWRITES["drop_ext"]({"id": "i", "banner": {}, "ext": ext}) == {"id": "i", "banner": {}}
     assert IMP_REWRITES["drop_ext"]({"id": "i"}) == {"id": "i"}
+
+
+@pytest.mark.parametrize(
+    ("imp", "want"),
+    [
+        ({"bidfloor": 2}, {"bidfloor": 2, "bidfloorcur": "USD"}),
+        ({"bidfloorcur": "EUR"}, {"bidfloorcur": "USD"}),  # set whatever it was (tpmn), no floor converted
+        ({}, {"bidfloorcur": "USD"}),
+    ],
+)
+def test_floorcur_usd(imp, want):
+    assert IMP_REWRITES["floorcur_usd"]({"id": "i", **imp}) == {"id": "i", **want}
 
 
 @pytest.mark.parametrize(
@@ -1066,6 +1079,9 @@ BID_META_ROWS = [
     ("ext_prebid", {"ext": {"prebid": {"video": {}}}}, None),
     ("ext_prebid", {"ext": {"prebid": {"meta": [1]}}}, JsonShapeError("ExtBidPrebid.Meta")),
     ("ext_prebid", {"ext": {"prebid": "p"}}, JsonShapeError("ExtBid.Prebid")),
+    ("adomain", {"adomain": ["a.com"]}, {"advertiserDomains": ["a.com"]}),
+    ("adomain", {"adomain": []}, {}),  # omitempty: an empty meta, still set
+    ("adomain", {}, {}),
 ]
 
 
