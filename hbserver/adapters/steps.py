@@ -243,6 +243,7 @@ PARAM_CHECKS: Mapping[str, Callable[[Any], bool]] = {
     "above_zero": _above_zero,
     "safe_host": is_safe_host,
     "uuid_length": _uuid_length,
+    "empty_or_safe_host": lambda value: value == "" or is_safe_host(value),  # only a set host is checked
 }
 
 

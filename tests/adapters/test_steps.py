@@ -274,6 +274,9 @@ CHECK_ROWS = [
     ("above_zero", ("a",), {"a": 0}, ("a and b are required", ErrorCode.BAD_INPUT)),
     ("above_zero", ("a",), {"a": -5}, ("a and b are required", ErrorCode.BAD_INPUT)),
     ("above_zero", ("a",), {}, ("a and b are required", ErrorCode.BAD_INPUT)),
+    ("empty_or_safe_host", ("a",), {"a": ""}, None),  # Go: x != "" && !IsSafeHost(x) (tradplus)
+    ("empty_or_safe_host", ("a",), {"a": "zone-1."}, None),
+    ("empty_or_safe_host", ("a",), {"a": "evil.com/"}, ("a and b are required", ErrorCode.BAD_INPUT)),
 ]
 
 
