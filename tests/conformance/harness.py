@@ -73,6 +73,12 @@ def _flipp_uuid(adapter: Adapter) -> None:
     adapter.new_uuid = lambda: "30470a14-2949-4110-abce-b62d57304ad5"  # type: ignore[attr-defined]
 
 
+def _yieldlab_testing(adapter: Adapter) -> None:
+    """The yieldlab Go test's cache buster ("testing") and ISO week ("33")."""
+    adapter.cache_buster = lambda: "testing"  # type: ignore[attr-defined]
+    adapter.week = lambda: "33"  # type: ignore[attr-defined]
+
+
 def _smaato_clock(adapter: Adapter) -> None:
     """The smaato Go test fixes the adapter's clock at 2021-06-25 10:00:00 UTC."""
     adapter.now = lambda: datetime(2021, 6, 25, 10, 0, 0, tzinfo=UTC)  # type: ignore[attr-defined]
@@ -122,6 +128,8 @@ GO_TEST_FACTS: dict[str, GoTestFacts] = {
     "blue": GoTestFacts(
         {"external_url": "http://hosturl.com", "gvl_id": 1, "datacenter": "2"}, endpoint="https://foo.io/?src=prebid"
     ),
+    # yieldlab's Go test builds it in a helper (newTestYieldlabBidder) with its own endpoint
+    "yieldlab": GoTestFacts(prepare=_yieldlab_testing, endpoint="https://ad.yieldlab.net/testing/"),
     # scalibur's Go test builds it in a helper (newTestAdapter) go-test-setup.yaml does not read
     "scalibur": GoTestFacts(endpoint="https://srv.scalibur.io/adserver/ortb?type=prebid-server"),
     # mediasquare's JSON test is TestBidderMediasquare, which go-test-setup.yaml (empty) does not show
