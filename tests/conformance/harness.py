@@ -79,6 +79,11 @@ def _yieldlab_testing(adapter: Adapter) -> None:
     adapter.week = lambda: "33"  # type: ignore[attr-defined]
 
 
+def _sspbc_go_test(adapter: Adapter) -> None:
+    """PBS-Go's JSON test framework leaves an auction's request type (PbsEntryPoint) empty."""
+    adapter.auction_types = False  # type: ignore[attr-defined]
+
+
 def _smaato_clock(adapter: Adapter) -> None:
     """The smaato Go test fixes the adapter's clock at 2021-06-25 10:00:00 UTC."""
     adapter.now = lambda: datetime(2021, 6, 25, 10, 0, 0, tzinfo=UTC)  # type: ignore[attr-defined]
@@ -132,6 +137,7 @@ GO_TEST_FACTS: dict[str, GoTestFacts] = {
     "yieldlab": GoTestFacts(prepare=_yieldlab_testing, endpoint="https://ad.yieldlab.net/testing/"),
     # scalibur's Go test builds it in a helper (newTestAdapter) go-test-setup.yaml does not read
     "scalibur": GoTestFacts(endpoint="https://srv.scalibur.io/adserver/ortb?type=prebid-server"),
+    "sspBC": GoTestFacts(prepare=_sspbc_go_test),
     # mediasquare's JSON test is TestBidderMediasquare, which go-test-setup.yaml (empty) does not show
     "mediasquare": GoTestFacts(
         {"external_url": "https://pbs-front.mediasquare.fr/msq_prebid", "gvl_id": 1, "datacenter": "2"},
