@@ -36,6 +36,7 @@ from hbserver.adapters.common import (
 )
 from hbserver.adapters.golike import (
     ABSENT_OBJECT,
+    GO_HTML_ESCAPES,
     GO_SPACE,
     NOT_AN_OBJECT,
     GoAnswer,
@@ -46,6 +47,7 @@ from hbserver.adapters.golike import (
     go_fields,
     go_float_text,
     go_int,
+    go_json_object,
     go_members,
     go_quote,
     go_value,
@@ -596,6 +598,37 @@ IMP_REWRITES: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 }
 
 
+def _go_interface(value: Any) -> Any:
+    """A JSON value decoded into Go's ``interface{}`` (numbers are float64), ready to be written again:
+    a whole float below 1e21 written, as Go writes it, without a fraction."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
+        value = float(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    if isinstance(value, list):
+        return [_go_interface(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _go_interface(item) for key, item in value.items()}
+    return value
+
+
+def native_wrapped(imp: dict[str, Any]) -> dict[str, Any]:
+    """The imp with its native request wrapped in ``{"native": ...}`` (yeahmobi, zmaticoo), written
+    again as Go writes a map (keys sorted, HTML escaped); the imp as it is without a native object or
+    when the request already has a ``native`` member. JsonShapeError (json-iterator's words) when the
+    request does not decode as an object or null."""
+    native = imp.get("native")
+    if not isinstance(native, Mapping):
+        return imp
+    request = go_json_object(native.get("request") or "")
+    if not (request is None or isinstance(request, dict)):
+        raise JsonShapeError("ReadMapCB: expect { or n, but found " + found(request))
+    if request and "native" in request:
+        return imp
+    wrapped = orjson.dumps({"native": _go_interface(request)}, option=orjson.OPT_SORT_KEYS).decode()
+    return {**imp, "native": {**native, "request": wrapped.translate(GO_HTML_ESCAPES)}}
+
+
 # --- the request -----------------------------------------------------------------------------------
 
 
@@ -743,6 +776,12 @@ HEADER_SETS: Mapping[str, Callable[[dict[str, str], Mapping[str, Any]], None]] =
     "forwarded_for": _forwarded_for,
     "forwarded_for_v4_first": _forwarded_for_v4_first,
     "ip_header": lambda headers, request: _set_if(headers, "Ip", _text_at(request, "device", "ip")),
+    "origin": lambda headers, request: _set_if(headers, "Origin", _text_at(request, "site", "domain")),
+    "site_ref": lambda headers, request: _set_if(headers, "Referer", _text_at(request, "site", "ref")),
+    # one X-Forwarded-For: the device's IPv6, else its IPv4
+    "ip_v6_first": lambda headers, request: _set_if(
+        headers, "X-Forwarded-For", _text_at(request, "device", "ipv6") or _text_at(request, "device", "ip")
+    ),
 }
 
 

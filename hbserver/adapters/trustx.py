@@ -3,8 +3,6 @@
 - An imp whose ``ext.data.adserver.adslot`` is set gets it as ``ext.gpid``, its ext then written
   again as PBS-Go's ``impExt`` (``prebid``, ``bidder``, ``data``, ``gpid``; any other member gone);
   an ext that does not decode as that struct is sent as it came.
-- Headers: the site's ``ref`` as Referer and ``domain`` as Origin, the device's IPv6 (else IPv4) as
-  X-Forwarded-For and its User-Agent.
 - A video bid gets its first category and positive duration as video facts; a bid whose
   ``ext.bidder.trustx.networkName`` is set gets it as its meta network name.
 """
@@ -76,20 +74,6 @@ def with_gpid(imp: dict[str, Any]) -> dict[str, Any]:
     return {**imp, "ext": out}
 
 
-def trustx_headers(request: Mapping[str, Any]) -> dict[str, str]:
-    """Referer, Origin, X-Forwarded-For and User-Agent from the site and the device (each when set)."""
-    site, device = request.get("site"), request.get("device")
-    site = site if isinstance(site, Mapping) else {}
-    device = device if isinstance(device, Mapping) else {}
-    texts = {
-        "Referer": site.get("ref"),
-        "Origin": site.get("domain"),
-        "X-Forwarded-For": device.get("ipv6") or device.get("ip"),
-        "User-Agent": device.get("ua"),
-    }
-    return {name: value for name, value in texts.items() if isinstance(value, str) and value}
-
-
 def network_name(ext: Any) -> str:
     """``ext.bidder.trustx.networkName`` as Go's ``bidExt`` decodes it ("" when the ext does not
     decode or has none)."""
@@ -102,13 +86,10 @@ def network_name(ext: Any) -> str:
 
 
 class TrustXAdapter(RecipeAdapter):
-    """The recipe with TRUSTX's gpid, headers, video facts and meta."""
+    """The recipe with TRUSTX's gpid, video facts and meta."""
 
     def rewritten_imp(self, imp: dict[str, Any]) -> dict[str, Any]:
         return with_gpid(super().rewritten_imp(imp))
-
-    def headers(self, request: Mapping[str, Any]) -> dict[str, str]:
-        return {**super().headers(request), **trustx_headers(request)}
 
     def typed_bids(
         self, request: Mapping[str, Any], answer: GoAnswer

@@ -35,6 +35,7 @@ from hbserver.adapters.steps import (
     checked_text,
     indexed_ext_prebid_bids,
     macro_text,
+    native_wrapped,
     with_publisher_id,
 )
 
@@ -677,6 +678,13 @@ HEADER_ROWS = [
     ("cookie_uids", {"user": {"buyeruid": ""}}, {}),
     ("ip_header", {"device": {"ip": "1.2.3.4", "ipv6": "::1"}}, {"Ip": "1.2.3.4"}),  # Go canonical "IP"
     ("ip_header", {"device": {"ipv6": "::1"}}, {}),
+    ("origin", {"site": {"domain": "d.com"}}, {"Origin": "d.com"}),  # trustx, videobyte
+    ("origin", {"site": {"domain": ""}, "app": {"domain": "a"}}, {}),
+    ("site_ref", {"site": {"ref": "https://r", "page": "p"}}, {"Referer": "https://r"}),
+    ("site_ref", {"site": {"page": "p"}}, {}),
+    ("ip_v6_first", {"device": {"ipv6": "::1", "ip": "1.2.3.4"}}, {"X-Forwarded-For": "::1"}),  # trustx
+    ("ip_v6_first", {"device": {"ipv6": "", "ip": "1.2.3.4"}}, {"X-Forwarded-For": "1.2.3.4"}),
+    ("ip_v6_first", {"device": None}, {}),
 ]
 
 
@@ -1141,3 +1149,28 @@ def test_indexed_ext_prebid_bids(bids, types, errors):
     response, got = indexed_ext_prebid_bids(answer)
     assert [typed.bid_type for typed in response.bids] == types and response.currency == "USD"
     assert [(e.message, e.code) for e in got] == [(text, ErrorCode.BAD_SERVER_RESPONSE) for text in errors]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "want"),
+    [
+        ('{"ver":"1.2","b":1.0,"a":"<x>"}', '{"native":{"a":"\\u003cx\\u003e","b":1,"ver":"1.2"}}'),  # keys sorted
+        ('{"z":{"y":1,"x":[2.5,3]}}', '{"native":{"z":{"x":[2.5,3],"y":1}}}'),
+        ("null", '{"native":null}'),
+        ('{"native":{}}', '{"native":{}}'),  # already wrapped: kept
+        ("[1]", None),
+        ("not json", None),
+        ("", None),
+    ],
+)
+def test_native_wrapped(request_text, want):
+    """yeahmobi and zmaticoo: a native request that decodes as an object wrapped in {"native": ...},
+    as Go writes a map again; JsonShapeError when it does not decode."""
+    imp = {"id": "n", "native": {"request": request_text, "ver": "1.2"}}
+    if want is None:
+        with pytest.raises(JsonShapeError):
+            native_wrapped(imp)
+        return
+    out = native_wrapped(imp)
+    assert out["native"] == {"request": want, "ver": "1.2"} and imp["native"]["request"] == request_text
+    assert native_wrapped({"id": "b", "banner": {}}) == {"id": "b", "banner": {}}

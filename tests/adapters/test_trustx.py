@@ -1,12 +1,12 @@
-"""TRUSTX's own rules over its recipe: the adslot as gpid, its headers, and the bids' video facts and
-meta network name."""
+"""TRUSTX's own rules over its recipe: the adslot as gpid, and the bids' video facts and meta network
+name."""
 
 from __future__ import annotations
 
 import pytest
 
 from hbserver.adapters.base import AdapterConfig, RequestInfo
-from hbserver.adapters.trustx import build, network_name, trustx_headers, with_gpid
+from hbserver.adapters.trustx import build, network_name, with_gpid
 from tests.adapters.helpers import bids_for, requests_of
 
 ADAPTER = build(AdapterConfig("trustx", "https://t.example/"))
@@ -34,19 +34,6 @@ NETWORK = {"bidder": {"trustx": {"networkName": "n"}}}
 def test_the_adslot_becomes_the_gpid(ext, sent):
     imp = {"id": "1", "ext": ext}
     assert with_gpid(imp) == (imp if sent is None else {"id": "1", "ext": sent})
-
-
-@pytest.mark.parametrize(
-    ("request_", "headers"),
-    [
-        ({}, {}),
-        ({"site": {"ref": "r", "domain": "d"}, "device": {"ua": "UA", "ip": "1.1.1.1"}},
-         {"Referer": "r", "Origin": "d", "User-Agent": "UA", "X-Forwarded-For": "1.1.1.1"}),
-        ({"device": {"ipv6": "::1", "ip": "1.1.1.1"}}, {"X-Forwarded-For": "::1"}),
-    ],
-)  # fmt: skip
-def test_headers(request_, headers):
-    assert trustx_headers(request_) == headers
 
 
 def test_the_call_has_them_all():
