@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
@@ -37,20 +35,18 @@ from hbserver.adapters.common import (
     resolve_macros,
 )
 from hbserver.adapters.golike import (
-    GO_HTML_ESCAPES,
     NOT_AN_OBJECT,
     decode_go_answer,
     go_field,
     go_int,
     go_typed_request,
 )
-from hbserver.adapters.steps import MACRO_ESCAPES, ParamsSpec
+from hbserver.adapters.steps import MACRO_ESCAPES, ParamsSpec, native_wrapped
 
 HEADERS = {"Content-Type": "application/json;charset=utf-8"}
 PARAMS = ParamsSpec("openrtb_ext.ExtImpYeahmobi", {"pubId": ("PubId", "string"), "zoneId": ("ZoneId", "string")})
 WORDING = AnswerWording(status="Unexpected status code: {}.", not_an_object=NOT_AN_OBJECT, body_error=BidderError)
 BID_EXT_ERROR = "bid.ext json unmarshal error"
-_FLOAT_EXACT = 2**53
 
 
 def first_params(imps: list[Any]) -> tuple[dict[str, Any], list[BidderError]]:
@@ -64,35 +60,13 @@ def first_params(imps: list[Any]) -> tuple[dict[str, Any], list[BidderError]]:
     return {}, errors
 
 
-def _go_number(value: Any) -> Any:
-    """A JSON value decoded into Go's ``interface{}`` (numbers are float64), ready to be written again:
-    an integral float below 1e21 as Go writes it, without a fraction."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and abs(value) > _FLOAT_EXACT:
-        value = float(value)
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        return int(value)
-    if isinstance(value, list):
-        return [_go_number(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _go_number(item) for key, item in value.items()}
-    return value
-
-
 def wrapped_native(imp: dict[str, Any]) -> dict[str, Any]:
-    """The imp with its native request wrapped in ``{"native": ...}`` when that request decodes as an
-    object (or null) without a ``native`` member; else the imp as it is."""
-    native = imp.get("native")
-    text = native.get("request") if isinstance(native, Mapping) else None
+    """The shared ``native_wrapped`` of the imp; the imp as it is when its native request does not
+    decode (Yeahmobi lets it go)."""
     try:
-        request = orjson.loads(text) if isinstance(text, str) else 0
-    except orjson.JSONDecodeError:
+        return native_wrapped(imp)
+    except JsonShapeError:
         return imp
-    if not (request is None or isinstance(request, dict)) or (request and "native" in request):
-        return imp
-    wrapped = orjson.dumps({"native": _go_number(request)}, option=orjson.OPT_SORT_KEYS).decode()
-    return {**imp, "native": {**native, "request": wrapped.translate(GO_HTML_ESCAPES)}}
 
 
 def _duration(bid: Mapping[str, Any]) -> int:
