@@ -189,6 +189,13 @@ def main(argv: list[str] | None = None) -> int:
     problems = runtime_problems(config)
     if problems:
         return _refuse(problems)
+    if not args.check_config:
+        # an account file setting a Prebid Server value hbserver cannot honour stops the start, naming it
+        from hbserver.stores.accounts import REFUSED_KEYS
+
+        problems = [line for line in account_file_findings(config)[0] if f" {REFUSED_KEYS}: " in line]
+        if problems:
+            return _refuse(problems)
     if args.check_config:
         problems, warnings = account_file_findings(config)
         if problems:

@@ -593,11 +593,20 @@ class AccountAlternateBidderCodes:
 
 
 @dataclass(frozen=True)
+class AccountHooksAdmin:
+    """PBS-Java's account ``hooks.admin``: ``module_execution`` maps a module code to whether its hooks
+    run for the account (``false``: none of them, the host's plan included; ``true``: as without)."""
+
+    module_execution: dict[str, bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class AccountHooks:
     """An account's ``hooks`` (PBS-Go): its execution plan and its modules' account-level settings."""
 
     modules: dict[str, Any] = field(default_factory=dict)
     execution_plan: dict[str, Any] | None = None
+    admin: AccountHooksAdmin = field(default_factory=AccountHooksAdmin)
 
 
 ValidationMode = Literal["skip", "enforce", "warn"]
@@ -649,6 +658,13 @@ def _profiles_problem(value: dict[str, Any]) -> str | None:
 
 
 @dataclass(frozen=True)
+class AccountAuctionCache:
+    """PBS-Java's account ``auction.cache``: ``enabled: false`` caches no bids, whatever the request asks."""
+
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
 class AccountAuctionTargeting:
     """PBS-Java's account ``auction.targeting``: each flag set fills the one a request's
     ``ext.prebid.targeting`` leaves out (hbserver.auction.request.account_targeting)."""
@@ -677,6 +693,7 @@ class AccountAuction:
     default_integration: str = ""
     bid_rounding: str = ""
     preferredmediatype: dict[str, str] = field(default_factory=dict)
+    cache: AccountAuctionCache = field(default_factory=AccountAuctionCache)
 
 
 @dataclass(frozen=True)
@@ -1094,8 +1111,8 @@ def build(cls: type, raw: Any, path: str, problems: list[str], strict: bool = Tr
     known = {f.name: f for f in dataclasses.fields(cls)}
     if strict:
         for key in raw:
-            if key not in known:
-                problems.append(f"{_join(path, str(key))}: {_unknown_key(path, str(key))}")
+            if key not in known and (message := _unknown_key(path, str(key), raw[key])):
+                problems.append(f"{_join(path, str(key))}: {message}")
     values: dict[str, Any] = {}
     for name, fld in known.items():
         value = raw.get(name, _MISSING)
@@ -1120,12 +1137,13 @@ def build(cls: type, raw: Any, path: str, problems: list[str], strict: bool = Tr
     return instance
 
 
-def _unknown_key(path: str, key: str) -> str:
-    """Why ``key`` is refused: under ``account_defaults`` a Prebid Server setting is named as one."""
+def _unknown_key(path: str, key: str, value: Any) -> str:
+    """Why ``key`` is refused: under ``account_defaults`` a Prebid Server setting is named as one, and
+    one whose value changes nothing (hbserver.stores.account_refusals) is accepted ('')."""
     if path == "account_defaults" or path.startswith("account_defaults."):
         from hbserver.stores.account_keys import account_defaults_problem
 
-        return account_defaults_problem(path.removeprefix("account_defaults").removeprefix("."), key)
+        return account_defaults_problem(path.removeprefix("account_defaults").removeprefix("."), key, value)
     return "unknown key"
 
 

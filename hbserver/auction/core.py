@@ -1328,7 +1328,8 @@ class AuctionService:
         """The OpenRTB response: each bid with its ``ext.prebid`` (:func:`_bid_ext_prebid`) in its
         seat, and the response's ``ext``."""
         request = run.request
-        return_creative = run.setup.cache_options.return_creative
+        # an account that caches nothing (auction.cache.enabled) keeps every creative, as PBS-Java's noCache
+        return_creative = run.setup.cache_options.return_creative or not run.account.settings.auction.cache.enabled
         bid_floors = run.bid_floors if run.bid_floors is not None and run.bid_floors.bid_floors else None
         cache_url = self.cache.public_url + "?uuid="
         imp_passthrough = _imp_passthrough(request["imp"])

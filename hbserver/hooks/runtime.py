@@ -165,14 +165,15 @@ class HookRuntime:
         if not self.enabled:
             return None
         plan_raw = getattr(hooks, "execution_plan", None)
-        if not plan_raw and not self._per_account:
+        off = switched_off(hooks)
+        if not plan_raw and not self._per_account and not off:
             plans = self._default_plans
         else:
             cached = self._accounts.get(account_id)
             if cached is not None and cached[0] is hooks:
                 plans = cached[1]
             else:
-                plans = self._account_plans(account_id, plan_raw)
+                plans = _without_modules(self._account_plans(account_id, plan_raw), off)
                 if len(self._accounts) >= MAX_CACHED_ACCOUNT_PLANS:
                     self._accounts.clear()
                 self._accounts[account_id] = (hooks, plans)
@@ -186,6 +187,30 @@ class HookRuntime:
             return self._merge(self.host, self.default_account, abtests, account_id)
         compiled = self._compile(plan, f"account {account_id} hooks.execution_plan", None)
         return self._merge(self.host, compiled, plan.abtests, account_id)
+
+
+def switched_off(hooks: Any) -> frozenset[str]:
+    """The modules an account's ``hooks.admin.module_execution`` (PBS-Java's) sets to ``false``."""
+    admin = getattr(hooks, "admin", None)
+    execution = getattr(admin, "module_execution", None) or {}
+    return frozenset(code for code, on in execution.items() if on is False)
+
+
+def _without_modules(plans: RequestPlans, off: frozenset[str]) -> RequestPlans:
+    """``plans`` without the hooks of the modules in ``off`` (PBS-Java's modulesExecution: false),
+    in the host's groups as in the account's; a group left empty goes."""
+    if not off:
+        return plans
+    stages: dict[tuple[str, Stage], tuple[CompiledGroup, ...]] = {}
+    for key, groups in plans.stages.items():
+        kept = tuple(
+            CompiledGroup(group.timeout_ms, hooks)
+            for group in groups
+            if (hooks := tuple((ref, hook) for ref, hook in group.hooks if ref.module not in off))
+        )
+        if kept:
+            stages[key] = kept
+    return RequestPlans(stages, plans.abtests, frozenset(endpoint for endpoint, _ in stages))
 
 
 def _enabled_codes(modules: Mapping[str, Any]) -> list[str]:

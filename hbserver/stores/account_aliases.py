@@ -37,6 +37,8 @@ _MOVES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("auction", "video_cache_ttl"), ("cache_ttl", "video")),
     (("cookie_sync", "coop_sync", "default"), ("cookie_sync", "default_coop_sync")),
     (("alternate_bidder_codes",), ("alternatebiddercodes",)),
+    # PBS-Go's own JSON name (the field has no json tag: Go matches "AccessAllowed" case-insensitively)
+    (("gdpr", "purpose_one_treatment", "accessallowed"), ("gdpr", "purpose_one_treatment", "access_allowed")),
 )
 
 _PURPOSE_ONE = {  # PBS-Java's purpose_one_treatment_interpretation -> PBS-Go's purpose_one_treatment
@@ -192,7 +194,9 @@ def _gdpr(block: Data, problems: list[str]) -> Data:
     _numbered(block, "purposes", "p", "purpose", out, lambda v: _purpose(v, problems))
     _numbered(block, "special_features", "sf", "special_feature", out, _special_feature)
     eea = block.get("eea_countries")
-    if isinstance(eea, str):
+    if eea is None:
+        block.pop("eea_countries", None)  # null: the host's, as without the key
+    elif isinstance(eea, str):
         block.pop("eea_countries")
         out["eea_countries"] = _alpha3_countries(eea)
     return out

@@ -27,6 +27,7 @@ import sys
 import types
 import typing
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Union
@@ -34,6 +35,7 @@ from typing import Any, Union
 import orjson
 
 from hbserver.config import AccountSettings
+from hbserver.stores.account_refusals import refusal
 
 # A tree is {key: subtree}; OPEN below a key means "anything goes under it" (a scalar, a list, a
 # free-form map); WILDCARD as a key stands for any key of a map whose values have a shape.
@@ -254,14 +256,21 @@ def _join(path: str, key: str) -> str:
 
 # --- classifying one key ----------------------------------------------------------------------------
 
-def _pbs_note(path: str, applied: type) -> str:
-    """' (hbserver reads X)' when a PBS key has an hbserver counterpart under another name, else ''."""
-    same = path.replace("-", "_")
+def _counterpart(path: str, applied: type) -> str:
+    """The applied key a PBS key is another spelling of (snake_case, PBS-Go's place), or ''."""
+    snake = path.replace("-", "_")
+    if snake != path and _is_applied(snake, applied):
+        return snake
+    same = snake
     for pattern, replacement in _SAME_AS:
         same = pattern.sub(replacement, same)
-    if same != path and _is_applied(same, applied):
-        return f" (hbserver reads {same})"
-    return ""
+    return same if same != path and _is_applied(same, applied) else ""
+
+
+def _pbs_note(path: str, applied: type) -> str:
+    """' (hbserver reads X)' when a PBS key has an hbserver counterpart under another name, else ''."""
+    same = _counterpart(path, applied)
+    return f" (hbserver reads {same})" if same else ""
 
 
 def _suggestion(path: str, key: str, applied_node: Any, pbs_node: Any, applied: type) -> str:
@@ -275,9 +284,8 @@ def _suggestion(path: str, key: str, applied_node: Any, pbs_node: Any, applied: 
     return _join(path, close[0]) if close else ""
 
 
-def _pbs_text(account_id: str, path: str, applied: type) -> str:
-    return (f'account "{account_id}": {path} is a Prebid Server setting hbserver does not apply; ignored'
-            f"{_pbs_note(path, applied)}")
+def _spelling_text(account_id: str, path: str, same: str) -> str:
+    return f'account "{account_id}": {path} is another spelling of {same}, which the account also sets and which wins'
 
 
 def _unknown_text(account_id: str, path: str, suggestion: str) -> str:
@@ -285,8 +293,14 @@ def _unknown_text(account_id: str, path: str, suggestion: str) -> str:
     return f'account "{account_id}": {path} is an unknown key; ignored{hint}'
 
 
+@dataclass(frozen=True, slots=True)
+class KeyReport:
+    warnings: list[str]  # unknown keys, a second spelling of a key: logged, the account is loaded
+    refused: list[str]  # "<key>: why": Prebid Server values hbserver cannot honour, the account is refused
+
+
 def _walk(account_id: str, raw: Mapping[Any, Any], applied_node: Any, pbs_node: Any, path: str, applied: type,
-          out: list[str]) -> None:
+          out: KeyReport) -> None:
     for raw_key, value in raw.items():
         key = str(raw_key)
         full = _join(path, key)
@@ -300,32 +314,44 @@ def _walk(account_id: str, raw: Mapping[Any, Any], applied_node: Any, pbs_node: 
         elif theirs is not _ABSENT:
             if isinstance(theirs, dict) and isinstance(value, Mapping) and value:
                 _walk(account_id, value, _ABSENT, theirs, full, applied, out)
-            else:
-                out.append(_pbs_text(account_id, full, applied))
+            elif same := _counterpart(full, applied):
+                out.warnings.append(_spelling_text(account_id, full, same))
+            elif why := refusal(full, value):
+                out.refused.append(f"{full}: {why}")
         else:
-            out.append(_unknown_text(account_id, full, _suggestion(path, key, applied_node, pbs_node, applied)))
+            suggestion = _suggestion(path, key, applied_node, pbs_node, applied)
+            out.warnings.append(_unknown_text(account_id, full, suggestion))
 
 
-def report_account_keys(account_id: str, raw: Mapping[str, Any], applied: type = AccountSettings) -> list[str]:
-    """One warning text per key of the account JSON ``raw`` that hbserver does not apply (empty: all applied).
+def check_account_keys(account_id: str, raw: Mapping[str, Any], applied: type = AccountSettings) -> KeyReport:
+    """The keys of the account JSON ``raw`` (PBS-Java's spellings already rewritten) hbserver does not
+    apply: warnings for unknown keys and second spellings, refusals for Prebid Server values it
+    cannot honour (:mod:`hbserver.stores.account_refusals`).
 
     ``id`` is Prebid Server's: fine when it names the account, reported when it names another one.
     """
-    out: list[str] = []
+    out = KeyReport([], [])
     stored_id = raw.get("id")
     if stored_id is not None and not (isinstance(stored_id, (str, int)) and str(stored_id) == account_id):
         shown = orjson.dumps(stored_id, default=str).decode()
-        out.append(f'account "{account_id}": id is {shown}, not the id the account is stored under; ignored')
+        out.warnings.append(f'account "{account_id}": id is {shown}, not the id the account is stored under; ignored')
     rest = {k: v for k, v in raw.items() if k != "id"} if "id" in raw else raw
     _walk(account_id, rest, applied_tree(applied), PBS_KEYS, "", applied, out)
     return out
 
 
-def account_defaults_problem(path: str, key: str, applied: type = AccountSettings) -> str:
-    """The problem text for key ``key`` under ``account_defaults.<path>`` that ``applied`` does not have.
+def report_account_keys(account_id: str, raw: Mapping[str, Any], applied: type = AccountSettings) -> list[str]:
+    """The warnings of :func:`check_account_keys` (empty: every key applied or accepted)."""
+    return check_account_keys(account_id, raw, applied).warnings
 
-    The configuration is strict: a Prebid Server setting is named as such, anything else is an
-    unknown key (with the closest known key when one is close).
+
+def account_defaults_problem(path: str, key: str, value: Any = _ABSENT, applied: type = AccountSettings) -> str:
+    """The problem text for key ``key`` (set to ``value``) under ``account_defaults.<path>`` that
+    ``applied`` does not have; '' when it is a Prebid Server key whose value hbserver accepts.
+
+    The configuration is strict: another spelling of an applied key is named with the key to write,
+    a Prebid Server value hbserver cannot honour is refused as in an account file, anything else is
+    an unknown key (with the closest known key when one is close).
     """
     applied_node: Any = applied_tree(applied)
     pbs_node: Any = PBS_KEYS
@@ -333,7 +359,13 @@ def account_defaults_problem(path: str, key: str, applied: type = AccountSetting
         applied_node, pbs_node = _child(applied_node, part), _child(pbs_node, part)
     full = _join(path, key)
     if _child(pbs_node, key) is not _ABSENT:
-        return f"a Prebid Server setting hbserver does not apply; remove it{_pbs_note(full, applied)}"
+        same = _counterpart(full, applied)
+        if same:
+            return f"a Prebid Server spelling hbserver reads as {same}; write that"
+        report = KeyReport([], [])
+        _walk("", {key: None if value is _ABSENT else value}, _ABSENT, pbs_node, path, applied, report)
+        lines = report.refused + [line.removeprefix('account "": ') for line in report.warnings]
+        return "; ".join(line.removeprefix(f"{full}: ").removeprefix(f"{full}.") for line in lines)
     suggestion = _suggestion(path, key, applied_node, pbs_node, applied)
     return f"unknown key (did you mean account_defaults.{suggestion}?)" if suggestion else "unknown key"
 
@@ -405,7 +437,7 @@ MEANINGS: dict[str, str] = {
     "privacy.ipv6.anon_keep_bits": "bits of an IPv6 address kept when the address must be masked",
     "privacy.modules": "PBS-Java's privacy modules (`code`, `enabled`, `config`), e.g. `iab.usgeneral`",
     "privacy.privacysandbox.topicsdomain": "the `user.data` name `Sec-Browsing-Topics` topics go under (PBS-Go); "
-                                           "empty: the header is ignored",
+                                           "empty: the header is not read",
     "privacy.privacysandbox.cookiedeprecation.enabled": "`Sec-Cookie-Deprecation` into `device.ext.cdep` (PBS-Go)",
     "privacy.privacysandbox.cookiedeprecation.ttl_sec": "lifetime of the `receive-cookie-deprecation` cookie, seconds",
     "privacy.privacysandbox.cookiedeprecation.ttlsec": "the same, as PBS-Go account files spell it; wins when set",
@@ -458,6 +490,10 @@ MEANINGS: dict[str, str] = {
                          "`maxbids` (0 = one)",
     "hooks.modules": "account-level settings of the hooks modules, `{vendor: {module: {...}}}` (PBS-Java's "
                      "modules by their code); see Hooks and modules",
+    "hooks.admin.module_execution": "PBS-Java's: module code -> `false` leaves the module's hooks out for the "
+                                    "account (the host's plan's too); `true` changes nothing",
+    "auction.cache.enabled": "PBS-Java's: `false` caches no bids for the account (no `hb_cache_id`, creatives "
+                             "kept in the response), whatever the request's `ext.prebid.cache` asks",
     "hooks.execution_plan": "the account's hooks execution plan (PBS-Go's shape; replaces "
                             "`hooks.default_account_execution_plan` when it names endpoints)",
     "validations.banner_creative_max_size": "`skip`, `warn` or `enforce`: banner bids larger than the max creative "
@@ -541,10 +577,15 @@ def settings_rows(cls: type = AccountSettings) -> list[tuple[str, str]]:
 
 
 def settings_table(cls: type = AccountSettings) -> str:
-    lines = ["| key | default | meaning |", "|---|---|---|"]
-    for key, default in settings_rows(cls):
-        meaning = MEANINGS.get(key, "").replace("|", "\\|")
-        lines.append(f"| `{key}` | {default} | {meaning} |")
+    """Every applied key, then every Prebid Server key hbserver does not apply (with the values it
+    accepts): key, default, which server defines it, meaning."""
+    from hbserver.stores.account_table import defined_by, refusal_rows  # it reads account_aliases
+
+    lines = ["| key | default | defined by | meaning |", "|---|---|---|---|"]
+    rows = [(key, default, defined_by(key), MEANINGS.get(key, "")) for key, default in settings_rows(cls)]
+    rows += [(key, _default_text(default), server, why) for key, default, server, why in refusal_rows()]
+    for key, default, server, meaning in rows:
+        lines.append(f"| `{key}` | {default} | {server} | {meaning.replace('|', chr(92) + '|')} |")
     return "\n".join(lines)
 
 

@@ -23,12 +23,13 @@ from hbserver.logsetup import REPEAT_KEY
 from hbserver.metrics import Metrics
 from hbserver.privacy.activity import ActivityConfigError, ActivityControl
 from hbserver.stores.account_aliases import normalise
-from hbserver.stores.account_keys import report_account_keys
+from hbserver.stores.account_keys import check_account_keys
 from hbserver.stores.lru import LRUCache
 
 log = logging.getLogger("hbserver.accounts")
 
 FETCH_TIMEOUT_SECONDS = 1.0
+REFUSED_KEYS = "is refused"  # the log line of an account setting a Prebid Server value hbserver cannot honour
 UNKNOWN_ACCOUNT = "unknown"  # PBS-Go metrics.PublisherUnknown: the id of a request that names none
 
 
@@ -93,6 +94,16 @@ def _malformed(account_id: str) -> _Refusal:
         500,
         f'Invalid request: The prebid-server account config for account id "{account_id}" is malformed. '
         "Please reach out to the prebid server host.",
+        "malformed",
+    )
+
+
+def _cannot_honour(account_id: str, refused: list[str]) -> _Refusal:
+    keys = ", ".join(line.partition(":")[0] for line in refused)
+    return _Refusal(
+        500,
+        f'Invalid request: The prebid-server account config for account id "{account_id}" sets {keys}, '
+        "which this server cannot honour. Please reach out to the prebid server host.",
         "malformed",
     )
 
@@ -215,8 +226,13 @@ class AccountStore:
         data, problems = normalise(data)
         # Keys hbserver does not apply: said once per load (the account is cached), each line its own
         # repeat key so the log's repeat filter does not fold different keys or accounts together.
-        for warning in report_account_keys(account_id, data):
+        keys = check_account_keys(account_id, data)
+        for warning in keys.warnings:
             log.warning("%s", warning, extra={REPEAT_KEY: warning})
+        if keys.refused:
+            log.error("account %r %s: %s", account_id, REFUSED_KEYS, "; ".join(keys.refused))
+            self._fetch_errors.labels("malformed").inc()
+            return _cannot_honour(account_id, keys.refused)
         settings = build(AccountSettings, deep_merge(self._defaults_plain, data), "", problems, strict=False)
         if not problems:
             problems.extend(account_settings_problems(settings))

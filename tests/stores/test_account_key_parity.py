@@ -131,23 +131,26 @@ def test_pbs_java_spellings_are_applied(caplog, source, account, applied, expect
 
 
 @pytest.mark.parametrize(
-    ("account", "warning"),
+    ("account", "refused"),
     [
-        ({"privacy": {"gdpr": {"purposes": {"p2": {"enforce_vendors": False, "eid": {"exceptions": []}}}}}},
-         "privacy.gdpr.purposes.p2.eid.exceptions"),
-        ({"privacy": {"gdpr": {"special_features": {"sf2": {"enforce": True}}}}},
-         "privacy.gdpr.special_features.sf2.enforce"),
-        ({"analytics": {"allow_client_details": True}}, "analytics.allow_client_details"),
-        ({"analytics": {"modules": {"pubstack": {}}}}, "analytics.modules"),
-        ({"metrics": {"verbosity_level": "basic"}}, "metrics.verbosity_level"),
+        ({"privacy": {"gdpr": {"purposes": {"p2": {"enforce_vendors": False, "eid": {"exceptions": []}}}}}}, False),
+        ({"privacy": {"gdpr": {"special_features": {"sf2": {"enforce": True}}}}}, False),
+        ({"analytics": {"allow_client_details": True}}, True),
+        ({"analytics": {"modules": {"pubstack": {}}}}, True),
+        ({"metrics": {"verbosity_level": "basic"}}, True),
     ],
     ids=["purpose-eid", "special-feature-2", "allow-client-details", "analytics-modules",
          "metrics-verbosity"],
 )
-def test_keys_without_a_counterpart_are_still_named(caplog, account, warning):
-    _loaded, warnings = _load(account, caplog)
-    assert [w.partition(" (hbserver reads")[0] for w in warnings] == [
-        f'account "1001": {warning} is a Prebid Server setting hbserver does not apply; ignored']
+def test_keys_without_a_counterpart_are_accepted_or_refused(caplog, account, refused):
+    """Never only warned about: accepted when the value changes nothing, else the account is refused
+    (tests/stores/test_account_refusals.py has a row per key)."""
+    if refused:
+        with pytest.raises(AccountError):
+            _load(account, caplog)
+    else:
+        _loaded, warnings = _load(account, caplog)
+        assert warnings == []
 
 
 @pytest.mark.parametrize(

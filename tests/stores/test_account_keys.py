@@ -17,10 +17,12 @@ import yaml
 
 from hbserver.config import AccountSettings, ConfigError, load_config, to_plain
 from hbserver.metrics import Metrics
+from hbserver.stores.account_aliases import normalise
 from hbserver.stores.account_keys import (
     END,
     MEANINGS,
     START,
+    check_account_keys,
     report_account_keys,
     settings_rows,
     settings_table,
@@ -31,9 +33,8 @@ from hbserver.stores.lru import LRUCache
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def pbs(path: str, reads: str = "") -> str:
-    note = f" (hbserver reads {reads})" if reads else ""
-    return f'account "1001": {path} is a Prebid Server setting hbserver does not apply; ignored{note}'
+def spelling(path: str, same: str) -> str:
+    return f'account "1001": {path} is another spelling of {same}, which the account also sets and which wins'
 
 
 def unknown(path: str, suggestion: str = "") -> str:
@@ -41,94 +42,90 @@ def unknown(path: str, suggestion: str = "") -> str:
     return f'account "1001": {path} is an unknown key; ignored{hint}'
 
 
+# (id, account file as the store reads it (PBS-Java spellings rewritten), warnings, refused keys)
 REPORTS = [
     ("applied-keys-say-nothing",
      {"events": {"enabled": False}, "gdpr": {"purpose2": {"enforce_vendors": False}, "eea_countries": ["FRA"]},
-      "cookie_sync": {"default_limit": 5}, "privacy": {"ipv4": {"anon_keep_bits": 16}}}, []),
+      "cookie_sync": {"default_limit": 5}, "privacy": {"ipv4": {"anon_keep_bits": 16}}}, [], []),
     ("free-form-applied-keys-are-not-walked",
-     {"privacy": {"allowactivities": {"syncUser": {"anything": 1}}, "modules": [{"code": "iab.usgeneral"}]}}, []),
-    ("wrong-type-of-applied-key-is-builds-problem", {"events": True, "gdpr": "on"}, []),
-    ("id-naming-the-account", {"id": "1001"}, []),
-    ("numeric-id-naming-the-account", {"id": 1001}, []),
-    ("null-id", {"id": None}, []),
+     {"privacy": {"allowactivities": {"syncUser": {"anything": 1}}, "modules": [{"code": "iab.usgeneral"}]}}, [], []),
+    ("wrong-type-of-applied-key-is-builds-problem", {"events": True, "gdpr": "on"}, [], []),
+    ("id-naming-the-account", {"id": "1001"}, [], []),
+    ("numeric-id-naming-the-account", {"id": 1001}, [], []),
+    ("null-id", {"id": None}, [], []),
     ("id-naming-another-account", {"id": "1002"},
-     ['account "1001": id is "1002", not the id the account is stored under; ignored']),
-    ("pbs-leaf-under-unapplied-block", {"metrics": {"verbosity_level": "basic"}},
-     [pbs("metrics.verbosity_level")]),
+     ['account "1001": id is "1002", not the id the account is stored under; ignored'], []),
+    ("pbs-value-hbserver-cannot-honour-is-refused", {"metrics": {"verbosity_level": "basic"}}, [],
+     ["metrics.verbosity_level"]),
+    ("pbs-value-that-changes-nothing-is-accepted", {"metrics": {"verbosity_level": "none"}}, [], []),
     ("pbs-go-privacysandbox-applied",
      {"privacy": {"privacysandbox": {"topicsdomain": "x",
-                                     "cookiedeprecation": {"enabled": True, "ttl_sec": 5, "ttlsec": 6}}}}, []),
-    ("pbs-java-nested-blocks-report-each-leaf",
-     {"auction": {"privacysandbox": {"cookiedeprecation": {"enabled": True, "ttlsec": 5}}}},
-     [pbs("auction.privacysandbox.cookiedeprecation.enabled", "privacy.privacysandbox.cookiedeprecation.enabled"),
-      pbs("auction.privacysandbox.cookiedeprecation.ttlsec", "privacy.privacysandbox.cookiedeprecation.ttlsec")]),
+                                     "cookiedeprecation": {"enabled": True, "ttl_sec": 5, "ttlsec": 6}}}}, [], []),
+    ("pbs-java-nested-blocks-rewritten",
+     {"auction": {"privacysandbox": {"cookiedeprecation": {"enabled": True, "ttlsec": 5}}}}, [], []),
     ("pbs-go-targeting-scalars-applied",
-     {"truncate_target_attr": 20, "targeting_prefix": "pb", "bid_rounding": "up", "default_integration": "x"}, []),
+     {"truncate_target_attr": 20, "targeting_prefix": "pb", "bid_rounding": "up", "default_integration": "x"},
+     [], []),
     ("pbs-java-auction-targeting-applied",
      {"auction": {"price_granularity": "low", "truncate_target_attr": 20, "default_integration": "x",
                   "bid_rounding": "up", "preferredmediatype": {"appnexus": "video"},
                   "targeting": {"includewinners": True, "includebidderkeys": False, "includeformat": True,
-                                "preferdeals": True, "alwaysincludedeals": True, "prefix": "pb"}}}, []),
-    ("pbs-empty-block-is-named", {"metrics": {}}, [pbs("metrics")]),
-    ("pbs-block-given-a-scalar", {"metrics": 300}, [pbs("metrics")]),
-    ("pbs-go-key-beside-applied-keys",
+                                "preferdeals": True, "alwaysincludedeals": True, "prefix": "pb"}}}, [], []),
+    ("pbs-empty-block-is-accepted", {"metrics": {}, "analytics": {"modules": {}}}, [], []),
+    ("pbs-block-given-a-scalar-is-refused", {"metrics": 300}, [], ["metrics"]),
+    ("pbs-java-keys-beside-applied-keys",
      {"analytics": {"auction_events": {"web": True}, "allow_client_details": True},
-      "hooks": {"modules": {}, "admin": {"module_execution": {"m": True}}}},
-     [pbs("analytics.allow_client_details"), pbs("hooks.admin.module_execution")]),
+      "hooks": {"modules": {}, "admin": {"module_execution": {"m": False}}}}, [],
+     ["analytics.allow_client_details"]),
     ("pbs-go-privacy-blocks-applied",
-     {"privacy": {"dsa": {"default": "{}", "gdpr_only": True}, "privacysandbox": {"topicsdomain": "x"}}}, []),
+     {"privacy": {"dsa": {"default": "{}", "gdpr_only": True}, "privacysandbox": {"topicsdomain": "x"}}}, [], []),
     ("pbs-go-free-form-blocks-applied",
      {"hooks": {"execution_plan": {"endpoints": {"/openrtb2/auction": {}}}, "modules": {"v": {"m": {}}}},
-      "preferredmediatype": {"appnexus": "video", "rubicon": "banner"}}, []),
-    ("pbs-java-hooks-admin-is-reported", {"hooks": {"admin": {"module_execution": {"m": True}}}},
-     [pbs("hooks.admin.module_execution")]),
+      "preferredmediatype": {"appnexus": "video", "rubicon": "banner"}}, [], []),
     ("applied-map-of-shaped-values",
-     {"alternatebiddercodes": {"enabled": True, "bidders": {"pubmatic": {"allowedbiddercodes": ["*"]}}}}, []),
-    ("pbs-go-json-name-of-access-allowed", {"gdpr": {"purpose_one_treatment": {"accessallowed": True}}},
-     [pbs("gdpr.purpose_one_treatment.accessallowed", "gdpr.purpose_one_treatment.access_allowed")]),
-    ("pbs-java-status", {"status": "inactive"}, [pbs("status", "disabled")]),
+     {"alternatebiddercodes": {"enabled": True, "bidders": {"pubmatic": {"allowedbiddercodes": ["*"]}}}}, [], []),
+    ("pbs-go-json-name-of-access-allowed", {"gdpr": {"purpose_one_treatment": {"accessallowed": True}}}, [], []),
+    ("pbs-java-status", {"status": "inactive"}, [], []),
     ("pbs-java-auction-block",
      {"auction": {"events": {"enabled": True}, "debug-allow": True, "price-granularity": "low",
-                  "price_floors": {"enabled": False}}},
-     [pbs("auction.events.enabled", "events.enabled"), pbs("auction.debug-allow", "debug_allow"),
-      pbs("auction.price-granularity"), pbs("auction.price_floors.enabled", "price_floors.enabled")]),
+                  "price_floors": {"enabled": False}, "cache": {"enabled": False}}}, [], []),
     ("pbs-java-privacy-gdpr",
      {"privacy": {"gdpr": {"enabled": True, "channel_enabled": {"pbjs": False},
-                           "purposes": {"p2": {"enforce-vendors": False, "eid": {"exceptions": []}}},
-                           "special_features": {"sf1": {"enforce": False}}}}},
-     [pbs("privacy.gdpr.enabled", "gdpr.enabled"),
-      pbs("privacy.gdpr.channel_enabled.pbjs", "gdpr.channel_enabled.web"),
-      pbs("privacy.gdpr.purposes.p2.enforce-vendors", "gdpr.purpose2.enforce_vendors"),
-      pbs("privacy.gdpr.purposes.p2.eid.exceptions"),
-      pbs("privacy.gdpr.special_features.sf1.enforce", "gdpr.special_feature1.enforce")]),
-    ("pbs-java-kebab-aliases", {"cookie-sync": {"default-limit": 5}, "alternate-bidder-codes": {"enabled": True}},
-     [pbs("cookie-sync.default-limit", "cookie_sync.default_limit"), pbs("alternate-bidder-codes.enabled")]),
-    ("pbs-java-cookie-sync", {"cookie_sync": {"coop_sync": {"default": True}, "pri": ["a"]}},
-     [pbs("cookie_sync.coop_sync.default", "cookie_sync.default_coop_sync")]),
+                           "purposes": {"p2": {"enforce-vendors": False, "eid": {"exceptions": ["x"]}}},
+                           "special_features": {"sf1": {"enforce": False}, "sf2": {"enforce": False}}}}}, [], []),
+    ("both-spellings-hbserver-s-wins",
+     {"cookie_sync": {"default_limit": 5}, "cookie-sync": {"default-limit": 3}},
+     [spelling("cookie-sync.default-limit", "cookie_sync.default_limit")], []),
+    ("pbs-java-cookie-sync", {"cookie_sync": {"coop_sync": {"default": True}, "pri": ["a"]}}, [], []),
     ("pbs-java-analytics-metrics-vtrack",
      {"analytics": {"auction-events": {"amp": True}}, "metrics": {"verbosity_level": "basic"}, "vtrack": {"ttl": 1}},
-     [pbs("analytics.auction-events", "analytics.auction_events"), pbs("metrics.verbosity_level")]),
-    ("typo-top-level", {"gdrp": {"enabled": True}}, [unknown("gdrp", "gdpr")]),
+     [], ["metrics.verbosity_level"]),
+    ("typo-top-level", {"gdrp": {"enabled": True}}, [unknown("gdrp", "gdpr")], []),
     ("typo-nested", {"privacy": {"alowactivities": {}}},
-     [unknown("privacy.alowactivities", "privacy.allowactivities")]),
+     [unknown("privacy.alowactivities", "privacy.allowactivities")], []),
     ("typo-inside-pbs-block", {"price_floors": {"fetch": {"enabeld": True}}},
-     [unknown("price_floors.fetch.enabeld", "price_floors.fetch.enabled")]),
-    ("typo-of-pbs-key", {"price-floors": {"enabled": True}}, [unknown("price-floors", "price_floors")]),
+     [unknown("price_floors.fetch.enabeld", "price_floors.fetch.enabled")], []),
+    ("typo-of-pbs-key", {"price-floors": {"enabled": True}}, [unknown("price-floors", "price_floors")], []),
     ("applied-key-at-the-wrong-level", {"allowactivities": {}, "gdpr": {"priority_groups_only": True}},
      [unknown("allowactivities", "privacy.allowactivities"),
-      unknown("gdpr.priority_groups_only", "cookie_sync.priority_groups_only")]),
+      unknown("gdpr.priority_groups_only", "cookie_sync.priority_groups_only")], []),
     ("key-found-at-several-levels-is-not-guessed", {"enabled": True, "privacy": {"anon_keep_bits": 8}},
-     [unknown("enabled"), unknown("privacy.anon_keep_bits")]),
+     [unknown("enabled"), unknown("privacy.anon_keep_bits")], []),
     ("unknown-key-nothing-close", {"colour": "blue", "gdpr": {"purpose3": {"zzz": 1}}},
-     [unknown("colour"), unknown("gdpr.purpose3.zzz")]),
+     [unknown("colour"), unknown("gdpr.purpose3.zzz")], []),
     ("unknown-key-in-a-pbs-map-value", {"alternatebiddercodes": {"bidders": {"ix": {"zzz": 1}}}},
-     [unknown("alternatebiddercodes.bidders.ix.zzz")]),
+     [unknown("alternatebiddercodes.bidders.ix.zzz")], []),
 ]
 
 
-@pytest.mark.parametrize(("raw", "expected"), [row[1:] for row in REPORTS], ids=[row[0] for row in REPORTS])
-def test_report_account_keys(raw, expected):
-    assert report_account_keys("1001", raw) == expected
+@pytest.mark.parametrize(("raw", "warnings", "refused"), [row[1:] for row in REPORTS], ids=[row[0] for row in REPORTS])
+def test_check_account_keys(raw, warnings, refused):
+    data, problems = normalise(raw)
+    assert problems == []
+    report = check_account_keys("1001", data)
+    assert report.warnings == warnings
+    assert [line.partition(":")[0] for line in report.refused] == refused
+    assert report_account_keys("1001", data) == warnings
 
 
 def test_every_applied_key_is_silent():
@@ -151,10 +148,10 @@ class _MoreSettings(AccountSettings):
     ("raw", "expected"),
     [
         ({"validations": {"enabled": True}}, []),
-        ({"validations": {"enabled": True, "secure_markup": "skip"}}, [pbs("validations.secure_markup")]),
+        ({"validations": {"enabled": True, "secure_markup": False}}, []),
         ({"bidders": {"ix": {"enabled": True, "enabeld": 1}}}, [unknown("bidders.ix.enabeld", "bidders.ix.enabled")]),
     ],
-    ids=["new-field-is-applied", "pbs-key-beside-new-field", "map-of-dataclasses-is-walked"],
+    ids=["new-field-is-applied", "pbs-key-beside-new-field-with-an-empty-value", "map-of-dataclasses-is-walked"],
 )
 def test_applied_keys_come_from_the_dataclasses(raw, expected):
     assert report_account_keys("1001", raw, _MoreSettings) == expected
@@ -166,12 +163,13 @@ def test_applied_keys_come_from_the_dataclasses(raw, expected):
     ("keys", "problem"),
     [
         ({"account_defaults": {"metrics": {"verbosity_level": "basic"}}},
-         "account_defaults.metrics: a Prebid Server setting hbserver does not apply; remove it"),
-        ({"account_defaults": {"analytics": {"modules": {}}}},
-         "account_defaults.analytics.modules: a Prebid Server setting hbserver does not apply; remove it"),
+         "account_defaults.metrics: verbosity_level: per-account metrics: hbserver keeps none, so only "
+         '`none` is accepted; got "basic"'),
+        ({"account_defaults": {"analytics": {"modules": {"pubstack": {}}}}},
+         "account_defaults.analytics.modules: per-account settings of PBS-Java's analytics modules: hbserver has "
+         'none of them, so only `{}` is accepted; got {"pubstack":{}}'),
         ({"account_defaults": {"privacy": {"gdpr": {}}}},
-         "account_defaults.privacy.gdpr: a Prebid Server setting hbserver does not apply; remove it "
-         "(hbserver reads gdpr)"),
+         "account_defaults.privacy.gdpr: a Prebid Server spelling hbserver reads as gdpr; write that"),
         ({"account_defaults": {"gdrp": {}}},
          "account_defaults.gdrp: unknown key (did you mean account_defaults.gdpr?)"),
         ({"account_defaults": {"colour": 1}}, "account_defaults.colour: unknown key"),
@@ -200,14 +198,17 @@ class CountingFetcher:
 
 
 @pytest.mark.parametrize(
-    ("account", "applied", "refused"),
+    ("account", "outcome", "error"),
     [
-        ({"metrics": {"verbosity_level": "basic"}, "events": {"enabled": False}, "gdrp": {}}, True, False),
-        ({"metrics": {"verbosity_level": "basic"}, "events": {"enabled": "no"}, "gdrp": {}}, False, True),
+        ({"metrics": {"verbosity_level": "none"}, "events": {"enabled": False}, "gdrp": {}}, "loaded", ""),
+        ({"metrics": {"verbosity_level": "none"}, "events": {"enabled": "no"}, "gdrp": {}}, "malformed",
+         "events.enabled"),
+        ({"metrics": {"verbosity_level": "basic"}, "events": {"enabled": False}, "gdrp": {}}, "malformed",
+         "metrics.verbosity_level"),
     ],
-    ids=["loaded-account", "malformed-account"],
+    ids=["loaded-account", "malformed-account", "refused-prebid-server-value"],
 )
-def test_store_warns_once_per_load(caplog, account, applied, refused):
+def test_store_warns_once_per_load(caplog, account, outcome, error):
     fetcher = CountingFetcher(json.dumps(account).encode())
     store = AccountStore(AccountSettings(), fetcher, Metrics(), cache=LRUCache(10, 60))
 
@@ -217,19 +218,21 @@ def test_store_warns_once_per_load(caplog, account, applied, refused):
             try:
                 outcomes.append(await store.get("1001"))
             except AccountError as exc:
-                outcomes.append(exc.reason)
+                outcomes.append(exc)
         return outcomes
 
     with caplog.at_level(logging.WARNING, logger="hbserver.accounts"):
         outcomes = asyncio.run(twice())
     assert fetcher.calls == 1
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warnings == [pbs("metrics.verbosity_level"), unknown("gdrp", "gdpr")]
-    if refused:
-        assert outcomes == ["malformed", "malformed"]
-        assert any("events.enabled" in r.getMessage() for r in caplog.records if r.levelno == logging.ERROR)
+    assert warnings == [unknown("gdrp", "gdpr")]
+    if outcome == "loaded":
+        assert outcomes[0].settings.events.enabled is False
     else:
-        assert outcomes[0].settings.events.enabled is (not applied)
+        assert [exc.reason for exc in outcomes] == ["malformed", "malformed"]
+        assert any(error in r.getMessage() for r in caplog.records if r.levelno == logging.ERROR)
+        if error == "metrics.verbosity_level":  # the answer names the key hbserver cannot honour
+            assert f"sets {error}, which this server cannot honour" in outcomes[0].message
 
 
 # --- hbserver --check-config loads the filesystem accounts ----------------------------------------
@@ -248,15 +251,18 @@ def run_check(directory: Path, *, enabled: bool = True) -> subprocess.CompletedP
     ("files", "enabled", "status", "stderr"),
     [
         ({"1001": {"events": {"enabled": False}}}, True, 0, []),
-        ({"1001": {"metrics": {"verbosity_level": "basic"}}, "1002": {"gdrp": {}}}, True, 0,
-         [pbs("metrics.verbosity_level"), 'account "1002": gdrp is an unknown key; ignored (did you mean gdpr?)']),
-        ({"1001": {"metrics": {"verbosity_level": "basic"}}, "bad": {"events": {"enabled": "no"}}}, True, 2,
+        ({"1001": {"metrics": {"verbosity_level": "none"}}, "1002": {"gdrp": {}}}, True, 0,
+         ['account "1002": gdrp is an unknown key; ignored (did you mean gdpr?)']),
+        ({"1001": {"colour": 1}, "bad": {"events": {"enabled": "no"}}}, True, 2,
          ["account 'bad' is malformed: events.enabled: must be a boolean (true/false), got str 'no'",
-          pbs("metrics.verbosity_level")]),
+          'account "1001": colour is an unknown key; ignored']),
+        ({"1001": {"auction": {"ranking": {"enabled": True}}}}, True, 2,
+         ["account '1001' is refused: auction.ranking.enabled: `ext.prebid.rank` on bids: not in hbserver"]),
         ({"broken": "{not json"}, True, 2, ["account 'broken' is not valid JSON: "]),
         ({"bad": {"events": {"enabled": "no"}}}, False, 0, []),
     ],
-    ids=["clean", "warnings-only", "malformed-account", "not-json", "filesystem-store-off"],
+    ids=["clean", "warnings-only", "malformed-account", "refused-prebid-server-value", "not-json",
+         "filesystem-store-off"],
 )
 def test_check_config_loads_account_files(tmp_path, files, enabled, status, stderr):
     accounts = tmp_path / "accounts"

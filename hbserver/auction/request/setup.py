@@ -109,7 +109,8 @@ def auction_setup(
         targeting_conf=targeting_conf,
         targeting=targeting,
         cache_options=cache_options,
-        caching=targeting_conf is not None and cache_options.any,
+        # PBS-Java's account auction.cache.enabled: false caches nothing, whatever the request asks
+        caching=targeting_conf is not None and cache_options.any and settings.auction.cache.enabled,
         debug_requested=debug_requested,
         debug=debug,
         currency=(request.get("cur") or ["USD"])[0],
