@@ -44,9 +44,11 @@ from hbserver.auction.request.amp import (
 )
 from hbserver.auction.request.ortb_types import body_syntax_error
 from hbserver.auction.request.prepared import PREPARED_AMP_ENTRIES, PREPARED_AMP_SEEN, PreparedRequest, preparable
+from hbserver.auction.request.profiles import ProfileTrace
 from hbserver.auction.request.stored import UUID_MACRO, fetch_failure
 from hbserver.auction.request.validate import RequestError
 from hbserver.config import Config
+from hbserver.endpoints.amp_profiles import AmpProfiles
 from hbserver.endpoints.auction import http_context, observe_topics
 from hbserver.endpoints.hooked import entrypoint, exit_response, rejected_answer
 from hbserver.hooks.api import ENDPOINT_AMP, Stage
@@ -83,13 +85,15 @@ def _header_safe(value: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _PreparedAmp:
-    """What one (Origin, query string) resolved to, valid while the stored request is ``raw``."""
+    """What one (Origin, query string) resolved to, valid while the stored request is ``raw`` (and, when it
+    names profiles, while :meth:`AmpProfiles.unchanged` holds for ``profiles``)."""
 
     params: AmpParams
     query_warnings: list[Message]
     raw: bytes | str
     tmax: int
     prepared: PreparedRequest
+    profiles: ProfileTrace | None = None
 
 
 def _stored_json(tag_id: str, raw: bytes | str) -> Any:
@@ -134,6 +138,7 @@ class AmpEndpoint:
         self.overload: OverloadGuard | None = None  # load shedding (set by create_app)
         self.prepared: LRUCache[_PreparedAmp] = LRUCache(PREPARED_AMP_ENTRIES, 0)
         self.seen = SeenBefore(PREPARED_AMP_SEEN)
+        self.profiles = AmpProfiles(service, stored)
 
     async def handle(self, request: web.Request) -> web.Response:
         start = asyncio.get_running_loop().time()
@@ -209,12 +214,16 @@ class AmpEndpoint:
         raw = await self._stored_bytes(params.tag_id)
         auction_request: dict[str, Any] = {}
         warnings: list[Message] = []
-        if entry is not None and raw == entry.raw:  # bytes compare identity first
+        if (
+            entry is not None
+            and raw == entry.raw  # bytes compare identity first
+            and (entry.profiles is None or await self.profiles.unchanged(entry.profiles))
+        ):
             tmax, prepared = entry.tmax, entry.prepared
         else:  # first seen, or the stored request changed
             if entry is not None:  # the entry's parameters hold another visit's page: this one's own
                 params, query_warnings = _params(request, origin)  # parsed as before: no error
-            tmax, auction_request, warnings, prepared = self._build(key, params, query_warnings, raw)
+            tmax, auction_request, warnings, prepared = await self._build(key, params, query_warnings, raw)
         budget = max(0, tmax - self.adjustment_ms)
         result = await self.service.execute(
             auction_request, http_context(request, self.sync, self.service.config.debug.override_token), start,
@@ -248,18 +257,24 @@ class AmpEndpoint:
             raise AuctionRefused(400, f"Invalid request: No AMP config found for tag_id {tag_id}.", "badinput")
         return raw
 
-    def _build(
+    async def _build(
         self, key: str, params: AmpParams, query_warnings: list[Message], raw: bytes | str
     ) -> tuple[int, dict[str, Any], list[Message], PreparedRequest | None]:
-        """The auction request from the stored bytes and the query: (tmax, request, warnings, its prepared
-        form when it is kept under ``key``, on the key's second visit)."""
+        """The auction request from the stored bytes, its profiles (PBS-Java's order: before AMP's rules and
+        the query) and the query: (tmax, request, warnings, its prepared form when it is kept under ``key``,
+        on the key's second visit)."""
+        stored = _stored_json(params.tag_id, raw)
+        trace: ProfileTrace | None = None
+        profile_warnings: list[Message] = []
+        if type(stored) is dict:
+            stored, profile_warnings, trace = await self.profiles.apply(stored, params)
         try:
-            stored = check_stored(params.tag_id, _stored_json(params.tag_id, raw))
+            stored = check_stored(params.tag_id, stored)
         except AmpError as exc:
             raise AuctionRefused(400, f"Invalid request: {exc}", "badinput") from None
         tmax = amp_tmax(self.default_timeout_ms, params.timeout, stored.get("tmax"))
         auction_request, consent_warnings = amp_request(stored, params, self.gdpr_enabled)
-        warnings = query_warnings + consent_warnings
+        warnings = query_warnings + consent_warnings + profile_warnings
         prepared = None
         # prepared on the second visit: one that never comes back costs no preparing
         if not params.debug and self.seen.check(key) and preparable(auction_request):
@@ -268,7 +283,7 @@ class AmpEndpoint:
             except RequestError as exc:
                 raise AuctionRefused(400, refusal_text(exc), "badinput") from None
             if prepared is not None:
-                self.prepared.put(key, _PreparedAmp(params, query_warnings, raw, tmax, prepared))
+                self.prepared.put(key, _PreparedAmp(params, query_warnings, raw, tmax, prepared, trace))
         return tmax, auction_request, warnings, prepared
 
     def _record(

@@ -63,6 +63,7 @@ HBSERVER_FAMILIES = frozenset({
     "floors_fetch_errors", "privacy_tcf_vendorlist", "adapter_dsa_rejected_bids", "adapter_response_validation_bids",
     "workers", "worker_restarts", "process_resident_memory_bytes", "process_cpu_seconds", "process_open_fds",
     "gc_collections", "event_loop_lag_seconds", "overload_shed_requests", "imps_dropped",
+    "profiles", "account_profiles",
 })
 
 
@@ -121,6 +122,12 @@ class Metrics:
         self.tmax_timeout = c("tmax_timeout", "Count of requests rejected due to Tmax timeout exceed.")
         self.imps_dropped = c("imps_dropped", "Impressions dropped by the account's auction.impression_limit "
                               "(PBS-Java's imps_dropped).")
+        # PBS-Java's ProfileMetrics: profiles.<reason> and account.<id>.profiles.<reason>
+        self.profiles = c("profiles", "Requests with a profile not found (missing, once per request) and profiles "
+                          "that could not be merged (invalid, each), by reason (PBS-Java's profiles.*).", "reason")
+        self.account_profiles = c("account_profiles", "Debug requests of the account with a profile not found "
+                                  "(missing) or more profiles than its limit (limit_exceeded), by account and "
+                                  "reason (PBS-Java's account.<id>.profiles.*).", "account", "reason")
         self.module_calls = c("module_calls",
                               "Count of module hook calls labeled by module code, stage and outcome.",
                               "module", "stage", "outcome")
@@ -312,6 +319,8 @@ class Metrics:
         for spec in ("v2", "v3"):
             for status in ("ok", "err", "fallback", "missing"):
                 self.privacy_tcf_vendorlist.labels(spec, status)
+        for reason in ("missing", "invalid"):
+            self.profiles.labels(reason)
 
     def describe(self) -> list[tuple[str, str, tuple[str, ...]]]:
         """(exposed name, type, label names) of every family, sorted: the README's table."""

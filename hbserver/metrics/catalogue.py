@@ -53,6 +53,8 @@ FAMILY_LABEL_VALUES = {
        for level in ("adapter", "account") for rule in ("size", "secure") for mode in ("err", "warn")},
     ("adapter_response_validation_bids", "rule"): "adm_or_nurl, media_type, vast_protocol",
     ("adapter_response_validation_bids", "outcome"): "err (enforce: removed), warn (kept)",
+    ("profiles", "reason"): "missing, invalid",
+    ("account_profiles", "reason"): "missing, limit_exceeded",
 }
 
 

@@ -14,12 +14,21 @@ Limits (the account's ``auction.profiles``, over ``account_defaults``; PBS-Java'
 ids asked; ``fail_on_unknown`` (``fail-on-unknown``, true) refuses the request (400) when a profile
 is missing, of the other type or cannot be merged. Otherwise missing ones are skipped, and shown
 as warnings in debug only, as is "Profiles exceeded the limit.".
+
+Account profiles (PBS-Java's FileApplicationSettings names a profile file ``<account>-<id>.json``):
+with the request's account known, ``<account>-<id>`` is asked for with ``<id>`` and wins over it, so
+an account's own profile overrides a shared one and no other account's is ever read.
+
+Metrics (PBS-Java's ProfileMetrics, where its ProfilesProcessor counts them), through a source that
+is a :class:`ProfileCounter`: ``missing`` once per request with any profile not found (and for the
+account in debug), ``invalid`` per profile that could not be merged, the account's
+``limit_exceeded`` in debug.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -44,11 +53,22 @@ LIMIT_EXCEEDED = "Profiles exceeded the limit."
 NOT_CONFIGURED = "Profiles storage not configured."
 NOT_AN_OBJECT = "One of the merge arguments is not an object."
 WARNING_CODE = 999  # PBS-Java's code of these debug warnings (ProfileSpec)
+UNKNOWN_ACCOUNT = "unknown"  # the account id of a request that names none
+# PBS-Java's MetricName values its ProfilesProcessor counts
+MISSING = "missing"
+INVALID = "invalid"
+LIMIT_EXCEEDED_METRIC = "limit_exceeded"
 
 
 @runtime_checkable
 class ProfileSource(Protocol):
     async def fetch_profiles(self, ids: Sequence[str], timeout_s: float) -> tuple[dict[str, bytes], list[str]]: ...
+
+
+@runtime_checkable
+class ProfileCounter(Protocol):
+    def count_profiles(self, reason: str, account: str | None = None) -> None:
+        """PBS-Java's ``profiles.<reason>`` (``account`` None) or ``account.<account>.profiles.<reason>``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +89,11 @@ class ProfileSettings:
     limit: int = DEFAULT_LIMIT
     fail_on_unknown: bool = DEFAULT_FAIL_ON_UNKNOWN
     debug: bool = False  # warnings are debug ones (PBS-Java's debugWarnings)
+    account: str = ""  # the request's account ("" none): its own profiles and metrics
 
 
 # --- settings ---------------------------------------------------------------------------------------
+
 
 def _fail_on_unknown(raw: Mapping[str, Any]) -> Any:
     """PBS-Java reads ``fail_on_unknown`` and its alias ``fail-on-unknown``; the alias wins when both are set."""
@@ -79,9 +101,31 @@ def _fail_on_unknown(raw: Mapping[str, Any]) -> Any:
     return raw.get("fail_on_unknown") if value is None else value
 
 
-def profile_settings(raw: Mapping[str, Any], debug_allow: bool, request: Mapping[str, Any]) -> ProfileSettings:
+def request_account(request: Mapping[str, Any]) -> str:
+    """``site``/``app``/``dooh`` ``publisher.ext.prebid.parentAccount``, else ``publisher.id``; "" for none."""
+    for channel in ("site", "app", "dooh"):
+        holder = request.get(channel)
+        publisher = holder.get("publisher") if type(holder) is dict else None
+        if type(publisher) is not dict:
+            continue
+        ext = publisher.get("ext")
+        prebid = ext.get("prebid") if type(ext) is dict else None
+        parent = prebid.get("parentAccount") if type(prebid) is dict else None
+        if type(parent) is str and parent:
+            return parent
+        if type(publisher.get("id")) is str and publisher["id"]:
+            return publisher["id"]
+    return ""
+
+
+def profile_settings(
+    raw: Mapping[str, Any], debug_allow: bool, request: Mapping[str, Any], account: str | None = None
+) -> ProfileSettings:
     """The limits of one request from its account's ``auction.profiles``; debug as PBS-Java's
-    DebugResolver (``test: 1`` or ``ext.prebid.debug``, if the account allows debug)."""
+    DebugResolver (``test: 1`` or ``ext.prebid.debug``, if the account allows debug); the account
+    ``account``, else the request's."""
+    if account is None:
+        account = request_account(request)
     limit = raw.get("limit")
     fail = _fail_on_unknown(raw)
     ext = request.get("ext")
@@ -91,10 +135,12 @@ def profile_settings(raw: Mapping[str, Any], debug_allow: bool, request: Mapping
         DEFAULT_LIMIT if limit is None else limit,
         DEFAULT_FAIL_ON_UNKNOWN if fail is None else fail,
         debug_allow and asked,
+        "" if account == UNKNOWN_ACCOUNT else account,
     )
 
 
 # --- ids --------------------------------------------------------------------------------------------
+
 
 def _id_list(container: Any, index: int = -1) -> list[str]:
     """``ext.prebid.profiles`` of the request (``index`` -1) or its imp ``index``; a single string is a
@@ -136,6 +182,7 @@ def truncate(ids: ProfileIds, limit: int) -> tuple[ProfileIds, bool]:
 
 # --- stored profiles --------------------------------------------------------------------------------
 
+
 def parse_profile(raw: bytes) -> Profile | None:
     """A stored profile, or None when it is unusable (not JSON, no valid ``type`` or ``mergeprecedence``):
     PBS-Java's database mapper ignores such a profile, so its id is "not found"."""
@@ -160,19 +207,38 @@ def not_found(profile_id: str) -> str:
     return f"No profile found for id: {profile_id}"
 
 
+def scoped(account: str, profile_id: str) -> str:
+    """The id of ``account``'s own profile ``profile_id`` (PBS-Java's file ``<account>-<id>.json``)."""
+    return f"{account}-{profile_id}"
+
+
+def wanted_ids(ids: ProfileIds, account: str = "") -> list[str]:
+    """The ids to fetch, each once: an account's own (:func:`scoped`) before the shared one."""
+    plain = dict.fromkeys([*ids.request, *(i for own in ids.imps for i in own)])
+    if not account:
+        return list(plain)
+    return [item for profile_id in plain for item in (scoped(account, profile_id), profile_id)]
+
+
+def _usable(raw: bytes | None, kind: str) -> Profile | None:
+    profile = parse_profile(raw) if raw is not None else None
+    return profile if profile is not None and profile.type == kind else None
+
+
 def resolve(
-    ids: ProfileIds, found: Mapping[str, bytes]
+    ids: ProfileIds, found: Mapping[str, bytes], account: str = ""
 ) -> tuple[dict[str, Profile], dict[str, Profile], list[str]]:
     """The request and imp profiles by id, and one error per id that has no usable profile of the type
-    asked (PBS-Java's FileApplicationSettings: a profile of the other type is "not found")."""
-    parsed = {profile_id: parse_profile(raw) for profile_id, raw in found.items()}
+    asked (PBS-Java's FileApplicationSettings: a profile of the other type is "not found"); the
+    account's own profile of the type asked wins over a shared one."""
     errors: list[str] = []
     by_type: dict[str, dict[str, Profile]] = {REQUEST: {}, IMP: {}}
     wanted = [(REQUEST, ids.request), (IMP, [i for own in ids.imps for i in own])]
     for kind, kind_ids in wanted:
         for profile_id in dict.fromkeys(kind_ids):
-            profile = parsed.get(profile_id)
-            if profile is not None and profile.type == kind:
+            own = _usable(found.get(scoped(account, profile_id)), kind) if account else None
+            profile = own or _usable(found.get(profile_id), kind)
+            if profile is not None:
                 by_type[kind][profile_id] = profile
             else:
                 errors.append(not_found(profile_id))
@@ -180,6 +246,7 @@ def resolve(
 
 
 # --- merging ----------------------------------------------------------------------------------------
+
 
 def merge_profile(original: Any, profile: Profile) -> dict[str, Any]:
     """One profile merged into the request or an imp; raises ValueError when either is not an object."""
@@ -223,8 +290,10 @@ def apply(
         merged = _apply_list(request, ids.request, request_profiles, fail_on_unknown, errors)
     imps = request.get("imp")
     if type(imps) is list and imp_profiles:  # ids.imps has one list per imp (read from this request)
-        imps = [_apply_list(imp, own, imp_profiles, fail_on_unknown, errors)
-                for imp, own in zip(imps, ids.imps, strict=True)]
+        imps = [
+            _apply_list(imp, own, imp_profiles, fail_on_unknown, errors)
+            for imp, own in zip(imps, ids.imps, strict=True)
+        ]
     if merged is request and imps is request.get("imp"):
         return request, errors
     merged = dict(merged)
@@ -235,29 +304,85 @@ def apply(
     return merged, errors
 
 
+@dataclass(frozen=True, slots=True)
+class ProfileTrace:
+    """What a request's profiles were made of: its settings, the ids fetched and the bytes found (what a
+    memo of the merged request depends on), and what to count again each time the memo serves it."""
+
+    settings: ProfileSettings
+    wanted: tuple[str, ...]
+    found: Mapping[str, bytes]
+    missing: bool = False  # some profile was not found (counted as PBS-Java's profiles.missing)
+    invalid: int = 0  # profiles that could not be merged (profiles.invalid)
+
+
+def count_again(source: object | None, trace: ProfileTrace) -> None:
+    """The metrics of a request served from a memo of ``trace`` (each request counts, as in PBS-Java)."""
+    counter = source if isinstance(source, ProfileCounter) else None
+    if counter is None:
+        return
+    if trace.missing:
+        counter.count_profiles(MISSING)
+    for _ in range(trace.invalid):
+        counter.count_profiles(INVALID)
+
+
 async def apply_profiles(
     request: dict[str, Any], ids: ProfileIds, source: object | None, settings: ProfileSettings, timeout_s: float
 ) -> tuple[dict[str, Any], list[Message]]:
     """PBS-Java's ``ProfilesProcessor.process``: fetch, check and merge; the debug warnings. Raises
     RequestError (400) when it refuses the request, StoredDataUnavailable (503) when a backend failed."""
+    merged, warnings, _trace = await traced_profiles(request, ids, source, settings, timeout_s)
+    return merged, warnings
+
+
+async def traced_profiles(
+    request: dict[str, Any], ids: ProfileIds, source: object | None, settings: ProfileSettings, timeout_s: float
+) -> tuple[dict[str, Any], list[Message], ProfileTrace]:
+    """:func:`apply_profiles`, and the :class:`ProfileTrace` of the result."""
+    counter = source if isinstance(source, ProfileCounter) else None
     warnings: list[Message] = []
     ids, exceeded = truncate(ids, settings.limit)
     if exceeded and settings.debug:
         warnings.append(Message(WARNING_CODE, LIMIT_EXCEEDED))
+        if counter is not None:
+            counter.count_profiles(LIMIT_EXCEEDED_METRIC, settings.account)
     if not ids.request and not any(ids.imps):
-        return request, warnings
+        return request, warnings, ProfileTrace(settings, (), {})
     if not isinstance(source, ProfileSource):
         raise RequestError(ERROR_PREFIX + NOT_CONFIGURED)
-    wanted = list(dict.fromkeys([*ids.request, *(i for own in ids.imps for i in own)]))
+    wanted = wanted_ids(ids, settings.account)
     found, fetch_errors = await source.fetch_profiles(wanted, timeout_s)
     failure = fetch_failure(fetch_errors)
     if failure is not None:
         raise failure
-    request_profiles, imp_profiles, errors = resolve(ids, found)
+    request_profiles, imp_profiles, errors = resolve(ids, found, settings.account)
     if errors:
-        if settings.debug:
-            warnings.extend(Message(WARNING_CODE, error) for error in errors)
+        _missing(counter, settings, errors, warnings)
         if settings.fail_on_unknown:
             raise RequestError(ERROR_PREFIX + "\n".join(errors))
-    merged, _merge_errors = apply(request, ids, request_profiles, imp_profiles, settings.fail_on_unknown)
-    return merged, warnings
+    try:
+        merged, merge_errors = apply(request, ids, request_profiles, imp_profiles, settings.fail_on_unknown)
+    except RequestError:
+        _count(counter, [INVALID])
+        raise
+    _count(counter, [INVALID] * len(merge_errors))
+    return merged, warnings, ProfileTrace(settings, tuple(wanted), found, bool(errors), len(merge_errors))
+
+
+def _missing(
+    counter: ProfileCounter | None, settings: ProfileSettings, errors: list[str], warnings: list[Message]
+) -> None:
+    """PBS-Java's emitMetrics: ``missing`` once; in debug the account's too, and the errors as warnings."""
+    if counter is not None:
+        counter.count_profiles(MISSING)
+    if settings.debug:
+        if counter is not None:
+            counter.count_profiles(MISSING, settings.account)
+        warnings.extend(Message(WARNING_CODE, error) for error in errors)
+
+
+def _count(counter: ProfileCounter | None, reasons: Iterable[str]) -> None:
+    if counter is not None:
+        for reason in reasons:
+            counter.count_profiles(reason)

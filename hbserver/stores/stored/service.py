@@ -212,6 +212,17 @@ class StoredData:
         found, errors = await self._lookup({"profiles": ids}, False, timeout_s)
         return found["profiles"], errors
 
+    def count_profiles(self, reason: str, account: str | None = None) -> None:
+        """PBS-Java's profile metrics (ProfileCounter): ``profiles{reason}``, or with ``account`` (within the
+        account label bound) ``account_profiles{account, reason}``."""
+        metrics = self._metrics
+        if account is None:
+            metrics.counter(metrics.profiles, reason).inc()
+            return
+        label = metrics.account_label(account)
+        if label is not None:
+            metrics.counter(metrics.account_profiles, label, reason).inc()
+
     async def fetch_account(self, account_id: str) -> bytes | None:
         """The stored account JSON or None (AccountFetcher protocol); raises StoredDataError on failure.
 
