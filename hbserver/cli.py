@@ -120,7 +120,8 @@ def account_file_findings(config: Config) -> tuple[list[str], list[str]]:
     """(problems, warnings) of every ``accounts/*.json`` of the filesystem store, one line each.
 
     Each file goes through the account store as a request would load it, so the lines are the ones
-    the server logs: a malformed account is a problem, a key hbserver does not apply a warning.
+    the server logs: a malformed account, or a Prebid Server value hbserver cannot honour, is a problem;
+    an unknown key a warning.
     """
     filesystem = config.stored_requests.filesystem
     folder = os.path.join(filesystem.directorypath, "accounts")

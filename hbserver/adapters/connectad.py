@@ -20,7 +20,14 @@ from hbserver.adapters.base import (
     RequestInfo,
     bad_input,
 )
-from hbserver.adapters.common import JsonShapeError, json_call, json_headers, with_header
+from hbserver.adapters.common import (
+    JsonShapeError,
+    banner_taking_first_format,
+    json_call,
+    json_headers,
+    page_is_https,
+    with_header,
+)
 from hbserver.adapters.golike import (
     ImpExtError,
     go_media_objects,
@@ -29,7 +36,6 @@ from hbserver.adapters.golike import (
     go_string_int,
     imp_bidder_params,
 )
-from hbserver.adapters.gourl import go_url_scheme_host
 from hbserver.adapters.recipe import RecipeAdapter
 from hbserver.numbers import NumberError
 
@@ -84,22 +90,14 @@ def _params(imp: dict[str, Any]) -> tuple[int, float]:
 
 
 def _banner(banner: Any) -> dict[str, Any]:
-    """The banner with ``w``/``h`` from its first format when it has neither (that format removed
-    from the list, an emptied list left out); _BadImp without a banner or a size."""
+    """The banner with ``w``/``h`` from its first format when it has neither; _BadImp without a banner
+    or a size."""
     if not isinstance(banner, dict):
         raise _BadImp("We need a Banner Object in the request")
-    if banner.get("w") is not None or banner.get("h") is not None:
-        return banner
-    formats = banner.get("format") or []
-    if not formats:
+    sized = banner_taking_first_format(banner)
+    if sized is None:
         raise _BadImp("At least one size is required")
-    first = formats[0] if isinstance(formats[0], dict) else {}
-    out = {**banner, "w": first.get("w") or 0, "h": first.get("h") or 0}
-    if len(formats) > 1:
-        out["format"] = formats[1:]
-    else:
-        out.pop("format", None)
-    return out
+    return sized
 
 
 def _build_imp(imp: dict[str, Any], secure: int) -> dict[str, Any]:
@@ -112,16 +110,6 @@ def _build_imp(imp: dict[str, Any], secure: int) -> dict[str, Any]:
         out["bidfloorcur"] = "USD"
     out["banner"] = _banner(imp.get("banner"))
     return go_media_objects(out)
-
-
-def _secure(request: dict[str, Any]) -> int:
-    """1 when ``site.page`` parses (as Go's url.Parse does) with the scheme https, else 0."""
-    site = request.get("site")
-    page = site.get("page") if isinstance(site, dict) else None
-    if not isinstance(page, str) or not page:
-        return 0
-    parsed = go_url_scheme_host(page)
-    return 1 if parsed is not None and parsed[0] == "https" else 0
 
 
 def _headers(device: Any) -> dict[str, str]:
@@ -140,7 +128,7 @@ class ConnectadAdapter(RecipeAdapter):
     """The recipe ``recipes/connectad.yaml`` (the answer), the call ConnectAd's own."""
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
-        secure = _secure(request)
+        secure = 1 if page_is_https(request) else 0
         imps: list[dict[str, Any]] = []
         errors: list[BidderError] = []
         for imp in request.get("imp") or ():
