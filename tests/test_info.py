@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from hbserver.adapters.params import SCHEMAS
-from hbserver.bidders import BUILTIN_ADAPTERS, BUILTIN_ALIASES, BUILTIN_CODES
+from hbserver.bidders import BUILTIN_ADAPTERS, BUILTIN_ALIASES, BUILTIN_CODES, PBS_JAVA_SPELLINGS
 from hbserver.bidders.registry import read_definitions
 
 HOST = {"adapters": {"mybidder": {"alias_of": "generic", "endpoint": "https://bids.example/ortb"},
@@ -109,3 +110,32 @@ def alias_parent(code: str) -> str:
     from hbserver.bidders.registry import read_definitions
 
     return read_definitions()[code]["alias_of"]
+
+
+async def test_every_pbs_go_code_is_served(make_client):
+    """/info/bidders against PBS-Go's bidder-info names (each bidder's and its aliases' files under
+    ../shared/fixtures/pbs-adapters): every PBS-Go code is served, and the only others are hbserver's
+    ``generic`` and PBS-Java's spellings of PBS-Go codes."""
+    from tests.conformance.harness import fixtures_root
+
+    root = fixtures_root()
+    if not root.is_dir():
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"PBS fixtures not found at {root}")
+        pytest.skip(f"PBS fixtures not found at {root}")
+    pbs_go = {path.parent.name for path in root.glob("*/bidder-info.yaml")}
+    pbs_go |= {path.stem for path in root.glob("*/aliases/*.yaml")}
+    client = await make_client()
+    served = set(await (await client.get("/info/bidders")).json())
+    assert len(pbs_go) == 385
+    assert not pbs_go - served, f"PBS-Go codes hbserver lacks: {sorted(pbs_go - served)}"
+    assert served - pbs_go == {"generic", *PBS_JAVA_SPELLINGS}
+
+
+@pytest.mark.parametrize(("spelling", "code"), sorted(PBS_JAVA_SPELLINGS.items()))
+async def test_pbs_java_spellings_are_aliases(make_client, spelling, code):
+    client = await make_client()
+    detail = await (await client.get(f"/info/bidders/{spelling}")).json()
+    served = await (await client.get(f"/info/bidders/{code}")).json()
+    assert detail["aliasOf"] == code
+    assert {key: value for key, value in detail.items() if key != "aliasOf"} == served

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from hbserver.bidders import DEFINITIONS
+from hbserver.bidders import DEFINITIONS, PBS_JAVA_SPELLINGS
 from hbserver.config import AdapterConfig, AdapterUserSync, Config, SyncEndpoint, given_keys
 from hbserver.usersync.templates import (
     BIDDER_MACROS,
@@ -107,10 +107,17 @@ class Registry:
 
 
 def read_definitions(directory: Path = DEFINITIONS) -> dict[str, dict[str, Any]]:
+    """Every definition file's, then each of PBS-Java's spellings (:data:`PBS_JAVA_SPELLINGS`) as an alias
+    of the code it names: that code's definition without its user syncs (it shares their cookie key)."""
     definitions = {}
     for path in sorted(directory.glob("*.yaml")):
         data = yaml.safe_load(path.read_text())
         definitions[data["code"]] = data
+    for spelling, code in PBS_JAVA_SPELLINGS.items():
+        served = definitions.get(code)
+        if served is not None and spelling not in definitions:
+            own = {key: value for key, value in served.items() if key not in ("usersync", "alias_of")}
+            definitions[spelling] = {**own, "code": spelling, "alias_of": served.get("alias_of") or code}
     return definitions
 
 
