@@ -5,6 +5,12 @@ adapter with): the endpoint, ``extra_adapter_info`` (``AdapterConfig.extra["extr
 server config (``external_url``, ``gvl_id``, ``datacenter``). ``GO_TEST_FACTS`` adds what a Go test
 does beyond that and the file cannot show (README §5): appnexus's constant random numbers and
 rubicon's XAPI credentials. The Go tests run with an empty PBS version (``pbs_version``).
+
+A bidder whose Go test runs no JSON test (``GoTestFacts.no_json_test``, the reason) keeps JSON files
+that are no fixtures: ucfunnel's ``ucfunnel.json`` is a bare bid request that ``ucfunnel_test.go``
+never reads. Such a file is checked for what it is (:func:`run_bare_request`): fed to the adapter as
+the request an auction gives it, it must give what PBS-Go's adapter gives, one call to the URI the
+facts name for it (``bare_request_uris``) carrying every imp id, and no error.
 """
 
 from __future__ import annotations
@@ -112,6 +118,9 @@ class GoTestFacts:
     extra: Mapping[str, Any] = field(default_factory=dict)
     prepare: Callable[[Adapter], None] | None = None
     endpoint: str = ""  # a Go test go-test-setup.yaml does not show (a test not named TestJsonSamples)
+    # why PBS-Go runs no JSON test for the bidder: its JSON files are bare requests (run_bare_request)
+    no_json_test: str = ""
+    bare_request_uris: Mapping[str, str] = field(default_factory=dict)  # file name -> the one call's URI
 
 
 GO_TEST_FACTS: dict[str, GoTestFacts] = {
@@ -142,6 +151,13 @@ GO_TEST_FACTS: dict[str, GoTestFacts] = {
     "mediasquare": GoTestFacts(
         {"external_url": "https://pbs-front.mediasquare.fr/msq_prebid", "gvl_id": 1, "datacenter": "2"},
         endpoint="https://pbs-front.mediasquare.fr/msq_prebid",
+    ),
+    # ucfunnel_test.go has only unit tests (TestMakeRequests, TestMakeBids, their endpoint); its
+    # ucfunnel.json is a bare bid request (no mockBidRequest, no httpCalls) no Go test reads
+    "ucfunnel": GoTestFacts(
+        endpoint="http://localhost/bid",
+        no_json_test="ucfunnel_test.go runs no JSON test: ucfunnel.json is a bare bid request",
+        bare_request_uris={"ucfunnel.json": "http://localhost/bid/par-2EDDB423AA24474188B843EE4842932/request"},
     ),
 }
 
@@ -303,4 +319,49 @@ def run_fixture(fixture: Fixture, adapter: Adapter, check_error_text: bool = Tru
     return problems
 
 
-__all__ = ["BIDDERS", "UnknownAdapter", "fixtures_root", "make_adapter", "request_info", "run_fixture"]
+def bidder_request(request: Mapping[str, Any], bidder: str) -> dict[str, Any]:
+    """``request`` as PBS core hands it to ``bidder``'s adapter: an imp whose ext names the bidder's
+    params under its code (``imp.ext.<code>``, as an auction request may) and has no ``bidder`` gets
+    them as ``imp.ext.bidder`` instead; every other imp and field as it is."""
+    imps = []
+    for imp in request.get("imp") or ():
+        ext = imp.get("ext") if isinstance(imp, dict) else None
+        if isinstance(ext, dict) and bidder in ext and "bidder" not in ext:
+            others = {key: value for key, value in ext.items() if key != bidder}
+            imp = {**imp, "ext": {"bidder": ext[bidder], **others}}
+        imps.append(imp)
+    return {**request, "imp": imps} if "imp" in request else dict(request)
+
+
+def run_bare_request(fixture: Fixture, adapter: Adapter, facts: GoTestFacts) -> list[str]:
+    """Every way the adapter's calls for a bare request file (a bidder with ``no_json_test``: the
+    whole file is the request, ``fixture.request``) differ from PBS-Go's: exactly one call, to the
+    URI ``facts.bare_request_uris`` names for the file, carrying every imp id, and no error."""
+    uri = facts.bare_request_uris.get(fixture.path.name)
+    if uri is None:
+        return [f"{fixture.key}: no URI in GO_TEST_FACTS.bare_request_uris for this bare request"]
+    request = bidder_request(fixture.request, fixture.bidder)
+    snapshot = orjson.dumps(request)
+    calls, errors = adapter.make_requests(request, request_info(fixture))
+    problems = [f"MakeRequests error: {error.message!r}" for error in errors]
+    if orjson.dumps(request) != snapshot:
+        problems.append("MakeRequests changed the request it was given")
+    if len(calls) != 1:
+        return [*problems, f"expected 1 call, got {len(calls)}"]
+    ids = sorted(imp.get("id", "") for imp in request.get("imp") or ())
+    if calls[0].uri != uri:
+        problems.append(f"uri: expected {uri!r}, got {calls[0].uri!r}")
+    if sorted(calls[0].imp_ids) != ids:
+        problems.append(f"impIDs: expected {ids}, got {sorted(calls[0].imp_ids)}")
+    return problems
+
+
+__all__ = [
+    "BIDDERS",
+    "UnknownAdapter",
+    "fixtures_root",
+    "make_adapter",
+    "request_info",
+    "run_bare_request",
+    "run_fixture",
+]

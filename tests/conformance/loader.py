@@ -305,6 +305,18 @@ def load_fixture(path: Path, bidder: str, folder: str) -> Fixture:
     return fixture
 
 
+def load_bare_request(path: Path, bidder: str, folder: str) -> Fixture:
+    """A JSON file that is no fixture but a bare bid request (a bidder PBS-Go runs no JSON test for,
+    ``GoTestFacts.no_json_test``): the whole file is the request, its ``ext`` texts kept; no calls
+    and no expectations."""
+    text = path.read_text(encoding="utf-8")
+    start = _ws(text, 0)
+    raw = _Raw(text, start, _skip_value(text, start))
+    if raw.kind != "{":
+        raise FixtureFormatError(f"{path.name}: a bare request must be a JSON object")
+    return Fixture(bidder, folder, path, request=_with_ext_text(raw, raw.value()))
+
+
 def fixture_paths(root: Path, bidder: str) -> list[tuple[str, Path]]:
     """(folder, path) of every ``.json`` file the Go harness would run for a bidder, sorted."""
     found = []

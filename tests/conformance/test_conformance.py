@@ -4,6 +4,11 @@ Run: ``.venv/bin/python -m pytest -q tests/conformance`` (``-k appnexus`` for on
 fixtures directory (or without a bidder's adapter module) the cases are skipped, except under
 ``CI=true`` where that is a failure. ``HBSERVER_PBS_FIXTURES`` points the runner at another copy. The
 session ends with a table of fixtures, passed and excepted per bidder (see conftest.py).
+
+A bidder whose PBS-Go test runs no JSON test (``GO_TEST_FACTS[...].no_json_test``, e.g. ucfunnel)
+has JSON files that are bare bid requests, not fixtures: each is checked as one
+(``harness.run_bare_request``: one call to the URI its facts name, every imp id, no error) and counts
+as a passed case like any fixture.
 """
 
 from __future__ import annotations
@@ -16,13 +21,15 @@ from hbserver.adapters import adapter_module
 from tests.conformance.exceptions import read_exceptions
 from tests.conformance.harness import (
     BIDDERS,
+    GO_TEST_FACTS,
     UnknownAdapter,
     fixtures_root,
     fixtures_source,
     make_adapter,
+    run_bare_request,
     run_fixture,
 )
-from tests.conformance.loader import fixture_paths, load_fixture
+from tests.conformance.loader import fixture_paths, load_bare_request, load_fixture
 
 ROOT = fixtures_root()
 EXCEPTIONS = read_exceptions()
@@ -66,6 +73,11 @@ def test_fixture(bidder, folder, path, record_property):
         if _in_ci():
             pytest.fail(message)
         pytest.skip(message)
+    facts = GO_TEST_FACTS.get(fixtures_source(bidder))
+    if facts is not None and facts.no_json_test:  # a bare request, checked for what it is
+        problems = run_bare_request(load_bare_request(path, bidder, folder), adapter, facts)
+        assert not problems, f"{key} ({facts.no_json_test}):\n  " + "\n  ".join(problems)
+        return
     fixture = load_fixture(path, bidder, folder)
     if key not in EXCEPTIONS:
         problems = run_fixture(fixture, adapter)

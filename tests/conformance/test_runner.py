@@ -251,3 +251,69 @@ def test_read_setup(tmp_path: Path):
     assert setup.endpoint == "http://json/{{.Host}}"
     assert setup.extra == {"external_url": "http://hosturl.com", "gvl_id": 7, "datacenter": "2",
                            "extra_info": '{"k":1}', "pbs_version": "", "xapi": {"username": "u"}}
+
+
+BARE = '{"id": "r", "imp": [{"id": "1", "ext": {"b": {"p": "x"}, "gpid": "g"}}, {"id": "2", "ext": {"bidder": {}}}]}'
+
+
+class _OneCall:
+    """A stand-in adapter: the calls and errors it is told to give, recording the request it got."""
+
+    def __init__(self, calls: list[RequestData], errors: list[BidderError] | None = None) -> None:
+        self.calls, self.errors, self.seen = calls, errors or [], None
+
+    def make_requests(self, request, info):
+        self.seen = request
+        return self.calls, self.errors
+
+
+def _sent_call(uri: str, ids: list[str]) -> RequestData:
+    return RequestData("POST", uri, b"{}", imp_ids=ids)
+
+
+@pytest.mark.parametrize(
+    ("calls", "errors", "problems"),
+    [
+        ([_sent_call("http://u", ["1", "2"])], [], []),
+        ([_sent_call("http://u", ["2", "1"])], [], []),  # imp ids in any order
+        ([_sent_call("http://v", ["1", "2"])], [], ["uri: expected 'http://u', got 'http://v'"]),
+        ([_sent_call("http://u", ["1"])], [], ["impIDs: expected ['1', '2'], got ['1']"]),
+        ([_sent_call("http://u", ["1", "2"])], [BidderError("no")], ["MakeRequests error: 'no'"]),
+        ([], [], ["expected 1 call, got 0"]),
+        ([_sent_call("http://u", ["1", "2"])] * 2, [], ["expected 1 call, got 2"]),
+    ],
+    ids=["conforms", "ids-any-order", "wrong-uri", "missing-imp", "an-error", "no-call", "two-calls"],
+)
+def test_run_bare_request(tmp_path: Path, calls, errors, problems):
+    """A bidder PBS-Go runs no JSON test for: its file is the request, fed as an auction gives it
+    (imp.ext.<code> becoming imp.ext.bidder), and must give one call to the named URI, every imp id
+    and no error."""
+    from tests.conformance.harness import GoTestFacts, run_bare_request
+    from tests.conformance.loader import load_bare_request
+
+    path = tmp_path / "b" / "exemplary" / "bare.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(BARE)
+    fixture = load_bare_request(path, "b", "exemplary")
+    facts = GoTestFacts(no_json_test="no JSON test", bare_request_uris={"bare.json": "http://u"})
+    adapter = _OneCall(calls, errors)
+    assert run_bare_request(fixture, adapter, facts) == problems  # type: ignore[arg-type]
+    imps = adapter.seen["imp"]
+    assert imps[0]["ext"] == {"bidder": {"p": "x"}, "gpid": "g"} and imps[1]["ext"] == {"bidder": {}}
+    assert fixture.request["imp"][0]["ext"].raw_json == '{"b": {"p": "x"}, "gpid": "g"}'  # the file's text kept
+    unnamed = GoTestFacts(no_json_test="no JSON test")
+    assert run_bare_request(fixture, adapter, unnamed) == [
+        "b/exemplary/bare.json: no URI in GO_TEST_FACTS.bare_request_uris for this bare request"
+    ]
+
+
+def test_go_test_facts_name_a_uri_for_every_bare_request():
+    """Each bidder flagged no_json_test says why and names the URI of each of its JSON files."""
+    from tests.conformance.harness import GO_TEST_FACTS, fixtures_root
+    from tests.conformance.loader import fixture_paths
+
+    flagged = {code: facts for code, facts in GO_TEST_FACTS.items() if facts.no_json_test}
+    assert "ucfunnel" in flagged
+    for code, facts in flagged.items():
+        names = {path.name for _, path in fixture_paths(fixtures_root(), code)}
+        assert set(facts.bare_request_uris) >= names, code
