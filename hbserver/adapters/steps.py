@@ -203,11 +203,27 @@ class ParamsSpec:
         if not self.fields:
             return params
         out = {name: _GO_ZERO[kind] for name, (_, kind) in self.fields.items()}
-        for name, value in go_members(params, *self.fields):
+        members = list(go_members(params, *self.fields))
+        for index, (name, value) in enumerate(members):
             go_name, kind = self.fields[name]
-            decoded = decode_kind(value, kind, f"{self.struct}.{go_name}")
+            where = f"{self.struct}.{go_name}"
+            try:
+                decoded = decode_kind(value, kind, where)
+            except JsonShapeError as exc:
+                if index + 1 < len(members) and _read_on_after_failure(value, kind):
+                    raise JsonShapeError(str(exc).replace(where, go_name, 1)) from None
+                raise
             out[name] = _GO_ZERO[kind] if decoded is None else decoded
         return out
+
+
+def _read_on_after_failure(value: Any, kind: str) -> bool:
+    """Whether json-iterator goes on reading the struct's members after ``value`` failed to decode as
+    ``kind``: ReadString has consumed the value's first character, and a one-character value (a digit)
+    leaves the ``,`` before the next member. Each field decoded after that wraps the error in its Go
+    name, so PBS-Go's text then names the failing field alone (``cannot unmarshal PubID: ...``),
+    without the struct (smartrtb's bad-pub-value fixture)."""
+    return kind == "string" and type(value) is int and 0 <= value <= 9
 
 
 def _bidder_only_params(imp: Mapping[str, Any]) -> dict[str, Any]:

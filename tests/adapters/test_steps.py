@@ -179,7 +179,29 @@ def test_params_read(ext, want):
             "cannot unmarshal openrtb_ext.ExtX.Num: readNumberAsString: invalid number, found t",
         ),
         (
-            {"id": "i", "ext": {"bidder": {"id": 1, "ID": "a"}}},  # every occurrence is decoded
+            {"id": "i", "ext": {"bidder": {"ID": "a", "id": 1}}},  # every occurrence is decoded
+            JsonShapeError,
+            'cannot unmarshal openrtb_ext.ExtX.ID: expects " or n, but found 1',
+        ),
+        # json-iterator reads on past a one-character bad value: each field decoded after it wraps the
+        # error in its Go name, and the text names the failing field alone (smartrtb's bad-pub-value)
+        (
+            {"id": "i", "ext": {"bidder": {"id": 1, "ID": "a"}}},
+            JsonShapeError,
+            'cannot unmarshal ID: expects " or n, but found 1',
+        ),
+        (
+            {"id": "i", "ext": {"bidder": {"id": 0, "other": 1, "b": True}}},
+            JsonShapeError,
+            'cannot unmarshal ID: expects " or n, but found 0',
+        ),
+        (  # only unknown members follow: nothing wraps it
+            {"id": "i", "ext": {"bidder": {"id": 0, "other": 1}}},
+            JsonShapeError,
+            'cannot unmarshal openrtb_ext.ExtX.ID: expects " or n, but found 0',
+        ),
+        (  # two characters: the iterator stops at the second, nothing after it is read
+            {"id": "i", "ext": {"bidder": {"id": 10, "b": True}}},
             JsonShapeError,
             'cannot unmarshal openrtb_ext.ExtX.ID: expects " or n, but found 1',
         ),
