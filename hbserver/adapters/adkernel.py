@@ -96,6 +96,10 @@ def without_publisher(request: dict[str, Any]) -> dict[str, Any]:
 
 
 class AdkernelAdapter:
+    """AdKernel's calls and answer; adkernelAdn overrides the grouping, the top level and the typing."""
+
+    macro = "ZoneID"  # the endpoint macro a group's key fills
+
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
         self.headers = json_headers(x_openrtb_version="2.5")
@@ -105,6 +109,22 @@ class AdkernelAdapter:
         if not imps:
             return [], [bad_input("No impression in the bid request")]
         errors: list[BidderError] = []
+        groups = self.grouped_imps(imps, errors)
+        top = self.top(request)
+        calls = [
+            json_call(
+                resolve_macros(self.endpoint, {self.macro: str(key)}),
+                {**top, "imp": group},
+                imp_ids(group),
+                self.headers,
+            )
+            for key, group in groups.items()
+            if group
+        ]
+        return calls, errors
+
+    def grouped_imps(self, imps: list[dict[str, Any]], errors: list[BidderError]) -> dict[int, list[dict[str, Any]]]:
+        """The imps as sent, by zone; an imp left out is reported in ``errors``."""
         by_zone: dict[int, list[dict[str, Any]]] = {}
         for imp in imps:
             try:
@@ -116,17 +136,11 @@ class AdkernelAdapter:
                 errors.append(bad_input(f"Invalid zoneId value: {zone}. Ignoring imp id={imp.get('id', '')}"))
                 continue
             by_zone.setdefault(zone, []).extend(_split(imp))
-        top = without_publisher(request)
-        calls = [
-            json_call(
-                resolve_macros(self.endpoint, {"ZoneID": str(zone)}),
-                {**top, "imp": group},
-                imp_ids(group),
-                self.headers,
-            )
-            for zone, group in by_zone.items()
-        ]
-        return calls, errors
+        return by_zone
+
+    def top(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The request's top level as each call carries it."""
+        return without_publisher(request)
 
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
@@ -136,8 +150,14 @@ class AdkernelAdapter:
             return None, failure
         if len(answer.seatbids) != 1:
             return None, [bad_server_response(f"Invalid SeatBids count: {len(answer.seatbids)}")]
-        result = BidderResponse(currency=answer.cur or "USD")
-        for bid in answer.seatbids[0][1]:
+        return self.typed(request, answer.seatbids[0][1], answer.cur)
+
+    def typed(
+        self, request: dict[str, Any], bids: list[dict[str, Any]], currency: str
+    ) -> tuple[BidderResponse | None, list[BidderError]]:
+        """The one seatbid's bids typed: multi-format suffixes taken off, by ``mtype`` alone."""
+        result = BidderResponse(currency=currency or "USD")
+        for bid in bids:
             imp_id = bid["impid"]
             if imp_id.endswith(_MF_SUFFIX):
                 bid = {**bid, "impid": imp_id[: len(imp_id) - len(_MF_SUFFIX) - 1]}

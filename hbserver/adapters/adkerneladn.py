@@ -13,20 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from hbserver.adapters.adkernel import ANSWER_WORDING, without_publisher
+from hbserver.adapters.adkernel import AdkernelAdapter, without_publisher
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
     BidderResponse,
-    RequestData,
-    RequestInfo,
-    ResponseData,
     TypedBid,
     bad_input,
-    bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, imp_ids, json_call, json_headers, resolve_macros
-from hbserver.adapters.golike import decode_go_answer, go_media_objects
+from hbserver.adapters.common import JsonShapeError, banner_taking_first_format
+from hbserver.adapters.golike import go_media_objects
 from hbserver.adapters.steps import ParamsSpec
 
 _PARAMS = ParamsSpec("openrtb_ext.ExtImpAdkernelAdn", {"pubId": ("PublisherID", "int")}, null_is_absent=True)
@@ -59,75 +55,48 @@ def compat_imp(imp: dict[str, Any]) -> dict[str, Any]:
     banner = out.get("banner")
     if not isinstance(banner, dict):
         return go_media_objects({key: value for key, value in out.items() if key not in ("native", "audio")})
-    if banner.get("w") is None and banner.get("h") is None:
-        formats = banner.get("format") or []
-        if not formats:
-            raise _Refused("Expected at least one banner.format entry or explicit w/h")
-        first = formats[0] if isinstance(formats[0], dict) else {}
-        banner = {**banner, "format": formats[1:], "w": first.get("w") or 0, "h": first.get("h") or 0}
-        if not banner["format"]:
-            del banner["format"]  # Go's omitempty
-    out["banner"] = banner
+    sized = banner_taking_first_format(banner)
+    if sized is None:
+        raise _Refused("Expected at least one banner.format entry or explicit w/h")
+    out["banner"] = sized
     return go_media_objects({key: value for key, value in out.items() if key not in _OTHERS})
 
 
-def _top(request: dict[str, Any]) -> dict[str, Any]:
-    """The request's top level as sent: adkernel's, ``site.domain`` left out too."""
-    top = without_publisher(request)
-    site = top.get("site")
-    if isinstance(site, dict) and "domain" in site:
-        top["site"] = {key: value for key, value in site.items() if key != "domain"}
-    return top
+class AdkernelAdnAdapter(AdkernelAdapter):
+    """AdKernel's calls and answer, grouped by ``pubId``, bids typed by their imp."""
 
+    macro = "PublisherID"
 
-class AdkernelAdnAdapter:
-    def __init__(self, config: AdapterConfig) -> None:
-        self.endpoint = config.endpoint
-        self.headers = json_headers(x_openrtb_version="2.5")
-
-    def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
-        imps = request.get("imp") or []
-        if not imps:
-            return [], [bad_input("No impression in the bid request")]
-        errors: list[BidderError] = []
+    def grouped_imps(self, imps: list[dict[str, Any]], errors: list[BidderError]) -> dict[int, list[dict[str, Any]]]:
+        """Every imp's ``pubId`` checked first, then the valid ones made compatible, by publisher."""
         valid: list[tuple[int, dict[str, Any]]] = []
         for imp in imps:
             try:
                 valid.append((publisher_id(imp), imp))
             except _Refused as refused:
                 errors.append(bad_input(str(refused)))
-        if not valid:
-            return [], errors
         by_publisher: dict[int, list[dict[str, Any]]] = {}
         for publisher, imp in valid:
             try:
                 by_publisher.setdefault(publisher, []).append(compat_imp(imp))
             except _Refused as refused:
                 errors.append(bad_input(str(refused)))
-        top = _top(request)
-        calls = [
-            json_call(
-                resolve_macros(self.endpoint, {"PublisherID": str(publisher)}),
-                {**top, "imp": group},
-                imp_ids(group),
-                self.headers,
-            )
-            for publisher, group in by_publisher.items()
-            if group
-        ]
-        return calls, errors
+        return by_publisher
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def top(self, request: dict[str, Any]) -> dict[str, Any]:
+        """adkernel's top level, ``site.domain`` left out too."""
+        top = without_publisher(request)
+        site = top.get("site")
+        if isinstance(site, dict) and "domain" in site:
+            top["site"] = {key: value for key, value in site.items() if key != "domain"}
+        return top
+
+    def typed(
+        self, request: dict[str, Any], bids: list[dict[str, Any]], currency: str
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response, ANSWER_WORDING)
-        if answer is None:
-            return None, failure
-        if len(answer.seatbids) != 1:
-            return None, [bad_server_response(f"Invalid SeatBids count: {len(answer.seatbids)}")]
+        """A bid is a banner when its imp asked for one, else video; USD whatever the answer says."""
         banners = {imp.get("id") for imp in request.get("imp") or () if imp.get("banner") is not None}
-        bids = [TypedBid(bid, "banner" if bid["impid"] in banners else "video") for bid in answer.seatbids[0][1]]
-        return BidderResponse(bids), []
+        return BidderResponse([TypedBid(bid, "banner" if bid["impid"] in banners else "video") for bid in bids]), []
 
 
 def build(config: AdapterConfig) -> AdkernelAdnAdapter:
