@@ -21,12 +21,11 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_input,
     bad_server_response,
 )
-from hbserver.adapters.common import DEFAULT_WORDING, JsonShapeError, expect_object
+from hbserver.adapters.common import PLAIN_BODY_WORDING, JsonShapeError, OwnAnswerAdapter, expect_object
 from hbserver.adapters.golike import GO_SPACE, go_field, go_fields, go_json_object, go_list
 from hbserver.adapters.steps import HEADER_SETS, ParamsSpec, decode_kind
 
@@ -154,7 +153,9 @@ def _bid(answer: Mapping[str, Any], imp_id: str) -> dict[str, Any]:
     return bid
 
 
-class AdgenerationAdapter:
+class AdgenerationAdapter(OwnAnswerAdapter):
+    answer_wording = PLAIN_BODY_WORDING
+
     def __init__(self, endpoint: str) -> None:
         self.endpoint = endpoint
 
@@ -174,16 +175,14 @@ class AdgenerationAdapter:
             calls.append(RequestData("GET", uri, None, headers, [imp.get("id", "")]))
         return calls, []
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def read_body(self, body: bytes) -> dict[str, Any]:
+        """The answer as ``read_answer`` reads it."""
+        return read_answer(body)
+
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, data: dict[str, Any]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        failure = DEFAULT_WORDING.status_failure(response.status)
-        if failure is not None:
-            return None, failure
-        try:
-            answer = read_answer(response.body)
-        except JsonShapeError as exc:
-            return None, [BidderError(str(exc))]
+        answer = data
         if not answer["results"]:
             return None, []
         for imp in request.get("imp") or ():

@@ -20,11 +20,10 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import DEFAULT_WORDING, JsonShapeError, expect_object, json_call
+from hbserver.adapters.common import PLAIN_BODY_WORDING, JsonShapeError, OwnAnswerAdapter, expect_object, json_call
 from hbserver.adapters.golike import (
     GoKind,
     go_json_object,
@@ -167,7 +166,9 @@ def _imp_id(request_id: str, bid_request_id: str) -> str:
     return bid_request_id[match.end() :] if match else bid_request_id
 
 
-class AdqueryAdapter:
+class AdqueryAdapter(OwnAnswerAdapter):
+    answer_wording = PLAIN_BODY_WORDING
+
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
 
@@ -183,16 +184,13 @@ class AdqueryAdapter:
             calls.append(json_call(self.endpoint, _body(request, imp, placement, kind), [imp.get("id", "")], headers))
         return calls, errors
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def read_body(self, body: bytes) -> dict[str, Any] | None:
+        """The answer's ``data`` as ``_data`` reads it (None: no bid)."""
+        return _data(body)
+
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, data: dict[str, Any] | None
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        failure = DEFAULT_WORDING.status_failure(response.status)
-        if failure is not None:
-            return None, failure
-        try:
-            data = _data(response.body)
-        except JsonShapeError as exc:
-            return None, [BidderError(str(exc))]
         if data is None:
             return BidderResponse(), []
         price, width, height, errors = _numbers(data)

@@ -117,6 +117,40 @@ class AnswerAdapter:
         raise NotImplementedError
 
 
+# PBS's usual status errors; a body that does not decode reported in the decoder's words, unclassified
+PLAIN_BODY_WORDING = AnswerWording(body_error=BidderError)
+
+
+class OwnAnswerAdapter:
+    """``make_bids`` for an answer in the bidder's own shape: a status other than 200 worded by
+    ``answer_wording`` (204: no bids), the body read by the adapter's :meth:`read_body` (a
+    JsonShapeError it raises worded by ``answer_wording.body_failure``), then :meth:`bids_from`."""
+
+    answer_wording: AnswerWording = DEFAULT_WORDING
+
+    def make_bids(
+        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    ) -> tuple[BidderResponse | None, list[BidderError]]:
+        failure = self.answer_wording.status_failure(response.status)
+        if failure is not None:
+            return None, failure
+        try:
+            data = self.read_body(response.body)
+        except JsonShapeError as exc:
+            return None, [self.answer_wording.body_failure(str(exc))]
+        return self.bids_from(request, call, data)
+
+    def read_body(self, body: bytes) -> Any:
+        """The answer's body decoded; JsonShapeError (the text reported) when it does not decode."""
+        raise NotImplementedError
+
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, data: Any
+    ) -> tuple[BidderResponse | None, list[BidderError]]:
+        """The bids in what :meth:`read_body` made of the body: each adapter's own part."""
+        raise NotImplementedError
+
+
 class Refusal(Exception):
     """What an adapter will not send or keep (an imp, a call, a bid); ``error`` is the bidder error
     PBS-Go reports for it. Adapters subclass it for their own catch sites."""

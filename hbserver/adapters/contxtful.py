@@ -27,11 +27,10 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_server_response,
 )
-from hbserver.adapters.common import DEFAULT_WORDING, JsonShapeError, imp_ids, json_call, json_headers, resolve_macros
+from hbserver.adapters.common import JsonShapeError, OwnAnswerAdapter, imp_ids, json_call, json_headers, resolve_macros
 from hbserver.adapters.golike import GoKind, go_field, go_fields, go_imp, go_request_top, go_value
 from hbserver.adapters.steps import ParamsSpec
 
@@ -126,7 +125,7 @@ def openrtb_bid(exchange_bid: Mapping[str, Any]) -> dict[str, Any]:
     return bid
 
 
-class ContxtfulAdapter:
+class ContxtfulAdapter(OwnAnswerAdapter):
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
         self.headers = json_headers()
@@ -158,16 +157,17 @@ class ContxtfulAdapter:
         uri = resolve_macros(self.endpoint, {"AccountID": customer})
         return [json_call(uri, body, imp_ids(imps), self.headers)], []
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        failure = DEFAULT_WORDING.status_failure(response.status)
-        if failure is not None:
-            return None, failure
+    def read_body(self, body: bytes) -> list[dict[str, Any]]:
+        """The exchange's bids; none when the body does not decode (reported as not parsed)."""
         try:
-            bids = exchange_bids(response.body)
+            return exchange_bids(body)
         except JsonShapeError:
-            bids = []
+            return []
+
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, data: list[dict[str, Any]]
+    ) -> tuple[BidderResponse | None, list[BidderError]]:
+        bids = data
         if not bids:
             return None, [BidderError(NOT_PARSED)]
         result = BidderResponse(currency="USD")

@@ -33,14 +33,13 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
     bad_input,
-    bad_server_response,
 )
 from hbserver.adapters.common import (
-    DEFAULT_WORDING,
+    AnswerWording,
     JsonShapeError,
+    OwnAnswerAdapter,
     expect_object,
     expect_string,
     imp_ids,
@@ -321,7 +320,9 @@ def _uri(endpoint: str, path: str, query: Mapping[str, str]) -> str:
     return text + (f"#{parts.fragment}" if parts.fragment else "")
 
 
-class EplanningAdapter:
+class EplanningAdapter(OwnAnswerAdapter):
+    answer_wording = AnswerWording(body_text="Error unmarshaling HB response: {}")
+
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
         self.testing = False  # PBS-Go's test sets it: no cache buster, a body of {}
@@ -349,16 +350,14 @@ class EplanningAdapter:
         # every imp's, the refused ones' too
         return [RequestData("GET", uri, body, _headers(request), imp_ids(_imps(request)))], errors
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def read_body(self, body: bytes) -> list[tuple[str, dict[str, Any]]]:
+        """The answer's ads, by space name."""
+        return _answer_ads(body)
+
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, data: list[tuple[str, dict[str, Any]]]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        failure = DEFAULT_WORDING.status_failure(response.status)
-        if failure is not None:
-            return None, failure
-        try:
-            ads = _answer_ads(response.body)
-        except JsonShapeError as exc:
-            return None, [bad_server_response(f"Error unmarshaling HB response: {exc}")]
+        ads = data
         imps = {space.name: space.imp_id for space in _spaces(request)}
         bid_type = "video" if _auction_kind(_imps(request)) else "banner"
         result = BidderResponse()

@@ -22,10 +22,9 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     TypedBid,
 )
-from hbserver.adapters.common import DEFAULT_WORDING, JsonShapeError, expect_object, json_call
+from hbserver.adapters.common import PLAIN_BODY_WORDING, JsonShapeError, OwnAnswerAdapter, expect_object, json_call
 from hbserver.adapters.golike import GoKind, go_field, go_json_object, go_list, go_members, go_value
 from hbserver.adapters.gourl import go_query_unescape, go_url_scheme_host
 from hbserver.adapters.steps import ParamsSpec, decode_kind
@@ -120,8 +119,10 @@ def user_key_permitted(request: Mapping[str, Any]) -> bool:
     return not (isinstance(consent, str) and consent and _consent_refuses(consent))
 
 
-class FlippAdapter:
+class FlippAdapter(OwnAnswerAdapter):
     """One campaign request per imp; ``new_uuid`` makes a user key (the Go test fixes it)."""
+
+    answer_wording = PLAIN_BODY_WORDING
 
     def __init__(self, config: AdapterConfig) -> None:
         self.endpoint = config.endpoint
@@ -170,18 +171,16 @@ class FlippAdapter:
             return str(params["userKey"])
         return self.new_uuid()
 
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
+    def read_body(self, body: bytes) -> list[dict[str, Any]]:
+        """The answer's inline decisions."""
+        return inline_decisions(body)
+
+    def bids_from(
+        self, request: dict[str, Any], call: RequestData, data: list[dict[str, Any]]
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        failure = DEFAULT_WORDING.status_failure(response.status)
-        if failure is not None:
-            return None, failure
         try:
-            decisions = inline_decisions(response.body)
-            bids = answer_bids(request, decisions)
-        except JsonShapeError as exc:
-            return None, [BidderError(str(exc))]
-        except FlippError as exc:
+            bids = answer_bids(request, data)
+        except (JsonShapeError, FlippError) as exc:
             return None, [BidderError(str(exc))]
         return BidderResponse(currency="USD", bids=bids), []
 

@@ -18,11 +18,13 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import (
     BANNER_VIDEO_NATIVE,
+    PLAIN_BODY_WORDING,
     PUBLISHER_WORDING,
     UNEXPECTED_STATUS,
     AnswerAdapter,
     AnswerWording,
     JsonShapeError,
+    OwnAnswerAdapter,
     Refusal,
     answer_bids,
     any_imp_bid_type,
@@ -143,6 +145,47 @@ def test_answer_adapter_default_wording():
         AnswerAdapter().make_bids({}, RequestData("POST", "u"), ResponseData(200, b"{}"))
 
 
+class _OwnEchoAdapter(OwnAnswerAdapter):
+    """read_body takes ``ok:<text>`` (else fails with the body's text); bids_from echoes the text."""
+
+    def __init__(self, wording: AnswerWording) -> None:
+        self.answer_wording = wording
+
+    def read_body(self, body):
+        if not body.startswith(b"ok:"):
+            raise JsonShapeError(body.decode())
+        return body[3:].decode()
+
+    def bids_from(self, request, call, data):
+        return BidderResponse([TypedBid({"id": data}, "banner")]), []
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "wording", "want", "error"),
+    [
+        (204, b"", AnswerWording(), None, None),
+        (500, b"", AnswerWording(), None, (ErrorCode.BAD_SERVER_RESPONSE, UNEXPECTED_STATUS.format(500))),
+        (400, b"", AnswerWording(), None, (ErrorCode.BAD_INPUT, UNEXPECTED_STATUS.format(400))),
+        (200, b"ok:r", AnswerWording(), BidderResponse([TypedBid({"id": "r"}, "banner")]), None),
+        (200, b"bad", AnswerWording(), None, (ErrorCode.BAD_SERVER_RESPONSE, "bad")),
+        (200, b"bad", PLAIN_BODY_WORDING, None, (ErrorCode.UNKNOWN, "bad")),
+        (200, b"bad", AnswerWording(body_text="E: {}"), None, (ErrorCode.BAD_SERVER_RESPONSE, "E: bad")),
+    ],
+    ids=["204", "500", "400", "read", "unread", "unread-plain", "unread-own-text"],
+)
+def test_own_answer_adapter(status, body, wording, want, error):
+    got, errors = _OwnEchoAdapter(wording).make_bids({}, RequestData("POST", "u"), ResponseData(status, body))
+    assert got == want
+    assert [(e.code, e.message) for e in errors] == ([] if error is None else [error])
+
+
+def test_own_answer_adapter_needs_its_parts():
+    with pytest.raises(NotImplementedError):
+        OwnAnswerAdapter().make_bids({}, RequestData("POST", "u"), ResponseData(200, b"{}"))
+    with pytest.raises(NotImplementedError):
+        OwnAnswerAdapter().bids_from({}, RequestData("POST", "u"), {})
+
+
 @pytest.mark.parametrize(
     ("status", "want"),
     [(200, None), (204, None), (400, ErrorCode.BAD_INPUT), (503, ErrorCode.BAD_SERVER_RESPONSE)],
@@ -208,8 +251,14 @@ def test_typed_by_imp(impid, want):
 
 @pytest.mark.parametrize(
     ("name", "canonical"),
-    [("x-openrtb-version", "X-Openrtb-Version"), ("USER-AGENT", "User-Agent"), ("dnt", "Dnt"),
-     ("Content-Type", "Content-Type"), ("x_weird", "x_weird"), ("", "")],
+    [
+        ("x-openrtb-version", "X-Openrtb-Version"),
+        ("USER-AGENT", "User-Agent"),
+        ("dnt", "Dnt"),
+        ("Content-Type", "Content-Type"),
+        ("x_weird", "x_weird"),
+        ("", ""),
+    ],
 )
 def test_canonical_header(name, canonical):
     assert canonical_header(name) == canonical
@@ -231,16 +280,27 @@ def test_json_headers():
 
 def test_json_call():
     call = json_call("https://b.example/bid", {"id": "r", "imp": []}, ["i1", "i2"])
-    assert (call.method, call.uri, call.body, call.imp_ids) == ("POST", "https://b.example/bid", b'{"id":"r","imp":[]}',
-                                                                ["i1", "i2"])
+    assert (call.method, call.uri, call.body, call.imp_ids) == (
+        "POST",
+        "https://b.example/bid",
+        b'{"id":"r","imp":[]}',
+        ["i1", "i2"],
+    )
     assert call.headers == JSON_HEADERS
     assert json_call("u", {}, [], headers={}, method="GET").headers == {}
 
 
 @pytest.mark.parametrize(
     ("bid", "kind"),
-    [({"mtype": 1}, "banner"), ({"mtype": 2}, "video"), ({"mtype": 3}, "audio"), ({"mtype": 4}, "native"),
-     ({"mtype": 5}, None), ({"mtype": "1"}, None), ({}, None)],
+    [
+        ({"mtype": 1}, "banner"),
+        ({"mtype": 2}, "video"),
+        ({"mtype": 3}, "audio"),
+        ({"mtype": 4}, "native"),
+        ({"mtype": 5}, None),
+        ({"mtype": "1"}, None),
+        ({}, None),
+    ],
 )
 def test_mtype_bid_type(bid, kind):
     assert mtype_bid_type(bid) == kind
@@ -281,8 +341,10 @@ def _eur_to_usd(amount: float, source: str, target: str) -> float:
 @pytest.mark.parametrize(
     ("imp", "expected"),
     [
-        ({"id": "i", "bidfloor": 2.0, "bidfloorcur": "EUR"}, {"id": "i", "bidfloor": pytest.approx(2.2),
-                                                             "bidfloorcur": "USD"}),
+        (
+            {"id": "i", "bidfloor": 2.0, "bidfloorcur": "EUR"},
+            {"id": "i", "bidfloor": pytest.approx(2.2), "bidfloorcur": "USD"},
+        ),
         ({"id": "i", "bidfloor": 2.0, "bidfloorcur": "usd"}, None),  # already USD: the same imp
         ({"id": "i", "bidfloor": 2.0}, None),  # no currency: USD
         ({"id": "i", "bidfloor": 0, "bidfloorcur": "EUR"}, None),  # no positive floor
@@ -414,7 +476,6 @@ def test_refusal_carries_the_bidder_error() -> None:
         raise _Local(error)
     assert caught.value.error is error
     assert str(caught.value) == "no imp left"
-
 
 
 @pytest.mark.parametrize(
