@@ -302,6 +302,19 @@ def typed_by_imp(
     return typed
 
 
+def typed_as(
+    kind_of: Callable[[dict[str, Any]], str | BidderError],
+) -> Callable[[dict[str, Any]], TypedBid | BidderError]:
+    """A ``typed`` for ``typed_bid_response``/``golike.typed_bids`` from an adapter's rule that
+    gives a bid's media type or the error it reports for the bid."""
+
+    def typed(bid: dict[str, Any]) -> TypedBid | BidderError:
+        kind = kind_of(bid)
+        return kind if isinstance(kind, BidderError) else TypedBid(bid, kind)
+
+    return typed
+
+
 def imp_not_in_request(imp_id: str) -> BidderError:
     """PBS-Go's words (admatic, onetag, flatads, pwbid) for a bid whose imp the request lacks."""
     return bad_server_response(f"The impression with ID {imp_id} is not present into the request")

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse, TypedBid, bad_server_response
-from hbserver.adapters.common import JsonShapeError
-from hbserver.adapters.golike import GoAnswer
+from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse, bad_server_response
+from hbserver.adapters.common import JsonShapeError, typed_as
+from hbserver.adapters.golike import GoAnswer, typed_bids
 from hbserver.adapters.recipe import RecipeAdapter
 from hbserver.adapters.steps import ext_prebid_type
 
@@ -34,15 +34,7 @@ class DefinemediaAdapter(RecipeAdapter):
     def typed_bids(
         self, request: Mapping[str, Any], answer: GoAnswer
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        result = BidderResponse()
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            kind = definemedia_type(bid)
-            if isinstance(kind, BidderError):
-                errors.append(kind)
-            else:
-                result.bids.append(TypedBid(bid, kind))
-        return result, errors
+        return typed_bids(answer, typed_as(definemedia_type), answer_currency=False)
 
 
 def build(config: AdapterConfig) -> DefinemediaAdapter:

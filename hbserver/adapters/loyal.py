@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse, TypedBid
-from hbserver.adapters.common import JsonShapeError
-from hbserver.adapters.golike import GoAnswer
+from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse
+from hbserver.adapters.common import JsonShapeError, typed_as
+from hbserver.adapters.golike import GoAnswer, typed_bids
 from hbserver.adapters.recipe import RecipeAdapter
 from hbserver.adapters.steps import ext_prebid_type
 
@@ -34,13 +34,7 @@ class LoyalAdapter(RecipeAdapter):
     def typed_bids(
         self, request: Mapping[str, Any], answer: GoAnswer
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        result = BidderResponse(currency=answer.cur or "USD")
-        for bid in answer.bids:
-            kind = bid_type(bid)
-            if isinstance(kind, BidderError):
-                return None, [kind]
-            result.bids.append(TypedBid(bid, kind))
-        return result, []
+        return typed_bids(answer, typed_as(bid_type), first_error_fails=True)
 
 
 def build(config: AdapterConfig) -> LoyalAdapter:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse, RequestData, TypedBid
-from hbserver.adapters.common import JsonShapeError
-from hbserver.adapters.golike import GoAnswer, with_query_value
+from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse, RequestData
+from hbserver.adapters.common import JsonShapeError, typed_as
+from hbserver.adapters.golike import GoAnswer, typed_bids, with_query_value
 from hbserver.adapters.recipe import Prepared, RecipeAdapter
 from hbserver.adapters.steps import ext_prebid_type
 
@@ -45,14 +45,7 @@ class SynapseHXAdapter(RecipeAdapter):
     def typed_bids(
         self, request: Mapping[str, Any], answer: GoAnswer
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        result, errors = BidderResponse(currency=answer.cur or "USD"), []
-        for bid in answer.bids:
-            kind = bid_type(bid)
-            if isinstance(kind, BidderError):
-                errors.append(kind)
-            else:
-                result.bids.append(TypedBid(bid, kind))
-        return result, errors
+        return typed_bids(answer, typed_as(bid_type))
 
 
 def build(config: AdapterConfig) -> SynapseHXAdapter:

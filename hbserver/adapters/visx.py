@@ -17,10 +17,9 @@ from hbserver.adapters.base import (
     RequestData,
     RequestInfo,
     ResponseData,
-    TypedBid,
     bad_server_response,
 )
-from hbserver.adapters.common import JsonShapeError, expect_object
+from hbserver.adapters.common import JsonShapeError, expect_object, typed_as, typed_bid_response
 from hbserver.adapters.golike import GoKind, go_bid, go_field, go_fields, go_json_object, go_list, go_value, go_wrap_int
 from hbserver.adapters.recipe import RecipeAdapter
 
@@ -118,14 +117,9 @@ class VisxAdapter(RecipeAdapter):
             cur, bids = visx_answer(response.body, request_id)
         except JsonShapeError as exc:
             return None, [BidderError(str(exc))]
-        result = BidderResponse(currency=cur or "USD")
         imps = list(request.get("imp") or ())
-        for bid in bids:
-            kind = bid_type(bid, imps)
-            if isinstance(kind, BidderError):
-                return None, [kind]
-            result.bids.append(TypedBid(bid, kind))
-        return result, []
+        typed = typed_as(lambda bid: bid_type(bid, imps))
+        return typed_bid_response(bids, typed, cur or "USD", first_error_fails=True)
 
 
 def build(config: AdapterConfig) -> VisxAdapter:

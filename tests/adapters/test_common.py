@@ -43,6 +43,7 @@ from hbserver.adapters.common import (
     resolve_macros,
     status_error,
     string_param,
+    typed_as,
     typed_bid_response,
     typed_by_imp,
     with_header,
@@ -403,6 +404,28 @@ def test_typed_bid_response(bids, first_error_fails, want):
     result, errors = typed_bid_response(iter(bids), _typed_by_kind, "EUR", first_error_fails=first_error_fails)
     assert (result and len(result.bids), [error.message for error in errors]) == want
     assert result is None or result.currency == "EUR"
+
+
+def _kind_by_id(bid):
+    """A table's rule: the bid's ``id`` is its type, "x" an error."""
+    return BidderError("bad x") if bid["id"] == "x" else bid["id"]
+
+
+@pytest.mark.parametrize(
+    ("bids", "first_error_fails", "want"),
+    [
+        (["banner", "x", "video"], False, (["banner", "video"], ["bad x"])),
+        (["banner", "x", "video"], True, (None, ["bad x"])),
+        ([], False, ([], [])),
+    ],
+    ids=["error-reported", "first-error-fails", "no-bids"],
+)
+def test_typed_as(bids, first_error_fails, want):
+    typed = typed_as(_kind_by_id)
+    result, errors = typed_bid_response([{"id": b} for b in bids], typed, first_error_fails=first_error_fails)
+    kinds = None if result is None else [bid.bid_type for bid in result.bids]
+    assert (kinds, [error.message for error in errors]) == want
+    assert result is None or all(bid.bid["id"] == bid.bid_type for bid in result.bids)
 
 
 class _Refused(ValueError):
