@@ -43,23 +43,17 @@ from hbserver.adapters.common import (
     imp_ids,
     json_call,
 )
-from hbserver.adapters.golike import GO_WORDING, go_field, go_int, go_json_text, imp_bidder_params, set_omitempty
+from hbserver.adapters.golike import (
+    GO_WORDING,
+    go_ext_imp_prebid,
+    go_field,
+    go_int,
+    go_json_text,
+    imp_bidder_params,
+    set_omitempty,
+)
 
 HEADERS = {"Content-Type": "application/json;charset=utf-8"}  # PBS-Go sends no Accept here
-# openrtb_ext.ExtImpPrebid's keys as Go writes them back: True = left out when empty ("", [] or {}),
-# False = a pointer or raw value, left out only when null
-_PREBID_KEYS = {
-    "storedrequest": False,
-    "storedauctionresponse": False,
-    "storedbidresponse": True,
-    "is_rewarded_inventory": False,
-    "bidder": True,
-    "options": False,
-    "adunitcode": True,
-    "passthrough": False,
-    "floors": False,
-    "imp": True,
-}
 
 
 def _uid(imp: dict[str, Any]) -> int:
@@ -95,11 +89,7 @@ def _with_gpid(imp: dict[str, Any]) -> dict[str, Any]:
         return imp
     new_ext: dict[str, Any] = {}
     if prebid is not None:
-        new_ext["prebid"] = {
-            key: prebid[key]
-            for key, omit_empty in _PREBID_KEYS.items()
-            if prebid.get(key) is not None and not (omit_empty and prebid[key] in ("", [], {}))
-        }
+        new_ext["prebid"] = go_ext_imp_prebid(prebid)
     new_ext["bidder"] = ext.get("bidder")
     new_data: dict[str, Any] = {}
     if data and data.get("pbadslot"):

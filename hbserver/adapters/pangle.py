@@ -17,16 +17,11 @@ from typing import Any
 
 from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse, RequestInfo, TypedBid, bad_input
 from hbserver.adapters.common import JsonShapeError, expect_object
-from hbserver.adapters.golike import ABSENT_OBJECT, GoAnswer, go_field, go_int
+from hbserver.adapters.golike import ABSENT_OBJECT, GoAnswer, go_ext_imp_prebid, go_field, go_int
 from hbserver.adapters.recipe import DroppedImp, Prepared, RecipeAdapter
 from hbserver.adapters.steps import is_rewarded
 
 AD_TYPES = {1: "banner", 2: "banner", 5: "native", 7: "video", 8: "video"}
-# openrtb_ext.ExtImpPrebid's fields (all omitempty; is_rewarded_inventory a pointer, so 0 is kept)
-_IMP_PREBID_FIELDS = (
-    "storedrequest", "storedauctionresponse", "storedbidresponse", "bidder", "options", "adunitcode",
-    "passthrough", "floors", "imp",
-)  # fmt: skip
 
 
 def ad_type(imp: Mapping[str, Any]) -> int | None:
@@ -50,10 +45,7 @@ def _prebid(ext: Mapping[str, Any]) -> dict[str, Any] | None:
     prebid = go_field(ext, "prebid")
     if not isinstance(prebid, Mapping):
         return None
-    out = {key: value for key, value in prebid.items() if key in _IMP_PREBID_FIELDS and value not in ("", {}, [], None)}
-    if prebid.get("is_rewarded_inventory") is not None:
-        out["is_rewarded_inventory"] = prebid["is_rewarded_inventory"]
-    return out
+    return go_ext_imp_prebid(prebid)
 
 
 def pangle_ext(imp: Mapping[str, Any], params: Mapping[str, Any], kind: int) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from hbserver.adapters.golike import (
     NOT_AN_OBJECT,
     GoKind,
     decode_go_answer,
+    go_ext_imp_prebid,
     go_media_objects,
     go_members,
     go_request_top,
@@ -50,11 +51,6 @@ _ANSWER_WORDING = AnswerWording(
     status="Unexpected http status code: {}", not_an_object=NOT_AN_OBJECT, body_error=BidderError
 )
 _SOURCE_EXT = {"stype": "prebid_server_uncn", "bidder": "unicorn"}
-# openrtb_ext.ExtImpPrebid's fields: what of the request's ext.prebid survives PBS-Go's decoding
-_IMP_PREBID_FIELDS = (
-    "storedrequest", "storedauctionresponse", "storedbidresponse", "is_rewarded_inventory", "bidder",
-    "options", "adunitcode", "passthrough", "floors", "imp",
-)  # fmt: skip
 
 
 class _Refused(Refusal):
@@ -130,7 +126,7 @@ def _request_ext(ext: Any, account_id: int) -> dict[str, Any]:
     if isinstance(ext, dict):
         value = [item for _, item in go_members(ext, "prebid")]
         if value and isinstance(value[-1], dict):  # anything else fails to decode: no prebid
-            prebid = {key: item for key, item in value[-1].items() if key in _IMP_PREBID_FIELDS and item}
+            prebid = go_ext_imp_prebid(value[-1])
     out: dict[str, Any] = {"prebid": prebid} if prebid is not None else {}
     out["accountId"] = account_id
     return out
