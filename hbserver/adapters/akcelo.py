@@ -28,11 +28,11 @@ from hbserver.adapters.base import (
     TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import JsonShapeError, imp_ids, json_call, typed_bid_response
+from hbserver.adapters.common import JsonShapeError, imp_ids, json_call
 from hbserver.adapters.golike import (
     ImpExtError,
-    decode_go_answer,
     go_field,
+    go_typed_bids,
     go_typed_request,
     imp_bidder_params,
 )
@@ -97,10 +97,7 @@ class AkceloAdapter:
     def make_bids(
         self, request: dict[str, Any], call: RequestData, response: ResponseData
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = decode_go_answer(response)
-        if answer is None:
-            return None, failure
-        return typed_bid_response(answer.bids, typed_bid, "USD")
+        return go_typed_bids(response, typed_bid, answer_currency=False)
 
 
 def typed_bid(bid: dict[str, Any]) -> TypedBid | BidderError:

@@ -17,11 +17,10 @@ from hbserver.adapters.base import (
     BidderResponse,
     RequestData,
     RequestInfo,
-    TypedBid,
     bad_input,
 )
-from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, imp_ids, json_call
-from hbserver.adapters.golike import GoAnswer, ImpExtError, go_field, go_json_text
+from hbserver.adapters.common import JsonShapeError, expect_object, expect_string, imp_ids, json_call, typed_catching
+from hbserver.adapters.golike import GoAnswer, ImpExtError, go_field, go_json_text, typed_bids
 from hbserver.adapters.recipe import RecipeAdapter, typed_imp, typed_top
 
 MEDIA_TYPES = ("banner", "native", "video")
@@ -83,14 +82,7 @@ class BlueseaAdapter(RecipeAdapter):
     def typed_bids(
         self, request: Mapping[str, Any], answer: GoAnswer
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        result = BidderResponse(currency=answer.cur or "USD")
-        errors: list[BidderError] = []
-        for bid in answer.bids:
-            try:
-                result.bids.append(TypedBid(bid, bid_type(bid)))
-            except ValueError as exc:
-                errors.append(BidderError(str(exc)))
-        return result, errors
+        return typed_bids(answer, typed_catching(bid_type, ValueError))
 
 
 def build(config: AdapterConfig) -> BlueseaAdapter:

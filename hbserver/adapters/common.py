@@ -315,6 +315,33 @@ def typed_as(
     return typed
 
 
+def typed_catching(
+    kind_of: Callable[[dict[str, Any]], str], *failures: type[Exception]
+) -> Callable[[dict[str, Any]], TypedBid | BidderError]:
+    """A ``typed`` from a rule that raises one of ``failures`` for a bid it cannot type: that bid is
+    reported with the exception's text, unclassified, as PBS-Go's ``errors.New(err.Error())``."""
+
+    def typed(bid: dict[str, Any]) -> TypedBid | BidderError:
+        try:
+            return TypedBid(bid, kind_of(bid))
+        except failures as exc:
+            return BidderError(str(exc))
+
+    return typed
+
+
+def with_video_facts(
+    outcome: tuple[BidderResponse | None, list[BidderError]], facts: Callable[[dict[str, Any]], dict[str, Any]]
+) -> tuple[BidderResponse | None, list[BidderError]]:
+    """make_bids' ``outcome`` with each video bid's ``bid_video`` set to ``facts`` of the bid (the
+    other bids get none), for adapters that fill PBS-Go's ``BidVideo`` for video bids alone."""
+    result, _ = outcome
+    for typed in result.bids if result is not None else ():
+        if typed.bid_type == "video":
+            typed.bid_video = facts(typed.bid)
+    return outcome
+
+
 def imp_not_in_request(imp_id: str) -> BidderError:
     """PBS-Go's words (admatic, onetag, flatads, pwbid) for a bid whose imp the request lacks."""
     return bad_server_response(f"The impression with ID {imp_id} is not present into the request")

@@ -17,7 +17,7 @@ from hbserver.adapters.base import (
     RequestData,
     RequestInfo,
 )
-from hbserver.adapters.common import imp_ids, json_call
+from hbserver.adapters.common import imp_ids, json_call, with_video_facts
 from hbserver.adapters.golike import GoAnswer, go_typed_request
 from hbserver.adapters.recipe import DroppedImp, RecipeAdapter
 
@@ -35,6 +35,12 @@ def consumable_uri(endpoint: str, request: Mapping[str, Any], params: Mapping[st
     if not params.get("placementid"):
         return BidderError(PLACEMENT_REQUIRED, ErrorCode.FAILED_TO_REQUEST_BIDS)
     return f"{endpoint}/rtb/bid?s={params['placementid']}"
+
+
+def video_facts(bid: Mapping[str, Any]) -> dict[str, Any]:
+    """A video bid's duration (its ``dur``), no primary category."""
+    dur = bid.get("dur")
+    return {"duration": dur if isinstance(dur, int) else 0, "primary_category": ""}
 
 
 class ConsumableAdapter(RecipeAdapter):
@@ -56,12 +62,7 @@ class ConsumableAdapter(RecipeAdapter):
     def typed_bids(
         self, request: Mapping[str, Any], answer: GoAnswer
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        result, errors = super().typed_bids(request, answer)
-        for typed in result.bids if result is not None else ():
-            if typed.bid_type == "video":
-                dur = typed.bid.get("dur")
-                typed.bid_video = {"duration": dur if isinstance(dur, int) else 0, "primary_category": ""}
-        return result, errors
+        return with_video_facts(super().typed_bids(request, answer), video_facts)
 
 
 def build(config: AdapterConfig) -> ConsumableAdapter:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse, RequestData, RequestInfo
-from hbserver.adapters.common import imp_ids, json_call
+from hbserver.adapters.common import imp_ids, json_call, with_video_facts
 from hbserver.adapters.golike import GoAnswer, go_typed_request
 from hbserver.adapters.recipe import DroppedImp, RecipeAdapter
 
@@ -46,11 +46,7 @@ class OmsAdapter(RecipeAdapter):
     def typed_bids(
         self, request: Mapping[str, Any], answer: GoAnswer
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        result, errors = super().typed_bids(request, answer)
-        for typed in result.bids if result is not None else ():
-            if typed.bid_type == "video":
-                typed.bid_video = oms_video(typed.bid)
-        return result, errors
+        return with_video_facts(super().typed_bids(request, answer), oms_video)
 
 
 def build(config: AdapterConfig) -> OmsAdapter:

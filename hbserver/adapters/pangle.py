@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse, RequestInfo, TypedBid, bad_input
-from hbserver.adapters.common import JsonShapeError, expect_object
-from hbserver.adapters.golike import ABSENT_OBJECT, GoAnswer, go_ext_imp_prebid, go_field, go_int
+from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse, RequestInfo, bad_input
+from hbserver.adapters.common import JsonShapeError, expect_object, typed_catching
+from hbserver.adapters.golike import ABSENT_OBJECT, GoAnswer, go_ext_imp_prebid, go_field, go_int, typed_bids
 from hbserver.adapters.recipe import DroppedImp, Prepared, RecipeAdapter
 from hbserver.adapters.steps import is_rewarded
 
@@ -92,13 +92,7 @@ class PangleAdapter(RecipeAdapter):
     def typed_bids(
         self, request: Mapping[str, Any], answer: GoAnswer
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        result, errors = BidderResponse(currency=answer.cur or "USD"), []
-        for bid in answer.bids:
-            try:
-                result.bids.append(TypedBid(bid, bid_type(bid)))
-            except JsonShapeError as exc:
-                errors.append(BidderError(str(exc)))
-        return result, errors
+        return typed_bids(answer, typed_catching(bid_type, JsonShapeError))
 
 
 def build(config: AdapterConfig) -> PangleAdapter:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse
+from hbserver.adapters.common import with_video_facts
 from hbserver.adapters.golike import GoAnswer, go_fields
 from hbserver.adapters.recipe import RecipeAdapter
 from hbserver.adapters.steps import BID_VIDEO
@@ -94,10 +95,8 @@ class TrustXAdapter(RecipeAdapter):
     def typed_bids(
         self, request: Mapping[str, Any], answer: GoAnswer
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        result, errors = super().typed_bids(request, answer)
+        result, errors = with_video_facts(super().typed_bids(request, answer), BID_VIDEO["cat_dur"])
         for typed in result.bids if result is not None else ():
-            if typed.bid_type == "video":
-                typed.bid_video = BID_VIDEO["cat_dur"](typed.bid)
             network = network_name(typed.bid.get("ext"))
             if network:
                 typed.bid_meta = {"networkName": network}

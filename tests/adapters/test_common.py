@@ -46,7 +46,9 @@ from hbserver.adapters.common import (
     typed_as,
     typed_bid_response,
     typed_by_imp,
+    typed_catching,
     with_header,
+    with_video_facts,
 )
 
 GO_TEXT = AnswerWording(not_an_object="expect {{ or n, but found {found}")
@@ -426,6 +428,52 @@ def test_typed_as(bids, first_error_fails, want):
     kinds = None if result is None else [bid.bid_type for bid in result.bids]
     assert (kinds, [error.message for error in errors]) == want
     assert result is None or all(bid.bid["id"] == bid.bid_type for bid in result.bids)
+
+
+def _kind_or_raise(bid):
+    """A table's rule: the bid's ``id`` is its type; "k" raises KeyError, "v" ValueError."""
+    if bid["id"] == "k":
+        raise KeyError("k")
+    if bid["id"] == "v":
+        raise ValueError("bad v")
+    return bid["id"]
+
+
+@pytest.mark.parametrize(
+    ("bids", "failures", "want"),
+    [
+        (["banner", "v", "video"], (ValueError,), (["banner", "video"], [(ErrorCode.UNKNOWN, "bad v")])),
+        (["v", "k"], (ValueError, KeyError), ([], [(ErrorCode.UNKNOWN, "bad v"), (ErrorCode.UNKNOWN, "'k'")])),
+        (["native"], (), (["native"], [])),
+    ],
+    ids=["error-reported", "several-failures", "none-raised"],
+)
+def test_typed_catching(bids, failures, want):
+    result, errors = typed_bid_response([{"id": b} for b in bids], typed_catching(_kind_or_raise, *failures))
+    assert ([bid.bid_type for bid in result.bids], [(e.code, e.message) for e in errors]) == want
+
+
+def test_typed_catching_lets_other_exceptions_through():
+    with pytest.raises(KeyError):
+        typed_catching(_kind_or_raise, ValueError)({"id": "k"})
+
+
+@pytest.mark.parametrize(
+    ("outcome", "want"),
+    [
+        (
+            (BidderResponse([TypedBid({"dur": 5}, "video"), TypedBid({"dur": 6}, "banner")]), []),
+            [{"duration": 5}, None],
+        ),
+        ((None, [BidderError("e")]), None),
+        ((BidderResponse(), []), []),
+    ],
+    ids=["video-only", "no-response", "no-bids"],
+)
+def test_with_video_facts(outcome, want):
+    got = with_video_facts(outcome, lambda bid: {"duration": bid["dur"]})
+    assert got is outcome
+    assert (None if got[0] is None else [bid.bid_video for bid in got[0].bids]) == want
 
 
 class _Refused(ValueError):
