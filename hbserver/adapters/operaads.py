@@ -23,7 +23,7 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import JsonShapeError
 from hbserver.adapters.golike import GO_HTML_ESCAPES, GoAnswer, go_json_object
-from hbserver.adapters.recipe import DroppedImp, Prepared, RecipeAdapter, typed_imp
+from hbserver.adapters.recipe import Prepared, RecipeAdapter, typed_imp
 
 FLAT_ORDER = ("native", "video", "banner")
 _TYPES = frozenset(("banner", "video", "audio", "native"))
@@ -81,13 +81,9 @@ class OperaadsAdapter(RecipeAdapter):
         device = request.get("device")
         if not isinstance(device, Mapping) or not device.get("os"):
             return [], [bad_input("Impression is missing device OS information")]
-        calls, errors = [], []
-        for index, imp in enumerate(request.get("imp") or ()):
-            try:
-                params = self.read_params(imp, index)
-            except DroppedImp as exc:
-                errors.append(exc.error)
-                continue
+        calls: list[RequestData] = []
+        errors: list[BidderError] = []
+        for imp, params in self.imps_with_params(request, errors):
             uri = self.recipe.endpoint.resolve(self.endpoint, params)
             tagged = {**imp, "tagid": params["placementId"]}
             for kind in (kind for kind in FLAT_ORDER if imp.get(kind) is not None):

@@ -59,7 +59,7 @@ A module may build a :class:`RecipeAdapter` and override one step when the rest 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, NamedTuple, Self
@@ -489,6 +489,22 @@ class RecipeAdapter:
             if failure is not None:
                 raise DroppedImp(failure)
         return params
+
+    def imps_with_params(
+        self, request: Mapping[str, Any], errors: list[BidderError], kinds: tuple[str, ...] = ()
+    ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+        """(imp, params) for each imp of the request whose params read (:meth:`read_params`), in
+        order; with ``kinds``, an imp asking for none of those media types is let go silently. An
+        imp whose params do not read is left out, its error added to ``errors``."""
+        for index, imp in enumerate(request.get("imp") or ()):
+            if kinds and all(imp.get(kind) is None for kind in kinds):
+                continue
+            try:
+                params = self.read_params(imp, index)
+            except DroppedImp as dropped:
+                errors.append(dropped.error)
+                continue
+            yield imp, params
 
     @staticmethod
     def floored(imp: dict[str, Any], info: RequestInfo) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import JsonShapeError, expect_object, json_call, resolve_macros
 from hbserver.adapters.golike import GoAnswer, GoKind, go_field, go_value
-from hbserver.adapters.recipe import DroppedImp, RecipeAdapter, typed_imp, typed_top
+from hbserver.adapters.recipe import RecipeAdapter, typed_imp, typed_top
 
 FORMATS = {"BANNER": "banner", "VIDEO": "video"}
 
@@ -31,15 +31,10 @@ class SmartrtbAdapter(RecipeAdapter):
     """The recipe's params and answer wording; the call and the bids SmartRTB's own."""
 
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
-        imps, errors, pub_id = [], [], ""
-        for index, imp in enumerate(request.get("imp") or ()):
-            if imp.get("banner") is None and imp.get("video") is None:
-                continue
-            try:
-                params = self.read_params(imp, index)
-            except DroppedImp as dropped:
-                errors.append(dropped.error)
-                continue
+        imps: list[dict[str, Any]] = []
+        errors: list[BidderError] = []
+        pub_id = ""
+        for imp, params in self.imps_with_params(request, errors, ("banner", "video")):
             pub_id = pub_id or params["pub_id"] or ""
             imps.append(typed_imp({**imp, "tagid": params["zone_id"]} if params["zone_id"] else imp))
         if not imps:

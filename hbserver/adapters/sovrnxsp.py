@@ -22,7 +22,7 @@ from hbserver.adapters.base import (
 )
 from hbserver.adapters.common import JsonShapeError, expect_object, json_call
 from hbserver.adapters.golike import ABSENT_OBJECT, GoAnswer, GoKind, go_field, go_value
-from hbserver.adapters.recipe import DroppedImp, RecipeAdapter, typed_imp, typed_top
+from hbserver.adapters.recipe import RecipeAdapter, typed_imp, typed_top
 
 CREATIVE_TYPES = {0: ("banner", 1), 1: ("video", 2), 2: ("native", 4)}  # creative_type -> (type, mtype)
 
@@ -41,15 +41,9 @@ class SovrnxspAdapter(RecipeAdapter):
     def make_requests(self, request: dict[str, Any], info: RequestInfo) -> tuple[list[RequestData], list[BidderError]]:
         app = dict(request.get("app") or {})
         app["publisher"] = dict(app.get("publisher") or {})
-        imps, errors = [], []
-        for index, imp in enumerate(request.get("imp") or ()):
-            if all(imp.get(kind) is None for kind in ("banner", "video", "native")):
-                continue
-            try:
-                params = self.read_params(imp, index)
-            except DroppedImp as dropped:
-                errors.append(dropped.error)
-                continue
+        imps: list[dict[str, Any]] = []
+        errors: list[BidderError] = []
+        for imp, params in self.imps_with_params(request, errors, ("banner", "video", "native")):
             app["publisher"]["id"] = params["pub_id"] or ""
             if params["med_id"]:
                 app["id"] = params["med_id"]

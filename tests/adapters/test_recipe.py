@@ -231,6 +231,30 @@ def test_tagid_and_checks(recipe, params, want_imp, want_errors):
 
 
 @pytest.mark.parametrize(
+    ("imps", "kinds", "want_ids", "want_errors"),
+    [
+        ([imp("1", {"host": "a"}), imp("2", {"host": "b"})], (), ["1", "2"], []),
+        (
+            [imp("1", {"host": 1}), imp("2", {"host": "b"})],
+            (),
+            ["2"],
+            [('cannot unmarshal openrtb_ext.ExtX.Host: expects " or n, but found 1', ErrorCode.UNKNOWN)],
+        ),
+        ([{"id": "1", "native": {}, "ext": {"bidder": {"host": 1}}}, imp("2", {})], ("banner", "video"), ["2"], []),
+        ([], ("banner",), [], []),
+    ],
+    ids=["all-read", "bad-params-reported", "other-kind-let-go", "no-imps"],
+)
+def test_imps_with_params(imps, kinds, want_ids, want_errors):
+    errors: list = []
+    got = list(adapter().imps_with_params({"imp": imps}, errors, kinds))
+    assert [(one.get("id"), params.get("host")) for one, params in got] == [
+        (one["id"], one["ext"]["bidder"].get("host", "")) for one in imps if one["id"] in want_ids
+    ]
+    assert errors_of(errors) == want_errors
+
+
+@pytest.mark.parametrize(
     ("floors", "imp_fields", "want", "error"),
     [
         ("usd", {"bidfloor": 2, "bidfloorcur": "EUR"}, {"bidfloor": 4, "bidfloorcur": "USD"}, None),
