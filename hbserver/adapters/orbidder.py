@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hbserver.adapters.base import AdapterConfig, BidderError, ConversionError, RequestInfo
-from hbserver.adapters.recipe import DroppedImp, RecipeAdapter
+from hbserver.adapters.base import AdapterConfig, RequestInfo
+from hbserver.adapters.recipe import RecipeAdapter
 
 
 def floor_in_eur(imp: dict[str, Any], info: RequestInfo) -> dict[str, Any]:
@@ -25,12 +25,7 @@ def floor_in_eur(imp: dict[str, Any], info: RequestInfo) -> dict[str, Any]:
 class OrbidderAdapter(RecipeAdapter):
     """The recipe, its ``floors: usd_first`` step pricing the floor in EUR instead."""
 
-    @staticmethod
-    def floored(imp: dict[str, Any], info: RequestInfo) -> dict[str, Any]:
-        try:
-            return floor_in_eur(imp, info)
-        except ConversionError as exc:
-            raise DroppedImp(BidderError(str(exc))) from None
+    floor_rule = staticmethod(floor_in_eur)
 
 
 def build(config: AdapterConfig) -> OrbidderAdapter:

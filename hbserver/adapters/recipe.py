@@ -59,7 +59,7 @@ A module may build a :class:`RecipeAdapter` and override one step when the rest 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, NamedTuple, Self
@@ -506,11 +506,14 @@ class RecipeAdapter:
                 continue
             yield imp, params
 
-    @staticmethod
-    def floored(imp: dict[str, Any], info: RequestInfo) -> dict[str, Any]:
-        """The imp with its floor in USD; DroppedImp (PBS-Go's conversion error) without a rate."""
+    # how an imp's floor is priced (``common.floor_in_usd``; orbidder's in EUR); ConversionError without a rate
+    floor_rule: Callable[[dict[str, Any], RequestInfo], dict[str, Any]] = staticmethod(floor_in_usd)
+
+    def floored(self, imp: dict[str, Any], info: RequestInfo) -> dict[str, Any]:
+        """The imp with its floor priced by ``floor_rule``; DroppedImp (PBS-Go's conversion error)
+        without a rate."""
         try:
-            return floor_in_usd(imp, info)
+            return self.floor_rule(imp, info)
         except ConversionError as exc:
             raise DroppedImp(BidderError(str(exc))) from None
 

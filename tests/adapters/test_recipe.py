@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from hbserver.adapters import RECIPE_DIR
-from hbserver.adapters.base import JSON_HEADERS, AdapterConfig, ErrorCode, RequestInfo
+from hbserver.adapters.base import JSON_HEADERS, AdapterConfig, ConversionError, ErrorCode, RequestInfo
 from hbserver.adapters.recipe import Recipe, RecipeAdapter, RecipeError, load_recipe
 from tests.adapters.helpers import bids_for, converter, requests_of
 
@@ -271,6 +271,28 @@ def test_floors(floors, imp_fields, want, error):
         assert made == []
     else:
         assert {k: bodies[0]["imp"][0][k] for k in want} == want
+
+
+def _halved(imp: dict[str, Any], info: RequestInfo) -> dict[str, Any]:
+    if imp.get("bidfloorcur") == "GBP":
+        raise ConversionError("no GBP")
+    return {**imp, "bidfloor": imp.get("bidfloor", 0) / 2}
+
+
+class _HalvingAdapter(RecipeAdapter):
+    floor_rule = staticmethod(_halved)
+
+
+@pytest.mark.parametrize(
+    ("imp_fields", "want", "error"),
+    [({"bidfloor": 2}, {"bidfloor": 1}, None), ({"bidfloor": 2, "bidfloorcur": "GBP"}, None, "no GBP")],
+    ids=["own-rule", "own-rule-without-rate"],
+)
+def test_floor_rule(imp_fields, want, error):
+    own = _HalvingAdapter(Recipe.of({"params": PARAMS, "floors": "usd"}), AdapterConfig("x", ENDPOINT))
+    made, bodies, errors = requests_of(own, {"imp": [{**imp("1", {}), **imp_fields}]}, INFO)
+    assert [e.message for e in errors] == ([] if error is None else [error])
+    assert (None if not made else {k: bodies[0]["imp"][0][k] for k in want}) == want
 
 
 # --- answers ---------------------------------------------------------------------------------------
