@@ -54,6 +54,7 @@ from hbserver.endpoints.setuid import SetUIDEndpoint
 from hbserver.endpoints.static import add_static_routes
 from hbserver.endpoints.status import Health, StatusEndpoint
 from hbserver.endpoints.version import build_revision, handle_version
+from hbserver.endpoints.video import VideoEndpoint, video_stored_requests
 from hbserver.endpoints.vtrack import VtrackEndpoint
 from hbserver.floors.fetcher import FloorsFetcher
 from hbserver.floors.validate import validate_fetched_floors
@@ -187,6 +188,8 @@ def create_app(
     amp = AmpEndpoint(auction, app[STORED], sync, config, analytics, metrics)
     amp.overload = overload
     routes.add("GET", "/openrtb2/amp", amp.handle)
+    videos = video_stored_requests(config, metrics)  # PBS-Go's deprecated endpoint: 501 unless enabled
+    routes.add("POST", "/openrtb2/video", VideoEndpoint(auction, videos, sync, config, metrics).handle)
     optout = OptOutEndpoint(sync)
     routes.add("GET", "/optout", optout.show_page)
     routes.add("POST", "/optout", optout.handle)

@@ -380,6 +380,27 @@ class StoredRequests:
 
 
 @dataclass(frozen=True)
+class VideoFilesystemStore:
+    enabled: bool = False
+    directorypath: str = ""
+
+
+@dataclass(frozen=True)
+class StoredVideoRequests:
+    """PBS-Go's ``stored_video_req`` (the stored requests ``/openrtb2/video``'s ``storedrequestid``
+    names): here its filesystem backend only, ``<directorypath>/stored_requests/<id>.json``."""
+
+    filesystem: VideoFilesystemStore = field(default_factory=VideoFilesystemStore)
+
+
+@dataclass(frozen=True)
+class Video:
+    """PBS-Go's ``video``: the deprecated ``/openrtb2/video`` endpoint answers 501 unless enabled."""
+
+    enable_deprecated_endpoint: bool = False
+
+
+@dataclass(frozen=True)
 class AccountEvents:
     enabled: bool = True
     # PBS-Go's VAST tracker injection settings, accepted and kept: PBS-Go wires them to nothing yet
@@ -1057,6 +1078,9 @@ class Config:
     host_schain_node: SChainNode = field(default_factory=SChainNode)
     user_sync: UserSync = field(default_factory=UserSync)
     stored_requests: StoredRequests = field(default_factory=StoredRequests)
+    stored_video_req: StoredVideoRequests = field(default_factory=StoredVideoRequests)  # PBS-Go's
+    video: Video = field(default_factory=Video)  # PBS-Go's: video.enable_deprecated_endpoint
+    video_stored_request_required: bool = False  # PBS-Go's: /openrtb2/video needs a storedrequestid
     account_required: bool = False
     auto_gen_source_tid: bool = True  # PBS-Go: fill a missing source.tid and imp[].ext.tid with UUIDs
     account_defaults: AccountSettings = field(default_factory=AccountSettings)
@@ -1404,6 +1428,11 @@ def _cross_checks(config: Config) -> list[str]:
         )
     if config.cache.store == "remote" and not config.cache.remote.url:
         problems.append("cache.remote.url: required when cache.store is remote")
+    video_files = config.stored_video_req.filesystem
+    if video_files.enabled and not video_files.directorypath:
+        problems.append(
+            "stored_video_req.filesystem.directorypath: required when stored_video_req.filesystem.enabled is true"
+        )
     problems.extend(_redis_cluster_problems(config.cache.redis))
     if config.admin.port and config.admin.port == config.port:
         problems.append(f"admin.port: must differ from port ({config.port}); 0 keeps the admin endpoints on it")

@@ -148,6 +148,9 @@ CONFIG_EXTENSIONS = (
     "debug.",  # PBS-Go's: override_token (X-Pbs-Debug-Override)
     "default_request.",  # PBS-Go's: type, file.name, alias_info
     "tmax_adjustments.",  # PBS-Go's: enabled and its three durations
+    "video.",  # PBS-Go's: enable_deprecated_endpoint (/openrtb2/video)
+    "video_stored_request_required",  # PBS-Go's
+    "stored_video_req.",  # PBS-Go's: filesystem.enabled, filesystem.directorypath
     "auction.",  # PBS-Java's: biddertmax (min, max, percent), tmax_upstream_response_time
     "account_defaults.auction.",  # PBS-Java's account auction: impression_limit, secondary_bidders
     # the account keys issue 42 item 1 honours (README, Account settings)
