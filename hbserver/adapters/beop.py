@@ -1,6 +1,7 @@
 """BeOp adapter: the recipe ``recipes/beop.yaml``, with the first imp's ``pid``, ``nid`` and
 ``nptnid`` (those not empty) set in the endpoint's query, re-encoded as Go's ``url.Values`` does
-(keys sorted); an answer of any status but 204, 400 and 503 is read as one (PBS-Go checks no other)."""
+(keys sorted); an answer of any status but 204, 400 and 503 is read as one (the recipe's
+``read_statuses``: PBS-Go checks no other)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from hbserver.adapters.base import (
     AdapterConfig,
-    BidderError,
-    BidderResponse,
-    RequestData,
     RequestInfo,
-    ResponseData,
 )
 from hbserver.adapters.recipe import Prepared, RecipeAdapter
 
 _QUERY_PARAMS = ("pid", "nid", "nptnid")
-_CHECKED_STATUSES = (204, 400, 503)
 
 
 def beop_endpoint(endpoint: str, params: dict[str, Any]) -> str:
@@ -37,13 +33,6 @@ class BeopAdapter(RecipeAdapter):
     def prepare_imp(self, imp: dict[str, Any], info: RequestInfo, index: int = 0) -> Prepared:
         prepared = super().prepare_imp(imp, info, index)
         return prepared._replace(uri=beop_endpoint(prepared.uri, dict(prepared.params)))
-
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if response.status not in _CHECKED_STATUSES:
-            response = ResponseData(200, response.body, response.headers)
-        return super().make_bids(request, call, response)
 
 
 def build(config: AdapterConfig) -> BeopAdapter:

@@ -836,7 +836,9 @@ class AnswerSpec:
     ``no_bid_statuses`` (besides 204), ``body_class`` and ``body_text`` for a body that does not
     decode ({} = the decoder's message), ``empty_body`` (``decode``, or ``no_bids``: an empty 200 is
     no answer), the ``decoder`` (``ANSWER_DECODERS``) and ``no_content`` (``none``: a 204 is no
-    answer; ``response``: an empty response; ``error``: a failure, worded as any other status)."""
+    answer; ``response``: an empty response; ``error``: a failure, worded as any other status) and
+    ``read_statuses``: when given, the only statuses looked at, any other read as a 200 is (adman,
+    beop: PBS-Go's adapters that check a few statuses and decode the body of the rest)."""
 
     status: str = UNEXPECTED_STATUS
     bad_request_is_input: bool = True
@@ -849,6 +851,7 @@ class AnswerSpec:
     input_statuses: frozenset[int] | None = None
     no_bid_statuses: frozenset[int] = frozenset()
     no_content: str = "none"
+    read_statuses: frozenset[int] | None = None
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> AnswerSpec:
@@ -867,7 +870,7 @@ class AnswerSpec:
             raise StepError(f"answer.decoder: one of {sorted(ANSWER_DECODERS)}")
         if data.get("no_content", "none") not in ("none", "response", "error"):
             raise StepError("answer.no_content: none, response or error")
-        inputs = data.get("input_statuses")
+        inputs, read = data.get("input_statuses"), data.get("read_statuses")
         return cls(
             str(data.get("status", UNEXPECTED_STATUS)),
             bool(data.get("bad_request_is_input", True)),
@@ -880,6 +883,7 @@ class AnswerSpec:
             None if inputs is None else _status_set(inputs, "answer.input_statuses"),
             _status_set(data.get("no_bid_statuses") or [], "answer.no_bid_statuses"),
             str(data.get("no_content", "none")),
+            None if read is None else _status_set(read, "answer.read_statuses"),
         )
 
     @property
@@ -897,7 +901,7 @@ class AnswerSpec:
     def status_failure(self, response: ResponseData) -> list[BidderError] | None:
         """None for 200 (the body is read); [] for no bids (204, ``no_bid_statuses``); else the error."""
         status = response.status
-        if status == 200:
+        if status == 200 or (self.read_statuses is not None and status not in self.read_statuses):
             return None
         if (status == 204 and self.no_content != "error") or status in self.no_bid_statuses:
             return []

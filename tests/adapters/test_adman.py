@@ -1,11 +1,11 @@
-"""Adman adapter: one call per imp with its TagID as tagid (its recipe); the answer's statuses (204
+"""Adman adapter (a recipe): one call per imp with its TagID as tagid; the answer's statuses (204
 no bids, 404 an error, any other read as 200) and bids typed by their imp."""
 
 from __future__ import annotations
 
 import pytest
 
-from hbserver.adapters.adman import build
+from hbserver.adapters import build_adapter
 from hbserver.adapters.base import AdapterConfig, ErrorCode, RequestInfo
 from tests.adapters.helpers import bids_for, requests_of
 
@@ -13,7 +13,7 @@ ENDPOINT = "http://pub.admanmedia.com/?c=o&m=ortb"
 
 
 def adapter():
-    return build(AdapterConfig("adman", ENDPOINT))
+    return build_adapter("adman", AdapterConfig("adman", ENDPOINT))
 
 
 def test_one_call_per_imp_with_its_tag():

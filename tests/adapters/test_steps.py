@@ -793,6 +793,17 @@ ANSWER_ROWS = [
         b"",
         [("No bid", ErrorCode.BAD_INPUT)],
     ),
+    # read_statuses: only those statuses are looked at, any other is read as a 200 (adman, beop)
+    (AnswerSpec(read_statuses=frozenset({204, 404})), 500, b"{}", None),
+    (AnswerSpec(read_statuses=frozenset({204, 404})), 400, b"", [("expect { or n, but found \x00", ErrorCode.UNKNOWN)]),
+    (AnswerSpec(read_statuses=frozenset({204, 404})), 204, b"", []),
+    (
+        AnswerSpec(read_statuses=frozenset({204, 404})),
+        404,
+        b"{}",
+        [(STATUS.format(404), ErrorCode.BAD_SERVER_RESPONSE)],
+    ),
+    (AnswerSpec(read_statuses=frozenset({204, 404})), 200, b"{}", None),
 ]
 
 
@@ -836,6 +847,9 @@ def test_answer_decode(spec, status, body, want):
         ({"no_content": "response"}, AnswerSpec(no_content="response")),
         ({"no_content": "error"}, AnswerSpec(no_content="error")),
         ({"no_content": "empty"}, StepError("answer.no_content")),
+        ({"read_statuses": [204, 404]}, AnswerSpec(read_statuses=frozenset({204, 404}))),
+        ({"read_statuses": "5xx"}, AnswerSpec(read_statuses=frozenset(range(500, 600)))),
+        ({"read_statuses": [204, "404"]}, StepError("answer.read_statuses")),
     ],
 )
 def test_answer_spec_of(data, want):
