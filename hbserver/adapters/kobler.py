@@ -13,7 +13,7 @@ from typing import Any
 
 from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse, RequestData, RequestInfo, TypedBid
 from hbserver.adapters.common import JsonShapeError
-from hbserver.adapters.golike import GoAnswer
+from hbserver.adapters.golike import GoAnswer, typed_bids
 from hbserver.adapters.recipe import DroppedImp, Prepared, RecipeAdapter, typed_imp
 from hbserver.adapters.steps import ext_prebid_type
 
@@ -64,9 +64,7 @@ class KoblerAdapter(RecipeAdapter):
     def typed_bids(
         self, request: Mapping[str, Any], answer: GoAnswer
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        result = BidderResponse(currency=answer.cur or "USD")
-        result.bids.extend(TypedBid(bid, bid_type(bid)) for bid in answer.bids)
-        return result, []
+        return typed_bids(answer, lambda bid: TypedBid(bid, bid_type(bid)))
 
 
 def build(config: AdapterConfig) -> KoblerAdapter:

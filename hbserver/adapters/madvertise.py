@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hbserver.adapters.base import AdapterConfig, BidderError, BidderResponse, TypedBid, bad_input
-from hbserver.adapters.golike import GoAnswer
+from hbserver.adapters.golike import GoAnswer, typed_bids
 from hbserver.adapters.recipe import DroppedImp, RecipeAdapter
 
 VIDEO_ATTRS = frozenset({6, 7, 16})  # adcom1's AttrVideoAuto, AttrVideoUser, AttrHasSkipButton
@@ -38,9 +38,7 @@ class MadvertiseAdapter(RecipeAdapter):
     def typed_bids(
         self, request: Mapping[str, Any], answer: GoAnswer
     ) -> tuple[BidderResponse | None, list[BidderError]]:
-        result = BidderResponse(currency=answer.cur or "USD")
-        result.bids.extend(TypedBid(bid, madvertise_type(bid)) for bid in answer.bids)
-        return result, []
+        return typed_bids(answer, lambda bid: TypedBid(bid, madvertise_type(bid)))
 
 
 def build(config: AdapterConfig) -> MadvertiseAdapter:
