@@ -11,6 +11,7 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
 
 from aiohttp import web
 
@@ -53,6 +54,7 @@ from hbserver.endpoints.optout import OptOutEndpoint
 from hbserver.endpoints.setuid import SetUIDEndpoint
 from hbserver.endpoints.static import add_static_routes
 from hbserver.endpoints.status import Health, StatusEndpoint
+from hbserver.endpoints.stored_admin import AccountInvalidation, StoredRequestsAdmin, apply_change
 from hbserver.endpoints.version import build_revision, handle_version
 from hbserver.endpoints.video import VideoEndpoint, video_stored_requests
 from hbserver.endpoints.vtrack import VtrackEndpoint
@@ -67,7 +69,8 @@ from hbserver.privacy.vendorlists import VendorLists
 from hbserver.stores.accounts import AccountStore
 from hbserver.stores.cache.service import CacheService, build_cache_store
 from hbserver.stores.lru import LRUCache
-from hbserver.stores.stored import StoredData, build_stored_data
+from hbserver.stores.stored import StoredData, build_stored_data, peers
+from hbserver.stores.stored.events import HttpEvents
 from hbserver.usersync.privacy import PrivacyGate
 from hbserver.usersync.service import SyncService
 from hbserver.web.bidclient import BidderClient
@@ -145,6 +148,7 @@ def create_app(
     app.cleanup_ctx.append(_currency_lifetime)  # after _outgoing_lifetime: stops before the session closes
     app[FLOORS_FETCHER] = FloorsFetcher(config.price_floors, app[HTTP], metrics, validate_fetched_floors)
     app.cleanup_ctx.append(_floors_fetcher_lifetime)  # likewise
+    _add_http_events(app, config)  # likewise
     app.cleanup_ctx.append(_worker_gauge)
 
     sync = build_sync_service(config, metrics)
@@ -200,6 +204,8 @@ def create_app(
     admin.append(("GET", "/version", handle_version))
     admin.append(("GET", "/logging/httpinteraction", HttpInteractionEndpoint(app[HTTP_INTERACTIONS]).handle))
     admin.append(("GET", "/currency/rates", CurrencyRatesEndpoint(app[CURRENCY]).handle))
+    if config.admin.port:  # never on the public port (config refuses them without admin.port)
+        admin.extend(_cache_admin_routes(app, config))
     add_static_routes(routes)
     for hook in extra_routes:
         hook(routes)
@@ -213,7 +219,12 @@ def create_app(
 def create_admin_app(app: web.Application) -> web.Application:
     """The admin port's application (``admin.port``): the admin endpoints plus readiness, sharing
     the main application's state (metrics, health, stores), so it must run in the same worker."""
-    admin_app = web.Application(client_max_size=ADMIN_MAX_REQUEST_SIZE)
+    config = app[CONFIG]
+    endpoints = config.admin_endpoints
+    takes_bodies = endpoints.storedrequest.enabled or endpoints.storedrequest_amp.enabled
+    size = config.max_request_size if takes_bodies else ADMIN_MAX_REQUEST_SIZE
+    admin_app = web.Application(client_max_size=size)
+    admin_app[MAX_REQUEST_SIZE] = size
     admin_app[METRICS] = app[METRICS]
     admin_app[CONFIG] = app[CONFIG]
     for key in (HEALTH,):
@@ -225,6 +236,55 @@ def create_admin_app(app: web.Application) -> web.Application:
         routes.add(method, path, handler)
     routes.add_fallback()
     return admin_app
+
+
+def _cache_admin_routes(app: web.Application, config: Config) -> list[tuple[str, str, Any]]:
+    """PBS-Java's cache admin endpoints that ``admin_endpoints`` enables, with the bus that tells every
+    worker (started and stopped with the app)."""
+    endpoints = config.admin_endpoints
+    if not any(e.enabled for e in (endpoints.storedrequest, endpoints.storedrequest_amp, endpoints.cache_invalidation)):
+        return []
+    bus = peers.from_environment(apply_change(app[STORED]), 2 * config.max_request_size + 1024)
+
+    async def lifetime(_app: web.Application) -> AsyncIterator[None]:
+        await bus.start()
+        yield
+        await bus.close()
+
+    app.cleanup_ctx.append(lifetime)
+    routes: list[tuple[str, str, Any]] = []
+    for spec, amp in ((endpoints.storedrequest, False), (endpoints.storedrequest_amp, True)):
+        if spec.enabled:
+            handler = StoredRequestsAdmin(bus, amp)
+            routes += [("POST", spec.path, handler.handle_post), ("DELETE", spec.path, handler.handle_delete)]
+    if endpoints.cache_invalidation.enabled:
+        invalidation = AccountInvalidation(bus)
+        path = endpoints.cache_invalidation.path
+        routes += [("GET", path, invalidation.handle), ("POST", path, invalidation.handle)]
+    return routes
+
+
+def _add_http_events(app: web.Application, config: Config) -> None:
+    """PBS-Go's ``stored_requests.http_events``: each configured endpoint polled by this worker, its
+    first load done before the port opens."""
+    events_config = config.stored_requests.http_events
+    if not events_config.refresh_rate_seconds:
+        return
+    rate, timeout_ms = events_config.refresh_rate_seconds, events_config.timeout_ms
+    pollers = [
+        HttpEvents(url, app[HTTP], app[STORED], amp=amp, refresh_rate_seconds=rate, timeout_ms=timeout_ms)
+        for url, amp in ((events_config.endpoint, False), (events_config.amp_endpoint, True))
+        if url
+    ]
+
+    async def lifetime(_app: web.Application) -> AsyncIterator[None]:
+        for poller in pollers:
+            await poller.start()
+        yield
+        for poller in pollers:
+            await poller.close()
+
+    app.cleanup_ctx.append(lifetime)
 
 
 def _overload_guard(app: web.Application, config: Config, metrics: Metrics) -> OverloadGuard | None:

@@ -144,6 +144,34 @@ class Admin:
 
 
 @dataclass(frozen=True)
+class StoredRequestAdmin:
+    enabled: bool = False
+    path: str = _checked("/storedrequests/openrtb2", _http_path)
+
+
+@dataclass(frozen=True)
+class StoredRequestAmpAdmin:
+    enabled: bool = False
+    path: str = _checked("/storedrequests/amp", _http_path)
+
+
+@dataclass(frozen=True)
+class CacheInvalidationAdmin:
+    enabled: bool = False
+    path: str = _checked("/cache/invalidate", _http_path)
+
+
+@dataclass(frozen=True)
+class AdminEndpoints:
+    """PBS-Java's ``admin-endpoints`` that change the in-memory caches (hbserver.endpoints.stored_admin):
+    served on ``admin.port`` only, never the public port."""
+
+    storedrequest: StoredRequestAdmin = field(default_factory=StoredRequestAdmin)
+    storedrequest_amp: StoredRequestAmpAdmin = field(default_factory=StoredRequestAmpAdmin)
+    cache_invalidation: CacheInvalidationAdmin = field(default_factory=CacheInvalidationAdmin)
+
+
+@dataclass(frozen=True)
 class AccessLog:
     sample_rate: float = _checked(0.0, _fraction)
 
@@ -365,6 +393,18 @@ class HttpStore:
 
 
 @dataclass(frozen=True)
+class HttpEvents:
+    """PBS-Go's ``stored_requests.http_events``: saves and deletes polled from a host's endpoint into the
+    in-memory cache (hbserver.stores.stored.events); on when ``endpoint`` (or ``amp_endpoint``, AMP's
+    cache) and ``refresh_rate_seconds`` are both set."""
+
+    endpoint: str = _checked("", OPTIONAL_URL)
+    amp_endpoint: str = _checked("", OPTIONAL_URL)
+    refresh_rate_seconds: int = _checked(0, _at_least(0))
+    timeout_ms: int = _checked(0, _at_least(0))
+
+
+@dataclass(frozen=True)
 class InMemoryCache:
     type: Literal["lru", "none"] = "lru"
     size: int = _checked(10000, _at_least(1))
@@ -377,6 +417,7 @@ class StoredRequests:
     database: DatabaseStore = field(default_factory=DatabaseStore)
     http: HttpStore = field(default_factory=HttpStore)
     in_memory_cache: InMemoryCache = field(default_factory=InMemoryCache)
+    http_events: HttpEvents = field(default_factory=HttpEvents)
 
 
 @dataclass(frozen=True)
@@ -1070,6 +1111,7 @@ class Config:
     status_response: str = ""
     http_timeouts: HttpTimeouts = field(default_factory=HttpTimeouts)
     admin: Admin = field(default_factory=Admin)
+    admin_endpoints: AdminEndpoints = field(default_factory=AdminEndpoints)  # PBS-Java's cache admin endpoints
     logging: Logging = field(default_factory=Logging)
     host_cookie: HostCookie = field(default_factory=HostCookie)
     gdpr: Gdpr = field(default_factory=Gdpr)
@@ -1436,6 +1478,7 @@ def _cross_checks(config: Config) -> list[str]:
     problems.extend(_redis_cluster_problems(config.cache.redis))
     if config.admin.port and config.admin.port == config.port:
         problems.append(f"admin.port: must differ from port ({config.port}); 0 keeps the admin endpoints on it")
+    problems.extend(_invalidation_problems(config))
     if config.analytics.http.buffer_size < config.analytics.http.batch_size:
         problems.append(
             f"analytics.http.buffer_size: must be at least analytics.http.batch_size "
@@ -1457,6 +1500,27 @@ def _cross_checks(config: Config) -> list[str]:
         elif code not in BUILTIN_CODES:
             problems.append(f"{key}: unknown bidder; a code that is not built in needs alias_of")
     problems.extend(_hooks_problems(config.hooks))
+    return problems
+
+
+def _invalidation_problems(config: Config) -> list[str]:
+    """HTTP events and the cache admin endpoints change the in-memory caches, so they need them (PBS-Go's
+    and PBS-Java's rule); the admin endpoints are never served on the public port."""
+    problems = []
+    stored = config.stored_requests
+    events = stored.http_events
+    if stored.in_memory_cache.type == "none" and events.refresh_rate_seconds:
+        problems.append("stored_requests.http_events.refresh_rate_seconds: must be 0 if in_memory_cache.type is none")
+    if events.refresh_rate_seconds and (events.endpoint or events.amp_endpoint) and not events.timeout_ms:
+        problems.append("stored_requests.http_events.timeout_ms: must be > 0 when http_events polls an endpoint")
+    endpoints = config.admin_endpoints
+    for name in ("storedrequest", "storedrequest_amp", "cache_invalidation"):
+        if not getattr(endpoints, name).enabled:
+            continue
+        if not config.admin.port:
+            problems.append(f"admin_endpoints.{name}.enabled: needs admin.port (never served on the public port)")
+        if stored.in_memory_cache.type == "none":
+            problems.append(f"admin_endpoints.{name}.enabled: needs stored_requests.in_memory_cache.type lru")
     return problems
 
 

@@ -133,6 +133,8 @@ CONFIG_EXTENSIONS = (
     "account_defaults.default_bid_limit",
     "cache.redis.cluster.",
     "overload.",  # hbserver's own (Prebid Server sheds no load): overload.max_wait_ms
+    "stored_requests.http_events.",  # PBS-Go's: endpoint, amp_endpoint, refresh_rate_seconds, timeout_ms
+    "admin_endpoints.",  # PBS-Java's admin-endpoints: storedrequest, storedrequest_amp, cache_invalidation
     "geolocation.",  # PBS-Java's geolocation, here a local MaxMind file: geolocation.database
     "account_defaults.privacy.geo.",  # hbserver's own: privacy.geo.precise_geo_blocked_states
     "datacenter",  # PBS-Go's: the data center named in ext.prebid.server

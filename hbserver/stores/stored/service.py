@@ -135,6 +135,9 @@ class StoredData:
                 self._miss[kind, amp] = _both(metrics, metrics.stored_data_cache, label, pbs, "miss")
                 if cache_size is not None:
                     self._caches[kind, amp] = KindCache(cache_size, cache_ttl_seconds, clock)
+        # Accounts saved by HTTP events or the admin endpoints (AccountStore caches the parsed account,
+        # so the raw JSON is kept here for its next load); None without an in-memory cache.
+        self._saved_accounts = KindCache(cache_size, cache_ttl_seconds, clock) if cache_size is not None else None
         self._metrics = metrics
         self._fetch_time = {
             b.name: metrics.stored_data_fetch_time.labels(b.name) for chain in self._chains.values() for b in chain
@@ -230,6 +233,9 @@ class StoredData:
         """
         if id_problem(account_id):
             return None
+        saved = self._saved_accounts.get(account_id) if self._saved_accounts is not None else None
+        if isinstance(saved, bytes):
+            return saved
         [(kind, item_id, outcome)] = await self._resolve({"accounts": [account_id]}, False, self.flight_timeout)
         if isinstance(outcome, bytes) or outcome is None:
             return outcome
@@ -422,17 +428,49 @@ class StoredData:
                 self.invalidate(kind, ids)
         return True
 
-    def invalidate(self, kind: Kind, ids: Iterable[str]) -> None:
-        """Forget ``ids`` (cached or being fetched) and tell the listeners of ``kind``."""
+    def invalidate(self, kind: Kind, ids: Iterable[str], amp: bool | None = None) -> None:
+        """Forget ``ids`` (cached or being fetched) and tell the listeners of ``kind``.
+
+        ``amp`` True or False names AMP's cache or the other alone (HTTP events, the admin endpoints);
+        None, both (a database change)."""
         ids = list(ids)
-        for amp in (False, True):
-            cache = self._caches.get((kind, amp))
+        for side in (False, True) if amp is None else (amp,):
+            cache = self._caches.get((kind, side))
             for item_id in ids:
                 if cache is not None:
                     cache.pop(item_id)
-                flight = self._inflight.get((amp, kind, item_id))
+                flight = self._inflight.get((side, kind, item_id))
                 if flight is not None:
                     flight.stale.add((kind, item_id))
+        if kind == "accounts" and self._saved_accounts is not None:
+            for item_id in ids:
+                self._saved_accounts.pop(item_id)
+        self._tell(kind, ids)
+
+    def save(self, kind: Kind, items: dict[str, bytes], amp: bool = False) -> None:
+        """Serve ``items`` from the in-memory cache until they are evicted, expire or are invalidated
+        (PBS-Go's events Save, PBS-Java's cache update); a batch under way for one of them is not cached."""
+        if kind == "accounts":
+            self.invalidate(kind, items)
+            if self._saved_accounts is not None:
+                for item_id, data in items.items():
+                    self._saved_accounts.put(item_id, data)
+            return
+        cache = self._caches.get((kind, amp))
+        if cache is None:
+            return
+        for item_id, data in items.items():
+            cache.put(item_id, data)
+            flight = self._inflight.get((amp, kind, item_id))
+            if flight is not None:
+                flight.stale.add((kind, item_id))
+        self._tell(kind, list(items))
+
+    def count_error(self, backend: str, reason: str) -> None:
+        """One failure in ``stored_data_fetch_errors{backend, reason}`` (HTTP events count theirs here)."""
+        self._metrics.counter(self._metrics.stored_data_fetch_errors, backend, reason).inc()
+
+    def _tell(self, kind: Kind, ids: list[str]) -> None:
         for listener in self._listeners.get(kind, ()):
             for item_id in ids:
                 try:
