@@ -377,12 +377,41 @@ class FilesystemStore:
 
 @dataclass(frozen=True)
 class PollForUpdates:
+    """How often the database is asked what changed; ``query``/``amp_query`` are PBS-Go's templates
+    (rows ``id, data, type`` changed since ``$LAST_UPDATED``; empty or ``null`` data is a deletion)."""
+
     refresh_rate_seconds: int = _checked(30, _at_least(1))
+    timeout_ms: int = _checked(0, _at_least(0))  # 0: the refresh rate, at most 30 s
+    query: str = ""
+    amp_query: str = ""
+
+
+@dataclass(frozen=True)
+class DatabaseConnection:
+    """PBS-Go's ``database.connection``: the same keys select MySQL / MariaDB or PostgreSQL."""
+
+    driver: Literal["", "mysql", "postgres"] = ""
+    dbname: str = ""
+    host: str = ""
+    port: int = _checked(0, _port)  # 0: the driver's (3306, 5432)
+    user: str = ""
+    password: str = ""
+
+
+@dataclass(frozen=True)
+class DatabaseFetcher:
+    """PBS-Go's ``database.fetcher``: rows ``id, data, type`` ('request' or 'imp') for the ids in
+    ``$REQUEST_ID_LIST`` and ``$IMP_ID_LIST``; empty = hbserver's tables (deploy/*-init.sql)."""
+
+    query: str = ""
+    amp_query: str = ""
 
 
 @dataclass(frozen=True)
 class DatabaseStore:
     dsn: str = _checked("", _url(("postgres", "postgresql"), allow_empty=True))
+    connection: DatabaseConnection = field(default_factory=DatabaseConnection)
+    fetcher: DatabaseFetcher = field(default_factory=DatabaseFetcher)
     poll_for_updates: PollForUpdates = field(default_factory=PollForUpdates)
 
 
@@ -1500,6 +1529,31 @@ def _cross_checks(config: Config) -> list[str]:
         elif code not in BUILTIN_CODES:
             problems.append(f"{key}: unknown bidder; a code that is not built in needs alias_of")
     problems.extend(_hooks_problems(config.hooks))
+    problems.extend(_stored_database_problems(config.stored_requests.database))
+    return problems
+
+
+def _stored_database_problems(database: DatabaseStore) -> list[str]:
+    """PBS-Go's ``database.connection``/``fetcher``/``poll_for_updates`` keys beside hbserver's ``dsn``."""
+    key = "stored_requests.database"
+    conn, problems = database.connection, []
+    if database.dsn and (conn.driver or conn.dbname):
+        problems.append(f"{key}.dsn: give either dsn or connection.driver and connection.dbname, not both")
+    if conn.driver and not conn.dbname:
+        problems.append(f"{key}.connection.dbname: required when connection.driver is set")
+    if conn.dbname and not conn.driver:
+        problems.append(f"{key}.connection.driver: must be mysql or postgres when connection.dbname is set")
+    connected = bool(database.dsn or conn.dbname)
+    queries = {"fetcher.query": database.fetcher.query, "fetcher.amp_query": database.fetcher.amp_query,
+               "poll_for_updates.query": database.poll_for_updates.query,
+               "poll_for_updates.amp_query": database.poll_for_updates.amp_query}
+    for name, query in queries.items():
+        if query and not connected:
+            problems.append(f"{key}.{name}: needs a database (dsn, or connection.driver and connection.dbname)")
+        if query and name.startswith("poll") and "$LAST_UPDATED" not in query:
+            problems.append(f"{key}.{name}: must contain the $LAST_UPDATED parameter")
+        if query and name.startswith("fetcher") and "$REQUEST_ID_LIST" not in query and "$IMP_ID_LIST" not in query:
+            problems.append(f"{key}.{name}: must contain $REQUEST_ID_LIST or $IMP_ID_LIST")
     return problems
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Start the services the tests use when they are down: PostgreSQL (127.0.0.1:5432, trust auth,
-# database `test`) and Redis (127.0.0.1:6379). Under CI=true a service that is not installed is
+# database `test`), MariaDB (127.0.0.1:3306, user hbs_test) and Redis (127.0.0.1:6379). Under CI=true a service that is not installed is
 # installed from Debian's packages first (CONTRACT §1), and one that cannot be reached is an
 # error; outside CI it only makes its tests skip with a printed reason. The Redis Cluster tests
 # start their own six redis-server processes and join them with redis-cli (Debian's redis-server
@@ -55,9 +55,21 @@ if ! port_open 5432; then
   fi
 fi
 
+# MariaDB (Debian's mariadb-server) for the MySQL stored-data tests: started as this kind of machine
+# starts it (the package's postinst has initialised /var/lib/mysql), no systemd needed.
+if ! port_open 3306; then
+  command -v mariadbd >/dev/null || install_packages mariadb-server
+  if command -v mariadbd >/dev/null; then
+    install -d -o mysql -g mysql /run/mysqld 2>/dev/null
+    start-stop-daemon --start --oknodo --background --exec "$(command -v mariadbd)" || fail=1
+  else
+    echo "services: MariaDB (mariadb-server) is not installed" >&2; fail=1
+  fi
+fi
+
 ready=false
-for _ in $(seq 1 50); do
-  if port_open 6379 && port_open 5432; then ready=true; break; fi
+for _ in $(seq 1 100); do
+  if port_open 6379 && port_open 5432 && port_open 3306; then ready=true; break; fi
   sleep 0.2
 done
 
@@ -69,7 +81,16 @@ if $ready && command -v psql >/dev/null; then
   fi
 fi
 
+# the MySQL tests' user (loopback only, password hbs_test): database `test` and one database per
+# test named hbs_test_* (tests/stores/mysql.py)
+if $ready && command -v mariadb >/dev/null; then
+  mariadb -uroot -e "CREATE DATABASE IF NOT EXISTS test;
+    CREATE USER IF NOT EXISTS 'hbs_test'@'127.0.0.1' IDENTIFIED BY 'hbs_test';
+    GRANT ALL PRIVILEGES ON test.* TO 'hbs_test'@'127.0.0.1';
+    GRANT ALL PRIVILEGES ON \`hbs\\_test\\_%\`.* TO 'hbs_test'@'127.0.0.1';" >/dev/null 2>&1 || fail=1
+fi
+
 $ready && [ "$fail" = 0 ] && exit 0
-echo "services: PostgreSQL or Redis is not reachable, or redis-server/redis-cli is missing" >&2
+echo "services: PostgreSQL, MariaDB or Redis is not reachable, or redis-server/redis-cli is missing" >&2
 $ci && exit 1
 exit 0

@@ -114,6 +114,11 @@ EXACT_EXTENSIONS = ("account_defaults.cookie_sync.pri",)  # PBS-Java's cookie_sy
 CONFIG_EXTENSIONS = (
     "gdpr.non_standard_publishers",
     "gdpr.eea_countries",
+    "stored_requests.database.connection.",  # PBS-Go's: driver (mysql, postgres), dbname, host, port, user, password
+    "stored_requests.database.fetcher.",  # PBS-Go's: query, amp_query ($REQUEST_ID_LIST, $IMP_ID_LIST)
+    "stored_requests.database.poll_for_updates.timeout_ms",  # PBS-Go's
+    "stored_requests.database.poll_for_updates.query",  # PBS-Go's: query, amp_query ($LAST_UPDATED)
+    "stored_requests.database.poll_for_updates.amp_query",
     "gdpr.tcf2.",
     "gdpr.vendorlist.",  # PBS-Java's gdpr.vendorlist (v2/v3 http-endpoint-template, ...), snake_case
     "lmt.",
@@ -254,6 +259,24 @@ PROBLEMS = [
      "account_defaults.privacy.allowactivities: "),
     ({"stored_requests": {"database": {"dsn": "mysql://x/y"}}},
      "stored_requests.database.dsn: not a URL: 'mysql://x/y'"),
+    ({"stored_requests": {"database": {"connection": {"driver": "oracle"}}}},
+     "stored_requests.database.connection.driver: must be one of , mysql, postgres; got 'oracle'"),
+    ({"stored_requests": {"database": {"connection": {"driver": "mysql", "dbname": "x", "port": 70000}}}},
+     "stored_requests.database.connection.port: must be a port number 0-65535, got 70000"),
+    ({"stored_requests": {"database": {"connection": {"driver": "mysql"}}}},
+     "stored_requests.database.connection.dbname: required when connection.driver is set"),
+    ({"stored_requests": {"database": {"connection": {"dbname": "pbs"}}}},
+     "stored_requests.database.connection.driver: must be mysql or postgres when connection.dbname is set"),
+    ({"stored_requests": {"database": {"dsn": "postgresql://h/db", "connection": {"driver": "mysql", "dbname": "x"}}}},
+     "stored_requests.database.dsn: give either dsn or connection.driver and connection.dbname, not both"),
+    ({"stored_requests": {"database": {"fetcher": {"query": "SELECT 1 WHERE id IN $REQUEST_ID_LIST"}}}},
+     "stored_requests.database.fetcher.query: needs a database (dsn, or connection.driver and connection.dbname)"),
+    ({"stored_requests": {"database": {"dsn": "postgresql://h/db", "fetcher": {"amp_query": "SELECT 1"}}}},
+     "stored_requests.database.fetcher.amp_query: must contain $REQUEST_ID_LIST or $IMP_ID_LIST"),
+    ({"stored_requests": {"database": {"dsn": "postgresql://h/db", "poll_for_updates": {"query": "SELECT 1"}}}},
+     "stored_requests.database.poll_for_updates.query: must contain the $LAST_UPDATED parameter"),
+    ({"stored_requests": {"database": {"poll_for_updates": {"timeout_ms": -1}}}},
+     "stored_requests.database.poll_for_updates.timeout_ms: must be >= 0, got -1"),
     ({"shutdown_drain_seconds": -1}, "shutdown_drain_seconds: must be >= 0, got -1"),
     ({"http_timeouts": {"header_seconds": 0}}, "http_timeouts.header_seconds: must be > 0, got 0"),
     ({"http_timeouts": {"idle_seconds": "long"}}, "http_timeouts.idle_seconds: must be a number, got str 'long'"),

@@ -45,9 +45,10 @@ from hbserver.stores.stored.base import (
     not_found,
 )
 from hbserver.stores.stored.cache import MISSING, KindCache
+from hbserver.stores.stored.database import build_database
 from hbserver.stores.stored.filesystem import FilesystemBackend
 from hbserver.stores.stored.http import HttpBackend
-from hbserver.stores.stored.postgres import PostgresBackend
+from hbserver.stores.stored.sql import SqlBackend
 from hbserver.web.client import SharedSession
 
 log = logging.getLogger("hbserver.stored")
@@ -107,22 +108,24 @@ class StoredData:
         metrics: Metrics,
         *,
         filesystem: FilesystemBackend | None = None,
-        database: PostgresBackend | None = None,
+        database: SqlBackend | None = None,
         http: HttpBackend | None = None,
         amp_http: HttpBackend | None = None,
         cache_size: int | None = 10000,
         cache_ttl_seconds: float = 300,
         refresh_rate_seconds: float = 30,
+        poll_timeout_seconds: float = 0,
         flight_timeout: float = FLIGHT_TIMEOUT_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``cache_size`` None = no cache (``in_memory_cache.type: none``)."""
         self.database = database
         self.refresh_rate = refresh_rate_seconds
+        self.poll_timeout = poll_timeout_seconds  # 0: the refresh rate, at most POLL_TIMEOUT_SECONDS
         self.flight_timeout = flight_timeout
         self._chains: dict[bool, list[Backend]] = {
             False: [b for b in (filesystem, database, http) if b is not None],
-            True: [b for b in (filesystem, database, amp_http) if b is not None],
+            True: [b for b in (filesystem, _amp_view(database), amp_http) if b is not None],
         }
         self._caches: dict[tuple[Kind, bool], KindCache] = {}
         self._hit: dict[tuple[Kind, bool], Callable[[], None]] = {}
@@ -406,7 +409,7 @@ class StoredData:
             return True
         started = time.monotonic()
         try:
-            async with asyncio.timeout(min(POLL_TIMEOUT_SECONDS, max(self.refresh_rate, 1.0))):
+            async with asyncio.timeout(self.poll_timeout or min(POLL_TIMEOUT_SECONDS, max(self.refresh_rate, 1.0))):
                 changes = await self.database.poll()
         except (BackendError, TimeoutError) as exc:
             self._poll_errors.inc()
@@ -500,13 +503,19 @@ def build_stored_data(config: Config, metrics: Metrics, http: SharedSession) -> 
     return StoredData(
         metrics,
         filesystem=FilesystemBackend(stored.filesystem.directorypath) if stored.filesystem.enabled else None,
-        database=PostgresBackend(stored.database.dsn, track_size=cache.size) if stored.database.dsn else None,
+        database=build_database(stored.database, cache.size),
         http=HttpBackend(stored.http.endpoint, http) if stored.http.endpoint else None,
         amp_http=HttpBackend(stored.http.amp_endpoint, http) if stored.http.amp_endpoint else None,
         cache_size=cache.size if cache.type == "lru" else None,
         cache_ttl_seconds=cache.ttl_seconds,
         refresh_rate_seconds=stored.database.poll_for_updates.refresh_rate_seconds,
+        poll_timeout_seconds=stored.database.poll_for_updates.timeout_ms / 1000,
     )
+
+
+def _amp_view(database: SqlBackend | None) -> Backend | None:
+    """The database as AMP's chain asks it (a host's ``fetcher.amp_query``)."""
+    return database.for_amp() if isinstance(database, SqlBackend) else database
 
 
 def _pbs_type(kind: str, amp: bool) -> str:
