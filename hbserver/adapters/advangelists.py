@@ -1,8 +1,8 @@
 """Advangelists adapter: the recipe ``recipes/advangelists.yaml`` plus the bidder's own rules: a
 banner without ``w`` or ``h`` takes its first format's size (that format leaves the list; without
 one the imp is dropped, its error reported after those of the params), each call goes without
-``site.publisher``, ``site.domain`` and ``app.publisher``, and the answer must hold exactly one
-seatbid (only its bids are read)."""
+``site.publisher``, ``site.domain`` and ``app.publisher``. The recipe's ``seatbid_count_error``
+makes an answer without exactly one seatbid fail."""
 
 from __future__ import annotations
 
@@ -12,12 +12,9 @@ from typing import Any
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
-    BidderResponse,
     RequestData,
     RequestInfo,
-    ResponseData,
     bad_input,
-    bad_server_response,
 )
 from hbserver.adapters.recipe import DroppedImp, Prepared, RecipeAdapter
 
@@ -63,16 +60,6 @@ class AdvangelistsAdapter(RecipeAdapter):
 
     def call(self, request: Mapping[str, Any], group: list[Prepared], more: list[Any] | None = None) -> RequestData:
         return super().call(without_publisher(request), group, more)
-
-    def make_bids(
-        self, request: dict[str, Any], call: RequestData, response: ResponseData
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        answer, failure = self.recipe.answer.decode(response)
-        if answer is None:
-            return None, failure
-        if len(answer.seatbids) != 1:
-            return None, [bad_server_response(f"Invalid SeatBids count: {len(answer.seatbids)}")]
-        return self.typed_bids(request, answer)
 
 
 def build(config: AdapterConfig) -> AdvangelistsAdapter:

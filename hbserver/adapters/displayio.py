@@ -2,7 +2,7 @@
 typing) plus the bidder's own rules: an imp without a floor currency or with a zero floor is sent
 with ``bidfloorcur: USD`` (a floor in another currency converted first); each call's request ext
 carries ``displayio: {placementId, inventoryId}`` from its imp (an ext that is no object replaced);
-an answer must have exactly one seatbid."""
+the recipe's ``seatbid_count_error`` makes an answer without exactly one seatbid fail."""
 
 from __future__ import annotations
 
@@ -12,13 +12,10 @@ from typing import Any
 from hbserver.adapters.base import (
     AdapterConfig,
     BidderError,
-    BidderResponse,
     ConversionError,
     RequestData,
     RequestInfo,
-    bad_server_response,
 )
-from hbserver.adapters.golike import GoAnswer
 from hbserver.adapters.recipe import DroppedImp, Prepared, RecipeAdapter
 
 
@@ -43,20 +40,13 @@ def displayio_ext(ext: Any, params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class DisplayioAdapter(RecipeAdapter):
-    """The recipe, with Displayio's floor rule, request ext and seatbid count."""
+    """The recipe, with Displayio's floor rule and request ext."""
 
     floored = staticmethod(usd_floor)  # type: ignore[assignment]
 
     def call(self, request: Mapping[str, Any], group: list[Prepared], more: list[Any] | None = None) -> RequestData:
         request = {**request, "ext": displayio_ext(request.get("ext"), group[0].params)}
         return super().call(request, group, more)
-
-    def typed_bids(
-        self, request: Mapping[str, Any], answer: GoAnswer
-    ) -> tuple[BidderResponse | None, list[BidderError]]:
-        if len(answer.seatbids) != 1:
-            return None, [bad_server_response(f"Invalid SeatBids count: {len(answer.seatbids)}")]
-        return super().typed_bids(request, answer)
 
 
 def build(config: AdapterConfig) -> DisplayioAdapter:
