@@ -19,6 +19,7 @@ from hbserver.adapters.params import validate_params
 from hbserver.analytics import Analytics, AnalyticsModule
 from hbserver.analytics.file import FileModule
 from hbserver.analytics.http import HttpModule
+from hbserver.analytics.pbs_build import build_pbs_analytics
 from hbserver.appkeys import (
     ACCOUNTS,
     ADMIN_ROUTES,
@@ -38,6 +39,7 @@ from hbserver.appkeys import (
 from hbserver.auction.bids.currency_fetch import ServerRates
 from hbserver.auction.core import AuctionService
 from hbserver.auction.exchange.fanout import MAX_RESPONSE_BYTES
+from hbserver.auction.tracing import instrument
 from hbserver.bidders.registry import build_registry
 from hbserver.config import Config
 from hbserver.endpoints.amp import AmpEndpoint
@@ -76,7 +78,9 @@ from hbserver.usersync.service import SyncService
 from hbserver.web.bidclient import BidderClient
 from hbserver.web.client import SharedSession
 from hbserver.web.endpoint import Routes
+from hbserver.web.otlp import build_tracer, exporter_lifetime
 from hbserver.web.requestlog import HTTP_INTERACTIONS, HttpInteractionLog
+from hbserver.web.tracing import TRACER
 
 log = logging.getLogger("hbserver")
 
@@ -112,7 +116,7 @@ def build_sync_service(config: Config, metrics: Metrics | None = None) -> SyncSe
 
 def build_analytics(config: Config, metrics: Metrics) -> Analytics:
     modules: list[AnalyticsModule] = []
-    if config.analytics.file.filename:
+    if config.analytics.file.filename and config.analytics.file.format == "hbserver":
         modules.append(FileModule(config.analytics.file.filename, metrics))
     http = config.analytics.http
     if http.endpoint:
@@ -120,7 +124,7 @@ def build_analytics(config: Config, metrics: Metrics) -> Analytics:
             http.endpoint, metrics, batch_size=http.batch_size, flush_interval=http.flush_interval_seconds,
             buffer_size=http.buffer_size, shutdown_seconds=config.shutdown_timeout_seconds,
         ))
-    return Analytics(modules)
+    return Analytics(modules, build_pbs_analytics(config, metrics))
 
 
 def create_app(
@@ -150,6 +154,11 @@ def create_app(
     app.cleanup_ctx.append(_floors_fetcher_lifetime)  # likewise
     _add_http_events(app, config)  # likewise
     app.cleanup_ctx.append(_worker_gauge)
+
+    tracer = build_tracer(config.tracing, app[HTTP], metrics)  # None: tracing off, nothing wrapped
+    if tracer is not None:
+        app[TRACER] = tracer
+        app.cleanup_ctx.append(exporter_lifetime)  # after _outgoing_lifetime: exports before the session closes
 
     sync = build_sync_service(config, metrics)
     app.cleanup_ctx.append(_vendorlists_lifetime)  # after _outgoing_lifetime: stops before the session closes
@@ -187,6 +196,8 @@ def create_app(
         stored=app[STORED], gvl=sync.gate.gvl, server_rates=app[CURRENCY].converter,
         floors_fetcher=app[FLOORS_FETCHER].get,
     )
+    if tracer is not None:
+        instrument(auction, tracer)
     overload = _overload_guard(app, config, metrics)
     routes.add("POST", "/openrtb2/auction", AuctionEndpoint(auction, sync, analytics, metrics, overload).handle)
     amp = AmpEndpoint(auction, app[STORED], sync, config, analytics, metrics)

@@ -110,7 +110,10 @@ ADAPTER_EXTENSIONS = ("xapi.username", "xapi.password", "xapi.tracker", "platfor
 # account CCPA switches, IP masking bits and privacy modules; and the Redis Cluster seed nodes (after
 # Prebid Cache Java's spring.redis.cluster.nodes). Prefixes of the flattened keys.
 # Keys beyond the contract named whole (a prefix would also take contract keys it begins).
-EXACT_EXTENSIONS = ("account_defaults.cookie_sync.pri",)  # PBS-Java's cookie_sync.pri
+EXACT_EXTENSIONS = (
+    "account_defaults.cookie_sync.pri",  # PBS-Java's cookie_sync.pri
+    "analytics.file.format",  # hbserver's records or PBS-Go's file logger objects (issue 46)
+)
 CONFIG_EXTENSIONS = (
     "gdpr.non_standard_publishers",
     "gdpr.eea_countries",
@@ -158,6 +161,7 @@ CONFIG_EXTENSIONS = (
     "video.",  # PBS-Go's: enable_deprecated_endpoint (/openrtb2/video)
     "video_stored_request_required",  # PBS-Go's
     "stored_video_req.",  # PBS-Go's: filesystem.enabled, filesystem.directorypath
+    "request_validation.",  # PBS-Go's: ipv4_private_networks, ipv6_private_networks (the client IP)
     "auction.",  # PBS-Java's: biddertmax (min, max, percent), tmax_upstream_response_time
     "account_defaults.auction.",  # PBS-Java's account auction: impression_limit, secondary_bidders
     # the account keys issue 42 item 1 honours (README, Account settings)
@@ -172,6 +176,10 @@ CONFIG_EXTENSIONS = (
     "account_defaults.targeting_prefix",
     "account_defaults.truncate_target_attr",
     "account_defaults.vtrack.",  # PBS-Java's vtrack.ttl
+    "analytics.pubstack.",  # PBS-Go's pubstack analytics module (issue 46)
+    "analytics.agma.",  # PBS-Go's agma analytics module (issue 46)
+    "tracing.",  # hbserver's own OpenTelemetry section (issue 46 item 6), keys after OTel's env variables
+    "account_defaults.settings.",  # PBS-Java's settings.geo_lookup
 )
 
 

@@ -45,7 +45,9 @@ class FileModule(BufferedModule):
             self._fd = fd
 
     async def deliver(self, batch: list[dict[str, Any]]) -> None:
-        data = b"".join([orjson.dumps(record) + b"\n" for record in batch])
+        await self._write_lines(b"".join([orjson.dumps(record) + b"\n" for record in batch]))
+
+    async def _write_lines(self, data: bytes) -> None:
         await asyncio.to_thread(self._write_all, data)
 
     def _write_all(self, data: bytes) -> None:

@@ -18,6 +18,10 @@ from hbserver.events import EventRequest
 if TYPE_CHECKING:
     pass
 
+# What PBS-Go's analytics objects are built from (hbserver.analytics.pbs): the auction's details or the
+# event's account, under this key of the record; :meth:`Analytics.log` takes it out before any module
+# sees the record.
+SOURCE = "_source"
 MAX_ADAPTER_ERRORS = 10  # per bidder entry; the rest are left out
 MAX_ERROR_MESSAGE = 300  # characters of one error's message
 
@@ -35,7 +39,7 @@ def rfc3339_utc(epoch: float) -> str:
     return f"{_prefix}.{millis:03d}Z"
 
 
-def notification_record(event: EventRequest, now: float | None = None) -> dict[str, Any]:
+def notification_record(event: EventRequest, now: float | None = None, account: Any = None) -> dict[str, Any]:
     record: dict[str, Any] = {
         "event": "notification",
         "ts": rfc3339_utc(time.time() if now is None else now),
@@ -50,6 +54,8 @@ def notification_record(event: EventRequest, now: float | None = None) -> dict[s
     }
     if event.vtype is not None:
         record["vtype"] = event.vtype
+    if account is not None:
+        record[SOURCE] = account
     return record
 
 
@@ -121,6 +127,8 @@ def auction_record(
     }
     if modules:
         record["modules"] = modules
+    if details is not None:
+        record[SOURCE] = details
     return record
 
 

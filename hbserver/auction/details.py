@@ -32,4 +32,13 @@ class AuctionDetails:
     privacy_blocked: dict[str, BidderPrivacy] = field(default_factory=dict)  # bidders privacy kept out
     seatnonbid: list[dict[str, Any]] = field(default_factory=list)  # ext.prebid.seatnonbid's entries
     late_rejections: dict[int, str] = field(default_factory=dict)  # id(bid) -> why (floors) after accept_bids
+    # for PBS-Go's analytics objects (hbserver.analytics.pbs): the request as the auction ran it, the
+    # response before the endpoint renders it, the account, and the auction's start (epoch seconds)
+    request: dict[str, Any] | None = None
+    response: dict[str, Any] | None = None
+    account: Any = None  # hbserver.stores.accounts.Account
+    started: float = 0.0
+    amp_targeting: dict[str, str] | None = None  # an AMP answer's targeting, when the response holds none
+    hooks: Any = None  # the request's HookExecutor, when hooks ran (its outcomes)
+    origin: str = ""  # an AMP request's __amp_source_origin, else its Origin header
 

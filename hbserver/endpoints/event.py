@@ -43,7 +43,8 @@ class EventEndpoint:
                 return text_response(401, f"Account '{event.account}' doesn't support events")
             if self.analytics.enabled:  # under the account's reportAnalytics (PBS-Go's event endpoint)
                 activities = account.activities
-                self.analytics.log(notification_record(event), activities if activities.any() else None)
+                record = notification_record(event, account=account)
+                self.analytics.log(record, activities if activities.any() else None)
         self.accepted[event.type].inc()
         if event.format == FORMAT_IMAGE:
             return FastResponse(body=PIXEL_PNG, content_type="image/png")
