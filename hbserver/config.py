@@ -815,16 +815,6 @@ class AccountAnalytics:
 
 
 @dataclass(frozen=True)
-class AccountJavaSettings:
-    """PBS-Java's account ``settings`` block."""
-
-    # PBS-Java's geo lookup switch (``geo-lookup`` too): false = no lookup for the account, true = a
-    # lookup (with the host's geolocation.database); None = the host's file decides (hbserver's default;
-    # PBS-Java's is off: a host wanting that sets account_defaults.settings.geo_lookup: false)
-    geo_lookup: bool | None = None
-
-
-@dataclass(frozen=True)
 class AccountSettings:
     """An account's settings: ``account_defaults`` in the config, merged under each account file."""
 
@@ -851,7 +841,6 @@ class AccountSettings:
     bid_rounding: str = ""  # price bucket rounding: down, up, true, timesplit ("" or unknown: down)
     preferredmediatype: dict[str, str] = field(default_factory=dict)  # bidder -> its media type of multi-format imps
     default_integration: str = ""  # ext.prebid.integration for /openrtb2/auction requests without one
-    settings: AccountJavaSettings = field(default_factory=AccountJavaSettings)  # PBS-Java's: geo_lookup
 
 
 @dataclass(frozen=True)
@@ -1111,33 +1100,6 @@ class Metrics:
     prometheus: Prometheus = field(default_factory=Prometheus)
 
 
-def _ipv4_networks(value: list[str]) -> str | None:
-    from hbserver.web.client_ip import network_problems
-
-    bad = network_problems(value, 4)
-    return f"Invalid private IPv4 network: {','.join(repr(b) for b in bad)}" if bad else None
-
-
-def _ipv6_networks(value: list[str]) -> str | None:
-    from hbserver.web.client_ip import network_problems
-
-    bad = network_problems(value, 6)
-    return f"Invalid private IPv6 network: {','.join(repr(b) for b in bad)}" if bad else None
-
-
-@dataclass(frozen=True)
-class RequestValidation:
-    """PBS-Go's ``request_validation``: the networks whose addresses are not taken as the client's
-    (``True-Client-IP``, ``X-Forwarded-For``, ``X-Real-IP``, the peer; see hbserver.web.client_ip)."""
-
-    ipv4_private_networks: list[str] = _checked_factory(
-        lambda: ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "127.0.0.0/8"], _ipv4_networks
-    )
-    ipv6_private_networks: list[str] = _checked_factory(
-        lambda: ["::1/128", "fc00::/7", "fe80::/10", "ff00::/8", "2001:db8::/32"], _ipv6_networks
-    )
-
-
 @dataclass(frozen=True)
 class Geolocation:
     """PBS-Java's ``geolocation`` (there a downloaded MaxMind file): here a local one (hbserver.geo)."""
@@ -1154,45 +1116,6 @@ class Hooks:
     modules: dict[str, Any] = field(default_factory=dict)
     host_execution_plan: Any = None
     default_account_execution_plan: Any = None
-
-
-_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110 token
-TRACES_SAMPLERS = ("parentbased_traceidratio", "traceidratio", "parentbased_always_on", "always_on",
-                   "parentbased_always_off", "always_off")
-
-
-def _string_map(what: str, names: re.Pattern[str] | None = None) -> Check:
-    """A mapping of strings: keys matching ``names`` (when given), values on one line."""
-
-    def check(value: dict[str, Any]) -> str | None:
-        for key, item in value.items():
-            if names is not None and not names.fullmatch(key):
-                return f"not a valid {what} name: {key!r}"
-            if not isinstance(item, str) or "\r" in item or "\n" in item:
-                return f"{key}: must be a string on one line, got {_describe(item)}"
-        return None
-
-    return check
-
-
-@dataclass(frozen=True)
-class Tracing:
-    """hbserver's OpenTelemetry traces (PBS has none; issue 46): OTLP/HTTP JSON to ``endpoint``. The keys
-    follow OTel's environment variables (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, _HEADERS, _TIMEOUT,
-    OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER, _ARG, OTEL_BSP_*); see
-    hbserver.web.tracing."""
-
-    enabled: bool = False
-    endpoint: str = _checked("http://localhost:4318/v1/traces", URL)  # the full URL, /v1/traces included
-    headers: dict[str, Any] = _checked_factory(dict, _string_map("header", _HEADER_NAME))
-    timeout_ms: int = _checked(10000, _at_least(1))
-    service_name: str = _checked("hbserver", lambda v: None if v.strip() else "must not be empty")
-    resource_attributes: dict[str, Any] = _checked_factory(dict, _string_map("attribute"))
-    sampler: Literal[TRACES_SAMPLERS] = "parentbased_traceidratio"  # type: ignore[valid-type]
-    sampler_arg: float = _checked(1.0, _fraction)  # the ratio of the traceidratio samplers
-    max_queue_size: int = _checked(2048, _at_least(1))  # spans waiting, per worker
-    max_export_batch_size: int = _checked(512, _at_least(1))
-    schedule_delay_ms: int = _checked(5000, _at_least(1))
 
 
 @dataclass(frozen=True)
@@ -1278,7 +1201,6 @@ class Config:
     tmax_adjustments: TmaxAdjustments = field(default_factory=TmaxAdjustments)
     auction: Auction = field(default_factory=Auction)
     validations: Validations = field(default_factory=Validations)  # bid checks (PBS-Go's and hbserver's own)
-    request_validation: RequestValidation = field(default_factory=RequestValidation)  # PBS-Go's: private networks
     max_request_size: int = _checked(262144, _at_least(1))
     shutdown_timeout_seconds: float = _checked(10, _at_least(0))
     shutdown_drain_seconds: float = _checked(0, _at_least(0))
@@ -1311,7 +1233,6 @@ class Config:
     analytics: Analytics = field(default_factory=Analytics)
     metrics: Metrics = field(default_factory=Metrics)
     hooks: Hooks = field(default_factory=Hooks)
-    tracing: Tracing = field(default_factory=Tracing)  # hbserver's own: OpenTelemetry (OTLP/HTTP)
 
 
 # --- building dataclasses from plain data -----------------------------------------------------
@@ -1661,12 +1582,6 @@ def _cross_checks(config: Config) -> list[str]:
         )
     if config.analytics.agma.enabled and not config.analytics.agma.accounts:
         problems.append("analytics.agma.accounts: configure at least one account when analytics.agma.enabled is on")
-    tracing = config.tracing
-    if tracing.max_export_batch_size > tracing.max_queue_size:
-        problems.append(
-            f"tracing.max_export_batch_size: must not exceed tracing.max_queue_size "
-            f"({tracing.max_export_batch_size} > {tracing.max_queue_size})"
-        )
     if config.amp.timeout_adjustment_ms >= config.amp.default_timeout_ms:
         problems.append("amp.timeout_adjustment_ms: must be less than amp.default_timeout_ms")
     for code, adapter in config.adapters.items():
@@ -1766,7 +1681,7 @@ def to_plain(config: Any) -> Any:
 
 
 REDACTED = "********"
-SECRET_KEYS = frozenset({"password", "app_secret", "headers"})  # headers: tracing.headers carry tokens
+SECRET_KEYS = frozenset({"password", "app_secret"})
 
 
 def redact(value: Any) -> Any:

@@ -109,13 +109,6 @@ from hbserver.auction.request.tids import apply_tids
 from hbserver.auction.request.validate import RequestError, Validated, validate_request
 from hbserver.auction.response.adservertargeting import apply_ad_server_targeting, wants_ad_server_targeting
 from hbserver.auction.response.cache_options import CacheOptions
-from hbserver.auction.response.category import (
-    CategoryConfigError,
-    CategoryTables,
-    CustomKeys,
-    custom_cache_keys,
-    map_categories,
-)
 from hbserver.auction.response.eventurls import EventUrls
 from hbserver.auction.response.targeting import AuctionResults, apply_targeting, bids_to_cache, run_auction
 from hbserver.bidders.registry import Bidder, Registry
@@ -124,7 +117,7 @@ from hbserver.floors.data import Fetched
 from hbserver.floors.enforce import EnforceResult, FloorEnforcement
 from hbserver.floors.resolve import FLOOR_ERROR_CODE, FLOORS_DISABLED, request_has_floors, resolve_floors
 from hbserver.floors.rules import floors_read_visitor
-from hbserver.geo.lookup import GeoLookup, geo_lookup
+from hbserver.geo.lookup import geo_lookup
 from hbserver.hooks.api import Stage
 from hbserver.hooks.executor import HookExecutor
 from hbserver.hooks.runtime import HookRuntime
@@ -233,7 +226,6 @@ class _AuctionRun:
     timestamp: int = 0
     hooks: HookExecutor | None = None  # the request's hooks; None when no module runs
     fledge: list[dict[str, Any]] | None = None  # Protected Audience auction configs the bidders gave
-    cat_dur: dict[str, str] | None = None  # hb_pb_cat_dur values by bid id (includebrandcategory)
 
 
 class AuctionService:
@@ -277,7 +269,6 @@ class AuctionService:
         self.cache_path = parts.path
         self.counts = AuctionMetrics(metrics)
         self.bid_rules = validation.RulesCache(config.validations)  # effective validations per account
-        self.category_tables = CategoryTables.load()  # PBS-Go's static/category-mapping, read once
         self.validation_counts = validation.ValidationCounts(metrics)
         hooks = config.hooks
         self.hooks: HookRuntime | None = (
@@ -441,9 +432,6 @@ class AuctionService:
         request = validated.request
         deadline = start + tmax / 1000
         account = await self._account(_account_id(request))
-        geo = self._geo_for(account)
-        if geo is not None:  # before floors and privacy, which read device.geo
-            request = validated.request = geo.fill(request)
         validated = self._for_account(validated, http, account, amp)
         request = validated.request
         if hooks is not None:
@@ -471,8 +459,8 @@ class AuctionService:
         prepared: PreparedRequest | None,
         page: AmpPage | None,
     ) -> tuple[Validated, int, StoredResponses]:
-        """The request validated (or a prepared one instantiated), completed (tids, ``tmax``; geo once
-        the account is known: :meth:`_geo_for`) and its stored responses loaded; raises AuctionRefused."""
+        """The request validated (or a prepared one instantiated), completed (geo, tids, ``tmax``) and its
+        stored responses loaded; raises AuctionRefused."""
         try:
             if prepared is not None:
                 validated = prepared.instantiate()
@@ -483,6 +471,8 @@ class AuctionService:
             else:
                 validated = self.validate(request, http, amp=amp_budget_ms is not None, warnings=warnings)
                 request = validated.request
+            if self.geo is not None:  # before floors and privacy, which read device.geo
+                request = validated.request = self.geo.fill(request)
             apply_tids(request, self.config.auto_gen_source_tid)
             tmax = amp_budget_ms if amp_budget_ms is not None else self.tmax_ms(request.get("tmax"))
             request["tmax"] = tmax  # the top level is our own copy (_with_http_fields)
@@ -570,14 +560,6 @@ class AuctionService:
             account.activities if account.activities.any() else None,
         )
 
-    def _geo_for(self, account: Account) -> GeoLookup | None:
-        """The host's geo lookup for ``account``'s requests, None when there is none or the account's
-        PBS-Java ``settings.geo_lookup`` is false (GeoLocationServiceWrapper.lookup; unset follows the host)."""
-        geo = self.geo
-        if geo is not None and account.settings.settings.geo_lookup is False:
-            return None
-        return geo
-
     async def _account(self, account_id: str) -> Account:
         try:  # a cached account (or cached refusal) costs no coroutine
             return self.accounts.cached(account_id) or await self.accounts.load(account_id)
@@ -653,12 +635,8 @@ class AuctionService:
             outcomes = await self._call_bidders(run, bidder_requests)
             for outcome in outcomes:
                 self._accept(run, outcome)
-        returned = bool(run.bids)  # PBS-Go's anyBidsReturned
         if run.setup.floors_on and run.bids:
             self._enforce_floors(run)
-        targeting = run.setup.targeting
-        if returned and targeting is not None and targeting.brand_category is not None:
-            self._map_categories(run)
         if run.bids:
             self._enforce_dsa(run)
         rules = self.bid_rules.of(run.account.settings.validations) if run.bids else None
@@ -883,29 +861,8 @@ class AuctionService:
         for text in bid_floors.errors:
             run.errors.setdefault("prebid", []).append({"code": FLOOR_ERROR_CODE, "message": text})
 
-    def _map_categories(self, run: _AuctionRun) -> None:
-        """Stage 5b: includebrandcategory's category rules (:mod:`hbserver.auction.response.category`), in
-        PBS-Go's place (after floors, before the bid checks of its makeBid): the rejections in
-        ``ext.errors.prebid``, seat-non-bid 303 for a bid without a category; an unknown primary ad
-        server fails the auction (PBS-Go's 500)."""
-        options = run.setup.targeting
-        assert options is not None and options.brand_category is not None and options.category_buckets is not None
-        try:
-            result = map_categories(run.bids, options.brand_category, self.category_tables, options.category_buckets)
-        except CategoryConfigError as exc:
-            message = f"Critical error while running the auction: Error in category mapping : {exc}"
-            raise AuctionRefused(500, message, "err") from None
-        run.bids, run.cat_dur = result.kept, result.cat_dur
-        for rejection in result.rejected:
-            message = rejection.message
-            run.errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": message})
-            if run.nonbids is not None and rejection.non_bid_code is not None:
-                run.nonbids.add_bid(rejection.bid, rejection.non_bid_code)
-            if run.details is not None:
-                run.details.late_rejections[id(rejection.bid)] = message
-
     def _enforce_dsa(self, run: _AuctionRun) -> None:
-        """Stage 5c: bids without the DSA transparency the request requires rejected."""
+        """Stage 5b: bids without the DSA transparency the request requires rejected."""
         req_dsa = dsa.effective(run.request, run.account.settings.privacy.dsa, run.gdpr_enforced)
         run.bids, dsa_rejected = dsa.enforce(run.bids, req_dsa)
         for rejection in dsa_rejected:
@@ -917,7 +874,7 @@ class AuctionService:
                 run.details.late_rejections[id(rejection.bid)] = rejection.warning.message
 
     def _validate_bids(self, run: _AuctionRun, rules: validation.Rules) -> None:
-        """Stage 5d: the bid validations (PBS-Go makeBid, after DSA): errors under the seat, counted; an
+        """Stage 5c: the bid validations (PBS-Go makeBid, after DSA): errors under the seat, counted; an
         enforced one drops the bid (seat-non-bid 351, 352 or 350)."""
         run.bids, findings = validation.validate(run.bids, validation.imps_by_id(run.request), rules)
         for finding in findings:
@@ -961,20 +918,15 @@ class AuctionService:
                 to_cache = [result.winner for result in results.values() if result.winner is not None]
             else:
                 to_cache = bids_to_cache(results, options, run.bids)
-            custom = None
-            if run.cat_dur:  # PBS-Go's competitive exclusion keys
-                custom = custom_cache_keys(to_cache, run.cat_dur, cache_options.bids, new_uuid())
-                for text in custom.errors:
-                    run.errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": text})
             loop = asyncio.get_running_loop()
             cache_started = loop.time()
             cache_error = await self._cache_bids(
-                to_cache, run.request, cache_options, run.deadline, run.events, run.account.settings.cache_ttl, custom
+                to_cache, run.request, cache_options, run.deadline, run.events, run.account.settings.cache_ttl
             )
             self.counts.cache_write(loop.time() - cache_started, not cache_error)
             if cache_error:
                 run.errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": cache_error})
-        apply_targeting(results, options, self.cache_host, self.cache_path, cat_dur=run.cat_dur)
+        apply_targeting(results, options, self.cache_host, self.cache_path)
 
     def _answer(
         self, run: _AuctionRun, query: Mapping[str, str] | None
@@ -1018,9 +970,8 @@ class AuctionService:
         if (http.topics or http.cdep) and _sandbox_applies(http, account):
             return None, []  # the signal changes the request: the full path adds it
         found: dict[str, str] | None = None
-        geo = self._geo_for(account)
-        if geo is not None:  # device.geo follows the address: each place has variants of its own
-            found = geo.find(ip) if ip else {}
+        if self.geo is not None:  # device.geo follows the address: each place has variants of its own
+            found = self.geo.find(ip) if ip else {}
         kind = 0
         values: list[Any] = [ua or None, ip or None, None, None, None, None]
         if page is not None:
@@ -1056,7 +1007,7 @@ class AuctionService:
         device's address is the visitor's (a placeholder here), else the stored request's own
         address looked up (or nothing, without one)."""
         geo, device = self.geo, request.get("device")
-        if geo is None or found is None:  # no lookup (the host's or the account's choice)
+        if geo is None:
             return request
         if isinstance(device, dict) and placeholder_ip and placeholder_ip in (device.get("ip"), device.get("ipv6")):
             return geo.fill(request, found or {})
@@ -1104,7 +1055,7 @@ class AuctionService:
             values[SLOT_PAGE], values[SLOT_DOMAIN] = placeholder_page(page_kind, which)
             validated.request = with_page(validated.request, values[SLOT_PAGE], values[SLOT_DOMAIN])
         request = validated.request = _with_http_fields(validated.request, placeholders)
-        if found is not None:  # the lookup is on for the account (_plan_for)
+        if self.geo is not None:
             request = validated.request = self._plan_geo(request, placeholders.ip, found)
         tids: list[str] = []
         apply_tids(request, self.config.auto_gen_source_tid, recording(new_uuid, tids))
@@ -1306,7 +1257,6 @@ class AuctionService:
         deadline: float,
         events: EventUrls | None = None,
         account_ttls: AccountCacheTtl | None = None,
-        custom: CustomKeys | None = None,
     ) -> str:
         """Write ``bids`` to the cache store; sets their cache ids. An error text, or "".
 
@@ -1343,8 +1293,7 @@ class AuctionService:
                 slots.append((bid, "json"))
             if cache_vast and bid.bid_type == "video":
                 vast = _bid_vast(own) or VAST_WRAPPER.format(own.get("nurl") or "")
-                key = custom.keys.get(id(bid), "") if custom is not None else ""
-                items.append(CacheItem("xml", vast.encode(), xml_ttl, key))
+                items.append(CacheItem("xml", vast.encode(), xml_ttl))
                 slots.append((bid, "xml"))
         if not items:
             return ""
@@ -1356,8 +1305,6 @@ class AuctionService:
         for (bid, kind), key in zip(slots, keys, strict=False):
             if kind == "json":
                 bid.cache_id = key
-            elif custom is not None and key.endswith(custom.uuid):
-                bid.vast_cache_id = custom.uuid  # PBS-Go: "omit the pb_cat_dur_ portion of cache ID"
             else:
                 bid.vast_cache_id = key
         return ""

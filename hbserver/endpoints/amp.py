@@ -33,7 +33,6 @@ from hbserver.auction.hookpoints import HookRejected
 from hbserver.auction.request.amp import (
     MAX_PARAM_LENGTH,
     QUERY_INT,
-    UNRESOLVED_ACCOUNT_MACRO,
     AmpError,
     AmpParams,
     amp_request,
@@ -50,7 +49,7 @@ from hbserver.auction.request.stored import UUID_MACRO, fetch_failure
 from hbserver.auction.request.validate import RequestError
 from hbserver.config import Config
 from hbserver.endpoints.amp_profiles import AmpProfiles
-from hbserver.endpoints.auction import client_addresses, http_context, observe_topics
+from hbserver.endpoints.auction import http_context, observe_topics
 from hbserver.endpoints.hooked import entrypoint, exit_response, rejected_answer
 from hbserver.hooks.api import ENDPOINT_AMP, Stage
 from hbserver.hooks.executor import HookExecutor
@@ -136,7 +135,6 @@ class AmpEndpoint:
         self.analytics = analytics
         self.metrics = metrics
         self.counts = RequestCounts(metrics)
-        self.addresses = client_addresses(service)
         self.overload: OverloadGuard | None = None  # load shedding (set by create_app)
         self.prepared: LRUCache[_PreparedAmp] = LRUCache(PREPARED_AMP_ENTRIES, 0)
         self.seen = SeenBefore(PREPARED_AMP_SEEN)
@@ -213,8 +211,7 @@ class AmpEndpoint:
             params, query_warnings = _params(request, origin)
         else:
             params, query_warnings = entry.params, entry.query_warnings
-        account = params.account if params.account != UNRESOLVED_ACCOUNT_MACRO else ""
-        raw = await self._stored_bytes(params.tag_id, account)
+        raw = await self._stored_bytes(params.tag_id)
         auction_request: dict[str, Any] = {}
         warnings: list[Message] = []
         if (
@@ -228,9 +225,8 @@ class AmpEndpoint:
                 params, query_warnings = _params(request, origin)  # parsed as before: no error
             tmax, auction_request, warnings, prepared = await self._build(key, params, query_warnings, raw)
         budget = max(0, tmax - self.adjustment_ms)
-        context = http_context(request, self.sync, self.service.config.debug.override_token, self.addresses)
         result = await self.service.execute(
-            auction_request, context, start,
+            auction_request, http_context(request, self.sync, self.service.config.debug.override_token), start,
             amp_budget_ms=budget, warnings=warnings, details=self.analytics.enabled,
             query=request.query,  # adservertargeting's query-parameter lookups (AMP only, as PBS-Go)
             prepared=prepared, page=page, hooks=hooks,
@@ -249,22 +245,17 @@ class AmpEndpoint:
         self._record(200, result.account, result.bidders, result.bids, [], result.details, result.activities)
         return _answer(result, params.debug)
 
-    async def _stored_bytes(self, tag_id: str, account: str = "") -> bytes | str:
-        """The stored request's bytes (the in-process cache first); AuctionRefused 503/400 without them.
-        ``account`` (the query's) picks among per-account stored requests (PBS-Java's)."""
+    async def _stored_bytes(self, tag_id: str) -> bytes | str:
+        """The stored request's bytes (the in-process cache first); AuctionRefused 503/400 without them."""
         raw = self.stored.cached_amp_request(tag_id)
         errors: list[str] = []
         if raw is None:
             remaining = self.default_timeout_ms / 1000
-            timeout_s = min(STORED_FETCH_TIMEOUT_S, remaining)
-            raw, errors = await self.stored.fetch_amp_request(tag_id, timeout_s, account)
+            raw, errors = await self.stored.fetch_amp_request(tag_id, min(STORED_FETCH_TIMEOUT_S, remaining))
         if raw is None:
             failure = fetch_failure(errors)
             if failure is not None:  # the server's: a backend failed (its detail is logged, not sent)
                 raise AuctionRefused(503, str(failure), "err")
-            for error in errors:  # the id is stored for other accounts (PBS-Java's texts)
-                if error.startswith(("No stored ", "Multiple stored ")):
-                    raise AuctionRefused(400, f"Invalid request: {error}", "badinput")
             raise AuctionRefused(400, f"Invalid request: No AMP config found for tag_id {tag_id}.", "badinput")
         return raw
 
