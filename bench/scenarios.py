@@ -544,6 +544,22 @@ ORTB2BLOCKING_CONFIG: Mapping[str, Any] = {
 }
 COOKIE_SYNC_REAL_CONFIG, COOKIE_SYNC_REAL_SETUP = real_traffic({}, None)
 
+
+def otlp_sink(ctx: SetupContext) -> dict[str, str]:
+    """A setup hook starting bench/mocks/otlp_sink.py (an OTLP/HTTP receiver) on loopback; gives ``{otlp_url}``."""
+    port = ctx.free_port()
+    argv = [ctx.python, str(BENCH_DIR / "mocks" / "otlp_sink.py"), str(port)]
+    ctx.start("otlp-sink", argv, ready_url=f"http://127.0.0.1:{port}/ready")
+    return {"otlp_url": f"http://127.0.0.1:{port}/v1/traces"}
+
+
+# Tracing on at 1 % head sampling (issue 46 item 6), spans exported to a loopback OTLP receiver: the figure
+# the closing note gives beside auction_varied (tracing off, the default).
+TRACED_CONFIG: Mapping[str, Any] = {
+    **AUCTION_REAL_CONFIG,
+    "tracing": {"enabled": True, "endpoint": "{otlp_url}", "sampler": "parentbased_traceidratio", "sampler_arg": 0.01},
+}
+
 VARIED_SCENARIOS: list[Scenario] = [
     Scenario(
         name="status",
@@ -597,6 +613,17 @@ VARIED_SCENARIOS: list[Scenario] = [
         cpu_at_most=("auction_varied", 1.10),
         description="auction_varied with the prebid.ortb2blocking module on for every bidder (both hooks, every "
         "attribute enforced): at most 1.10x auction_varied's CPU",
+    ),
+    Scenario(
+        name="auction_varied_traced",
+        path="/openrtb2/auction",
+        method="POST",
+        body_file="payloads/auction_varied.json",
+        content_type="text/plain",
+        config=TRACED_CONFIG,
+        setup=combined(AUCTION_REAL_SETUP, otlp_sink),
+        description="auction_varied with OpenTelemetry tracing on at 1 % sampling, spans sent to a loopback OTLP "
+        "receiver (information: its CPU per request against auction_varied's is the cost of tracing)",
     ),
     Scenario(
         name="amp_varied",

@@ -39,6 +39,7 @@ from hbserver.appkeys import (
 from hbserver.auction.bids.currency_fetch import ServerRates
 from hbserver.auction.core import AuctionService
 from hbserver.auction.exchange.fanout import MAX_RESPONSE_BYTES
+from hbserver.auction.tracing import instrument
 from hbserver.bidders.registry import build_registry
 from hbserver.config import Config
 from hbserver.endpoints.amp import AmpEndpoint
@@ -77,7 +78,9 @@ from hbserver.usersync.service import SyncService
 from hbserver.web.bidclient import BidderClient
 from hbserver.web.client import SharedSession
 from hbserver.web.endpoint import Routes
+from hbserver.web.otlp import build_tracer, exporter_lifetime
 from hbserver.web.requestlog import HTTP_INTERACTIONS, HttpInteractionLog
+from hbserver.web.tracing import TRACER
 
 log = logging.getLogger("hbserver")
 
@@ -152,6 +155,11 @@ def create_app(
     _add_http_events(app, config)  # likewise
     app.cleanup_ctx.append(_worker_gauge)
 
+    tracer = build_tracer(config.tracing, app[HTTP], metrics)  # None: tracing off, nothing wrapped
+    if tracer is not None:
+        app[TRACER] = tracer
+        app.cleanup_ctx.append(exporter_lifetime)  # after _outgoing_lifetime: exports before the session closes
+
     sync = build_sync_service(config, metrics)
     app.cleanup_ctx.append(_vendorlists_lifetime)  # after _outgoing_lifetime: stops before the session closes
     sync.cookie_sizes = metrics.histogram(metrics.uids_cookie_size)
@@ -188,6 +196,8 @@ def create_app(
         stored=app[STORED], gvl=sync.gate.gvl, server_rates=app[CURRENCY].converter,
         floors_fetcher=app[FLOORS_FETCHER].get,
     )
+    if tracer is not None:
+        instrument(auction, tracer)
     overload = _overload_guard(app, config, metrics)
     routes.add("POST", "/openrtb2/auction", AuctionEndpoint(auction, sync, analytics, metrics, overload).handle)
     amp = AmpEndpoint(auction, app[STORED], sync, config, analytics, metrics)

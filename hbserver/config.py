@@ -1118,6 +1118,45 @@ class Hooks:
     default_account_execution_plan: Any = None
 
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110 token
+TRACES_SAMPLERS = ("parentbased_traceidratio", "traceidratio", "parentbased_always_on", "always_on",
+                   "parentbased_always_off", "always_off")
+
+
+def _string_map(what: str, names: re.Pattern[str] | None = None) -> Check:
+    """A mapping of strings: keys matching ``names`` (when given), values on one line."""
+
+    def check(value: dict[str, Any]) -> str | None:
+        for key, item in value.items():
+            if names is not None and not names.fullmatch(key):
+                return f"not a valid {what} name: {key!r}"
+            if not isinstance(item, str) or "\r" in item or "\n" in item:
+                return f"{key}: must be a string on one line, got {_describe(item)}"
+        return None
+
+    return check
+
+
+@dataclass(frozen=True)
+class Tracing:
+    """hbserver's OpenTelemetry traces (PBS has none; issue 46): OTLP/HTTP JSON to ``endpoint``. The keys
+    follow OTel's environment variables (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, _HEADERS, _TIMEOUT,
+    OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER, _ARG, OTEL_BSP_*); see
+    hbserver.web.tracing."""
+
+    enabled: bool = False
+    endpoint: str = _checked("http://localhost:4318/v1/traces", URL)  # the full URL, /v1/traces included
+    headers: dict[str, Any] = _checked_factory(dict, _string_map("header", _HEADER_NAME))
+    timeout_ms: int = _checked(10000, _at_least(1))
+    service_name: str = _checked("hbserver", lambda v: None if v.strip() else "must not be empty")
+    resource_attributes: dict[str, Any] = _checked_factory(dict, _string_map("attribute"))
+    sampler: Literal[TRACES_SAMPLERS] = "parentbased_traceidratio"  # type: ignore[valid-type]
+    sampler_arg: float = _checked(1.0, _fraction)  # the ratio of the traceidratio samplers
+    max_queue_size: int = _checked(2048, _at_least(1))  # spans waiting, per worker
+    max_export_batch_size: int = _checked(512, _at_least(1))
+    schedule_delay_ms: int = _checked(5000, _at_least(1))
+
+
 @dataclass(frozen=True)
 class TmaxAdjustments:
     """PBS-Go's ``tmax_adjustments``: with ``enabled`` and a minimum and at least one of the two
@@ -1233,6 +1272,7 @@ class Config:
     analytics: Analytics = field(default_factory=Analytics)
     metrics: Metrics = field(default_factory=Metrics)
     hooks: Hooks = field(default_factory=Hooks)
+    tracing: Tracing = field(default_factory=Tracing)  # hbserver's own: OpenTelemetry (OTLP/HTTP)
 
 
 # --- building dataclasses from plain data -----------------------------------------------------
@@ -1582,6 +1622,12 @@ def _cross_checks(config: Config) -> list[str]:
         )
     if config.analytics.agma.enabled and not config.analytics.agma.accounts:
         problems.append("analytics.agma.accounts: configure at least one account when analytics.agma.enabled is on")
+    tracing = config.tracing
+    if tracing.max_export_batch_size > tracing.max_queue_size:
+        problems.append(
+            f"tracing.max_export_batch_size: must not exceed tracing.max_queue_size "
+            f"({tracing.max_export_batch_size} > {tracing.max_queue_size})"
+        )
     if config.amp.timeout_adjustment_ms >= config.amp.default_timeout_ms:
         problems.append("amp.timeout_adjustment_ms: must be less than amp.default_timeout_ms")
     for code, adapter in config.adapters.items():
@@ -1681,7 +1727,7 @@ def to_plain(config: Any) -> Any:
 
 
 REDACTED = "********"
-SECRET_KEYS = frozenset({"password", "app_secret"})
+SECRET_KEYS = frozenset({"password", "app_secret", "headers"})  # headers: tracing.headers carry tokens
 
 
 def redact(value: Any) -> Any:

@@ -40,6 +40,7 @@ VALUES = {
     "bidder_url": "http://127.0.0.1:9",
     "currency_url": "http://127.0.0.1:9/latest.json",
     "gvl_template": "http://127.0.0.1:9/vendor-list-v{VERSION}.json",
+    "otlp_url": "http://127.0.0.1:9/v1/traces",
 }
 # The judged scenarios that run with the GVL fetched by version and the geo lookup on (issue 39).
 REAL_TRAFFIC = ("auction_varied", "amp_varied", "amp_mixed", "amp_varied_w2", "cookie_sync_varied")

@@ -175,6 +175,7 @@ CONFIG_EXTENSIONS = (
     "account_defaults.targeting_prefix",
     "account_defaults.truncate_target_attr",
     "account_defaults.vtrack.",  # PBS-Java's vtrack.ttl
+    "tracing.",  # hbserver's own OpenTelemetry section (issue 46 item 6), keys after OTel's env variables
     "analytics.pubstack.",  # PBS-Go's pubstack analytics module (issue 46)
     "analytics.agma.",  # PBS-Go's agma analytics module (issue 46)
 )

@@ -64,6 +64,7 @@ HBSERVER_FAMILIES = frozenset({
     "workers", "worker_restarts", "process_resident_memory_bytes", "process_cpu_seconds", "process_open_fds",
     "gc_collections", "event_loop_lag_seconds", "overload_shed_requests", "imps_dropped",
     "profiles", "account_profiles",
+    "tracing_spans",
 })
 
 
@@ -286,6 +287,10 @@ class Metrics:
                                "because they had waited too long to be handled (overload.max_wait_ms), by "
                                "request type and reason (queue: longer than the maximum; deadline: past their "
                                "whole budget).", "request_type", "reason")
+        self.tracing_spans = c("tracing_spans", "Finished trace spans (tracing.enabled) by outcome: exported "
+                               "(the OTLP collector took them), queue_full (dropped: tracing.max_queue_size "
+                               "spans were waiting), failed (the collector refused or could not be reached; "
+                               "dropped).", "outcome")
         self._preload()
 
     # --- definitions ------------------------------------------------------------------------------

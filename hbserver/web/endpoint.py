@@ -42,6 +42,7 @@ from hbserver.web.requestlog import (
     id_source,
     sane_request_id,
 )
+from hbserver.web.tracing import TRACER, traced
 
 log = logging.getLogger("hbserver.http")
 
@@ -165,12 +166,15 @@ class Routes:
         self.access = AccessLog(rate) if rate > 0 else None
         self.interactions = app.get(HTTP_INTERACTIONS)
         self.gzip = config is not None and config.compression.response.enable_gzip
+        self.tracer = app.get(TRACER)  # None: tracing off, routes not wrapped for it
 
     def add(self, method: str, path: str, handler: Handler) -> None:
         interactions = self.interactions if path in INTERACTION_KINDS else None
         if self.gzip:
             handler = gzip_answers(handler)
         wrapped = wrap(handler, path, self.metrics, self.access, interactions)
+        if self.tracer is not None:
+            wrapped = traced(wrapped, method, path, self.tracer)
         self.metrics.declare_endpoint(path)
         methods = self.allowed.setdefault(path, set())
         methods.add(method)
