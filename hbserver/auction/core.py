@@ -109,6 +109,13 @@ from hbserver.auction.request.tids import apply_tids
 from hbserver.auction.request.validate import RequestError, Validated, validate_request
 from hbserver.auction.response.adservertargeting import apply_ad_server_targeting, wants_ad_server_targeting
 from hbserver.auction.response.cache_options import CacheOptions
+from hbserver.auction.response.category import (
+    CategoryConfigError,
+    CategoryTables,
+    CustomKeys,
+    custom_cache_keys,
+    map_categories,
+)
 from hbserver.auction.response.eventurls import EventUrls
 from hbserver.auction.response.targeting import AuctionResults, apply_targeting, bids_to_cache, run_auction
 from hbserver.bidders.registry import Bidder, Registry
@@ -226,6 +233,7 @@ class _AuctionRun:
     timestamp: int = 0
     hooks: HookExecutor | None = None  # the request's hooks; None when no module runs
     fledge: list[dict[str, Any]] | None = None  # Protected Audience auction configs the bidders gave
+    cat_dur: dict[str, str] | None = None  # hb_pb_cat_dur values by bid id (includebrandcategory)
 
 
 class AuctionService:
@@ -269,6 +277,7 @@ class AuctionService:
         self.cache_path = parts.path
         self.counts = AuctionMetrics(metrics)
         self.bid_rules = validation.RulesCache(config.validations)  # effective validations per account
+        self.category_tables = CategoryTables.load()  # PBS-Go's static/category-mapping, read once
         self.validation_counts = validation.ValidationCounts(metrics)
         hooks = config.hooks
         self.hooks: HookRuntime | None = (
@@ -635,8 +644,12 @@ class AuctionService:
             outcomes = await self._call_bidders(run, bidder_requests)
             for outcome in outcomes:
                 self._accept(run, outcome)
+        returned = bool(run.bids)  # PBS-Go's anyBidsReturned
         if run.setup.floors_on and run.bids:
             self._enforce_floors(run)
+        targeting = run.setup.targeting
+        if returned and targeting is not None and targeting.brand_category is not None:
+            self._map_categories(run)
         if run.bids:
             self._enforce_dsa(run)
         rules = self.bid_rules.of(run.account.settings.validations) if run.bids else None
@@ -861,8 +874,29 @@ class AuctionService:
         for text in bid_floors.errors:
             run.errors.setdefault("prebid", []).append({"code": FLOOR_ERROR_CODE, "message": text})
 
+    def _map_categories(self, run: _AuctionRun) -> None:
+        """Stage 5b: includebrandcategory's category rules (:mod:`hbserver.auction.response.category`), in
+        PBS-Go's place (after floors, before the bid checks of its makeBid): the rejections in
+        ``ext.errors.prebid``, seat-non-bid 303 for a bid without a category; an unknown primary ad
+        server fails the auction (PBS-Go's 500)."""
+        options = run.setup.targeting
+        assert options is not None and options.brand_category is not None and options.category_buckets is not None
+        try:
+            result = map_categories(run.bids, options.brand_category, self.category_tables, options.category_buckets)
+        except CategoryConfigError as exc:
+            message = f"Critical error while running the auction: Error in category mapping : {exc}"
+            raise AuctionRefused(500, message, "err") from None
+        run.bids, run.cat_dur = result.kept, result.cat_dur
+        for rejection in result.rejected:
+            message = rejection.message
+            run.errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": message})
+            if run.nonbids is not None and rejection.non_bid_code is not None:
+                run.nonbids.add_bid(rejection.bid, rejection.non_bid_code)
+            if run.details is not None:
+                run.details.late_rejections[id(rejection.bid)] = message
+
     def _enforce_dsa(self, run: _AuctionRun) -> None:
-        """Stage 5b: bids without the DSA transparency the request requires rejected."""
+        """Stage 5c: bids without the DSA transparency the request requires rejected."""
         req_dsa = dsa.effective(run.request, run.account.settings.privacy.dsa, run.gdpr_enforced)
         run.bids, dsa_rejected = dsa.enforce(run.bids, req_dsa)
         for rejection in dsa_rejected:
@@ -874,7 +908,7 @@ class AuctionService:
                 run.details.late_rejections[id(rejection.bid)] = rejection.warning.message
 
     def _validate_bids(self, run: _AuctionRun, rules: validation.Rules) -> None:
-        """Stage 5c: the bid validations (PBS-Go makeBid, after DSA): errors under the seat, counted; an
+        """Stage 5d: the bid validations (PBS-Go makeBid, after DSA): errors under the seat, counted; an
         enforced one drops the bid (seat-non-bid 351, 352 or 350)."""
         run.bids, findings = validation.validate(run.bids, validation.imps_by_id(run.request), rules)
         for finding in findings:
@@ -918,15 +952,20 @@ class AuctionService:
                 to_cache = [result.winner for result in results.values() if result.winner is not None]
             else:
                 to_cache = bids_to_cache(results, options, run.bids)
+            custom = None
+            if run.cat_dur:  # PBS-Go's competitive exclusion keys
+                custom = custom_cache_keys(to_cache, run.cat_dur, cache_options.bids, new_uuid())
+                for text in custom.errors:
+                    run.errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": text})
             loop = asyncio.get_running_loop()
             cache_started = loop.time()
             cache_error = await self._cache_bids(
-                to_cache, run.request, cache_options, run.deadline, run.events, run.account.settings.cache_ttl
+                to_cache, run.request, cache_options, run.deadline, run.events, run.account.settings.cache_ttl, custom
             )
             self.counts.cache_write(loop.time() - cache_started, not cache_error)
             if cache_error:
                 run.errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": cache_error})
-        apply_targeting(results, options, self.cache_host, self.cache_path)
+        apply_targeting(results, options, self.cache_host, self.cache_path, cat_dur=run.cat_dur)
 
     def _answer(
         self, run: _AuctionRun, query: Mapping[str, str] | None
@@ -1257,6 +1296,7 @@ class AuctionService:
         deadline: float,
         events: EventUrls | None = None,
         account_ttls: AccountCacheTtl | None = None,
+        custom: CustomKeys | None = None,
     ) -> str:
         """Write ``bids`` to the cache store; sets their cache ids. An error text, or "".
 
@@ -1293,7 +1333,8 @@ class AuctionService:
                 slots.append((bid, "json"))
             if cache_vast and bid.bid_type == "video":
                 vast = _bid_vast(own) or VAST_WRAPPER.format(own.get("nurl") or "")
-                items.append(CacheItem("xml", vast.encode(), xml_ttl))
+                key = custom.keys.get(id(bid), "") if custom is not None else ""
+                items.append(CacheItem("xml", vast.encode(), xml_ttl, key))
                 slots.append((bid, "xml"))
         if not items:
             return ""
@@ -1305,6 +1346,8 @@ class AuctionService:
         for (bid, kind), key in zip(slots, keys, strict=False):
             if kind == "json":
                 bid.cache_id = key
+            elif custom is not None and key.endswith(custom.uuid):
+                bid.vast_cache_id = custom.uuid  # PBS-Go: "omit the pb_cat_dur_ portion of cache ID"
             else:
                 bid.vast_cache_id = key
         return ""

@@ -35,6 +35,7 @@ def test_the_wheel_carries_every_runtime_file(wheel):
         *(f"hbserver/bidders/definitions/{p.name}" for p in (ROOT / "hbserver/bidders/definitions").glob("*.yaml")),
         *(f"hbserver/adapters/schemas/{p.name}" for p in (ROOT / "hbserver/adapters/schemas").glob("*.json")),
         *(f"hbserver/static/{name}" for name in STATIC_FILES),
+        *(p.relative_to(ROOT).as_posix() for p in (ROOT / "hbserver/static/category-mapping").rglob("*.json")),
         "hbserver/py.typed",
     }
     assert packaged - names == set()

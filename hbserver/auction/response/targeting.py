@@ -21,7 +21,7 @@ and ``hb_bidder`` value; with ``maxbids`` above 1 each bid given targeting also 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,7 @@ import orjson
 
 from hbserver.auction.bids.accept import AuctionBid
 from hbserver.auction.common.messages import Message
+from hbserver.auction.response.category import BrandCategory, Buckets
 from hbserver.auction.response.pricegranularity import (
     PriceGranularity,
     parse_granularity,
@@ -68,6 +69,8 @@ class TargetingOptions:
     rounding: str = "down"  # the account's bid_rounding
     max_key_length: int = MAX_KEY_LENGTH  # the account's truncate_target_attr when above 0
     warnings: tuple[Message, ...] = ()  # the prefix's (PBS-Go getTargetDataPrefix), for ext.warnings.general
+    brand_category: BrandCategory | None = None  # includebrandcategory (hbserver.auction.response.category)
+    category_buckets: Buckets | None = None  # the price buckets hb_pb_cat_dur starts with, with brand_category
 
     @classmethod
     def from_request(
@@ -110,9 +113,13 @@ class TargetingOptions:
             targeting = account.fill(targeting)
             truncate = account.truncate
         prefix, warning = _prefix(targeting.get("prefix"), account)
+        granularity = parse_granularity(targeting.get("pricegranularity", "medium"))
+        media_granularity = parse_media_type_granularity(targeting.get("mediatypepricegranularity") or {})
+        rounding = account.rounding if account is not None else "down"
+        brand_category = BrandCategory.from_targeting(targeting)
         return cls(
-            granularity=parse_granularity(targeting.get("pricegranularity", "medium")),
-            media_granularity=parse_media_type_granularity(targeting.get("mediatypepricegranularity") or {}),
+            granularity=granularity,
+            media_granularity=media_granularity,
             include_winners=targeting.get("includewinners", True),
             include_bidder_keys=targeting.get("includebidderkeys", True),
             include_format=targeting.get("includeformat", False),
@@ -121,9 +128,11 @@ class TargetingOptions:
             prefix=prefix,
             env=env,
             extra=dict(extra or {}),
-            rounding=account.rounding if account is not None else "down",
+            rounding=rounding,
             max_key_length=truncate if truncate is not None and truncate > 0 else MAX_KEY_LENGTH,
             warnings=(warning,) if warning is not None else (),
+            brand_category=brand_category,
+            category_buckets=Buckets(granularity, media_granularity, rounding) if brand_category else None,
         )
 
 
@@ -253,7 +262,9 @@ def bids_to_cache(
 
 
 # Every value name targeting can carry (AMP's extra names are looked up as they come).
-_NAMES = ("pb", "bidder", "size", "deal", "cache_id", "uuid", "cache_host", "cache_path", "env", "format")
+_NAMES = (
+    "pb", "bidder", "size", "deal", "cache_id", "uuid", "cache_host", "cache_path", "env", "format", "pb_cat_dur",
+)  # fmt: skip
 
 
 @functools.lru_cache(maxsize=4096)
@@ -273,20 +284,24 @@ def apply_targeting(
     cache_path: str,
     rounding: str | None = None,
     rand: Callable[[], float] | None = None,
+    cat_dur: Mapping[str, str] | None = None,
 ) -> None:
     """Write ``targeting`` on each imp winner and each bidder's top bid (after caching); with the
     multibid ``run_auction`` was given, also on the extra bids it allows (see the module text).
-    ``rounding``: the price buckets' (None: the options', the account's ``bid_rounding``)."""
+    ``rounding``: the price buckets' (None: the options', the account's ``bid_rounding``); ``cat_dur``:
+    the category rules' ``hb_pb_cat_dur`` values by bid id (PBS-Go: the key on every targeted bid when
+    any bid has one)."""
     if rounding is None:
         rounding = options.rounding
     multibid = results.multibid if isinstance(results, AuctionResults) else None
     for result in results.values():
         winner = result.winner
         if result.ranked is not None and multibid is not None:
-            _multibid_targeting(result.ranked, winner, multibid, options, cache_host, cache_path, rounding, rand)
+            _multibid_targeting(result.ranked, winner, multibid, options, cache_host, cache_path, rounding, rand,
+                                cat_dur)  # fmt: skip
             continue
         for bidder, bid in result.top_by_bidder.items():
-            _target(bid, bidder, bid is winner, options, cache_host, cache_path, rounding, rand)
+            _target(bid, bidder, bid is winner, options, cache_host, cache_path, rounding, rand, cat_dur)
 
 
 def _multibid_targeting(
@@ -298,6 +313,7 @@ def _multibid_targeting(
     cache_path: str,
     rounding: str,
     rand: Callable[[], float] | None,
+    cat_dur: Mapping[str, str] | None = None,
 ) -> None:
     """PBS-Go's ``setTargeting`` loop over a bidder's ranked bids."""
     if not (options.include_winners or options.include_bidder_keys or options.include_format):
@@ -311,7 +327,7 @@ def _multibid_targeting(
             code = bidder if index == 0 else f"{code_prefix}{index + 1}"
             if max_bids > 1:
                 _set_target_bidder_code(bid, code)
-            _target(bid, code, bid is winner, options, cache_host, cache_path, rounding, rand)
+            _target(bid, code, bid is winner, options, cache_host, cache_path, rounding, rand, cat_dur)
 
 
 def _set_target_bidder_code(bid: AuctionBid, code: str) -> None:
@@ -333,6 +349,7 @@ def _target(
     cache_path: str,
     rounding: str,
     rand: Callable[[], float] | None,
+    cat_dur: Mapping[str, str] | None = None,
 ) -> None:
     """One bid's keys: bidder keys under ``code``, and the plain keys for the imp winner."""
     bidder_keys = options.include_bidder_keys or (options.always_include_deals and bid.deal)
@@ -341,6 +358,9 @@ def _target(
         return
     prefix, length = options.prefix, options.max_key_length
     values = _values(bid, code, options, cache_host, cache_path, rounding, rand)
+    if cat_dur:
+        own_id = bid.bid.get("id")
+        values["pb_cat_dur"] = cat_dur.get(own_id, "") if isinstance(own_id, str) else ""
     table = _key_table(prefix, code, length)
     targeting: dict[str, str] = {}
     if winner_keys and bidder_keys:  # the imp winner: both forms of every key
