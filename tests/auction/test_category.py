@@ -379,3 +379,21 @@ def test_load_refuses_a_broken_table(tmp_path: Path) -> None:
 def test_load_refuses_a_missing_directory(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="category mapping tables not found"):
         CategoryTables.load(tmp_path / "gone")
+
+
+@pytest.mark.parametrize(
+    ("append", "expected"),
+    [
+        (False, {"apn-bid": "0.30_VideoGames_30s", "apn-other-bid": "0.60_HomeDecor_0s"}),
+        (True, {"apn-bid": "0.30_VideoGames_30s_appnexus", "apn-other-bid": "0.60_HomeDecor_0s_appnexus"}),
+    ],
+    ids=["go exchangetest/include-brand-category.json", "go exchangetest/append-bidder-names.json"],
+)
+def test_pbs_go_exchange_json_cases(append: bool, expected: dict[str, str]) -> None:
+    """PBS-Go's JSON exchange tests (increment 0.1; the second bid has no bid video facts: 0s). PBS-Go
+    writes 0.20 and 0.50 there (float error in its bucketing); hbserver's buckets are decimal-exact, the
+    same as its hb_pb (DECISIONS.md "Price buckets")."""
+    buckets = Buckets(parse_granularity({"precision": 2, "ranges": [{"min": 0, "max": 20, "increment": 0.1}]}))
+    bids = [_bid("apn-bid", 0.3, ["IAB1-1"], 30), _bid("apn-other-bid", 0.6, ["IAB1-2"], None)]
+    result = map_categories(bids, _rules(append=append), TABLES, buckets)
+    assert result.cat_dur == expected and not result.rejected
