@@ -33,6 +33,7 @@ from hbserver.auction.hookpoints import HookRejected
 from hbserver.auction.request.amp import (
     MAX_PARAM_LENGTH,
     QUERY_INT,
+    UNRESOLVED_ACCOUNT_MACRO,
     AmpError,
     AmpParams,
     amp_request,
@@ -211,7 +212,8 @@ class AmpEndpoint:
             params, query_warnings = _params(request, origin)
         else:
             params, query_warnings = entry.params, entry.query_warnings
-        raw = await self._stored_bytes(params.tag_id)
+        account = params.account if params.account != UNRESOLVED_ACCOUNT_MACRO else ""
+        raw = await self._stored_bytes(params.tag_id, account)
         auction_request: dict[str, Any] = {}
         warnings: list[Message] = []
         if (
@@ -245,17 +247,22 @@ class AmpEndpoint:
         self._record(200, result.account, result.bidders, result.bids, [], result.details, result.activities)
         return _answer(result, params.debug)
 
-    async def _stored_bytes(self, tag_id: str) -> bytes | str:
-        """The stored request's bytes (the in-process cache first); AuctionRefused 503/400 without them."""
+    async def _stored_bytes(self, tag_id: str, account: str = "") -> bytes | str:
+        """The stored request's bytes (the in-process cache first); AuctionRefused 503/400 without them.
+        ``account`` (the query's) picks among per-account stored requests (PBS-Java's)."""
         raw = self.stored.cached_amp_request(tag_id)
         errors: list[str] = []
         if raw is None:
             remaining = self.default_timeout_ms / 1000
-            raw, errors = await self.stored.fetch_amp_request(tag_id, min(STORED_FETCH_TIMEOUT_S, remaining))
+            timeout_s = min(STORED_FETCH_TIMEOUT_S, remaining)
+            raw, errors = await self.stored.fetch_amp_request(tag_id, timeout_s, account)
         if raw is None:
             failure = fetch_failure(errors)
             if failure is not None:  # the server's: a backend failed (its detail is logged, not sent)
                 raise AuctionRefused(503, str(failure), "err")
+            for error in errors:  # the id is stored for other accounts (PBS-Java's texts)
+                if error.startswith(("No stored ", "Multiple stored ")):
+                    raise AuctionRefused(400, f"Invalid request: {error}", "badinput")
             raise AuctionRefused(400, f"Invalid request: No AMP config found for tag_id {tag_id}.", "badinput")
         return raw
 

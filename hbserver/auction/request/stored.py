@@ -36,7 +36,11 @@ class StoredDataUnavailable(Exception):
 
 def _client_fault(error: str) -> bool:
     """Is this stored-data error text the request's fault (not stored, id refused) rather than a backend's?"""
-    return error.endswith(" not found.") or (" is invalid: " in error and _NOT_FETCHED not in error)
+    return (
+        error.endswith(" not found.")
+        or (" is invalid: " in error and _NOT_FETCHED not in error)
+        or error.startswith(("No stored ", "Multiple stored "))  # per-account ids (stores.stored.scoped)
+    )
 
 
 def fetch_failure(errors: list[str]) -> StoredDataUnavailable | None:
@@ -53,7 +57,7 @@ def fetch_failure(errors: list[str]) -> StoredDataUnavailable | None:
 
 class StoredSource(Protocol):
     async def fetch_requests(
-        self, request_ids: list[str], imp_ids: list[str], timeout_s: float
+        self, request_ids: list[str], imp_ids: list[str], timeout_s: float, *, account: str = ""
     ) -> tuple[dict[str, bytes], dict[str, bytes], list[str]]: ...
 
     async def fetch_responses(self, ids: list[str], timeout_s: float) -> tuple[dict[str, bytes], list[str]]: ...
@@ -106,8 +110,12 @@ async def merge_stored(
         return request
     if source is None:
         raise RequestError("stored requests are referenced but no stored request source is configured")
+    from hbserver.auction.request.profiles import request_account  # profiles imports this module
+
+    # PBS-Java's per-account stored ids: the account the incoming request names picks among an id's items
     stored_requests, stored_imps, errors = await source.fetch_requests(
-        [request_id] if request_id is not None else [], [ref for _, ref in imp_refs], timeout_s
+        [request_id] if request_id is not None else [], [ref for _, ref in imp_refs], timeout_s,
+        account=request_account(request),
     )
     if errors:
         raise fetch_failure(errors) or RequestError("\n".join(errors))

@@ -48,6 +48,7 @@ from hbserver.stores.stored.cache import MISSING, KindCache
 from hbserver.stores.stored.database import build_database
 from hbserver.stores.stored.filesystem import FilesystemBackend
 from hbserver.stores.stored.http import HttpBackend
+from hbserver.stores.stored.scoped import Variants, resolve
 from hbserver.stores.stored.sql import SqlBackend
 from hbserver.web.client import SharedSession
 
@@ -58,7 +59,7 @@ POLL_TIMEOUT_SECONDS = 30.0
 
 ChangeListener = Callable[[str], None]
 _Key = tuple[Kind, str]
-_Outcome = bytes | Failure | None  # None: stored nowhere
+_Outcome = bytes | Variants | Failure | None  # None: stored nowhere; Variants: one item per account
 _CACHED_KINDS: tuple[Kind, ...] = ("requests", "imps", "responses", "profiles")
 _CACHE_LABELS = {"requests": "request", "imps": "imp", "responses": "response", "profiles": "profile"}
 # PBS-Go's stored data type (stored_<type>_fetch_time_seconds, stored_<type>_errors) of each kind.
@@ -184,18 +185,22 @@ class StoredData:
     # -- lookups -------------------------------------------------------------------------------
 
     async def fetch_requests(
-        self, request_ids: Sequence[str], imp_ids: Sequence[str], timeout_s: float, *, amp: bool = False
+        self, request_ids: Sequence[str], imp_ids: Sequence[str], timeout_s: float, *, amp: bool = False,
+        account: str = "",
     ) -> tuple[dict[str, bytes], dict[str, bytes], list[str]]:
         """Raw JSON of stored requests and imps by id, and one error text per id not returned.
 
         ``amp`` asks ``http.amp_endpoint`` instead of ``http.endpoint`` (files and tables are shared).
+        ``account`` picks among an id's per-account items (:mod:`.scoped`; "" = the request names none).
         """
-        found, errors = await self._lookup({"requests": request_ids, "imps": imp_ids}, amp, timeout_s)
+        found, errors = await self._lookup({"requests": request_ids, "imps": imp_ids}, amp, timeout_s, account)
         return found["requests"], found["imps"], errors
 
-    async def fetch_amp_request(self, tag_id: str, timeout_s: float) -> tuple[bytes | None, list[str]]:
+    async def fetch_amp_request(
+        self, tag_id: str, timeout_s: float, account: str = ""
+    ) -> tuple[bytes | None, list[str]]:
         """The stored request an AMP ``tag_id`` names (the AMP variant of :meth:`fetch_requests`)."""
-        requests, _imps, errors = await self.fetch_requests([tag_id], (), timeout_s, amp=True)
+        requests, _imps, errors = await self.fetch_requests([tag_id], (), timeout_s, amp=True, account=account)
         return requests.get(tag_id), errors
 
     def cached_amp_request(self, tag_id: str) -> bytes | None:
@@ -203,7 +208,7 @@ class StoredData:
         :meth:`fetch_amp_request` counts it), else None: then ask :meth:`fetch_amp_request`."""
         cache = self._caches.get(("requests", True))
         cached = cache.get(tag_id) if cache is not None else None
-        if cached is None or cached is MISSING:
+        if cached is None or cached is MISSING or isinstance(cached, Variants):  # Variants: the account picks
             return None
         self._hit["requests", True]()
         return cached  # type: ignore[return-value]  # the cache holds bytes or MISSING
@@ -245,11 +250,17 @@ class StoredData:
         raise StoredDataError(_message(kind, item_id, outcome))
 
     async def _lookup(
-        self, wanted: dict[Kind, Sequence[str]], amp: bool, timeout_s: float
+        self, wanted: dict[Kind, Sequence[str]], amp: bool, timeout_s: float, account: str = ""
     ) -> tuple[dict[Kind, dict[str, bytes]], list[str]]:
         found: dict[Kind, dict[str, bytes]] = {kind: {} for kind in wanted}
         errors = []
         for kind, item_id, outcome in await self._resolve(wanted, amp, timeout_s):
+            if isinstance(outcome, Variants):
+                picked = resolve(kind, account, item_id, outcome)
+                if isinstance(picked, str):
+                    errors.append(picked)
+                    continue
+                outcome = picked
             if isinstance(outcome, bytes):
                 found[kind][item_id] = outcome
             else:
