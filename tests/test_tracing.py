@@ -22,6 +22,7 @@ from hbserver.web.keys import METRICS
 from hbserver.web.otlp import OtlpExporter, build_tracer, encode
 from hbserver.web.tracing import KIND_SERVER, STATUS_ERROR, Sampler, Span, Tracer, parse_traceparent
 from tests.auction.helpers import bid, bidder_config
+from tests.auction.test_amp import amp_stored, store
 from tests.auction.test_auction_endpoint import auction_request, post
 from tests.conftest import make_config
 
@@ -390,3 +391,21 @@ def test_the_compose_overlay_sends_spans_to_its_jaeger():
     assert compose["services"]["jaeger"]["image"].startswith("jaegertracing/all-in-one:")
     base = yaml.safe_load((root / "deploy" / "docker-compose.yml").read_text())
     assert "hbserver" in base["services"]  # the overlay's service merges into the base file's
+
+
+async def test_amp_auctions_on_the_call_plan_are_traced_too(make_client, bidders, receiver, data_dir):
+    bidders.bids["alpha"] = [bid("slot-1", 1.87, "a1")]
+    store(data_dir, "101", amp_stored("alpha"))
+    client = await make_client(traced_config(receiver, bidders))
+    for _ in range(2):  # the second one runs on the slot's call plan (auction/exchange/callplan.py)
+        response = await client.get("/openrtb2/amp?tag_id=101&w=300&h=250&slot=%2F1111%2Fslot&account=1001")
+        assert response.status == 200 and (await response.json())["targeting"]["hb_bidder"] == "alpha"
+    await client.close()
+    spans = receiver.spans()
+    roots = [s for s in spans if s["name"] == "GET /openrtb2/amp"]
+    assert len(roots) == 2 and all(attrs(r)["hbserver.request_type"] == "amp" for r in roots)
+    for root in roots:
+        trace = [s for s in spans if s["traceId"] == root["traceId"]]
+        (call,) = [s for s in trace if s["name"] == "bidder_call"]
+        assert attrs(call)["hbserver.bidder.outcome"] == "bid"
+        assert {"bidder_request", "raw_bidder_response", "auction_response"} <= {s["name"] for s in trace}
