@@ -89,6 +89,7 @@ class PubstackModule:
         self._poster = Poster(self.name, FETCH_TIMEOUT_SECONDS)
         self._channels: dict[str, Batcher] = {}
         self._refresher: asyncio.Task[None] | None = None
+        self._retiring: set[asyncio.Task[None]] = set()
         self._closing = False
 
     def log_pbs(self, event: str, record: dict[str, Any], source: Any, request: dict[str, Any] | None) -> None:
@@ -139,7 +140,9 @@ class PubstackModule:
 
     def _retire(self, feature: str) -> None:
         channel = self._channels.pop(feature)
-        asyncio.get_running_loop().create_task(channel.close(self.shutdown_seconds))
+        task = asyncio.get_running_loop().create_task(channel.close(self.shutdown_seconds))
+        self._retiring.add(task)  # kept until done (the loop holds tasks weakly)
+        task.add_done_callback(self._retiring.discard)
 
     async def _send(self, url: str, events: list[bytes]) -> bool:
         body = await asyncio.to_thread(gzip.compress, b"".join(events))
@@ -157,5 +160,5 @@ class PubstackModule:
             self._refresher.cancel()
             await asyncio.gather(self._refresher, return_exceptions=True)
         channels, self._channels = list(self._channels.values()), {}
-        await asyncio.gather(*(channel.close(self.shutdown_seconds) for channel in channels))
+        await asyncio.gather(*(channel.close(self.shutdown_seconds) for channel in channels), *self._retiring)
         await self._poster.close()
