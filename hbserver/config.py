@@ -815,6 +815,16 @@ class AccountAnalytics:
 
 
 @dataclass(frozen=True)
+class AccountJavaSettings:
+    """PBS-Java's account ``settings`` block."""
+
+    # PBS-Java's geo lookup switch (``geo-lookup`` too): false = no lookup for the account, true = a
+    # lookup (with the host's geolocation.database); None = the host's file decides (hbserver's default;
+    # PBS-Java's is off: a host wanting that sets account_defaults.settings.geo_lookup: false)
+    geo_lookup: bool | None = None
+
+
+@dataclass(frozen=True)
 class AccountSettings:
     """An account's settings: ``account_defaults`` in the config, merged under each account file."""
 
@@ -841,6 +851,7 @@ class AccountSettings:
     bid_rounding: str = ""  # price bucket rounding: down, up, true, timesplit ("" or unknown: down)
     preferredmediatype: dict[str, str] = field(default_factory=dict)  # bidder -> its media type of multi-format imps
     default_integration: str = ""  # ext.prebid.integration for /openrtb2/auction requests without one
+    settings: AccountJavaSettings = field(default_factory=AccountJavaSettings)  # PBS-Java's: geo_lookup
 
 
 @dataclass(frozen=True)
@@ -1100,6 +1111,33 @@ class Metrics:
     prometheus: Prometheus = field(default_factory=Prometheus)
 
 
+def _ipv4_networks(value: list[str]) -> str | None:
+    from hbserver.web.client_ip import network_problems
+
+    bad = network_problems(value, 4)
+    return f"Invalid private IPv4 network: {','.join(repr(b) for b in bad)}" if bad else None
+
+
+def _ipv6_networks(value: list[str]) -> str | None:
+    from hbserver.web.client_ip import network_problems
+
+    bad = network_problems(value, 6)
+    return f"Invalid private IPv6 network: {','.join(repr(b) for b in bad)}" if bad else None
+
+
+@dataclass(frozen=True)
+class RequestValidation:
+    """PBS-Go's ``request_validation``: the networks whose addresses are not taken as the client's
+    (``True-Client-IP``, ``X-Forwarded-For``, ``X-Real-IP``, the peer; see hbserver.web.client_ip)."""
+
+    ipv4_private_networks: list[str] = _checked_factory(
+        lambda: ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "127.0.0.0/8"], _ipv4_networks
+    )
+    ipv6_private_networks: list[str] = _checked_factory(
+        lambda: ["::1/128", "fc00::/7", "fe80::/10", "ff00::/8", "2001:db8::/32"], _ipv6_networks
+    )
+
+
 @dataclass(frozen=True)
 class Geolocation:
     """PBS-Java's ``geolocation`` (there a downloaded MaxMind file): here a local one (hbserver.geo)."""
@@ -1240,6 +1278,7 @@ class Config:
     tmax_adjustments: TmaxAdjustments = field(default_factory=TmaxAdjustments)
     auction: Auction = field(default_factory=Auction)
     validations: Validations = field(default_factory=Validations)  # bid checks (PBS-Go's and hbserver's own)
+    request_validation: RequestValidation = field(default_factory=RequestValidation)  # PBS-Go's: private networks
     max_request_size: int = _checked(262144, _at_least(1))
     shutdown_timeout_seconds: float = _checked(10, _at_least(0))
     shutdown_drain_seconds: float = _checked(0, _at_least(0))

@@ -161,6 +161,7 @@ CONFIG_EXTENSIONS = (
     "video.",  # PBS-Go's: enable_deprecated_endpoint (/openrtb2/video)
     "video_stored_request_required",  # PBS-Go's
     "stored_video_req.",  # PBS-Go's: filesystem.enabled, filesystem.directorypath
+    "request_validation.",  # PBS-Go's: ipv4_private_networks, ipv6_private_networks (the client IP)
     "auction.",  # PBS-Java's: biddertmax (min, max, percent), tmax_upstream_response_time
     "account_defaults.auction.",  # PBS-Java's account auction: impression_limit, secondary_bidders
     # the account keys issue 42 item 1 honours (README, Account settings)
@@ -178,6 +179,7 @@ CONFIG_EXTENSIONS = (
     "tracing.",  # hbserver's own OpenTelemetry section (issue 46 item 6), keys after OTel's env variables
     "analytics.pubstack.",  # PBS-Go's pubstack analytics module (issue 46)
     "analytics.agma.",  # PBS-Go's agma analytics module (issue 46)
+    "account_defaults.settings.",  # PBS-Java's settings.geo_lookup
 )
 
 

@@ -124,7 +124,7 @@ from hbserver.floors.data import Fetched
 from hbserver.floors.enforce import EnforceResult, FloorEnforcement
 from hbserver.floors.resolve import FLOOR_ERROR_CODE, FLOORS_DISABLED, request_has_floors, resolve_floors
 from hbserver.floors.rules import floors_read_visitor
-from hbserver.geo.lookup import geo_lookup
+from hbserver.geo.lookup import GeoLookup, geo_lookup
 from hbserver.hooks.api import Stage
 from hbserver.hooks.executor import HookExecutor
 from hbserver.hooks.runtime import HookRuntime
@@ -441,6 +441,9 @@ class AuctionService:
         request = validated.request
         deadline = start + tmax / 1000
         account = await self._account(_account_id(request))
+        geo = self._geo_for(account)
+        if geo is not None:  # before floors and privacy, which read device.geo
+            request = validated.request = geo.fill(request)
         validated = self._for_account(validated, http, account, amp)
         request = validated.request
         if hooks is not None:
@@ -468,8 +471,8 @@ class AuctionService:
         prepared: PreparedRequest | None,
         page: AmpPage | None,
     ) -> tuple[Validated, int, StoredResponses]:
-        """The request validated (or a prepared one instantiated), completed (geo, tids, ``tmax``) and its
-        stored responses loaded; raises AuctionRefused."""
+        """The request validated (or a prepared one instantiated), completed (tids, ``tmax``; geo once
+        the account is known: :meth:`_geo_for`) and its stored responses loaded; raises AuctionRefused."""
         try:
             if prepared is not None:
                 validated = prepared.instantiate()
@@ -480,8 +483,6 @@ class AuctionService:
             else:
                 validated = self.validate(request, http, amp=amp_budget_ms is not None, warnings=warnings)
                 request = validated.request
-            if self.geo is not None:  # before floors and privacy, which read device.geo
-                request = validated.request = self.geo.fill(request)
             apply_tids(request, self.config.auto_gen_source_tid)
             tmax = amp_budget_ms if amp_budget_ms is not None else self.tmax_ms(request.get("tmax"))
             request["tmax"] = tmax  # the top level is our own copy (_with_http_fields)
@@ -568,6 +569,14 @@ class AuctionService:
             response, account.id, "amp", list(validated.bidders), bids, collected, amp_targeting,
             account.activities if account.activities.any() else None,
         )
+
+    def _geo_for(self, account: Account) -> GeoLookup | None:
+        """The host's geo lookup for ``account``'s requests, None when there is none or the account's
+        PBS-Java ``settings.geo_lookup`` is false (GeoLocationServiceWrapper.lookup; unset follows the host)."""
+        geo = self.geo
+        if geo is not None and account.settings.settings.geo_lookup is False:
+            return None
+        return geo
 
     async def _account(self, account_id: str) -> Account:
         try:  # a cached account (or cached refusal) costs no coroutine
@@ -1009,8 +1018,9 @@ class AuctionService:
         if (http.topics or http.cdep) and _sandbox_applies(http, account):
             return None, []  # the signal changes the request: the full path adds it
         found: dict[str, str] | None = None
-        if self.geo is not None:  # device.geo follows the address: each place has variants of its own
-            found = self.geo.find(ip) if ip else {}
+        geo = self._geo_for(account)
+        if geo is not None:  # device.geo follows the address: each place has variants of its own
+            found = geo.find(ip) if ip else {}
         kind = 0
         values: list[Any] = [ua or None, ip or None, None, None, None, None]
         if page is not None:
@@ -1046,7 +1056,7 @@ class AuctionService:
         device's address is the visitor's (a placeholder here), else the stored request's own
         address looked up (or nothing, without one)."""
         geo, device = self.geo, request.get("device")
-        if geo is None:
+        if geo is None or found is None:  # no lookup (the host's or the account's choice)
             return request
         if isinstance(device, dict) and placeholder_ip and placeholder_ip in (device.get("ip"), device.get("ipv6")):
             return geo.fill(request, found or {})
@@ -1094,7 +1104,7 @@ class AuctionService:
             values[SLOT_PAGE], values[SLOT_DOMAIN] = placeholder_page(page_kind, which)
             validated.request = with_page(validated.request, values[SLOT_PAGE], values[SLOT_DOMAIN])
         request = validated.request = _with_http_fields(validated.request, placeholders)
-        if self.geo is not None:
+        if found is not None:  # the lookup is on for the account (_plan_for)
             request = validated.request = self._plan_geo(request, placeholders.ip, found)
         tids: list[str] = []
         apply_tids(request, self.config.auto_gen_source_tid, recording(new_uuid, tids))

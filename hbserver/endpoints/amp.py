@@ -50,7 +50,7 @@ from hbserver.auction.request.stored import UUID_MACRO, fetch_failure
 from hbserver.auction.request.validate import RequestError
 from hbserver.config import Config
 from hbserver.endpoints.amp_profiles import AmpProfiles
-from hbserver.endpoints.auction import http_context, observe_topics
+from hbserver.endpoints.auction import client_addresses, http_context, observe_topics
 from hbserver.endpoints.hooked import entrypoint, exit_response, rejected_answer
 from hbserver.hooks.api import ENDPOINT_AMP, Stage
 from hbserver.hooks.executor import HookExecutor
@@ -136,6 +136,7 @@ class AmpEndpoint:
         self.analytics = analytics
         self.metrics = metrics
         self.counts = RequestCounts(metrics)
+        self.addresses = client_addresses(service)
         self.overload: OverloadGuard | None = None  # load shedding (set by create_app)
         self.prepared: LRUCache[_PreparedAmp] = LRUCache(PREPARED_AMP_ENTRIES, 0)
         self.seen = SeenBefore(PREPARED_AMP_SEEN)
@@ -227,8 +228,9 @@ class AmpEndpoint:
                 params, query_warnings = _params(request, origin)  # parsed as before: no error
             tmax, auction_request, warnings, prepared = await self._build(key, params, query_warnings, raw)
         budget = max(0, tmax - self.adjustment_ms)
+        context = http_context(request, self.sync, self.service.config.debug.override_token, self.addresses)
         result = await self.service.execute(
-            auction_request, http_context(request, self.sync, self.service.config.debug.override_token), start,
+            auction_request, context, start,
             amp_budget_ms=budget, warnings=warnings, details=self.analytics.enabled,
             query=request.query,  # adservertargeting's query-parameter lookups (AMP only, as PBS-Go)
             prepared=prepared, page=page, hooks=hooks,

@@ -6,14 +6,14 @@ Sec-GPC, Sec-Browsing-Topics, Sec-Cookie-Deprecation), run the exchange, render 
 
 Headers enter the OpenRTB request here and only here (:func:`http_context`, shared with AMP), so
 they are made safe here once: bytes that were not UTF-8 become U+FFFD (aiohttp hands them over as
-lone surrogates, which no JSON encoder writes: one such User-Agent failed every bidder), and an
-``X-Forwarded-For``/``X-Real-IP`` value that is not an IP address is skipped.
+lone surrogates, which no JSON encoder writes: one such User-Agent failed every bidder), and the
+client's address is PBS-Go's (``True-Client-IP``, ``X-Forwarded-For``, ``X-Real-IP``, the peer: the
+first public address; hbserver.web.client_ip).
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 from typing import Any
 
 import orjson
@@ -34,13 +34,14 @@ from hbserver.overload import OverloadGuard, auction_shed_body
 from hbserver.privacy.sandbox import OBSERVE_BROWSING_TOPICS, SEC_BROWSING_TOPICS
 from hbserver.usersync.service import SyncService, utcnow
 from hbserver.web.body import JsonTooDeep, loads_json, parse_json, read_body
+from hbserver.web.client_ip import ClientAddresses
 from hbserver.web.cookies import request_cookies
 from hbserver.web.errors import HttpError, text_response
 from hbserver.web.requestlog import ACCOUNT, BIDDERS, BODY
 from hbserver.web.response import FastResponse
 
 MAX_HEADER_VALUE = 2048  # longer UA/Referer values are cut, not trusted whole
-MAX_ADDRESS_LENGTH = 64
+DEFAULT_ADDRESSES = ClientAddresses()  # PBS-Go's default private networks
 
 
 def header_text(value: str) -> str:
@@ -57,42 +58,22 @@ def header_text(value: str) -> str:
         return value.encode("utf-8", "replace").decode("utf-8")
 
 
-def _address(value: str) -> str:
-    """``value`` when it is an IPv4 or IPv6 address, else "" (a proxy header is not trusted blindly)."""
-    value = value.strip()
-    if not value or len(value) > MAX_ADDRESS_LENGTH or not value.isascii():
-        return ""
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return ""
-    return value
-
-
-def client_ip(request: web.Request) -> str:
-    """The first X-Forwarded-For address, else X-Real-IP, else the peer (PBS-Go's order); a header
-    value that is not an IP address is skipped."""
-    headers = request.headers
-    forwarded = headers.get("X-Forwarded-For")
-    if forwarded:
-        first = _address(forwarded.split(",", 1)[0])
-        if first:
-            return first
-    real = headers.get("X-Real-IP")
-    if real:
-        address = _address(real)
-        if address:
-            return address
-    return request.remote or ""
+def client_addresses(service: AuctionService) -> ClientAddresses:
+    """The host's client address finder (its private networks parsed once, at start-up)."""
+    networks = service.config.request_validation
+    return ClientAddresses(networks.ipv4_private_networks, networks.ipv6_private_networks)
 
 
 DEBUG_OVERRIDE_HEADER = "X-Pbs-Debug-Override"  # PBS's (exchange.DebugOverrideHeader)
 
 
-def http_context(request: web.Request, sync: SyncService, override_token: str = "") -> HttpContext:
+def http_context(
+    request: web.Request, sync: SyncService, override_token: str = "", addresses: ClientAddresses = DEFAULT_ADDRESSES
+) -> HttpContext:
     """What the HTTP request adds to the OpenRTB request, each value checked once here: text that
-    JSON can carry, addresses that are addresses. ``override_token``: the host's
-    ``debug.override_token`` ("" none), which ``X-Pbs-Debug-Override`` must equal to force debug."""
+    JSON can carry, addresses that are public addresses (``addresses``: PBS-Go's ``FindIP``).
+    ``override_token``: the host's ``debug.override_token`` ("" none), which ``X-Pbs-Debug-Override``
+    must equal to force debug."""
     headers = request.headers
     cookies = request_cookies(request)
     uids = sync.read_cookie(cookies, utcnow()).buyeruids() if cookies else {}
@@ -101,7 +82,7 @@ def http_context(request: web.Request, sync: SyncService, override_token: str = 
     return HttpContext(
         user_agent=header_text(headers.get("User-Agent", "")[:MAX_HEADER_VALUE]),
         referer=header_text(headers.get("Referer", "")[:MAX_HEADER_VALUE]),
-        ip=client_ip(request),
+        ip=addresses.find(headers, request.remote),
         dnt=headers.get("DNT", ""),
         gpc=headers.get("Sec-GPC", ""),
         uids=uids,
@@ -156,6 +137,7 @@ class AuctionEndpoint:
         self.analytics = analytics
         self.metrics = metrics
         self.counts = RequestCounts(metrics)
+        self.addresses = client_addresses(service)
 
     async def handle(self, request: web.Request) -> web.Response:
         loop = asyncio.get_running_loop()
@@ -182,7 +164,7 @@ class AuctionEndpoint:
                 observe_topics(request, shed)
                 return shed
             started -= waited  # the deadline counts from the request's arrival
-        context = http_context(request, self.sync, self.service.config.debug.override_token)
+        context = http_context(request, self.sync, self.service.config.debug.override_token, self.addresses)
         try:
             result = await self.service.run(body, context, started, details=self.analytics.enabled, hooks=hooks)
         except HookRejected as exc:

@@ -436,6 +436,9 @@ MEANINGS: dict[str, str] = {
     "privacy.ipv4.anon_keep_bits": "bits of an IPv4 address kept when the address must be masked",
     "privacy.ipv6.anon_keep_bits": "bits of an IPv6 address kept when the address must be masked",
     "privacy.modules": "PBS-Java's privacy modules (`code`, `enabled`, `config`), e.g. `iab.usgeneral`",
+    "settings.geo_lookup": "PBS-Java's (`geo-lookup` too): `false` = no `device.geo` lookup for the account, "
+                           "`true` = a lookup; `null` = the host's `geolocation.database` decides (PBS-Java's "
+                           "default is off: set `false` in `account_defaults` for that); see Geo lookup",
     "privacy.privacysandbox.topicsdomain": "the `user.data` name `Sec-Browsing-Topics` topics go under (PBS-Go); "
                                            "empty: the header is not read",
     "privacy.privacysandbox.cookiedeprecation.enabled": "`Sec-Cookie-Deprecation` into `device.ext.cdep` (PBS-Go)",

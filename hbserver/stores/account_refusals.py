@@ -122,13 +122,6 @@ RULES: tuple[Rule, ...] = (
         "PBS-Java",
         "per-account metrics: hbserver keeps none, so only `none` is accepted",
     ),
-    Rule(
-        "settings.geo_lookup",
-        _anything,
-        False,
-        "PBS-Java",
-        "accepted: hbserver looks `device.geo` up for every account when the host's `geolocation.database` is set",
-    ),
 )
 
 

@@ -206,7 +206,7 @@ TMAX = re.compile(r'"tmax": \d+')
 VISITS = [
     {"User-Agent": "Mozilla/5.0 (Linux; Android 14) Chrome/120.0", "X-Forwarded-For": "203.0.113.1",
      "Cookie": _cookie("uid-1")},
-    {"X-Forwarded-For": "2001:db8::7", "DNT": "1", "Sec-GPC": "1"},  # no user agent, IPv6
+    {"X-Forwarded-For": "2a00:1450::7", "DNT": "1", "Sec-GPC": "1"},  # no user agent, IPv6 (public)
     {"User-Agent": 'quote " and & amp', "X-Forwarded-For": "203.0.113.3"},  # not spliceable: full path
     {"User-Agent": "Mozilla/5.0 (iPhone) Safari", "X-Forwarded-For": "198.51.100.4", "Cookie": _cookie("uid-4")},
 ]
@@ -264,7 +264,7 @@ async def test_planned_auctions_send_what_the_full_path_sends(
         assert len(started) == len(VISITS) - 1
         sent = raw[True][len(VISITS):]
         assert sent[0]["device"]["ua"] == VISITS[0]["User-Agent"] or "ua" in stored.get("device", {})
-        assert sent[1]["device"]["ipv6"] == "2001:db8::7" and sent[1]["device"]["dnt"] == 1
+        assert sent[1]["device"]["ipv6"] == "2a00:1450::7" and sent[1]["device"]["dnt"] == 1
         assert [s.get("user", {}).get("buyeruid") for s in sent] == ["uid-1", None, None, "uid-4"]
         assert len({s["source"]["tid"] for s in sent}) == len(VISITS)  # each auction its own tid
         if stored["id"] == "{{UUID}}":

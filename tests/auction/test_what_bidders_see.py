@@ -235,6 +235,40 @@ async def test_forwarded_for_reaches_bidders_as_device_ip(make_client, bidders, 
     assert sent_forwarded in (None, device_ip)  # an adapter may send device.ip; never the client's list
 
 
+# -- the client IP (httputil.go FindIP with iputil.PublicNetworkIPValidator) ---------------------
+
+PRIVATE = {"request_validation": {"ipv4_private_networks": ["10.0.0.0/8", "127.0.0.0/8", "1.1.1.0/24"]}}
+
+
+@pytest.mark.parametrize(
+    ("headers", "raw", "device"),
+    [
+        pytest.param({"True-Client-IP": " 1.2.3.4 ", "X-Forwarded-For": "5.6.7.8", "X-Real-IP": "9.9.9.9"}, {},
+                     {"ip": "1.2.3.4"}, id="httputil.go findTrueClientIP: first, whitespace ignored"),
+        pytest.param({"True-Client-IP": "10.1.1.1", "X-Forwarded-For": "10.0.0.1, 192.168.1.1, 5.6.7.8"}, {},
+                     {"ip": "5.6.7.8"}, id="findForwardedFor: first public of the list (192.168 private by default)"),
+        pytest.param({"X-Forwarded-For": "malformed, 2222::, 4.4.4.4"}, {}, {"ipv6": "2222::"},
+                     id="httputil_test.go Malformed - X Forwarded For - IPv6: device.ipv6"),
+        pytest.param({"X-Forwarded-For": "fc00::1, ::1", "X-Real-IP": " 4.4.4.4 "}, {}, {"ip": "4.4.4.4"},
+                     id="findRealIP: private IPv6 skipped (default ipv6_private_networks)"),
+        pytest.param({"X-Forwarded-For": "1.1.1.9, 192.168.1.1"}, PRIVATE, {"ip": "192.168.1.1"},
+                     id="request_validation.ipv4_private_networks replaces PBS-Go's defaults"),
+        pytest.param({"X-Forwarded-For": "10.0.0.1", "X-Real-IP": "malformed"}, {}, {},
+                     id="FindIP: nothing public, the peer 127.0.0.1 is private: no device.ip"),
+        pytest.param({}, {"request_validation": {"ipv4_private_networks": []}}, {"ip": "127.0.0.1"},
+                     id="findRemoteAddr: the peer, once no network is private"),
+    ],
+)  # fmt: skip
+async def test_client_ip_as_pbs_go_finds_it(make_client, bidders, headers, raw, device) -> None:
+    client = await make_client({**bidder_config(bidders, "alpha"), **raw})
+    request = _auction_request(banner_imp("imp-1", alpha={"p": 1}))
+    del request["device"]["ip"]
+    response = await client.post("/openrtb2/auction", data=json.dumps(request), headers=headers)
+    assert response.status == 200, await response.text()
+    sent = bidders.received["alpha"][0]["device"]
+    assert {k: v for k, v in sent.items() if k in ("ip", "ipv6")} == device
+
+
 def _auction_request(*imps: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": "req-1",
