@@ -738,13 +738,17 @@ class AccountValidations:
 
 def _profiles_problem(value: dict[str, Any]) -> str | None:
     """An account's ``auction.profiles``: ``limit`` an integer >= 0, ``fail_on_unknown`` (or PBS-Java's
-    alias ``fail-on-unknown``) a boolean."""
+    alias ``fail-on-unknown``) a boolean, ``timeout_ms`` (``timeout-ms``) an integer > 0."""
     limit = value.get("limit")
     if limit is not None and (type(limit) is not int or limit < 0):
         return f"limit must be an integer >= 0, got {limit!r}"
     for key in ("fail_on_unknown", "fail-on-unknown"):
         if value.get(key) is not None and type(value[key]) is not bool:
             return f"{key} must be true or false, got {value[key]!r}"
+    for key in ("timeout_ms", "timeout-ms"):
+        timeout = value.get(key)
+        if timeout is not None and (type(timeout) is not int or timeout <= 0):
+            return f"{key} must be an integer > 0, got {timeout!r}"
     return None
 
 
@@ -808,10 +812,43 @@ def _auction_events_problem(value: dict[str, Any] | None) -> str | None:
     return None
 
 
+MAX_ACCOUNT_COLLECTOR_HEADERS = 16
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_OWN_HEADERS = frozenset({"content-type", "content-length", "content-encoding", "host", "transfer-encoding"})
+
+
+def _collector_headers(value: dict[str, Any]) -> str | None:
+    """An account collector's ``headers``: at most 16, HTTP token names (not the ones hbserver sets),
+    string values without line breaks."""
+    if len(value) > MAX_ACCOUNT_COLLECTOR_HEADERS:
+        return f"at most {MAX_ACCOUNT_COLLECTOR_HEADERS} headers, got {len(value)}"
+    for name, text in value.items():
+        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name) or name.lower() in _OWN_HEADERS:
+            return f"not a header name an account may set: {name!r}"
+        if not isinstance(text, str) or "\r" in text or "\n" in text or len(text) > 4096:
+            return f"{name}: a header value is a string of one line (at most 4096 characters)"
+    return None
+
+
+@dataclass(frozen=True)
+class AccountAnalyticsHttp:
+    """hbserver's own (PBS-Go #3388, #1470): the account's HTTP collector of analytics records
+    (hbserver.analytics.account_http); an empty ``url`` sends nothing. Used only when the host's
+    ``analytics.account_http.enabled`` is on."""
+
+    url: str = _checked("", OPTIONAL_URL)
+    headers: dict[str, Any] = _checked_factory(dict, _collector_headers)
+    batch_size: int = _checked(100, _at_least(1))  # records per POST (at most the host's max_batch_size)
+    flush_interval_ms: int = _checked(5000, _at_least(100))  # a batch under way leaves at least this often
+    sampling_rate: float = _checked(1.0, _fraction)  # share of the account's records sent
+    gvl_vendor_id: int = _checked(0, _at_least(0))  # the collector's TCF vendor (purpose 7); 0: none
+
+
 @dataclass(frozen=True)
 class AccountAnalytics:
     # PBS-Java's per-channel switch for event URLs (pbjs = web); None: PBS-Go's rule, events.enabled alone
     auction_events: dict[str, Any] | None = _checked(None, _auction_events_problem)
+    http: AccountAnalyticsHttp = field(default_factory=AccountAnalyticsHttp)  # hbserver's own collector
 
 
 @dataclass(frozen=True)
@@ -1091,11 +1128,25 @@ class AnalyticsAgma:
 
 
 @dataclass(frozen=True)
+class AnalyticsAccountHttp:
+    """hbserver's own: the bounds of the accounts' own collectors (account ``analytics.http``), per
+    worker (hbserver.analytics.account_http). Off, no account's collector is used."""
+
+    enabled: bool = False
+    max_collectors: int = _checked(100, _at_least(1))  # accounts with a collector at once; more: dropped
+    max_queue_bytes: int = _checked(16 * 1024 * 1024, _at_least(1024))  # every collector's waiting records
+    max_batch_size: int = _checked(1000, _at_least(1))  # caps an account's batch_size
+    max_batch_bytes: int = _checked(1024 * 1024, _at_least(1024))  # a POST's body (a JSON array)
+    timeout_ms: int = _checked(2000, _at_least(1))  # one POST, connection included
+
+
+@dataclass(frozen=True)
 class Analytics:
     file: AnalyticsFile = field(default_factory=AnalyticsFile)
     http: AnalyticsHttp = field(default_factory=AnalyticsHttp)
     pubstack: AnalyticsPubstack = field(default_factory=AnalyticsPubstack)
     agma: AnalyticsAgma = field(default_factory=AnalyticsAgma)
+    account_http: AnalyticsAccountHttp = field(default_factory=AnalyticsAccountHttp)
 
 
 @dataclass(frozen=True)
@@ -1218,11 +1269,21 @@ class BidderTmax:
 
 
 @dataclass(frozen=True)
+class AuctionProfiles:
+    """PBS-Java's ``auction.profiles.timeout-ms``: how long a request without ``tmax`` waits for its
+    profiles (one with a ``tmax`` waits that long; hbserver.auction.request.profiles.fetch_timeout_s)."""
+
+    timeout_ms: int = _checked(100, _above(0))
+
+
+@dataclass(frozen=True)
 class Auction:
-    """PBS-Java's ``auction`` section: the tmax a bidder is told (``biddertmax``) and the time kept
-    for the answer's trip upstream (``tmax_upstream_response_time``, PBS-Java's 30 ms; here 0)."""
+    """PBS-Java's ``auction`` section: the tmax a bidder is told (``biddertmax``), the time kept
+    for the answer's trip upstream (``tmax_upstream_response_time``, PBS-Java's 30 ms; here 0) and
+    the profiles fetch's timeout (``profiles.timeout_ms``)."""
 
     biddertmax: BidderTmax = field(default_factory=BidderTmax)
+    profiles: AuctionProfiles = field(default_factory=AuctionProfiles)
     tmax_upstream_response_time: int = _checked(0, _at_least(0))
 
 

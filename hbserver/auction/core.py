@@ -95,7 +95,7 @@ from hbserver.auction.request.interstitial import InterstitialError, apply_inter
 from hbserver.auction.request.ortb import upconvert
 from hbserver.auction.request.ortb_types import body_syntax_error, imp_ext_prebid_error, request_type_error
 from hbserver.auction.request.prepared import PreparedRequest
-from hbserver.auction.request.profiles import apply_profiles, profile_ids, profile_settings
+from hbserver.auction.request.profiles import apply_profiles, fetch_timeout_s, profile_ids, profile_settings
 from hbserver.auction.request.setup import AuctionSetup, auction_setup
 from hbserver.auction.request.stored import (
     StoredDataUnavailable,
@@ -399,8 +399,10 @@ class AuctionService:
             account = self.accounts.defaults
         else:
             account = (await self._account(account_id)).settings
-        settings = profile_settings(account.auction.profiles, account.debug_allow, request)
-        request, shown = await apply_profiles(request, wanted, self.stored, settings, STORED_FETCH_TIMEOUT_S)
+        host_ms = self.config.auction.profiles.timeout_ms
+        settings = profile_settings(account.auction.profiles, account.debug_allow, request, host_timeout_ms=host_ms)
+        timeout_s = fetch_timeout_s(settings, request.get("tmax"), self.config.auction_timeouts_ms.max)
+        request, shown = await apply_profiles(request, wanted, self.stored, settings, timeout_s)
         warnings.extend(shown)
         return request
 

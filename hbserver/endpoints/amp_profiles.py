@@ -16,12 +16,13 @@ from typing import Any
 
 from hbserver.auction.common.messages import Message
 from hbserver.auction.common.request_error import refusal_text
-from hbserver.auction.core import STORED_FETCH_TIMEOUT_S, AuctionRefused, AuctionService
+from hbserver.auction.core import AuctionRefused, AuctionService
 from hbserver.auction.request.amp import UNRESOLVED_ACCOUNT_MACRO, AmpParams
 from hbserver.auction.request.profiles import (
     ProfileSettings,
     ProfileTrace,
     count_again,
+    fetch_timeout_s,
     profile_ids,
     profile_settings,
     request_account,
@@ -36,6 +37,8 @@ class AmpProfiles:
     def __init__(self, service: AuctionService, stored: StoredData) -> None:
         self.service = service
         self.stored = stored
+        self.max_tmax_ms = service.config.auction_timeouts_ms.max
+        self.host_timeout_ms = service.config.auction.profiles.timeout_ms
 
     async def apply(
         self, stored_request: dict[str, Any], params: AmpParams
@@ -48,7 +51,8 @@ class AmpProfiles:
                 return stored_request, [], None
             account = params.account if params.account and params.account != UNRESOLVED_ACCOUNT_MACRO else ""
             settings = await self._settings(account or request_account(stored_request), params.debug)
-            return await traced_profiles(stored_request, ids, self.stored, settings, STORED_FETCH_TIMEOUT_S)
+            timeout_s = fetch_timeout_s(settings, stored_request.get("tmax"), self.max_tmax_ms)
+            return await traced_profiles(stored_request, ids, self.stored, settings, timeout_s)
         except RequestError as exc:
             raise AuctionRefused(400, refusal_text(exc), "badinput") from None
         except StoredDataUnavailable as exc:
@@ -61,7 +65,7 @@ class AmpProfiles:
         if await self._settings(settings.account, settings.debug) != settings:
             return False
         if trace.wanted:
-            found, errors = await self.stored.fetch_profiles(trace.wanted, STORED_FETCH_TIMEOUT_S)
+            found, errors = await self.stored.fetch_profiles(trace.wanted, settings.timeout_ms / 1000)
             if fetch_failure(errors) is not None or found != trace.found:
                 return False
         count_again(self.stored, trace)
@@ -74,4 +78,6 @@ class AmpProfiles:
             account = (await self.service._account(account_id)).settings
         else:
             account = self.service.accounts.defaults
-        return profile_settings(account.auction.profiles, account.debug_allow, {"test": 1 if debug else 0}, account_id)
+        return profile_settings(
+            account.auction.profiles, account.debug_allow, {"test": 1 if debug else 0}, account_id, self.host_timeout_ms
+        )

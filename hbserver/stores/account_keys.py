@@ -398,7 +398,9 @@ MEANINGS: dict[str, str] = {
     "auction.secondary_bidders": "PBS-Java's: bidders the answer does not wait for once the others have answered "
                                  "(`ext.prebid.secondarybidders` overrides)",
     "auction.profiles": "PBS-Java's profiles: `limit` (profiles a request may name, 4) and `fail_on_unknown` or "
-                        "`fail-on-unknown` (a missing profile refuses the request, `true`); see Profiles",
+                        "`fail-on-unknown` (a missing profile refuses the request, `true`); `timeout_ms` or "
+                        "`timeout-ms`, the fetch's wait without a `tmax` (PBS-Java's host key, here per account "
+                        "too; `null` = the host's `auction.profiles.timeout_ms`); see Profiles",
     "auction.price_granularity": "PBS-Java's: the price granularity name (`low`, `medium`, `high`, `auto`, "
                                  "`dense`; unknown = `medium`) for targeting requests naming none",
     "auction.targeting.includewinners": "PBS-Java's: `ext.prebid.targeting.includewinners` where a targeting "

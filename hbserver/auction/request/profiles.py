@@ -48,6 +48,7 @@ REQUEST = "request"
 IMP = "imp"
 DEFAULT_LIMIT = 4  # PBS-Java's auction.profiles.limit
 DEFAULT_FAIL_ON_UNKNOWN = True  # PBS-Java's auction.profiles.fail-on-unknown
+DEFAULT_TIMEOUT_MS = 100  # PBS-Java's auction.profiles.timeout-ms
 ERROR_PREFIX = "Error during processing profiles: "
 LIMIT_EXCEEDED = "Profiles exceeded the limit."
 NOT_CONFIGURED = "Profiles storage not configured."
@@ -90,6 +91,7 @@ class ProfileSettings:
     fail_on_unknown: bool = DEFAULT_FAIL_ON_UNKNOWN
     debug: bool = False  # warnings are debug ones (PBS-Java's debugWarnings)
     account: str = ""  # the request's account ("" none): its own profiles and metrics
+    timeout_ms: int = DEFAULT_TIMEOUT_MS  # the fetch's wait for a request without tmax
 
 
 # --- settings ---------------------------------------------------------------------------------------
@@ -118,12 +120,33 @@ def request_account(request: Mapping[str, Any]) -> str:
     return ""
 
 
+def _timeout_ms(raw: Mapping[str, Any], host_ms: int) -> int:
+    """The account's ``timeout_ms`` (or ``timeout-ms``, which wins), else the host's."""
+    value = raw.get("timeout-ms")
+    value = raw.get("timeout_ms") if value is None else value
+    return host_ms if value is None else value
+
+
+def fetch_timeout_s(settings: ProfileSettings, tmax: Any, max_ms: int) -> float:
+    """How long the profiles fetch waits, as PBS-Java's ProfilesProcessor.timeoutMillis: the request's
+    ``tmax`` when positive (here at most ``max_ms``, the host's largest auction timeout), else the
+    ``auction.profiles`` timeout."""
+    if type(tmax) is int and tmax > 0:
+        return min(tmax, max_ms) / 1000
+    return settings.timeout_ms / 1000
+
+
 def profile_settings(
-    raw: Mapping[str, Any], debug_allow: bool, request: Mapping[str, Any], account: str | None = None
+    raw: Mapping[str, Any],
+    debug_allow: bool,
+    request: Mapping[str, Any],
+    account: str | None = None,
+    host_timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> ProfileSettings:
     """The limits of one request from its account's ``auction.profiles``; debug as PBS-Java's
     DebugResolver (``test: 1`` or ``ext.prebid.debug``, if the account allows debug); the account
-    ``account``, else the request's."""
+    ``account``, else the request's; the fetch timeout the account's, else ``host_timeout_ms`` (the
+    host's ``auction.profiles.timeout_ms``)."""
     if account is None:
         account = request_account(request)
     limit = raw.get("limit")
@@ -136,6 +159,7 @@ def profile_settings(
         DEFAULT_FAIL_ON_UNKNOWN if fail is None else fail,
         debug_allow and asked,
         "" if account == UNKNOWN_ACCOUNT else account,
+        _timeout_ms(raw, host_timeout_ms),
     )
 
 
