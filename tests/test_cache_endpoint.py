@@ -8,7 +8,9 @@ import uuid
 import pytest
 
 from hbserver.appkeys import CACHE
+from hbserver.stores.cache.base import CacheItem
 
+UUID_1 = "0b6b6c4e-8a8f-4f57-9d43-d5b8f0b0f8c1"
 XML_70 = '<?xml version="1.0" encoding="UTF-8"?>\r\n<VAST version="2.0"><\\/VAST>\r\n'
 
 
@@ -95,12 +97,29 @@ async def test_custom_keys_are_not_accepted_from_clients(make_client):
         ("?uuid=non-36-char-uuid", 404, "GET /cache uuid=non-36-char-uuid: invalid uuid length\n"),
         ("?uuid=36-char-uuid-is-not-found-in-backend", 404,
          "GET /cache uuid=36-char-uuid-is-not-found-in-backend: Key not found\n"),
+        # auction-written <hb_pb_cat_dur>_<uuid> keys: "_" then 36 characters, at most 256 in all
+        (f"?uuid=5.00_404_15s_{UUID_1}", 404, f"GET /cache uuid=5.00_404_15s_{UUID_1}: Key not found\n"),
+        (f"?uuid={'x' * 219}_{UUID_1}", 404, f"GET /cache uuid={'x' * 219}_{UUID_1}: Key not found\n"),
+        (f"?uuid={'x' * 220}_{UUID_1}", 404, f"GET /cache uuid={'x' * 220}_{UUID_1}: invalid uuid length\n"),
+        (f"?uuid=_{UUID_1}", 404, f"GET /cache uuid=_{UUID_1}: invalid uuid length\n"),
+        (f"?uuid=5.00_404_15s-{UUID_1}", 404, f"GET /cache uuid=5.00_404_15s-{UUID_1}: invalid uuid length\n"),
     ],
 )
 async def test_get_rules(make_client, query, status, text):
     client = await make_client({})
     response = await client.get("/cache" + query)
     assert (response.status, await response.text()) == (status, text)
+
+
+async def test_get_reads_an_auction_written_category_key(make_client):
+    """The auction's competitive-exclusion key (PBS-Go doCache) is read back as PBC-Go reads custom keys."""
+    client = await make_client({})
+    key = f"12.00_395_30s_{UUID_1}"
+    [written] = await client.app[CACHE].put_many([CacheItem("xml", b"<VAST/>", 60, key)], 1.0)
+    assert written == key
+    response = await client.get("/cache", params={"uuid": key})
+    assert response.status == 200 and response.headers["Content-Type"] == "application/xml"
+    assert await response.read() == b"<VAST/>"
 
 
 async def test_corrupt_stored_value(make_client):

@@ -5,6 +5,12 @@ two deliberate differences: every put is validated before any is stored, so a ba
 leaves half of its items behind; and a put without ``ttlseconds`` lives ``cache.default_ttl_seconds``
 (PBC-Go has no default and uses its maximum). Custom keys are not accepted from clients (PBC-Go's
 default; the configuration has no switch for it): a ``key`` is ignored and a UUID is returned.
+``GET`` reads a UUID, or a key the auction itself wrote: PBS-Go's competitive-exclusion key
+``<hb_pb_cat_dur>_<uuid>`` (``includebrandcategory``), which an ad server rebuilds from the
+``hb_pb_cat_dur`` and ``hb_uuid`` targeting values to fetch a pod's VAST. PBC-Go reads such keys
+when ``allow_setting_keys`` lets clients write them; here only the auction writes them, and a key
+longer than ``CUSTOM_KEY_MAX_LENGTH`` or not ending in ``_<36 characters>`` is PBC-Go's "invalid
+uuid length".
 
 A stored value is whatever a client put, so ``GET /cache`` answers it in a way no browser renders as a
 document on this server's origin (an XHTML or SVG document, or a VAST carrying an XHTML-namespaced
@@ -29,6 +35,9 @@ from hbserver.web.response import FastResponse
 
 STORE_TIMEOUT_SECONDS = 0.5  # PBC-Go's backend deadline for a put or a get
 UUID_LENGTH = 36
+# The longest auction-written key GET reads: hb_pb_cat_dur (price bucket, category, duration, with
+# appendbiddernames the bidder) plus "_" and the auction's uuid.
+CUSTOM_KEY_MAX_LENGTH = 256
 CONTENT_TYPES = {"xml": "application/xml", "json": "application/json"}
 # No script, no subresource, no framing; an opaque origin if a browser shows it anyway.
 VALUE_CSP = "default-src 'none'; sandbox; frame-ancestors 'none'"
@@ -49,6 +58,14 @@ def go_error(status: int, message: str) -> web.Response:
     response = text_response(status, message + "\n")
     response.headers["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+def readable_key(key: str) -> bool:
+    """A UUID's length, or an auction-written ``<hb_pb_cat_dur>_<uuid>`` key within the limit."""
+    length = len(key)
+    if length == UUID_LENGTH:
+        return True
+    return UUID_LENGTH + 1 < length <= CUSTOM_KEY_MAX_LENGTH and key[-UUID_LENGTH - 1] == "_"
 
 
 def _go_bytes(value: Any) -> str:
@@ -127,7 +144,7 @@ class CacheEndpoint:
         key = request.query.get("uuid", "")
         if not key:
             return go_error(400, "GET /cache: Missing required parameter uuid")
-        if len(key) != UUID_LENGTH:
+        if not readable_key(key):
             return go_error(404, f"GET /cache uuid={key}: invalid uuid length")
         try:
             value = await self.service.get(key, STORE_TIMEOUT_SECONDS)

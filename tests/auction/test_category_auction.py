@@ -132,8 +132,8 @@ async def test_unknown_primary_ad_server_fails_the_auction(make_client, bidders,
 
 async def test_vast_cached_under_the_category_key(make_client, bidders) -> None:
     """PBS-Go doCache: the VAST under <hb_pb_cat_dur>_<uuid>, hb_uuid the uuid alone; a bid also cached as
-    JSON gets 'cannot use custom cache key for non-vast bids'. (GET /cache reads only 36-character keys, as
-    PBC-Go: the store is read directly.)"""
+    JSON gets 'cannot use custom cache key for non-vast bids'. GET /cache reads the key back, as an ad
+    server rebuilding it from hb_pb_cat_dur and hb_uuid does."""
     bidders.bids["alpha"] = [video_bid("v1", 4.0, "a1", cat=["IAB1-1"])]
     bidders.bids["beta"] = [video_bid("v2", 3.0, "b1", cat=["IAB1-2"])]
     client = await make_client(bidder_config(bidders, "alpha", "beta"))
@@ -146,6 +146,8 @@ async def test_vast_cached_under_the_category_key(make_client, bidders) -> None:
         key = f"{targeting[bid_id]['hb_pb_cat_dur']}_{uuid}"
         cached = await client.app[CACHE].get(key, 1.0)
         assert cached is not None and cached.type == "xml" and cached.payload.startswith(b"<VAST")
+        fetched = await client.get("/cache", params={"uuid": key})
+        assert (fetched.status, await fetched.read()) == (200, cached.payload)
     assert "errors" not in data["ext"] or "prebid" not in data["ext"]["errors"]
     body["ext"]["prebid"]["cache"] = {"bids": {}, "vastxml": {}}
     data = await (await post(client, body)).json()
