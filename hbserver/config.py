@@ -502,6 +502,15 @@ class AccountChannels:
 
 
 @dataclass(frozen=True)
+class AccountPurposeEid:
+    """PBS-Java's ``purposes.p4.eid`` (read for purpose 4 only; hbserver.stores.accounts.eid_transition):
+    ``activity_transition`` true gives an account whose ``allowactivities`` has ``transmitUfpd`` and no
+    ``transmitEids`` the ``transmitUfpd`` rules for ``transmitEids`` too."""
+
+    activity_transition: bool | None = None
+
+
+@dataclass(frozen=True)
 class AccountTcfPurpose:
     """An account's override of one purpose; None (or "") = the host's value."""
 
@@ -509,6 +518,7 @@ class AccountTcfPurpose:
     enforce_vendors: bool | None = None
     enforce_algo: Literal["", "full", "basic"] = ""
     vendor_exceptions: list[str] | None = None
+    eid: AccountPurposeEid = field(default_factory=AccountPurposeEid)
 
 
 @dataclass(frozen=True)
@@ -1684,8 +1694,10 @@ def _cross_checks(config: Config) -> list[str]:
 
     problems = []
     try:
+        from hbserver.stores.accounts import eid_transition
+
         privacy = config.account_defaults.privacy
-        ActivityControl.from_config(privacy.allowactivities, privacy.modules)
+        ActivityControl.from_config(eid_transition(config.account_defaults), privacy.modules)
     except ActivityConfigError as exc:
         problems.append(f"account_defaults.{exc.section}: {exc}")
     problems.extend(f"account_defaults.{p}" for p in account_settings_problems(config.account_defaults))

@@ -231,6 +231,18 @@ def _numbered(block: Data, name: str, stem: str, target: str, out: Data, convert
     _drop_if_empty(block, name)
 
 
+def _eid_transition(purpose: Data) -> Any:
+    """PBS-Java's ``purposes.pN.eid.activity_transition`` taken out of ``purpose`` (None: not set), for
+    ``gdpr.purposeN.eid`` (PBS-Java reads p4's); the other ``eid`` keys stay (hbserver.stores.account_refusals)."""
+    eid = purpose.get("eid")
+    if not isinstance(eid, dict) or "activity_transition" not in eid:
+        return None
+    value = eid.pop("activity_transition")
+    if not eid:
+        del purpose["eid"]
+    return value
+
+
 def _purpose(purpose: Data, problems: list[str]) -> Data:
     out: Data = {}
     if "enforce_purpose" in purpose:
@@ -242,6 +254,9 @@ def _purpose(purpose: Data, problems: list[str]) -> Data:
     for key in ("enforce_vendors", "vendor_exceptions"):
         if key in purpose:
             out[key] = purpose.pop(key)
+    transition = _eid_transition(purpose)
+    if transition is not None:
+        out["eid"] = {"activity_transition": transition}
     return out
 
 

@@ -455,6 +455,10 @@ MEANINGS: dict[str, str] = {
     "gdpr.purpose{1-10}.enforce_purpose": "enforce the purpose's consent or legitimate interest; `null` = host's",
     "gdpr.purpose{1-10}.enforce_vendors": "enforce the vendor's consent for the purpose; `null` = host's",
     "gdpr.purpose{1-10}.enforce_algo": "`full` or `basic`; `\"\"` = host's",
+    "gdpr.purpose{1-10}.eid.activity_transition": "PBS-Java's `privacy.gdpr.purposes.p4.eid.activity_transition` "
+                                                  "(read for purpose 4 only): `true` gives an account whose "
+                                                  "`allowactivities` has `transmitUfpd` and no `transmitEids` "
+                                                  "`transmitUfpd`'s rules for `transmitEids` too; `null` = host's",
     "gdpr.purpose{1-10}.vendor_exceptions": "bidders the purpose is not enforced for (a list, even empty, "
                                             "replaces the host's); `null` = host's",
     "gdpr.purpose_one_treatment.enabled": "honour the consent string's purpose one treatment; `null` = host's",

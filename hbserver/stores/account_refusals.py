@@ -66,13 +66,6 @@ RULES: tuple[Rule, ...] = (
         "accepted, no effect: PBS-Java reads it but enforces special feature 1 only",
     ),
     Rule(
-        "privacy.gdpr.purposes.p4.eid.activity_transition",
-        _empty,
-        None,
-        "PBS-Java",
-        "`transmitEids` following `transmitUfpd`'s rules: not in hbserver, so only `null`/`false` is accepted",
-    ),
-    Rule(
         "privacy.gdpr.purposes.p4.eid.require_consent",
         _empty,
         False,

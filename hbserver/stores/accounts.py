@@ -108,6 +108,20 @@ def _cannot_honour(account_id: str, refused: list[str]) -> _Refusal:
     )
 
 
+def eid_transition(settings: AccountSettings) -> dict[str, Any]:
+    """The account's ``allowactivities`` as PBS-Java's ActivityInfrastructureCreator reads them: with
+    ``gdpr.purpose4.eid.activity_transition`` true (PBS-Java's ``purposes.p4.eid``) and a ``transmitUfpd``
+    entry but no ``transmitEids`` one, ``transmitEids`` gets ``transmitUfpd``'s rules (its transition
+    period's ``fallbackActivity``). Names match case-insensitively, as the activity controls read them."""
+    activities = settings.privacy.allowactivities
+    if settings.gdpr.purpose4.eid.activity_transition is not True or not isinstance(activities, dict):
+        return activities
+    names = {name.lower(): name for name in activities if isinstance(name, str)}
+    if "transmiteids" in names or "transmitufpd" not in names:
+        return activities
+    return {**activities, "transmitEids": activities[names["transmitufpd"]]}
+
+
 class AccountStore:
     def __init__(
         self,
@@ -121,9 +135,7 @@ class AccountStore:
     ) -> None:
         self.defaults = defaults
         self._defaults_plain = to_plain(defaults)
-        self._default_activities = ActivityControl.from_config(
-            defaults.privacy.allowactivities, defaults.privacy.modules
-        )
+        self._default_activities = ActivityControl.from_config(eid_transition(defaults), defaults.privacy.modules)
         self.fetcher = fetcher
         self.required = required
         self.cache = cache
@@ -238,7 +250,7 @@ class AccountStore:
             problems.extend(account_settings_problems(settings))
         if not problems:
             try:
-                activities = ActivityControl.from_config(settings.privacy.allowactivities, settings.privacy.modules)
+                activities = ActivityControl.from_config(eid_transition(settings), settings.privacy.modules)
             except ActivityConfigError as exc:
                 problems.append(f"{exc.section}: {exc}")
         if problems:

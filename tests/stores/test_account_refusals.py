@@ -57,11 +57,7 @@ ROWS = [
         {"privacy": {"gdpr": {"special_features": {"sf2": {"enforce": True, "vendor_exceptions": ["x"]}}}}},
         "",
     ),
-    (
-        "p4 eid activity_transition true",
-        _gdpr_p(4, {"activity_transition": True}),
-        "privacy.gdpr.purposes.p4.eid.activity_transition",
-    ),
+    ("p4 eid activity_transition true: applied (gdpr.purpose4.eid)", _gdpr_p(4, {"activity_transition": True}), ""),
     ("p4 eid activity_transition false", _gdpr_p(4, {"activity_transition": False}), ""),
     (
         "p4 eid require_consent true",
