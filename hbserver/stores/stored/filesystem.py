@@ -15,10 +15,8 @@ import asyncio
 import os
 
 from hbserver.stores.filesystem import MAX_FILE_BYTES, safe_id
-from hbserver.stores.stored.base import LOCATIONS, Answer, Failure, Kind, Wanted
-from hbserver.stores.stored.scoped import Variants
-
-SCOPED_KINDS: tuple[Kind, ...] = ("requests", "imps")
+from hbserver.stores.stored.base import LOCATIONS, Answer, Failure, Wanted
+from hbserver.stores.stored.scoped import SCOPED_KINDS, Variants
 
 
 def _read(path: str) -> bytes | Failure | None:

@@ -10,6 +10,11 @@
   next lookup reads them again. ``$LAST_UPDATED`` is the database's clock at the previous poll minus
   an overlap (a transaction committing late is not missed); a row seen with the same data in the
   overlap is not reported twice.
+- PBS-Java's rows ``accountId, id, data, type`` (four columns or more) are read too: an id stored for
+  an account, or more than once, is answered with every item (:class:`.scoped.Variants`), the lookup
+  picking the requesting account's with PBS-Java's rules; the poll keeps each ``(id, account)`` row apart.
+  A NULL account is the item of no account; any other value is its text (PBS-Java's ``toString``, so
+  an empty account is an account of its own, as there).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hbserver.stores.stored.base import Answer, Kind, Wanted
+from hbserver.stores.stored.scoped import gather
 from hbserver.stores.stored.templates import IMP_IDS, LAST_UPDATED, REQUEST_IDS, ROW_TYPES, Style, prepare
 
 if TYPE_CHECKING:
@@ -44,7 +50,7 @@ class HostQueryRunner:
         # Requests and imps come from the host's query when it has one (AMP's alone falls back to it).
         self.kinds: frozenset[Kind] = frozenset(("requests", "imps")) if queries.fetch else frozenset()
         self._cursor: dt.datetime | None = None
-        self._seen: dict[tuple[str, Kind, str], int] = {}  # (query, kind, id) -> hash of its data
+        self._seen: dict[tuple[str, Kind, str, str | None], int] = {}  # (query, kind, id, account) -> data's hash
 
     def start_cursor(self, now: dt.datetime) -> None:
         """Changes after ``now`` are reported (set before the first row is served)."""
@@ -62,11 +68,14 @@ class HostQueryRunner:
         if not request_ids and not imp_ids:
             return answer
         query, args = prepare(template, [(REQUEST_IDS, request_ids), (IMP_IDS, imp_ids)], self.style)
-        for item_id, data, row_type in await _rows(conn, query, args):
+        rows: dict[Kind, list[tuple[str, str | None, bytes]]] = {kind: [] for kind in answer}
+        for account, item_id, data, row_type in await _rows(conn, query, args):
             kind = ROW_TYPES.get(str(row_type))
             stored = _stored(data)
             if kind in answer and stored is not None and item_id in wanted.get(kind, ()):
-                answer[kind][item_id] = stored
+                rows[kind].append((str(item_id), account, stored))
+        for kind, found in rows.items():
+            answer[kind] = gather(found)  # type: ignore[assignment]  # Variants: the lookup picks
         return answer
 
     async def poll(self, conn: Connection, now: dt.datetime, overlap_seconds: float) -> dict[Kind, set[str]]:
@@ -76,16 +85,16 @@ class HostQueryRunner:
             self._cursor = now
             return changes
         since = self._cursor - dt.timedelta(seconds=overlap_seconds)
-        seen: dict[tuple[str, Kind, str], int] = {}
+        seen: dict[tuple[str, Kind, str, str | None], int] = {}
         for template in (self.queries.poll, self.queries.amp_poll):
             if not template:
                 continue
             query, args = prepare(template, [(LAST_UPDATED, since)], self.style)
-            for item_id, data, row_type in await _rows(conn, query, args):
+            for account, item_id, data, row_type in await _rows(conn, query, args):
                 kind = ROW_TYPES.get(str(row_type))
                 if kind is None:
                     continue
-                key = (template, kind, str(item_id))
+                key = (template, kind, str(item_id), account)
                 seen[key] = digest = hash(_stored(data))
                 if self._seen.get(key) != digest:
                     changes.setdefault(kind, set()).add(str(item_id))
@@ -94,9 +103,16 @@ class HostQueryRunner:
         return changes
 
 
-async def _rows(conn: Connection, query: str, args: Sequence[Any]) -> Sequence[Sequence[Any]]:
-    rows = await conn.fetch(query, *args)
-    return [tuple(row)[:3] for row in rows if len(row) >= 3]
+async def _rows(conn: Connection, query: str, args: Sequence[Any]) -> list[tuple[str | None, Any, Any, Any]]:
+    """``(account, id, data, type)`` of PBS-Go's three columns (no account) and PBS-Java's four."""
+    rows = []
+    for row in await conn.fetch(query, *args):
+        values = tuple(row)
+        if len(values) == 3:
+            rows.append((None, *values))
+        elif len(values) >= 4:
+            rows.append((None if values[0] is None else str(values[0]), *values[1:4]))
+    return rows
 
 
 def _stored(data: object) -> bytes | None:

@@ -1,6 +1,7 @@
 """The MySQL / MariaDB backend (asyncmy): :class:`~hbserver.stores.stored.sql.SqlBackend` with MySQL's
 dialect. Tables ``(id varchar(255) primary key, data json, updated_at timestamp(6))``
-(deploy/mysql-init.sql), configured with PBS-Go's ``database.connection`` keys (``driver: mysql``).
+(deploy/mysql-init.sql; ``stored_requests`` and ``stored_imps`` may add ``account``, see :mod:`.sql`),
+configured with PBS-Go's ``database.connection`` keys (``driver: mysql``).
 
 Connections run in autocommit: a connection kept in the pool inside one transaction would read
 InnoDB's snapshot of its first query forever and never see a change.
@@ -31,6 +32,13 @@ DEFAULT_PORT = 3306
 POOL_RECYCLE_SECONDS = 60  # a connection idle longer is reopened (servers drop idle ones: wait_timeout)
 
 _STORED = "JSON_TYPE(data) <> 'NULL'"  # NULL (so false) for SQL NULL, 'NULL' for JSON null
+
+
+def _account(scoped: bool) -> str:
+    """The account column as the backend reads it: NULL for the item of no account ('' or NULL)."""
+    return "NULLIF(account, '')" if scoped else "NULL"
+
+
 # Server and client error numbers that mean "no usable connection": too many connections, access
 # denied (user, database), can't connect (socket, TCP, unknown host), gone away, lost, read error.
 _CONNECTION_ERRNOS = frozenset({1040, 1044, 1045, 1049, 1053, 2002, 2003, 2005, 2006, 2013, 2055})
@@ -98,21 +106,28 @@ class MysqlDialect:
             return "unavailable"
         return "error" if isinstance(exc, MySQLError) else None
 
-    def select(self, table: str, ids: list[str]) -> tuple[str, list[object]]:
-        return f"SELECT id, data FROM {table} WHERE id IN ({_marks(ids)}) AND {_STORED}", list(ids)
+    def select(self, table: str, ids: list[str], scoped: bool) -> tuple[str, list[object]]:
+        where = f"id IN ({_marks(ids)}) AND {_STORED}"
+        return f"SELECT id, {_account(scoped)}, data FROM {table} WHERE {where}", list(ids)
 
-    def existing(self, table: str, ids: list[str]) -> tuple[str, list[object]]:
-        return f"SELECT id FROM {table} WHERE id IN ({_marks(ids)}) AND {_STORED}", list(ids)
+    def existing(self, table: str, ids: list[str], scoped: bool) -> tuple[str, list[object]]:
+        return f"SELECT id, {_account(scoped)} FROM {table} WHERE id IN ({_marks(ids)}) AND {_STORED}", list(ids)
 
     def cursor(self, table: str) -> str:
         # LEAST is NULL when one argument is: COALESCE gives now for an empty table.
         return f"SELECT COALESCE(LEAST(MAX(updated_at), NOW(6)), NOW(6)) FROM {table}"
 
-    def changed(self, table: str) -> str:
-        return f"SELECT id, updated_at FROM {table} WHERE updated_at > %s"
+    def changed(self, table: str, scoped: bool) -> str:
+        return f"SELECT id, {_account(scoped)}, updated_at FROM {table} WHERE updated_at > %s"
 
     def table_exists(self) -> str:
         return "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = %s"
+
+    def column_exists(self) -> str:
+        return (
+            "SELECT COUNT(*) FROM information_schema.columns"
+            " WHERE table_schema = DATABASE() AND table_name = %s AND column_name = %s"
+        )
 
     def now(self) -> str:
         return "SELECT NOW(6)"

@@ -1,5 +1,6 @@
 """The PostgreSQL backend (asyncpg): :class:`~hbserver.stores.stored.sql.SqlBackend` with PostgreSQL's
-dialect. Tables ``(id text primary key, data jsonb, updated_at timestamptz)`` (deploy/postgres-init.sql).
+dialect. Tables ``(id text primary key, data jsonb, updated_at timestamptz)`` (deploy/postgres-init.sql);
+``stored_requests`` and ``stored_imps`` may add ``account text`` (per-account ids, see :mod:`.sql`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ __all__ = [
 ]
 
 _STORED = "jsonb_typeof(data) <> 'null'"  # false for SQL NULL and JSON null alike
+
+
+def _account(scoped: bool) -> str:
+    """The account column as the backend reads it: NULL for the item of no account ('' or NULL)."""
+    return "NULLIF(account, '')" if scoped else "NULL::text"
+
 
 # Errors that mean "no usable connection" rather than "this query failed".
 _CONNECTION_ERRORS = (
@@ -94,20 +101,27 @@ class PostgresDialect:
             return "unavailable"
         return "error" if isinstance(exc, asyncpg.PostgresError) else None
 
-    def select(self, table: str, ids: list[str]) -> tuple[str, list[object]]:
-        return f"SELECT id, data::text FROM {table} WHERE id = ANY($1::text[]) AND {_STORED}", [ids]
+    def select(self, table: str, ids: list[str], scoped: bool) -> tuple[str, list[object]]:
+        where = f"id = ANY($1::text[]) AND {_STORED}"
+        return f"SELECT id, {_account(scoped)}, data::text FROM {table} WHERE {where}", [ids]
 
-    def existing(self, table: str, ids: list[str]) -> tuple[str, list[object]]:
-        return f"SELECT id FROM {table} WHERE id = ANY($1::text[]) AND {_STORED}", [ids]
+    def existing(self, table: str, ids: list[str], scoped: bool) -> tuple[str, list[object]]:
+        return f"SELECT id, {_account(scoped)} FROM {table} WHERE id = ANY($1::text[]) AND {_STORED}", [ids]
 
     def cursor(self, table: str) -> str:
         return f"SELECT least(max(updated_at), now()) FROM {table}"  # least() skips NULL: never NULL
 
-    def changed(self, table: str) -> str:
-        return f"SELECT id, updated_at FROM {table} WHERE updated_at > $1"
+    def changed(self, table: str, scoped: bool) -> str:
+        return f"SELECT id, {_account(scoped)}, updated_at FROM {table} WHERE updated_at > $1"
 
     def table_exists(self) -> str:
         return "SELECT to_regclass($1) IS NOT NULL"  # on the search path, as the queries above
+
+    def column_exists(self) -> str:
+        return (
+            "SELECT EXISTS (SELECT 1 FROM pg_attribute"
+            " WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped)"
+        )
 
     def now(self) -> str:
         return "SELECT now()"

@@ -14,10 +14,13 @@ The error texts are PBS-Java's.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hbserver.stores.stored.base import Kind
 
+# The kinds an account may scope (PBS-Java's stored requests and imps).
+SCOPED_KINDS: tuple[Kind, ...] = ("requests", "imps")
 # PBS-Java's type words in its texts ("No stored request found for id: ...").
 _TYPES: dict[Kind, str] = {"requests": "stored request", "imps": "stored imp"}
 
@@ -27,6 +30,23 @@ class Variants:
     """The items stored under one id, each with its account (None: of no account)."""
 
     items: tuple[tuple[str | None, bytes], ...]
+
+
+def gather(rows: Iterable[tuple[str, str | None, bytes]]) -> dict[str, bytes | Variants]:
+    """Rows ``(id, account, data)`` of a database as a backend answers them: an id stored once with no
+    account is its bytes (as before accounts), any other its :class:`Variants` (no account first).
+
+    An id given twice for one account (a host's query joining two tables) is one item, the last row's
+    (PBS-Go's rule for its rows; PBS-Java's set keeps both when their data differ, and then picks either).
+    """
+    items: dict[str, dict[str | None, bytes]] = {}
+    for item_id, account, data in rows:
+        items.setdefault(item_id, {})[account] = data
+    answer: dict[str, bytes | Variants] = {}
+    for item_id, found in items.items():
+        ordered = sorted(found.items(), key=lambda item: (item[0] is not None, item[0] or ""))
+        answer[item_id] = ordered[0][1] if len(ordered) == 1 and ordered[0][0] is None else Variants(tuple(ordered))
+    return answer
 
 
 def resolve(kind: Kind, account: str, item_id: str, variants: Variants) -> bytes | str:

@@ -19,6 +19,13 @@ Change detection (:meth:`SqlBackend.poll`), every ``refresh_rate_seconds``:
 - the cursors are set before the first row is served (by the first lookup or poll that reaches
   the database), so no change after a row was read can be missed.
 
+Per-account stored ids (PBS-Java's, :mod:`.scoped`): ``stored_requests`` and ``stored_imps`` may have
+an ``account`` column (empty for the item of no account; the primary key then ``(id, account)``). Whether
+they have it is looked up once, when the cursors are set; a table without it serves ids of no account.
+An id stored for an account, or more than once, is answered with every item (:class:`.scoped.Variants`),
+the lookup picking the requesting account's; the poll keys its rows and the served items by
+``(id, account)``, so a change or deletion of one account's item is reported (as its id).
+
 A host's own PBS-Go queries (:class:`HostQueries`) replace the tables of stored requests and imps:
 see :mod:`.host_queries`.
 
@@ -36,8 +43,9 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
-from hbserver.stores.stored.base import KINDS, LOCATIONS, Answer, BackendError, Failure, Kind, Wanted
+from hbserver.stores.stored.base import KINDS, LOCATIONS, Answer, BackendError, Kind, Wanted
 from hbserver.stores.stored.host_queries import HostQueries, HostQueryRunner
+from hbserver.stores.stored.scoped import SCOPED_KINDS, gather
 from hbserver.stores.stored.templates import Style
 
 POOL_MAX_SIZE = 4
@@ -48,8 +56,10 @@ POLL_OVERLAP_SECONDS = 10.0
 
 # Kinds whose table came later than CONTRACT §3's four: a database without it still serves the others.
 OPTIONAL_KINDS: tuple[Kind, ...] = ("profiles",)
+ACCOUNT_COLUMN = "account"  # of stored_requests and stored_imps, when the database has it
 
 Changes = dict[Kind, set[str]]
+_Item = tuple[str, "str | None"]  # (id, account): one stored row (account None: of no account)
 
 
 class Connection(Protocol):
@@ -74,20 +84,24 @@ class Dialect(Protocol):
     def classify(self, exc: BaseException) -> str | None:
         """``unavailable`` (no usable connection), ``error`` (this query failed), None (not the driver's)."""
 
-    def select(self, table: str, ids: list[str]) -> tuple[str, list[object]]:
-        """``id, data`` (text) of the stored rows of ``ids``."""
+    def select(self, table: str, ids: list[str], scoped: bool) -> tuple[str, list[object]]:
+        """``id, account, data`` (text) of the stored rows of ``ids``; the account is NULL for none
+        (empty, NULL, or a table without the column: ``scoped`` false)."""
 
-    def existing(self, table: str, ids: list[str]) -> tuple[str, list[object]]:
-        """``id`` of the stored rows of ``ids``."""
+    def existing(self, table: str, ids: list[str], scoped: bool) -> tuple[str, list[object]]:
+        """``id, account`` of the stored rows of ``ids`` (the account as :meth:`select`'s)."""
 
     def cursor(self, table: str) -> str:
         """The newest ``updated_at``, never after now, and now for an empty table (never NULL)."""
 
-    def changed(self, table: str) -> str:
-        """``id, updated_at`` of the rows updated after the one argument."""
+    def changed(self, table: str, scoped: bool) -> str:
+        """``id, account, updated_at`` of the rows updated after the one argument."""
 
     def table_exists(self) -> str:
         """1/true when the table named by the one argument is there."""
+
+    def column_exists(self) -> str:
+        """1/true when the table named by the first argument has the column named by the second."""
 
     def now(self) -> str: ...
 
@@ -111,10 +125,11 @@ class SqlBackend:
         self._started = False
         self._down_until = 0.0
         self._down_reason = ""
-        self._served: dict[Kind, OrderedDict[str, None]] = {kind: OrderedDict() for kind in KINDS}
+        self._served: dict[Kind, OrderedDict[_Item, None]] = {kind: OrderedDict() for kind in KINDS}
         self._cursors: dict[Kind, dt.datetime] | None = None
         self._cursor_lock = asyncio.Lock()
-        self._reported: dict[tuple[Kind, str], dt.datetime] = {}
+        self._reported: dict[tuple[Kind, _Item], dt.datetime] = {}
+        self._scoped: set[Kind] = set()  # kinds whose table has the account column (looked up with the cursors)
         self._unreported: Changes = {kind: set() for kind in KINDS}
         self._absent: set[Kind] = set()  # optional kinds without a table (as of the last look)
         self._host = HostQueryRunner(queries, dialect.style) if queries is not None and queries.any() else None
@@ -173,19 +188,20 @@ class SqlBackend:
                     if kind in self._absent or not ids:
                         answer[kind] = {}
                         continue
-                    rows = await conn.fetch(*_flat(self.dialect.select(LOCATIONS[kind], list(ids))))
-                    answer[kind] = {row[0]: _raw(row[1]) for row in rows}
+                    query = self.dialect.select(LOCATIONS[kind], list(ids), kind in self._scoped)
+                    rows = [(row[0], row[1], _raw(row[2])) for row in await conn.fetch(*_flat(query))]
+                    self._track(kind, [(row[0], row[1]) for row in rows])
+                    answer[kind] = gather(rows)  # type: ignore[assignment]  # Variants: the lookup picks
         except Exception as exc:  # the dialect tells which are the driver's
             raise self._failed(exc) from None
-        for kind, found in answer.items():
-            self._track(kind, found)
         return answer
 
-    def _track(self, kind: Kind, ids: dict[str, bytes | Failure]) -> None:
+    def _track(self, kind: Kind, items: list[_Item]) -> None:
+        """Remember served rows, so that their deletion is reported (the most recent ``track_size``)."""
         served = self._served[kind]
-        for item_id in ids:
-            served[item_id] = None
-            served.move_to_end(item_id)
+        for item in items:
+            served[item] = None
+            served.move_to_end(item)
         while len(served) > self.track_size:
             served.popitem(last=False)
 
@@ -231,7 +247,7 @@ class SqlBackend:
                 if kind in self._optional and not await self._table_exists(conn, kind):
                     self._absent.add(kind)
                     continue
-                await self._set_cursor(conn, kind, cursors)
+                await self._found_table(conn, kind, cursors)
             if self._host is not None:
                 self._host.start_cursor(await conn.fetchval(self.dialect.now()))
             self._cursors = cursors
@@ -239,18 +255,27 @@ class SqlBackend:
     async def _table_exists(self, conn: Connection, kind: Kind) -> bool:
         return bool(await conn.fetchval(self.dialect.table_exists(), LOCATIONS[kind]))
 
-    async def _set_cursor(self, conn: Connection, kind: Kind, cursors: dict[Kind, dt.datetime]) -> None:
+    async def _found_table(self, conn: Connection, kind: Kind, cursors: dict[Kind, dt.datetime]) -> None:
+        """A table read from now on: whether it has the account column, and its change cursor.
+
+        Rows already inside the overlap window are recorded as reported: they are not news."""
+        table = LOCATIONS[kind]
+        if kind in SCOPED_KINDS and await conn.fetchval(self.dialect.column_exists(), table, ACCOUNT_COLUMN):
+            self._scoped.add(kind)
         overlap = dt.timedelta(seconds=POLL_OVERLAP_SECONDS)
-        cursor = cursors[kind] = await conn.fetchval(self.dialect.cursor(LOCATIONS[kind]))
-        for item_id, updated_at in await conn.fetch(self.dialect.changed(LOCATIONS[kind]), cursor - overlap):
-            self._reported[kind, item_id] = updated_at
+        cursor = cursors[kind] = await conn.fetchval(self.dialect.cursor(table))
+        for item_id, account, updated_at in await conn.fetch(self._changed(kind), cursor - overlap):
+            self._reported[kind, (item_id, account)] = updated_at
+
+    def _changed(self, kind: Kind) -> str:
+        return self.dialect.changed(LOCATIONS[kind], kind in self._scoped)
 
     async def _look_for_tables(self, conn: Connection) -> None:
         """An optional table created since the last look is read from now on (none of its rows was served)."""
         assert self._cursors is not None
         for kind in list(self._absent):
             if await self._table_exists(conn, kind):
-                await self._set_cursor(conn, kind, self._cursors)
+                await self._found_table(conn, kind, self._cursors)
                 self._absent.discard(kind)
 
     async def _poll_updates(self, conn: Connection, kind: Kind, now: dt.datetime, out: set[str]) -> None:
@@ -258,8 +283,8 @@ class SqlBackend:
         overlap = dt.timedelta(seconds=POLL_OVERLAP_SECONDS)
         cursor = self._cursors[kind]
         newest = cursor
-        for item_id, updated_at in await conn.fetch(self.dialect.changed(LOCATIONS[kind]), cursor - overlap):
-            key = (kind, item_id)
+        for item_id, account, updated_at in await conn.fetch(self._changed(kind), cursor - overlap):
+            key = (kind, (item_id, account))
             if self._reported.get(key) != updated_at:
                 self._reported[key] = updated_at
                 out.add(item_id)
@@ -274,12 +299,13 @@ class SqlBackend:
         served = self._served[kind]
         if not served:
             return
-        ids = list(served)
-        existing = {row[0] for row in await conn.fetch(*_flat(self.dialect.existing(LOCATIONS[kind], ids)))}
-        for item_id in ids:
-            if item_id not in existing:
-                served.pop(item_id, None)
-                out.add(item_id)
+        items = list(served)
+        query = self.dialect.existing(LOCATIONS[kind], list(dict.fromkeys(i for i, _ in items)), kind in self._scoped)
+        existing = {(row[0], row[1]) for row in await conn.fetch(*_flat(query))}
+        for item in items:
+            if item not in existing:
+                served.pop(item, None)
+                out.add(item[0])
 
 
 class AmpView:
