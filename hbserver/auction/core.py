@@ -117,6 +117,8 @@ from hbserver.auction.response.category import (
     map_categories,
 )
 from hbserver.auction.response.eventurls import EventUrls
+from hbserver.auction.response.pod_targeting import apply_pod_targeting, pods_summary, rank_bids, with_pod_bids
+from hbserver.auction.response.pods import BELOW_FLOOR, Pod, PodResult, fill_pods, read_pods
 from hbserver.auction.response.targeting import AuctionResults, apply_targeting, bids_to_cache, run_auction
 from hbserver.bidders.registry import Bidder, Registry
 from hbserver.config import AccountCacheTtl, AccountFloorFetch, AccountPriceFloors, Config
@@ -234,6 +236,7 @@ class _AuctionRun:
     hooks: HookExecutor | None = None  # the request's hooks; None when no module runs
     fledge: list[dict[str, Any]] | None = None  # Protected Audience auction configs the bidders gave
     cat_dur: dict[str, str] | None = None  # hb_pb_cat_dur values by bid id (includebrandcategory)
+    pods: PodResult | None = None  # ORTB 2.6 pods' fills (hbserver.auction.response.pods), when the request has pods
 
 
 class AuctionService:
@@ -668,7 +671,12 @@ class AuctionService:
             self._validate_bids(run, rules)
         if hooks is not None:
             run.bids = await hookpoints.all_processed_bids(hooks, run.bids, run.request, run.nonbids, run.errors)
+        pods = read_pods(run.request["imp"])  # None without pods: a look at each video's podid and poddur
+        if pods is not None:
+            self._fill_pods(run, pods)
         results = self._choose_winners(run)
+        if run.pods is not None and results.dropped:  # the account's bid limit (multibid) took some out
+            run.pods.drop(results.dropped)
         if run.setup.targeting is not None:
             await self._cache_and_target(run, results)
         answer = self._answer(run, query)
@@ -906,6 +914,24 @@ class AuctionService:
             if run.details is not None:
                 run.details.late_rejections[id(rejection.bid)] = message
 
+    def _fill_pods(self, run: _AuctionRun, pods: list[Pod]) -> None:
+        """Stage 5e: ORTB 2.6 pods filled (:mod:`hbserver.auction.response.pods`): bids breaking a pod's
+        rules rejected (warnings, seat-non-bid 301 below ``mincpmpersec``, else 300), each pod's best set
+        of bids kept for its slots' targeting and ``ext.prebid.pods``."""
+        targeting = run.setup.targeting
+        brand = targeting.brand_category if targeting is not None else None
+        iab_cats = brand is None or not brand.with_category  # else the category rules kept one per category
+        result = fill_pods(run.bids, pods, run.setup.converter.convert, run.setup.currency, iab_cats)
+        run.bids, run.pods = result.kept, result
+        for rejection in result.rejected:
+            message = rejection.message
+            code = WarningCode.FLOOR_BID_REJECTED if rejection.non_bid_code == BELOW_FLOOR else WarningCode.UNKNOWN
+            run.warnings.setdefault("prebid", []).append(Message(code, message))
+            if run.nonbids is not None:
+                run.nonbids.add_bid(rejection.bid, rejection.non_bid_code)
+            if run.details is not None:
+                run.details.late_rejections[id(rejection.bid)] = message
+
     def _enforce_dsa(self, run: _AuctionRun) -> None:
         """Stage 5c: bids without the DSA transparency the request requires rejected."""
         req_dsa = dsa.effective(run.request, run.account.settings.privacy.dsa, run.gdpr_enforced)
@@ -963,6 +989,8 @@ class AuctionService:
                 to_cache = [result.winner for result in results.values() if result.winner is not None]
             else:
                 to_cache = bids_to_cache(results, options, run.bids)
+            if run.pods is not None:
+                to_cache = with_pod_bids(to_cache, run.pods)
             custom = None
             if run.cat_dur:  # PBS-Go's competitive exclusion keys
                 custom = custom_cache_keys(to_cache, run.cat_dur, cache_options.bids, new_uuid())
@@ -977,6 +1005,10 @@ class AuctionService:
             if cache_error:
                 run.errors.setdefault("prebid", []).append({"code": int(ErrorCode.UNKNOWN), "message": cache_error})
         apply_targeting(results, options, self.cache_host, self.cache_path, cat_dur=run.cat_dur)
+        if run.pods is not None:
+            apply_pod_targeting(run.pods, run.bids, options, self.cache_host, self.cache_path, run.cat_dur)
+        if options.top_n:
+            rank_bids(run.bids, run.pods, options, self.cache_host, self.cache_path, run.cat_dur)
 
     def _answer(
         self, run: _AuctionRun, query: Mapping[str, str] | None
@@ -993,6 +1025,8 @@ class AuctionService:
             # the AMP answer shows only the cached bids' targeting, the errors and the warnings
             return _amp_response(run.errors, run.warnings), len(run.bids), _amp_targeting(run.bids)
         response = self._response(run)
+        if run.pods is not None:
+            response["ext"]["prebid"]["pods"] = pods_summary(run.pods)
         nonbids = run.nonbids
         if nonbids:
             if setup.return_all:

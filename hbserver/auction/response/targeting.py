@@ -71,6 +71,7 @@ class TargetingOptions:
     warnings: tuple[Message, ...] = ()  # the prefix's (PBS-Go getTargetDataPrefix), for ext.warnings.general
     brand_category: BrandCategory | None = None  # includebrandcategory (hbserver.auction.response.category)
     category_buckets: Buckets | None = None  # the price buckets hb_pb_cat_dur starts with, with brand_category
+    top_n: int = 0  # includetopn (hbserver's): each imp's N best bids ranked (hbserver.auction.response.pod_targeting)
 
     @classmethod
     def from_request(
@@ -117,6 +118,7 @@ class TargetingOptions:
         media_granularity = parse_media_type_granularity(targeting.get("mediatypepricegranularity") or {})
         rounding = account.rounding if account is not None else "down"
         brand_category = BrandCategory.from_targeting(targeting)
+        top_n, top_n_warning = _top_n(targeting.get("includetopn"))
         return cls(
             granularity=granularity,
             media_granularity=media_granularity,
@@ -130,10 +132,24 @@ class TargetingOptions:
             extra=dict(extra or {}),
             rounding=rounding,
             max_key_length=truncate if truncate is not None and truncate > 0 else MAX_KEY_LENGTH,
-            warnings=(warning,) if warning is not None else (),
+            warnings=tuple(w for w in (warning, top_n_warning) if w is not None),
             brand_category=brand_category,
+            top_n=top_n,
             category_buckets=Buckets(granularity, media_granularity, rounding) if brand_category else None,
         )
+
+
+MAX_TOP_N = 10
+TOP_N_IGNORED = Message(10999, f"ext.prebid.targeting.includetopn must be an integer from 1 to {MAX_TOP_N}: ignored")
+
+
+def _top_n(value: Any) -> tuple[int, Message | None]:
+    """``includetopn`` (hbserver's own option): absent or null is off; anything but 1..10 is off with a warning."""
+    if value is None:
+        return 0, None
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_TOP_N:
+        return value, None
+    return 0, TOP_N_IGNORED
 
 
 _OPTIONS: dict[tuple[bytes, str, tuple[tuple[str, str], ...], tuple[Any, ...]], TargetingOptions] = {}
@@ -302,6 +318,32 @@ def apply_targeting(
             continue
         for bidder, bid in result.top_by_bidder.items():
             _target(bid, bidder, bid is winner, options, cache_host, cache_path, rounding, rand, cat_dur)
+
+
+def target_bid(
+    bid: AuctionBid,
+    code: str,
+    is_winner: bool,
+    options: TargetingOptions,
+    cache_host: str,
+    cache_path: str,
+    cat_dur: Mapping[str, str] | None = None,
+) -> None:
+    """One bid's keys as :func:`apply_targeting` writes them (used for pod slots, whose winners are
+    the pod's fill: :mod:`hbserver.auction.response.pod_targeting`)."""
+    _target(bid, code, is_winner, options, cache_host, cache_path, options.rounding, None, cat_dur)
+
+
+def targeting_values(
+    bid: AuctionBid, code: str, options: TargetingOptions, cache_host: str, cache_path: str,
+    cat_dur: Mapping[str, str] | None = None,
+) -> dict[str, str]:  # fmt: skip
+    """Value name (``pb``, ``bidder``, ``cache_id``...) -> value, as the bid's keys carry them."""
+    values = _values(bid, code, options, cache_host, cache_path, options.rounding, None)
+    if cat_dur:
+        own_id = bid.bid.get("id")
+        values["pb_cat_dur"] = cat_dur.get(own_id, "") if isinstance(own_id, str) else ""
+    return values
 
 
 def _multibid_targeting(
