@@ -17,6 +17,7 @@ from aiohttp import web
 
 from hbserver.adapters.params import validate_params
 from hbserver.analytics import Analytics, AnalyticsModule
+from hbserver.analytics.account_http import AccountCollectors
 from hbserver.analytics.file import FileModule
 from hbserver.analytics.http import HttpModule
 from hbserver.analytics.pbs_build import build_pbs_analytics
@@ -124,7 +125,10 @@ def build_analytics(config: Config, metrics: Metrics) -> Analytics:
             http.endpoint, metrics, batch_size=http.batch_size, flush_interval=http.flush_interval_seconds,
             buffer_size=http.buffer_size, shutdown_seconds=config.shutdown_timeout_seconds,
         ))
-    return Analytics(modules, build_pbs_analytics(config, metrics))
+    accounts = None
+    if config.analytics.account_http.enabled:  # the accounts' own collectors (account analytics.http)
+        accounts = AccountCollectors(config.analytics.account_http, metrics, config.shutdown_timeout_seconds)
+    return Analytics(modules, build_pbs_analytics(config, metrics), accounts)
 
 
 def create_app(

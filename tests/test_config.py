@@ -179,6 +179,7 @@ CONFIG_EXTENSIONS = (
     "tracing.",  # hbserver's own OpenTelemetry section (issue 46 item 6), keys after OTel's env variables
     "analytics.pubstack.",  # PBS-Go's pubstack analytics module (issue 46)
     "analytics.agma.",  # PBS-Go's agma analytics module (issue 46)
+    "analytics.account_http.",  # hbserver's own: bounds of the accounts' own collectors (issue 46 item 5)
     "account_defaults.settings.",  # PBS-Java's settings.geo_lookup
 )
 
@@ -302,6 +303,19 @@ PROBLEMS = [
      "analytics.http.flush_interval_seconds: must be > 0, got 0"),
     ({"analytics": {"http": {"buffer_size": 100}}},
      "analytics.http.buffer_size: must be at least analytics.http.batch_size (100 < 500)"),
+    ({"analytics": {"account_http": {"max_collectors": 0}}},
+     "analytics.account_http.max_collectors: must be >= 1, got 0"),
+    ({"analytics": {"account_http": {"max_queue_bytes": 10}}},
+     "analytics.account_http.max_queue_bytes: must be >= 1024, got 10"),
+    ({"analytics": {"account_http": {"max_batch_size": 0}}},
+     "analytics.account_http.max_batch_size: must be >= 1, got 0"),
+    ({"analytics": {"account_http": {"max_batch_bytes": 100}}},
+     "analytics.account_http.max_batch_bytes: must be >= 1024, got 100"),
+    ({"analytics": {"account_http": {"timeout_ms": 0}}}, "analytics.account_http.timeout_ms: must be >= 1, got 0"),
+    ({"account_defaults": {"analytics": {"http": {"url": "ftp://collector/x"}}}},
+     "account_defaults.analytics.http.url: not a URL: 'ftp://collector/x'"),
+    ({"account_defaults": {"analytics": {"http": {"sampling_rate": 2}}}},
+     "account_defaults.analytics.http.sampling_rate: must be between 0 and 1, got 2"),
     ({"metrics": {"prometheus": {"subsystem": "pbs server"}}},
      "metrics.prometheus.subsystem: not a valid Prometheus name: 'pbs server'"),
     ({"cache": {"redis": {"cluster": {"nodes": ["10.0.0.1:7000", "redis-2"]}}}},

@@ -16,6 +16,9 @@ format) do carry the request: each gets it through :func:`hbserver.analytics.pbs
 scrubbed as PBS-Go's ``evaluateActivities`` does and with ``ext.prebid.analytics`` narrowed to its
 own entry. The record carries what their objects are built from under :data:`SOURCE` (the auction's
 details, an event's account), taken out here before any module sees the record.
+
+Each account's own collector (account ``analytics.http``, host ``analytics.account_http``) is served by
+:class:`~hbserver.analytics.account_http.AccountCollectors`, handed the record and its source.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from hbserver.analytics.pbs import request_for
 from hbserver.analytics.records import SOURCE
 
 if TYPE_CHECKING:
+    from hbserver.analytics.account_http import AccountCollectors
     from hbserver.privacy.activity import ActivityControl
 
 log = logging.getLogger("hbserver.analytics")
@@ -65,12 +69,16 @@ class PbsModule(Protocol):
 
 class Analytics:
     """Fans records out to the enabled modules: hbserver's records to ``modules``, PBS-Go's objects
-    to ``pbs_modules``."""
+    to ``pbs_modules``, and each record whose account has a collector to ``accounts``."""
 
-    def __init__(self, modules: list[AnalyticsModule], pbs_modules: list[PbsModule] | None = None) -> None:
+    def __init__(
+        self, modules: list[AnalyticsModule], pbs_modules: list[PbsModule] | None = None,
+        accounts: AccountCollectors | None = None,
+    ) -> None:  # fmt: skip
         self.modules = list(modules)
         self.pbs_modules = list(pbs_modules or ())
-        self.enabled = bool(self.modules or self.pbs_modules)
+        self.accounts = accounts
+        self.enabled = bool(self.modules or self.pbs_modules or accounts is not None)
         # the name activity rules give each module: its ``component`` (PBS-Go's), else its name
         self._components = [(m, getattr(m, "component", m.name)) for m in self.modules]
 
@@ -80,6 +88,11 @@ class Analytics:
         source = record.pop(SOURCE, None)
         if self.pbs_modules:
             self._log_pbs(record, source, activities)
+        if self.accounts is not None and source is not None:
+            try:
+                self.accounts.log(record, source)
+            except Exception:  # a record that cannot be sent must not fail the request
+                log.exception("analytics module account_http could not take a %s record", record["event"])
         if activities is None:
             for module in self.modules:
                 module.log(record)
@@ -108,6 +121,11 @@ class Analytics:
             await pbs.start()
 
     async def close(self) -> None:
+        if self.accounts is not None:
+            try:
+                await self.accounts.close()
+            except Exception:
+                log.exception("analytics module account_http failed to close")
         for pbs in self.pbs_modules:
             try:
                 await pbs.close()

@@ -6,7 +6,9 @@ left waits in a queue of at most ``max_waiting`` batches for the one task that s
 time; a batch that finds the queue full is dropped. PBS-Go sends each batch once (no retry): a batch
 the collector refuses, or that cannot reach it, is dropped too. Every event dropped is counted in
 ``hbserver_analytics_dropped_events{module}``. :meth:`Batcher.close` sends the batch under way and
-the queue within the shutdown's time, and counts the rest as dropped.
+the queue within the shutdown's time, and counts the rest as dropped. ``release``, when given, is
+told the bytes of every event that leaves (sent, refused or dropped): a budget shared by several
+batchers (hbserver.analytics.account_http) is kept with it.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ class Batcher:
 
     def __init__(
         self, module: str, url: str, limits: Limits, send: Send, metrics: Metrics,
-        max_waiting: int = MAX_WAITING_BATCHES,
+        max_waiting: int = MAX_WAITING_BATCHES, release: Callable[[int], None] | None = None,
     ) -> None:  # fmt: skip
         if limits.count < 1 or limits.size < 1 or limits.timeout <= 0 or max_waiting < 1:
             raise ValueError("count, size, timeout and max_waiting must be positive")
@@ -59,6 +61,7 @@ class Batcher:
         self._closing = False
         self._tasks: list[asyncio.Task[None]] = []
         self._dropped = metrics.counter(metrics.analytics_dropped, module)
+        self._release = release
 
     def push(self, event: bytes) -> bool:
         """Buffer one event (no I/O); False when it was dropped (closing)."""
@@ -80,6 +83,7 @@ class Batcher:
             log.warning("analytics module %s: %d batches wait already; %d events dropped",
                         self.module, len(self._waiting), len(batch))  # fmt: skip
             self._dropped.inc(len(batch))
+            self._released(batch)
             return
         self._waiting.append((self.url, batch))
         self._wakeup.set()
@@ -104,15 +108,21 @@ class Batcher:
                 continue
             await self._deliver(*self._waiting.popleft())
 
+    def _released(self, batch: list[bytes]) -> None:
+        if self._release is not None:
+            self._release(sum(map(len, batch)))
+
     async def _deliver(self, url: str, batch: list[bytes]) -> None:
         try:
             taken = await self._send(url, batch)
         except asyncio.CancelledError:  # shutdown's time is up: this batch is lost
             self._dropped.inc(len(batch))
+            self._released(batch)
             raise
         except Exception:
             log.exception("analytics module %s: a batch could not be sent", self.module)
             taken = False
+        self._released(batch)
         if not taken:
             self._dropped.inc(len(batch))
 
@@ -134,6 +144,8 @@ class Batcher:
         if left:
             log.warning("analytics module %s: %d events not sent by shutdown", self.module, left)
             self._dropped.inc(left)
+            for _, batch in self._waiting:
+                self._released(batch)
             self._waiting.clear()
 
 

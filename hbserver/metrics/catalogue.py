@@ -35,7 +35,7 @@ LABEL_VALUES = {
     "banner": "true, false", "video": "true, false", "audio": "true, false", "native": "true, false",
     "endpoint": "route, or other",
     "store": "memory, redis, remote",
-    "module": "file, http, pubstack, agma",
+    "module": "file, http, pubstack, agma, account_http",
     "generation": "0, 1, 2",
     "spec": "v2, v3",
     "result": "ok, err, fallback, missing",

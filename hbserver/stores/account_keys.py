@@ -392,6 +392,20 @@ MEANINGS: dict[str, str] = {
     "vtrack.ttl": "PBS-Java's: caps each `/vtrack` put's TTL, or sets it when the put has none (0 = no cap)",
     "analytics.auction_events": "PBS-Java's: `{channel: bool}` (`pbjs` = `web`); when set, a request without "
                                 "`ext.prebid.events` gets event URLs only if its channel is `true` here",
+    "analytics.http.url": "hbserver's own: the account's analytics collector; its records (auction, amp, "
+                          "notification) are POSTed there as JSON arrays (`\"\"` = none; only `http`/`https`, "
+                          "else the account is malformed; used when the host's `analytics.account_http.enabled`); "
+                          "see Per-account analytics",
+    "analytics.http.headers": "hbserver's own: headers sent with each POST to the collector (at most 16; not "
+                              "`Content-Type`, `Content-Length`, `Content-Encoding`, `Host`)",
+    "analytics.http.batch_size": "hbserver's own: records per POST (at most the host's "
+                                 "`analytics.account_http.max_batch_size`)",
+    "analytics.http.flush_interval_ms": "hbserver's own: a batch under way leaves at least this often (>= 100)",
+    "analytics.http.sampling_rate": "hbserver's own: the share of the account's records sent (0-1)",
+    "analytics.http.gvl_vendor_id": "hbserver's own: the collector's TCF vendor id, checked for purpose 7 "
+                                    "(measure ad performance) when GDPR applies (0 = none: only a "
+                                    "`gdpr.purpose7` that enforces nothing, or a `vendor_exceptions` entry "
+                                    "`account_http`, lets records go)",
     "debug_allow": "`false` ignores a request's debug flag (no `ext.debug` in the answer)",
     "auction.impression_limit": "PBS-Java's: only the first N imps of a request go to auction, with a warning "
                                 "(0 = all)",
