@@ -7,6 +7,7 @@ import asyncio
 import logging
 import os
 import sys
+from typing import Any
 
 from hbserver import __version__
 from hbserver.config import Config, ConfigError, dump_yaml, load_config
@@ -116,6 +117,29 @@ class _Files:
         return self.files.get(account_id)
 
 
+class _Uncounted:
+    """The counters an AccountStore touches, counting nothing. The start-up check of the account files
+    runs before the server prepares ``PROMETHEUS_MULTIPROC_DIR``: real metrics would create this
+    process's metric files there first (or fail, the directory not being there yet)."""
+
+    @property
+    def account_cache(self) -> _Uncounted:
+        return self
+
+    @property
+    def account_fetch_errors(self) -> _Uncounted:
+        return self
+
+    def counter(self, *_labels: Any) -> _Uncounted:
+        return self
+
+    def labels(self, *_labels: Any) -> _Uncounted:
+        return self
+
+    def inc(self, _amount: float = 1) -> None:
+        return None
+
+
 def account_file_findings(config: Config) -> tuple[list[str], list[str]]:
     """(problems, warnings) of every ``accounts/*.json`` of the filesystem store, one line each.
 
@@ -127,7 +151,6 @@ def account_file_findings(config: Config) -> tuple[list[str], list[str]]:
     folder = os.path.join(filesystem.directorypath, "accounts")
     if not filesystem.enabled or not os.path.isdir(folder):
         return [], []
-    from hbserver.metrics import Metrics
     from hbserver.stores.accounts import AccountError, AccountStore
     from hbserver.stores.filesystem import MAX_FILE_BYTES
 
@@ -147,7 +170,7 @@ def account_file_findings(config: Config) -> tuple[list[str], list[str]]:
             problems.append(f"{path}: larger than {MAX_FILE_BYTES} bytes")
             continue
         files[name.removesuffix(".json")] = data
-    store = AccountStore(config.account_defaults, _Files(files), Metrics())
+    store = AccountStore(config.account_defaults, _Files(files), _Uncounted())  # type: ignore[arg-type]
 
     async def load_all() -> None:
         for account_id in files:
