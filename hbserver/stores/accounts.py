@@ -14,17 +14,20 @@ import asyncio
 import logging
 import weakref
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
 from hbserver.config import AccountSettings, account_settings_problems, build, deep_merge, to_plain
 from hbserver.logsetup import REPEAT_KEY
-from hbserver.metrics import Metrics
 from hbserver.privacy.activity import ActivityConfigError, ActivityControl
 from hbserver.stores.account_aliases import normalise
 from hbserver.stores.account_keys import check_account_keys
 from hbserver.stores.lru import LRUCache
+
+if TYPE_CHECKING:  # hbserver.metrics fixes prometheus-client's mode when imported: the start-up account
+    # check (hbserver.cli) reads accounts before the supervisor sets PROMETHEUS_MULTIPROC_DIR
+    from hbserver.metrics import Metrics
 
 log = logging.getLogger("hbserver.accounts")
 
