@@ -1689,33 +1689,9 @@ def account_settings_problems(settings: AccountSettings) -> list[str]:
 
 
 def _cross_checks(config: Config) -> list[str]:
-    from hbserver.bidders import BUILTIN_ADAPTERS, BUILTIN_ALIASES, BUILTIN_CODES
-    from hbserver.privacy.activity import ActivityConfigError, ActivityControl
-
-    problems = []
-    try:
-        from hbserver.stores.accounts import eid_transition
-
-        privacy = config.account_defaults.privacy
-        ActivityControl.from_config(eid_transition(config.account_defaults), privacy.modules)
-    except ActivityConfigError as exc:
-        problems.append(f"account_defaults.{exc.section}: {exc}")
-    problems.extend(f"account_defaults.{p}" for p in account_settings_problems(config.account_defaults))
-    bidder_tmax = config.auction.biddertmax
-    if bidder_tmax.max and bidder_tmax.max < bidder_tmax.min:  # PBS-Java's TimeoutResolver refuses it too
-        problems.append(
-            f"auction.biddertmax.max: must not be below auction.biddertmax.min ({bidder_tmax.max} < {bidder_tmax.min})"
-        )
-    if config.auction_timeouts_ms.default > config.auction_timeouts_ms.max:
-        problems.append(
-            f"auction_timeouts_ms.default: must not exceed auction_timeouts_ms.max "
-            f"({config.auction_timeouts_ms.default} > {config.auction_timeouts_ms.max})"
-        )
-    if config.cache.default_ttl_seconds > config.cache.max_ttl_seconds:
-        problems.append(
-            f"cache.default_ttl_seconds: must not exceed cache.max_ttl_seconds "
-            f"({config.cache.default_ttl_seconds} > {config.cache.max_ttl_seconds})"
-        )
+    """Problems no single key shows: keys that must agree with others, aliases and sections as a whole."""
+    problems = _account_defaults_problems(config)
+    problems.extend(_bound_problems(config))
     if config.cache.store == "remote" and not config.cache.remote.url:
         problems.append("cache.remote.url: required when cache.store is remote")
     video_files = config.stored_video_req.filesystem
@@ -1727,21 +1703,54 @@ def _cross_checks(config: Config) -> list[str]:
     if config.admin.port and config.admin.port == config.port:
         problems.append(f"admin.port: must differ from port ({config.port}); 0 keeps the admin endpoints on it")
     problems.extend(_invalidation_problems(config))
-    if config.analytics.http.buffer_size < config.analytics.http.batch_size:
-        problems.append(
-            f"analytics.http.buffer_size: must be at least analytics.http.batch_size "
-            f"({config.analytics.http.buffer_size} < {config.analytics.http.batch_size})"
-        )
     if config.analytics.agma.enabled and not config.analytics.agma.accounts:
         problems.append("analytics.agma.accounts: configure at least one account when analytics.agma.enabled is on")
-    tracing = config.tracing
-    if tracing.max_export_batch_size > tracing.max_queue_size:
-        problems.append(
-            f"tracing.max_export_batch_size: must not exceed tracing.max_queue_size "
-            f"({tracing.max_export_batch_size} > {tracing.max_queue_size})"
-        )
-    if config.amp.timeout_adjustment_ms >= config.amp.default_timeout_ms:
-        problems.append("amp.timeout_adjustment_ms: must be less than amp.default_timeout_ms")
+    problems.extend(_adapter_problems(config))
+    problems.extend(_hooks_problems(config.hooks))
+    problems.extend(_stored_database_problems(config.stored_requests.database))
+    return problems
+
+
+def _account_defaults_problems(config: Config) -> list[str]:
+    from hbserver.privacy.activity import ActivityConfigError, ActivityControl
+    from hbserver.stores.accounts import eid_transition
+
+    problems = []
+    try:
+        privacy = config.account_defaults.privacy
+        ActivityControl.from_config(eid_transition(config.account_defaults), privacy.modules)
+    except ActivityConfigError as exc:
+        problems.append(f"account_defaults.{exc.section}: {exc}")
+    problems.extend(f"account_defaults.{p}" for p in account_settings_problems(config.account_defaults))
+    return problems
+
+
+def _bound_problems(config: Config) -> list[str]:
+    """Keys one of which bounds the other."""
+    tmax, timeouts, cache = config.auction.biddertmax, config.auction_timeouts_ms, config.cache
+    http, tracing, amp = config.analytics.http, config.tracing, config.amp
+    checks = [  # PBS-Java's TimeoutResolver refuses a biddertmax.max below its min too
+        (bool(tmax.max) and tmax.max < tmax.min,
+         f"auction.biddertmax.max: must not be below auction.biddertmax.min ({tmax.max} < {tmax.min})"),
+        (timeouts.default > timeouts.max, "auction_timeouts_ms.default: must not exceed auction_timeouts_ms.max "
+         f"({timeouts.default} > {timeouts.max})"),
+        (cache.default_ttl_seconds > cache.max_ttl_seconds, "cache.default_ttl_seconds: must not exceed "
+         f"cache.max_ttl_seconds ({cache.default_ttl_seconds} > {cache.max_ttl_seconds})"),
+        (http.buffer_size < http.batch_size, "analytics.http.buffer_size: must be at least "
+         f"analytics.http.batch_size ({http.buffer_size} < {http.batch_size})"),
+        (tracing.max_export_batch_size > tracing.max_queue_size, "tracing.max_export_batch_size: must not exceed "
+         f"tracing.max_queue_size ({tracing.max_export_batch_size} > {tracing.max_queue_size})"),
+        (amp.timeout_adjustment_ms >= amp.default_timeout_ms,
+         "amp.timeout_adjustment_ms: must be less than amp.default_timeout_ms"),
+    ]  # fmt: skip
+    return [text for failed, text in checks if failed]
+
+
+def _adapter_problems(config: Config) -> list[str]:
+    """``adapters.<code>``: a code that is not built in must be an alias of a built-in adapter."""
+    from hbserver.bidders import BUILTIN_ADAPTERS, BUILTIN_ALIASES, BUILTIN_CODES
+
+    problems = []
     for code, adapter in config.adapters.items():
         key = f"adapters.{code}"
         if adapter.alias_of:
@@ -1755,8 +1764,6 @@ def _cross_checks(config: Config) -> list[str]:
                 problems.append(f"{key}.alias_of: {code!r} is a built-in bidder and cannot be an alias")
         elif code not in BUILTIN_CODES:
             problems.append(f"{key}: unknown bidder; a code that is not built in needs alias_of")
-    problems.extend(_hooks_problems(config.hooks))
-    problems.extend(_stored_database_problems(config.stored_requests.database))
     return problems
 
 

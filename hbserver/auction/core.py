@@ -198,6 +198,17 @@ class AuctionResult:
     hooks: HookExecutor | None = None  # the request's hooks, when any ran or remain (exitpoint)
 
 
+def _set_cache_ids(slots: list[tuple[AuctionBid, str]], keys: list[str], custom: CustomKeys | None) -> None:
+    """Each cached bid's key: its JSON's, its VAST's (of a competitive-exclusion key, the uuid alone)."""
+    for (bid, kind), key in zip(slots, keys, strict=False):
+        if kind == "json":
+            bid.cache_id = key
+        elif custom is not None and key.endswith(custom.uuid):
+            bid.vast_cache_id = custom.uuid  # PBS-Go: "omit the pb_cat_dur_ portion of cache ID"
+        else:
+            bid.vast_cache_id = key
+
+
 def _fill_details(
     details: AuctionDetails, run: _AuctionRun, response: dict[str, Any], amp_targeting: dict[str, str] | None
 ) -> None:
@@ -658,17 +669,7 @@ class AuctionService:
             outcomes = await self._call_bidders(run, bidder_requests)
             for outcome in outcomes:
                 self._accept(run, outcome)
-        returned = bool(run.bids)  # PBS-Go's anyBidsReturned
-        if run.setup.floors_on and run.bids:
-            self._enforce_floors(run)
-        targeting = run.setup.targeting
-        if returned and targeting is not None and targeting.brand_category is not None:
-            self._map_categories(run)
-        if run.bids:
-            self._enforce_dsa(run)
-        rules = self.bid_rules.of(run.account.settings.validations) if run.bids else None
-        if rules is not None:  # None: every validation is skip (the default)
-            self._validate_bids(run, rules)
+        self._check_bids(run)
         if hooks is not None:
             run.bids = await hookpoints.all_processed_bids(hooks, run.bids, run.request, run.nonbids, run.errors)
         pods = read_pods(run.request["imp"])  # None without pods: a look at each video's podid and poddur
@@ -892,6 +893,20 @@ class AuctionService:
                 run.details.late_rejections[id(rejection.bid)] = warning
         for text in bid_floors.errors:
             run.errors.setdefault("prebid", []).append({"code": FLOOR_ERROR_CODE, "message": text})
+
+    def _check_bids(self, run: _AuctionRun) -> None:
+        """Stage 5: floors enforced, the category rules, DSA, the bid validations (PBS-Go's order)."""
+        returned = bool(run.bids)  # PBS-Go's anyBidsReturned
+        if run.setup.floors_on and run.bids:
+            self._enforce_floors(run)
+        targeting = run.setup.targeting
+        if returned and targeting is not None and targeting.brand_category is not None:
+            self._map_categories(run)
+        if run.bids:
+            self._enforce_dsa(run)
+        rules = self.bid_rules.of(run.account.settings.validations) if run.bids else None
+        if rules is not None:  # None: every validation is skip (the default)
+            self._validate_bids(run, rules)
 
     def _map_categories(self, run: _AuctionRun) -> None:
         """Stage 5b: includebrandcategory's category rules (:mod:`hbserver.auction.response.category`), in
@@ -1389,13 +1404,7 @@ class AuctionService:
             keys = await self.cache.put_many(items, timeout)
         except CacheStoreError as exc:
             return f"Error sending the request to Prebid Cache: {exc}"
-        for (bid, kind), key in zip(slots, keys, strict=False):
-            if kind == "json":
-                bid.cache_id = key
-            elif custom is not None and key.endswith(custom.uuid):
-                bid.vast_cache_id = custom.uuid  # PBS-Go: "omit the pb_cat_dur_ portion of cache ID"
-            else:
-                bid.vast_cache_id = key
+        _set_cache_ids(slots, keys, custom)
         return ""
 
     def _cache_ttls(

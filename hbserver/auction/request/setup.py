@@ -90,17 +90,8 @@ def auction_setup(
     adjustments, adjustment_warnings = BidAdjustments.from_request(prebid, settings.bidadjustments, request["imp"])
     floors_on = floors_enabled and (settings.price_floors.enabled or request_has_floors(request))
 
-    warnings: dict[str, list[Message]] = {"general": list(validated.warnings)}
-    for name, items in validated.bidder_warnings.items():
-        warnings.setdefault(name, []).extend(items)
-    general = warnings["general"]
-    if debug_requested and not debug:
-        general.append(Message(WarningCode.ACCOUNT_DEBUG_DISABLED, "debug turned off for account"))
-    general.extend(Message(WarningCode.MULTIBID, text) for text in multibid_warnings)
-    if targeting is not None and targeting.warnings:
-        general.extend(targeting.warnings)
-    for key, message in adjustment_warnings:
-        warnings.setdefault(key, []).append(message)
+    warnings = _setup_warnings(validated, debug_requested and not debug, multibid_warnings, targeting,
+                               adjustment_warnings)  # fmt: skip
     return AuctionSetup(
         prebid=prebid,
         multibid=multibid,
@@ -118,9 +109,32 @@ def auction_setup(
         adjustments=adjustments,
         imp_ids=frozenset(imp["id"] for imp in request["imp"]),
         floors_on=floors_on,
-        warnings=tuple((key, tuple(items)) for key, items in warnings.items()),
+        warnings=warnings,
         account_targeting=account_keys,
     )
+
+
+def _setup_warnings(
+    validated: Validated,
+    debug_refused: bool,
+    multibid_warnings: list[str],
+    targeting: TargetingOptions | None,
+    adjustment_warnings: list[tuple[str, Message]],
+) -> tuple[tuple[str, tuple[Message, ...]], ...]:
+    """The set-up's warnings by bidder (``general`` first): validation's, debug refused by the account,
+    multibid's, targeting's and the bid adjustments'."""
+    warnings: dict[str, list[Message]] = {"general": list(validated.warnings)}
+    for name, items in validated.bidder_warnings.items():
+        warnings.setdefault(name, []).extend(items)
+    general = warnings["general"]
+    if debug_refused:
+        general.append(Message(WarningCode.ACCOUNT_DEBUG_DISABLED, "debug turned off for account"))
+    general.extend(Message(WarningCode.MULTIBID, text) for text in multibid_warnings)
+    if targeting is not None and targeting.warnings:
+        general.extend(targeting.warnings)
+    for key, message in adjustment_warnings:
+        warnings.setdefault(key, []).append(message)
+    return tuple((key, tuple(items)) for key, items in warnings.items())
 
 
 def _targeting(
