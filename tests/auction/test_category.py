@@ -376,6 +376,26 @@ def test_load_refuses_a_broken_table(tmp_path: Path) -> None:
         CategoryTables.load(tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"IAB1-1": "404"}', {"IAB1-1": "404"}),  # hbserver's own form
+        ('{"IAB1-1": {"id": "404", "name": "Publishing"}}', {"IAB1-1": "404"}),  # PBS-Go's file fetcher's
+        ('{"IAB1-1": {"name": "Publishing"}}', {"IAB1-1": ""}),
+        ('{"IAB1-1": 404}', ValueError),
+        ('["IAB1-1"]', ValueError),
+    ],
+)
+def test_load_reads_either_table_form(tmp_path: Path, text: str, expected: object) -> None:
+    (tmp_path / "freewheel").mkdir()
+    (tmp_path / "freewheel" / "freewheel.json").write_text(text)
+    if expected is ValueError:
+        with pytest.raises(ValueError, match="not an object of ids"):
+            CategoryTables.load(tmp_path)
+    else:
+        assert CategoryTables.load(tmp_path).tables == {"freewheel": {"freewheel": expected}}
+
+
 def test_load_refuses_a_missing_directory(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="category mapping tables not found"):
         CategoryTables.load(tmp_path / "gone")

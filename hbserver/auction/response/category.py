@@ -138,9 +138,10 @@ def _table(file: Traversable) -> dict[str, str]:
         data = orjson.loads(file.read_bytes())
     except orjson.JSONDecodeError as exc:
         raise ValueError(f"category mapping {file.name}: {exc}") from None
-    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
-        raise ValueError(f"category mapping {file.name}: not an object of {{id, name}} objects")
-    return {iab: str(entry.get("id") or "") for iab, entry in data.items()}
+    if not isinstance(data, dict) or not all(isinstance(v, dict | str) for v in data.values()):
+        raise ValueError(f"category mapping {file.name}: not an object of ids or of {{id, name}} objects")
+    # hbserver's own tables: IAB code -> id; PBS-Go's file fetcher's: IAB code -> {id, name}
+    return {iab: entry if isinstance(entry, str) else str(entry.get("id") or "") for iab, entry in data.items()}
 
 
 @dataclass(slots=True)
