@@ -11,9 +11,11 @@ import orjson
 import pytest
 
 from hbserver.bidders.registry import build_registry
-from hbserver.config import Config
+from hbserver.config import Config, load_config
 from hbserver.endpoints.cookie_sync import effective_limit
+from hbserver.privacy.activity import ActivityControl
 from hbserver.usersync.cookie import UidEntry, UidsCookie, encode_cookie
+from hbserver.usersync.privacy import PrivacyRequestError
 from tests.conftest import write_account
 
 SYNC = {"redirect": {"url": "https://sync.test/s?r={{.RedirectURL}}", "user_macro": "$UID"}}
@@ -433,26 +435,80 @@ def test_parsed_bodies_are_kept_by_their_bytes_and_bounded(monkeypatch):
         assert len(cookie_sync._parsed) <= 3
     assert cookie_sync.parse_request_cached(b'{"limit":4}').limit == 4
     kept = dict(cookie_sync._parsed)
-    consent = b'{"gdpr":1,"gdpr_consent":"CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA"}'
-    for per_user in (consent, b'{"gpp":"DBABMA~x"}'):
-        parsed = cookie_sync.parse_request_cached(per_user)  # each user's own string: never kept
-        assert parsed == cookie_sync.parse_request(per_user) and parsed.gdpr_consent + parsed.gpp
+    per_user = b'{"gpp":"DBABMA~x"}'
+    parsed = cookie_sync.parse_request_cached(per_user)  # each user's own string: never kept
+    assert parsed == cookie_sync.parse_request(per_user) and parsed.gpp
     assert cookie_sync._parsed == kept
 
 
-def test_evaluations_and_choices_are_shared_values_and_bounded(monkeypatch):
-    from hbserver.usersync import chooser
+def test_a_body_with_a_consent_is_kept_without_it(monkeypatch):
+    """Bodies alike but for their TC strings share one kept parse, each with its own string."""
+    from hbserver.endpoints import cookie_sync
 
-    monkeypatch.setattr(chooser, "_evaluations", {})
-    monkeypatch.setattr(chooser, "_INTERNED_LIMIT", 4)
-    registry = build_registry(Config())
-    names = [f"unknown{n}" for n in range(10)]
-    _, evaluations = chooser.choose(names, 0, registry, UidsCookie(), datetime.now(UTC), chooser.NO_FILTERS, None)
-    assert [e.bidder for e in evaluations] == names
-    assert {e.status for e in evaluations} == {chooser.Status.UNKNOWN_BIDDER}
-    assert len(chooser._evaluations) <= 4
-    _, again = chooser.choose(names[-1:], 0, registry, UidsCookie(), datetime.now(UTC), chooser.NO_FILTERS, None)
-    assert again[0] is evaluations[-1]  # the same value, made once
+    monkeypatch.setattr(cookie_sync, "_parsed", {})
+    bodies = [b'{"bidders": ["alpha"], "gdpr": 1, "gdpr_consent" : "%s", "limit": 2}' % c.encode()
+              for c in (TCF, TCF + "x", "", TCF + ".YAAAAAAAAAA")]
+    shared = set()
+    for body in bodies * 2:
+        request, kept = cookie_sync.parse_shared(body)
+        assert request == cookie_sync.parse_request(body)
+        shared.add(id(kept))
+    assert len(shared) == 1 and len(cookie_sync._parsed) == 1
+
+
+CUT_BODIES = [
+    b'{"gdpr_consent":"a\\u0041"}',  # an escape: not cut
+    b'{"gdpr_consent":"a b"}',  # not a TC string's bytes
+    b'{"gdpr_consent":"a","gdpr_consent":"b"}',  # twice
+    b'{"x":{"gdpr_consent":"a"},"gdpr_consent":"a"}',
+    b'{"x":{"gdpr_consent":"a"}}',  # not the top-level field
+    b'{"x":"\\"gdpr_consent\\":\\"a","gdpr_consent":"a"}',
+    b'{"x":"y","gdpr_consent":"a","z":"gdpr_consent"}',
+    b'{"gdpr_consent":5}',
+    b'{"gdpr_consent":"a"',  # malformed
+    b'{"gdpr_consent":"a", "gdpr": 5}',  # refused
+    b'{"gdpr_consent":"\xff"}',
+    b'{"gdpr_consent":"a"}',
+]
+
+
+@pytest.mark.parametrize("body", CUT_BODIES)
+def test_a_consent_body_reads_as_parse_request_reads_it(monkeypatch, body):
+    from hbserver.endpoints import cookie_sync
+
+    def outcome(parse, data):
+        try:
+            return parse(data)
+        except cookie_sync.BadRequest as exc:
+            return str(exc)
+
+    monkeypatch.setattr(cookie_sync, "_parsed", {})
+    for variant in (body, body.replace(b'"a"', b'"CPX-x.y_z~0"'), body.replace(b'"a"', b'""'), body):
+        assert outcome(cookie_sync.parse_request_cached, variant) == outcome(cookie_sync.parse_request, variant)
+
+
+def test_plans_and_candidate_sets_are_kept_and_bounded(monkeypatch):
+    """A plan per (kept parse, account, consent given or not); the chooser's candidates per account
+    and privacy facts; both emptied when full."""
+    from hbserver.endpoints import cookie_sync
+    from hbserver.stores.accounts import Account
+
+    monkeypatch.setattr(cookie_sync, "PLAN_CACHE_SIZE", 3)
+    monkeypatch.setattr(cookie_sync, "_parsed", {})
+    endpoint, _ = _entry_endpoint(monkeypatch, 3)
+    account = Account("", load_config(environ={}, overrides={}).account_defaults, ActivityControl())
+    for n in range(10):
+        body = b'{"bidders":["alpha"],"limit":%d,"gdpr":1,"gdpr_consent":"%s"}' % (n, TCF.encode())
+        request, shared = cookie_sync.parse_shared(body)
+        plan = endpoint._plan(request, account, shared)
+        assert endpoint._plan(request, account, shared) is plan and plan.limit == n
+        assert len(endpoint._plans) <= 3 and len(endpoint._candidate_sets) == 1
+        with pytest.raises(PrivacyRequestError):  # a plan of its own, and that one refuses it
+            endpoint._plan(request._replace(gdpr_consent=""), account, shared)
+    for n in range(5):  # every request its own US Privacy string: candidates stay one set (no CCPA)
+        request, shared = cookie_sync.parse_shared(b'{"us_privacy":"1YN%d"}' % n)
+        endpoint._plan(request, account, shared)
+    assert len(endpoint._candidate_sets) <= 3
 
 
 CDEP_ON = {"privacy": {"privacysandbox": {"cookiedeprecation": {"enabled": True, "ttlsec": 60}}}}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import Any, NamedTuple
 
 import orjson
@@ -18,15 +19,16 @@ from aiohttp import hdrs, web
 
 from hbserver.analytics import Analytics
 from hbserver.analytics.records import cookie_sync_record
-from hbserver.bidders.registry import Bidder
 from hbserver.config import AccountCookieSync
 from hbserver.metrics import Metrics, PendingCounter
 from hbserver.privacy.sandbox import RECEIVE_COOKIE_DEPRECATION, receive_cookie_deprecation
 from hbserver.privacy.tcf2 import ConsentError
+from hbserver.privacy.tcf_policy import TcfPolicy
 from hbserver.stores.accounts import Account, AccountError, AccountStore
 from hbserver.usersync.chooser import (
     NO_FILTERS,
     BidderFilter,
+    Candidates,
     Chosen,
     Evaluation,
     Shuffle,
@@ -74,7 +76,6 @@ class CookieSyncRequest(NamedTuple):
 
     bidders: tuple[str, ...] = ()
     gdpr: int | None = None
-    gdpr_consent: str = ""
     us_privacy: str = ""
     gpp: str = ""
     gpp_sid: str = ""
@@ -83,6 +84,7 @@ class CookieSyncRequest(NamedTuple):
     account: str = ""
     filters: SyncFilters = NO_FILTERS
     debug: bool = False
+    gdpr_consent: str = ""  # last: _parse_cut swaps it in
 
 
 def without_iframes(filters: SyncFilters, disabled: list[str]) -> SyncFilters:
@@ -145,31 +147,82 @@ def _parse_filter(value: Any, name: str) -> BidderFilter:
 # Parsed bodies by their bytes: Prebid.js sends the same body from every page of a site (the
 # bidders, the limit, often the same privacy fields), so most requests repeat one seen before.
 # Shared, so never changed after parsing; bounded (emptied when full), and only small bodies.
-# Not a body with a consent or GPP string: each user's is their own, so such a body never comes
-# back, and keeping it (hashing, inserting, emptying) cost about a fifth of its parse, measured
-# on cookie_sync_varied's bodies; a byte search costs a hundredth.
+# A body with a consent string is kept by its bytes with the string cut out (each user's string
+# is their own, the rest repeats), when cutting it is safe: see _parse_cut. Not a body with a GPP
+# string: each user's is their own and may hold the consent, so such a body never comes back.
 PARSED_CACHE_SIZE = 1024
 MAX_CACHED_BODY_BYTES = 2048
 _PER_USER_KEYS = (b'_consent"', b'"gpp"')
+_CONSENT_KEY = b'"gdpr_consent"'
+_CONSENT_FIELD = re.compile(rb'"gdpr_consent"[ \t\n\r]*:[ \t\n\r]*"').search  # JSON's whitespace
+# A consent string of these bytes is written into JSON as it is and, in a string, reads the same
+# whatever surrounds it (TC strings are base64url segments joined by '.').
+_VERBATIM_BYTES = re.compile(rb"[A-Za-z0-9._~-]*").fullmatch
 _parsed: dict[bytes, CookieSyncRequest] = {}
+_new_request = tuple.__new__
 
 
 def parse_request_cached(body: bytes) -> CookieSyncRequest:
     """:func:`parse_request`, kept for a body seen before (a refused body is parsed each time)."""
-    if (
-        body.__class__ is not bytes
-        or len(body) > MAX_CACHED_BODY_BYTES
-        or _PER_USER_KEYS[0] in body
-        or _PER_USER_KEYS[1] in body
-    ):
-        return parse_request(body)
+    return parse_shared(body)[0]
+
+
+def parse_shared(body: bytes) -> tuple[CookieSyncRequest, CookieSyncRequest | None]:
+    """The request, and the kept parse it comes from: itself, or (for a body seen before but for its
+    consent string) the parse of that earlier body; None when nothing was kept for this body."""
+    if body.__class__ is not bytes or _PER_USER_KEYS[1] in body:
+        return parse_request(body), None
+    if _PER_USER_KEYS[0] in body:
+        return _parse_cut(body)
+    if len(body) > MAX_CACHED_BODY_BYTES:
+        return parse_request(body), None
     parsed = _parsed.get(body)
     if parsed is None:
         parsed = parse_request(body)
-        if len(_parsed) >= PARSED_CACHE_SIZE:
-            _parsed.clear()
-        _parsed[body] = parsed
-    return parsed
+        _keep(body, parsed)
+    return parsed, parsed
+
+
+def _keep(key: bytes, parsed: CookieSyncRequest) -> None:
+    if len(_parsed) >= PARSED_CACHE_SIZE:
+        _parsed.clear()
+    _parsed[key] = parsed
+
+
+def _parse_cut(body: bytes) -> tuple[CookieSyncRequest, CookieSyncRequest | None]:
+    """:func:`parse_shared` of a body with a ``gdpr_consent``, kept by the body without the string.
+
+    Only for a body with no backslash (so every quote delimits a string), one ``"gdpr_consent"``
+    token, found at a string's start and followed by ``:`` and a string, and a value of
+    :data:`_VERBATIM_BYTES`: then two bodies with the same bytes around the value read alike but for
+    that value (which the first parse shows is the top-level ``gdpr_consent``, when not empty). Those bytes are the
+    key, so a key found kept passed the checks of its own (the value cannot change them)."""
+    field = _CONSENT_FIELD(body)
+    if field is None:
+        return parse_request(body), None
+    start = field.end()
+    end = body.find(b'"', start)
+    if end < 0 or not _VERBATIM_BYTES(body, start, end):
+        return parse_request(body), None
+    key = body[:start] + body[end:]
+    consent = body[start:end].decode()
+    shared = _parsed.get(key)
+    if shared is not None:
+        if consent == shared.gdpr_consent:
+            return shared, shared
+        return _new_request(CookieSyncRequest, (*shared[:-1], consent)), shared
+    parsed = parse_request(body)
+    if (
+        len(key) <= MAX_CACHED_BODY_BYTES
+        and b"\\" not in key
+        and key.count(_CONSENT_KEY) == 1
+        and not key.count(b'"', 0, field.start()) % 2
+        and consent  # an empty one would match a missing top-level field
+        and parsed.gdpr_consent == consent  # the top-level field (else: never kept)
+    ):
+        _keep(key, parsed)
+        return parsed, parsed
+    return parsed, None
 
 
 def parse_request(body: bytes) -> CookieSyncRequest:
@@ -231,7 +284,6 @@ def parse_request(body: bytes) -> CookieSyncRequest:
     return CookieSyncRequest(
         tuple(bidders),
         gdpr,
-        consent if consent.__class__ is str else _string(consent, "gdpr_consent"),
         us_privacy if us_privacy.__class__ is str else _string(us_privacy, "us_privacy"),
         gpp if gpp.__class__ is str else _string(gpp, "gpp"),
         gpp_sid if gpp_sid.__class__ is str else _string(gpp_sid, "gpp_sid"),
@@ -240,6 +292,7 @@ def parse_request(body: bytes) -> CookieSyncRequest:
         account if account.__class__ is str else _string(account, "account"),
         filters,
         debug if debug.__class__ is bool else bool(_flag(debug, "debug")),
+        consent if consent.__class__ is str else _string(consent, "gdpr_consent"),
     )
 
 
@@ -251,6 +304,35 @@ def effective_limit(requested: int | None, default_limit: int, max_limit: int) -
     if max_limit > 0 and (limit == 0 or limit > max_limit):
         limit = max_limit
     return limit
+
+
+# Plans kept per endpoint (by shared parse and account), and candidate sets (by account, filters and
+# privacy facts): emptied when full.
+PLAN_CACHE_SIZE = 1024
+
+
+class _Plan:
+    """What one kind of request of one account needs but the cookie, the consent string and the
+    shuffle: made once per shared parse (see :func:`parse_shared`) and account. ``privacy`` is the
+    first such request's (its consent string is that request's own)."""
+
+    __slots__ = ("account", "candidates", "coop", "groups", "groups_only", "limit", "policy", "privacy",
+                 "requested", "shared")
+
+    def __init__(
+        self, account: Account, privacy: SyncPrivacy, limit: int, coop: bool, groups: list[list[str]],
+        groups_only: bool, requested: tuple[str, ...], policy: TcfPolicy | None, candidates: Candidates,
+    ) -> None:
+        self.account = account
+        self.privacy = privacy
+        self.limit = limit
+        self.coop = coop
+        self.groups = groups
+        self.groups_only = groups_only
+        self.requested = requested
+        self.policy = policy  # the account's TCF policy when GDPR applies, else None
+        self.candidates = candidates
+        self.shared: CookieSyncRequest | None = None
 
 
 class CookieSyncEndpoint:
@@ -273,6 +355,8 @@ class CookieSyncEndpoint:
         self.note_account = note_account  # hand the account to the access log (off when it samples nothing)
         self._outcomes = {s: metrics.counter(metrics.cookie_sync_requests, s) for s in COOKIE_SYNC_STATUSES}
         self._entries: dict[tuple[Any, ...], tuple[bytes, ...]] = {}  # see _status_entry
+        self._plans: dict[tuple[int, int, bool], _Plan] = {}  # see _plan
+        self._candidate_sets: dict[tuple[Any, ...], tuple[Account, Candidates]] = {}  # see _candidates
         # (sync key, status) -> its syncer_requests handle, None for statuses not counted there
         self._syncer_counters: dict[tuple[str, Status], PendingCounter | None] = {}
 
@@ -288,7 +372,7 @@ class CookieSyncEndpoint:
     async def handle(self, request: web.Request) -> web.Response:
         try:
             body = await read_body(request)
-            sync_request = parse_request_cached(body)
+            sync_request, shared = parse_shared(body)
         except HttpError as exc:
             return self._fail(exc.status, exc.message, "bad_request")
         except BadRequest as exc:
@@ -301,7 +385,7 @@ class CookieSyncEndpoint:
         except AccountError as exc:
             return self._fail(*account_error(exc))
         cookies = request_cookies(request)
-        response = self._answer(sync_request, account, cookies)
+        response = self._answer(sync_request, account, cookies, shared)
         deprecation = account.settings.privacy.privacysandbox.cookiedeprecation
         if deprecation.enabled:  # PBS-Go: on every answer once the account is known
             label = receive_cookie_deprecation(RECEIVE_COOKIE_DEPRECATION in cookies, deprecation)
@@ -309,47 +393,40 @@ class CookieSyncEndpoint:
                 response.headers.add(hdrs.SET_COOKIE, label)
         return response
 
-    def _answer(self, sync_request: CookieSyncRequest, account: Account, cookies: dict[str, str]) -> web.Response:
-        """The answer for a parsed request of a known account."""
+    def _answer(
+        self, sync_request: CookieSyncRequest, account: Account, cookies: dict[str, str],
+        shared: CookieSyncRequest | None = None,
+    ) -> web.Response:
+        """The answer for a parsed request of a known account (``shared``: :func:`parse_shared`'s)."""
         service = self.service
-        settings = account.settings.cookie_sync
-        limit = effective_limit(sync_request.limit, settings.default_limit, settings.max_limit)
-        coop, groups = self._cooperation(sync_request, settings)
-        filters = sync_request.filters
-        if settings.disabled_iframe_bidders:
-            filters = without_iframes(filters, settings.disabled_iframe_bidders)
         try:
-            privacy = cookie_sync_privacy(
-                sync_request.gdpr, sync_request.gdpr_consent, sync_request.us_privacy, sync_request.gpp,
-                sync_request.gpp_sid, service.config.gdpr.default_value,
-            )
+            plan = self._plan(sync_request, account, shared)
         except PrivacyRequestError as exc:
             return self._fail(400, str(exc), "bad_request")
-
         now = self.clock()
         cookie = service.read_cookie(cookies, now)
         if cookie.optout:
             return self._fail(401, "User has opted out", "opt_out")
         status_text = "ok" if cookie.has_live_uid(now) else "no_cookie"
-        try:
-            gate = service.gate  # the account's TCF policy only when GDPR applies (it is not read otherwise)
-            host_allowed = not gate.in_scope(privacy) or gate.host_cookie_allowed(
-                privacy, gate.policy(account.settings.gdpr)
-            )
-        except ConsentError:
-            host_allowed = False
-        if not host_allowed:
-            self._count("gdpr_blocked_host_cookie")
-            return self._respond(status_text, [], [], sync_request.debug, privacy)
-
+        # the consent this request is read with: a plan's privacy was read from a body like this
+        # one but for its gdpr_consent (which GPP overrides only in a plan of this body alone)
+        consent = plan.privacy.consent if sync_request.gpp else sync_request.gdpr_consent
+        tcf = None
+        if plan.policy is not None:  # in GDPR scope: the account's TCF policy
+            gate = service.gate
+            permissions = gate.consent_permissions(consent, plan.policy)
+            try:
+                host_allowed = not gate.host_vendor_id or permissions.host_cookie_allowed(gate.host_vendor_id)
+            except ConsentError:
+                host_allowed = False
+            if not host_allowed:
+                self._count("gdpr_blocked_host_cookie")
+                return self._respond(status_text, [], [], sync_request.debug, plan.privacy, consent)
+            tcf = permissions.bidder_sync_allowed
         order = bidder_order(
-            sync_request.bidders, service.registry.syncable, coop, groups,
-            settings.priority_groups_only, self.shuffle,
+            plan.requested, service.registry.syncable, plan.coop, plan.groups, plan.groups_only, self.shuffle
         )
-        chosen, evaluations = choose(
-            order, limit, service.registry, cookie, now, filters,
-            self._privacy_check(account, privacy), privacy.gdpr_signal, privacy.gpp_sid,
-        )
+        chosen, evaluations = choose(order, plan.limit, plan.candidates, cookie, now, tcf)
         self._outcomes["ok"].pending += 1
         counters = self._syncer_counters
         for evaluation in evaluations:
@@ -359,7 +436,66 @@ class CookieSyncEndpoint:
                 counter = counters[key] = self._syncer_counter(*key)
             if counter is not None:
                 counter.pending += 1
-        return self._respond(status_text, chosen, evaluations, sync_request.debug, privacy)
+        return self._respond(status_text, chosen, evaluations, sync_request.debug, plan.privacy, consent)
+
+    def _plan(self, sync_request: CookieSyncRequest, account: Account, shared: CookieSyncRequest | None) -> _Plan:
+        """The request's :class:`_Plan`: kept by the shared parse, the account and whether a consent
+        string is given (all a plan is read from but the consent string itself, which only decides
+        whether a missing one is an error); made for this request alone when nothing was shared."""
+        if shared is None:
+            return self._make_plan(sync_request, account)
+        key = (id(shared), id(account), not sync_request.gdpr_consent)
+        plan = self._plans.get(key)
+        if plan is None or plan.shared is not shared or plan.account is not account:
+            plan = self._make_plan(sync_request, account)
+            plan.shared = shared
+            if len(self._plans) >= PLAN_CACHE_SIZE:
+                self._plans.clear()
+            self._plans[key] = plan
+        return plan
+
+    def _make_plan(self, sync_request: CookieSyncRequest, account: Account) -> _Plan:
+        """Raises PrivacyRequestError (the request's privacy fields cannot be read)."""
+        service = self.service
+        gate = service.gate
+        settings = account.settings.cookie_sync
+        privacy = cookie_sync_privacy(
+            sync_request.gdpr, sync_request.gdpr_consent, sync_request.us_privacy, sync_request.gpp,
+            sync_request.gpp_sid, service.config.gdpr.default_value,
+        )
+        coop, groups = self._cooperation(sync_request, settings)
+        filters = sync_request.filters
+        if settings.disabled_iframe_bidders:
+            filters = without_iframes(filters, settings.disabled_iframe_bidders)
+        return _Plan(
+            account,
+            privacy,
+            effective_limit(sync_request.limit, settings.default_limit, settings.max_limit),
+            coop,
+            groups,
+            settings.priority_groups_only,
+            sync_request.bidders,
+            gate.policy(account.settings.gdpr) if gate.in_scope(privacy) else None,
+            self._candidates(account, filters, privacy),
+        )
+
+    def _candidates(self, account: Account, filters: SyncFilters, privacy: SyncPrivacy) -> Candidates:
+        """The chooser's candidates for these filters and privacy facts, kept per account (bounded)."""
+        ccpa_blocks = self.service.gate.ccpa_blocks(privacy)
+        key = (id(account), filters, privacy.gdpr_signal, privacy.gpp_sid, ccpa_blocks)
+        found = self._candidate_sets.get(key)
+        if found is not None and found[0] is account:
+            return found[1]
+        activities = account.activities
+        candidates = Candidates(
+            self.service.registry, filters, privacy.gdpr_signal, privacy.gpp_sid,
+            partial(activities.allowed, "syncUser", "bidder") if activities.governs("syncUser") else None,
+            ccpa_blocks,
+        )
+        if len(self._candidate_sets) >= PLAN_CACHE_SIZE:
+            self._candidate_sets.clear()
+        self._candidate_sets[key] = (account, candidates)
+        return candidates
 
     def _cooperation(
         self, sync_request: CookieSyncRequest, settings: AccountCookieSync
@@ -391,28 +527,6 @@ class CookieSyncEndpoint:
             self._syncer_counters.clear()
         return self.metrics.counter(self.metrics.syncer_requests, sync_key, metric)
 
-    def _privacy_check(self, account: Account, privacy: SyncPrivacy) -> Callable[[str, Bidder], Status] | None:
-        """The per-bidder privacy decision, or None when nothing in this request can block a bidder."""
-        gate = self.service.gate
-        ccpa_blocks = gate.ccpa_blocks(privacy)
-        activities = account.activities
-        governed = activities.governs("syncUser")
-        in_scope = gate.in_scope(privacy)
-        if not (governed or in_scope or ccpa_blocks):
-            return None
-        tcf = gate.permissions(privacy, gate.policy(account.settings.gdpr)) if in_scope else None
-
-        def check(name: str, bidder: Bidder) -> Status:
-            if governed and not activities.allowed("syncUser", "bidder", name):
-                return Status.BLOCKED_BY_PRIVACY
-            if tcf is not None and not tcf.bidder_sync_allowed(name, bidder.gvl_vendor_id):
-                return Status.BLOCKED_BY_PRIVACY
-            if ccpa_blocks:
-                return Status.BLOCKED_BY_CCPA
-            return Status.OK
-
-        return check
-
     def _status_entry(self, item: Chosen, privacy: SyncPrivacy, consent: bytes | None = None) -> bytes:
         """One ``bidder_status`` entry's JSON. A consent string that JSON keeps as it is (every TC
         string) is joined into the entry's kept pieces: the entry of every other request with the
@@ -436,13 +550,15 @@ class CookieSyncEndpoint:
 
     def _respond(
         self, status_text: str, chosen: list[Chosen], evaluations: list[Evaluation], debug: bool,
-        privacy: SyncPrivacy,
+        privacy: SyncPrivacy, consent: str,
     ) -> web.Response:
-        consent = _joinable(privacy.consent)
-        if consent is not None:
-            entries = [self._status_entry(item, privacy, consent) for item in chosen]
+        """``privacy``'s values but its consent, which is ``consent``."""
+        joinable = _joinable(consent)
+        if joinable is not None:
+            entries = [self._status_entry(item, privacy, joinable) for item in chosen]
         else:
             macros = privacy.macros()
+            macros["GDPRConsent"] = consent
             entries = [orjson.dumps(_entry(item, macros)) for item in chosen]
         body = b"".join((_STATUS_OK if status_text == "ok" else _STATUS_NO_COOKIE, b",".join(entries), b"]"))
         if debug:

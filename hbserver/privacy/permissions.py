@@ -337,14 +337,17 @@ class GdprPermissions:
 
     def bidder_sync_allowed(self, bidder: str, vendor_id: int) -> bool:
         """May this bidder sync? False for vendor id 0, an id the GVL does not hold, or an empty
-        or malformed consent; purpose-1 vendor exceptions apply."""
-        gvl = self.vendor_list()
-        if vendor_id <= 0 or not listed(gvl, vendor_id):
-            return False
+        or malformed consent; purpose-1 vendor exceptions apply. Kept by (choices key, bidder,
+        vendor id, list), whichever rule decides: each is read from those alone."""
+        gvl = self._gvl
+        if gvl.__class__ is VendorLists:
+            gvl = self.vendor_list()
         key = self._key
         memo_key = (key, bidder, vendor_id, gvl)
         if key is not None and (decided := enforcers(self._policy).syncs.get(memo_key)) is not None:  # type: ignore[arg-type]
             return decided
+        if vendor_id <= 0 or not listed(gvl, vendor_id):  # type: ignore[arg-type]
+            return False if key is None else self._keep_sync(memo_key, False)  # type: ignore[arg-type]
         consent = self.parsed_consent()
         if consent is None:
             return False

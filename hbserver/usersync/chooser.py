@@ -1,8 +1,8 @@
 """Which bidders /cookie_sync returns, and why every other one was left out (PBS-Go's chooser).
 
-Pure: the caller passes the registry, the cookie, the filters, a privacy decision function and a
-shuffle function, and gets back the chosen bidders in order plus one evaluation per bidder
-looked at (for ``debug``).
+Pure: the caller passes the candidates (the registry, the filters and the privacy facts read once
+per kind of request), the cookie, a TCF decision function and a shuffle function, and gets back the
+chosen bidders in order plus one evaluation per bidder looked at (for ``debug``).
 """
 
 from __future__ import annotations
@@ -79,16 +79,13 @@ class SyncFilters:
 
 NO_FILTERS = SyncFilters()  # requests without filterSettings share this one
 
+
 # Enum members as plain module names: a class attribute lookup per check adds up on the hot path.
 _OK, _DUPLICATE, _ALREADY_SYNCED = Status.OK, Status.DUPLICATE, Status.ALREADY_SYNCED
 _DISABLED_BIDDER, _UNCONFIGURED_BIDDER = Status.DISABLED_BIDDER, Status.UNCONFIGURED_BIDDER
 _REJECTED_BY_FILTER, _DISABLED_USERSYNC = Status.REJECTED_BY_FILTER, Status.DISABLED_USERSYNC
 _UNKNOWN_BIDDER, _REGULATION_SCOPE = Status.UNKNOWN_BIDDER, Status.REGULATION_SCOPE
-
-
-# Evaluations and choices are values: the same few recur on every request, so each is made once and
-# shared (frozen, and kept in these maps, emptied when full since names come from requests).
-_INTERNED_LIMIT = 4096
+_BLOCKED_BY_PRIVACY, _BLOCKED_BY_CCPA = Status.BLOCKED_BY_PRIVACY, Status.BLOCKED_BY_CCPA
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,29 +105,100 @@ class Chosen:
     sync_type: str
 
 
-_evaluations: dict[tuple[str, str, Status], Evaluation] = {}
-_choices: dict[tuple[str, int, str], Chosen] = {}
+# Whether TCF lets (bidder as requested, its GVL vendor id) sync; None when TCF does not apply.
+TcfCheck = Callable[[str, int], bool] | None
+# Whether the account's activity controls let the bidder (as requested) sync; None when they govern nothing.
+ActivityCheck = Callable[[str], bool] | None
+
+CANDIDATES_LIMIT = 4096  # names one Candidates keeps (emptied when full; a request names at most 1000)
 
 
-def _evaluation(bidder: str, sync_key: str, status: Status) -> Evaluation:
-    """``Evaluation(bidder, sync_key, status)``, made once."""
-    if len(_evaluations) >= _INTERNED_LIMIT:
-        _evaluations.clear()
-    made = _evaluations[bidder, sync_key, status] = Evaluation(bidder, sync_key, status)
-    return made
+class Candidate:
+    """Everything :func:`choose` needs of one name under one set of filters and privacy facts, but the
+    cookie and the consent string: each outcome it can give, made once. ``final`` is set for a name
+    that is unknown, disabled or has no syncer (looked at, nothing more); otherwise its sync ``key``
+    is claimed and then the checks run in PBS-Go's order."""
+
+    __slots__ = ("blocked", "chosen", "duplicate", "filtered", "final", "key", "outcome", "refused", "synced",
+                 "vendor_id")
+
+    def __init__(self, name: str, definition: Bidder | None, candidates: Candidates) -> None:
+        self.final: Evaluation | None = None
+        self.key = ""
+        self.vendor_id = 0
+        self.chosen: Chosen | None = None
+        if definition is None:
+            self.final = Evaluation(name, "", _UNKNOWN_BIDDER)
+            return
+        syncer = definition.syncer
+        sync_key = definition.sync_key
+        if definition.disabled or syncer is None:
+            self.final = Evaluation(name, sync_key, _DISABLED_BIDDER if definition.disabled else _UNCONFIGURED_BIDDER)
+            return
+        self.key = syncer.key
+        self.vendor_id = definition.gvl_vendor_id
+        self.duplicate = Evaluation(name, sync_key, _DUPLICATE)
+        self.synced = Evaluation(name, sync_key, _ALREADY_SYNCED)
+        self.refused = Evaluation(name, sync_key, _BLOCKED_BY_PRIVACY)
+        filters = candidates.filters
+        allowed = (
+            syncer.types if filters is NO_FILTERS
+            else [t for t in filters.allowed_types(name) if t in syncer.templates]
+        )
+        self.filtered = None if allowed else Evaluation(name, sync_key, _REJECTED_BY_FILTER)
+        activity = candidates.activity_allows
+        self.blocked = None if activity is None or activity(name) else self.refused
+        if candidates.ccpa_blocks:
+            status = _BLOCKED_BY_CCPA
+        elif not definition.usersync_enabled:
+            status = _DISABLED_USERSYNC
+        elif (syncer.skip_when_gdpr and candidates.gdpr_signal == 1) or (
+            candidates.gpp_sid and candidates.gpp_sid in syncer.skip_when_gpp_sid
+        ):
+            status = _REGULATION_SCOPE
+        else:
+            status = _OK
+            if allowed:
+                sync_type = syncer.default_type if syncer.default_type in allowed else allowed[0]
+                self.chosen = Chosen(name, definition, sync_type)
+        self.outcome = Evaluation(name, sync_key, status)
 
 
-def _chosen(bidder: str, definition: Bidder, sync_type: str) -> Chosen:
-    """``Chosen(bidder, definition, sync_type)``, made once (per definition object)."""
-    if len(_choices) >= _INTERNED_LIMIT:
-        _choices.clear()
-    made = _choices[bidder, id(definition), sync_type] = Chosen(bidder, definition, sync_type)
-    return made
+class Candidates:
+    """The :class:`Candidate` of each name looked at under one set of filters and privacy facts
+    (``gdpr_signal`` is the raw request signal, ``gpp_sid`` the raw string; ``activity_allows`` the
+    account's activity controls for ``syncUser``, None when they govern nothing; ``ccpa_blocks``
+    whether a US Privacy opt-out blocks every sync), made on first look and kept; bounded."""
 
+    __slots__ = ("_made", "activity_allows", "ccpa_blocks", "filters", "gdpr_signal", "gpp_sid", "registry")
 
-# (bidder as requested, its definition) -> the status privacy gives it, OK when allowed; None when
-# nothing in the request can block a bidder (the common case, skipped on the hot path)
-PrivacyCheck = Callable[[str, Bidder], Status] | None
+    def __init__(
+        self,
+        registry: Registry,
+        filters: SyncFilters = NO_FILTERS,
+        gdpr_signal: int | None = None,
+        gpp_sid: str = "",
+        activity_allows: ActivityCheck = None,
+        ccpa_blocks: bool = False,
+    ) -> None:
+        self.registry = registry
+        self.filters = filters
+        self.gdpr_signal = gdpr_signal
+        self.gpp_sid = gpp_sid
+        self.activity_allows = activity_allows
+        self.ccpa_blocks = ccpa_blocks
+        self._made: dict[str, Candidate] = {}
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def make(self, name: str) -> Candidate:
+        """``name``'s candidate, made now and kept."""
+        made = self._made
+        if len(made) >= CANDIDATES_LIMIT:
+            made.clear()
+        found = made[name] = Candidate(name, self.registry.lookup(name), self)
+        return found
 
 
 def bidder_order(
@@ -163,69 +231,50 @@ def _shuffled(items: Sequence[str], shuffle: Shuffle) -> list[str]:
 def choose(
     order: Sequence[str],
     limit: int,
-    registry: Registry,
+    candidates: Candidates,
     cookie: UidsCookie,
     now: datetime,
-    filters: SyncFilters,
-    privacy: PrivacyCheck,
-    gdpr_signal: int | None = None,
-    gpp_sid: str = "",
+    tcf: TcfCheck = None,
 ) -> tuple[list[Chosen], list[Evaluation]]:
     """Evaluate bidders in ``order`` until ``limit`` are chosen (0 = no limit).
 
     Each bidder goes through PBS-Go's checks in its order: known, enabled, has a syncer, its
     sync key not taken yet (taken before the remaining checks, as PBS-Go does), a sync type the
-    filters allow, not already synced, privacy, usersync enabled, then the ``skipwhen`` rules
-    (``gdpr_signal`` is the raw request signal, ``gpp_sid`` the raw string). One loop without
-    helper calls: it runs for every bidder of every /cookie_sync request.
+    filters allow, not already synced, privacy (activity controls, TCF, then US Privacy), usersync
+    enabled, then the ``skipwhen`` rules. All but the cookie and TCF are the candidate's, made once;
+    this loop runs for every bidder of every /cookie_sync request.
     """
     chosen: list[Chosen] = []
     evaluations: list[Evaluation] = []
     seen: set[str] = set()
     used_keys: set[str] = set()
-    lookup = registry.lookup
-    unfiltered = filters is NO_FILTERS
+    known = candidates._made.get
     uids = cookie.uids  # cookie.is_live(), inline
-    evaluation_of, choice_of = _evaluations.get, _choices.get
     for name in order:
         if limit and len(chosen) >= limit:
             break
         if name in seen:
             continue
         seen.add(name)
-        definition = lookup(name)
-        if definition is None:
-            evaluations.append(evaluation_of((name, "", _UNKNOWN_BIDDER)) or _evaluation(name, "", _UNKNOWN_BIDDER))
+        candidate = known(name) or candidates.make(name)
+        if candidate.final is not None:
+            evaluations.append(candidate.final)
             continue
-        syncer = definition.syncer
-        if definition.disabled:
-            status = _DISABLED_BIDDER
-        elif syncer is None:
-            status = _UNCONFIGURED_BIDDER
-        elif syncer.key in used_keys:
-            status = _DUPLICATE
+        key = candidate.key
+        if key in used_keys:
+            evaluations.append(candidate.duplicate)
+            continue
+        used_keys.add(key)
+        if candidate.filtered is not None:
+            evaluations.append(candidate.filtered)
+        elif (entry := uids.get(key)) is not None and now < entry.expires:
+            evaluations.append(candidate.synced)
+        elif candidate.blocked is not None:
+            evaluations.append(candidate.blocked)
+        elif tcf is not None and not tcf(name, candidate.vendor_id):
+            evaluations.append(candidate.refused)
         else:
-            used_keys.add(syncer.key)
-            allowed = (
-                syncer.types if unfiltered
-                else [t for t in filters.allowed_types(name) if t in syncer.templates]
-            )
-            if not allowed:
-                status = _REJECTED_BY_FILTER
-            elif (entry := uids.get(syncer.key)) is not None and now < entry.expires:
-                status = _ALREADY_SYNCED
-            elif privacy is not None and (status := privacy(name, definition)) is not _OK:
-                pass
-            elif not definition.usersync_enabled:
-                status = _DISABLED_USERSYNC
-            elif (syncer.skip_when_gdpr and gdpr_signal == 1) or (gpp_sid and gpp_sid in syncer.skip_when_gpp_sid):
-                status = _REGULATION_SCOPE
-            else:
-                status = _OK
-                sync_type = syncer.default_type if syncer.default_type in allowed else allowed[0]
-                chosen.append(
-                    choice_of((name, id(definition), sync_type)) or _chosen(name, definition, sync_type)
-                )
-        key = definition.sync_key
-        evaluations.append(evaluation_of((name, key, status)) or _evaluation(name, key, status))
+            evaluations.append(candidate.outcome)
+            if candidate.chosen is not None:
+                chosen.append(candidate.chosen)
     return chosen, evaluations

@@ -145,7 +145,11 @@ class PrivacyGate:
 
         As in PBS-Go, syncs do not look at the account's channel switches (``channel_enabled``).
         """
-        return GdprPermissions(policy, privacy.consent, gvl=self.gvl)
+        return self.consent_permissions(privacy.consent, policy)
+
+    def consent_permissions(self, consent: str, policy: TcfPolicy) -> GdprPermissions:
+        """:meth:`permissions` for the (effective) consent string itself."""
+        return GdprPermissions(policy, consent, gvl=self.gvl)
 
     def host_cookie_allowed(self, privacy: SyncPrivacy, policy: TcfPolicy | None = None) -> bool:
         """May the host set its cookie at all? Raises ConsentError for a malformed consent string."""

@@ -8,8 +8,10 @@ import pytest
 
 from hbserver.bidders.registry import IFRAME, REDIRECT, build_registry
 from hbserver.config import load_config
+from hbserver.usersync import chooser
 from hbserver.usersync.chooser import (
     BidderFilter,
+    Candidates,
     Status,
     SyncFilters,
     bidder_order,
@@ -56,12 +58,9 @@ def make_registry():
 IFRAME_ONLY = SyncFilters(iframe=BidderFilter(), redirect=BidderFilter(include=False))
 
 
-def allow(name, bidder):
-    return Status.OK
-
-
-def run(order, limit=0, cookie=None, filters=IFRAME_ONLY, privacy=allow, **kw):
-    chosen, evaluations = choose(order, limit, make_registry(), cookie or UidsCookie(), NOW, filters, privacy, **kw)
+def run(order, limit=0, cookie=None, filters=IFRAME_ONLY, tcf=None, **kw):
+    candidates = Candidates(make_registry(), filters, **kw)
+    chosen, evaluations = choose(order, limit, candidates, cookie or UidsCookie(), NOW, tcf)
     return [c.bidder for c in chosen], [(e.bidder, e.status) for e in evaluations]
 
 
@@ -96,21 +95,60 @@ def test_already_synced_needs_a_live_uid():
 
 
 def test_privacy_decides_after_filter_and_cookie():
-    def deny_b(name, bidder):
-        return Status.BLOCKED_BY_PRIVACY if name == "b" else Status.OK
+    def not_b(name, vendor_id=0):
+        return name != "b"
 
-    assert run(["a", "b", "c"], privacy=deny_b)[1] == [
-        ("a", Status.OK), ("b", Status.BLOCKED_BY_PRIVACY), ("c", Status.REJECTED_BY_FILTER),
-    ]
+    expected = [("a", Status.OK), ("b", Status.BLOCKED_BY_PRIVACY), ("c", Status.REJECTED_BY_FILTER)]
+    assert run(["a", "b", "c"], tcf=not_b)[1] == expected
+    assert run(["a", "b", "c"], activity_allows=not_b)[1] == expected
+    live = UidsCookie({"keyB": UidEntry("1", NOW + timedelta(days=1))})
+    assert run(["b"], cookie=live, tcf=not_b, activity_allows=not_b)[1] == [("b", Status.ALREADY_SYNCED)]
+
+
+@pytest.mark.parametrize(
+    ("activity", "tcf", "ccpa", "expected"),
+    [
+        # PBS-Go's order: activity controls, then TCF, then US Privacy
+        (False, True, True, Status.BLOCKED_BY_PRIVACY),
+        (True, False, True, Status.BLOCKED_BY_PRIVACY),
+        (True, True, True, Status.BLOCKED_BY_CCPA),
+        (True, True, False, Status.OK),
+    ],
+)
+def test_privacy_order(activity, tcf, ccpa, expected):
+    seen = []
+
+    def tcf_check(name, vendor_id):
+        seen.append((name, vendor_id))
+        return tcf
+
+    _, evaluations = run(["a"], tcf=tcf_check, activity_allows=lambda name: activity, ccpa_blocks=ccpa)
+    assert evaluations == [("a", expected)]
+    assert seen == ([] if not activity else [("a", 0)])  # TCF is asked only when the activity allows
+
+
+def test_ccpa_blocks_come_before_usersync_disabled():
+    assert run(["off"], ccpa_blocks=True)[1] == [("off", Status.BLOCKED_BY_CCPA)]
+
+
+def test_candidates_are_made_once_and_bounded(monkeypatch):
+    monkeypatch.setattr(chooser, "CANDIDATES_LIMIT", 3)
+    candidates = Candidates(make_registry(), IFRAME_ONLY)
+    names = [f"unknown{n}" for n in range(10)]
+    _, evaluations = choose(names, 0, candidates, UidsCookie(), NOW)
+    assert [(e.bidder, e.status) for e in evaluations] == [(n, Status.UNKNOWN_BIDDER) for n in names]
+    assert len(candidates) <= 3
+    _, again = choose(names[-1:], 0, candidates, UidsCookie(), NOW)
+    assert again[0] is evaluations[-1]  # the same value, made once
 
 
 def test_sync_type_prefers_the_default_type():
     everything = SyncFilters()
     registry = make_registry()
-    chosen, _ = choose(["a", "c"], 0, registry, UidsCookie(), NOW, everything, allow)
+    chosen, _ = choose(["a", "c"], 0, Candidates(registry, everything), UidsCookie(), NOW)
     assert [(c.bidder, c.sync_type) for c in chosen] == [("a", IFRAME), ("c", REDIRECT)]
     pixel_only = SyncFilters(iframe=BidderFilter(include=False))
-    chosen, _evaluations = choose(["a", "c"], 0, registry, UidsCookie(), NOW, pixel_only, allow)
+    chosen, _evaluations = choose(["a", "c"], 0, Candidates(registry, pixel_only), UidsCookie(), NOW)
     assert [(c.bidder, c.sync_type) for c in chosen] == [("c", REDIRECT)]
 
 
@@ -138,8 +176,8 @@ def test_regulation_scope():
     })
 
     def statuses(signal, sid):
-        _, evaluations = choose(["gdprskip", "gppskip"], 0, reg, UidsCookie(), NOW, SyncFilters(), allow,
-                                gdpr_signal=signal, gpp_sid=sid)
+        candidates = Candidates(reg, SyncFilters(), gdpr_signal=signal, gpp_sid=sid)
+        _, evaluations = choose(["gdprskip", "gppskip"], 0, candidates, UidsCookie(), NOW)
         return [e.status for e in evaluations]
 
     assert statuses(1, "2") == [Status.REGULATION_SCOPE, Status.REGULATION_SCOPE]
