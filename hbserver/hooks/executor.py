@@ -30,12 +30,13 @@ from hbserver.hooks.outcome import (
     stage_outcome,
 )
 from hbserver.hooks.plan import AbTest, HookRef
-from hbserver.hooks.runtime import CompiledGroup, RequestPlans, module_section
+from hbserver.hooks.runtime import CompiledGroup, HookRuntime, RequestPlans, module_section
 
 log = logging.getLogger("hbserver.hooks")
 
 ModuleCounter = Callable[[str, str, str], None]  # (module, stage, outcome) -> counted
 _StageRun = tuple[Stage, str, list[list[HookCall]]]  # stage, entity, each group's calls
+_UNSET: Any = object()
 
 
 class HookExecutor:
@@ -60,6 +61,7 @@ class HookExecutor:
         self._abtest_runs: dict[str, bool] = {}  # module -> runs (decided at its first hook)
         self._count = count
         self._rand = rand
+        self._settings: Any = _UNSET  # the account's hooks settings set_account was given from (for_account)
 
     @property
     def outcomes(self) -> list[StageOutcome]:
@@ -85,6 +87,14 @@ class HookExecutor:
         self._contexts = {module: context for module, context in self._contexts.items() if context}
         if plans is not None:
             self.plans = plans
+
+    def for_account(self, runtime: HookRuntime, account_id: str, settings: Any) -> None:
+        """:meth:`set_account` from the account's ``hooks`` settings (``plans`` and ``modules``): nothing
+        to do when they are the ones already set (the request's account is read at two stages)."""
+        if settings is self._settings and account_id == self.account_id:
+            return
+        self._settings = settings
+        self.set_account(account_id, runtime.account_plans(account_id, settings), settings.modules)
 
     def has(self, stage: Stage) -> bool:
         return (self.endpoint, stage) in self.plans.stages

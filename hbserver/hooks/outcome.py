@@ -107,23 +107,24 @@ class HookCall:
     """One hook's call in a stage run: its result or what went wrong, how long it took, and what was
     done with its answer (``action``, the mutations ``applied``, texts the executor added)."""
 
-    __slots__ = ("action", "added_errors", "added_warnings", "applied", "done", "error", "failed", "log_tag",
-                 "ref", "result", "skipped", "started", "status")  # fmt: skip
+    # what a call has until something else is known (class attributes: a call sets only what differs,
+    # one is made for every hook call)
+    done = 0.0
+    result: Any = None  # the HookResult, None when the call failed, timed out or was skipped
+    status = SUCCESS
+    action = NO_ACTION
+    error = ""
+    skipped = False
+    log_tag = False
+    failed: Any = None  # the HookResult a HookFailure still reports
+    added_errors: list[str] | None = None
+    added_warnings: list[str] | None = None
+    applied: list[tuple[tuple[str, ...], str]] | None = None
 
     def __init__(self, ref: HookRef, started: float) -> None:
         self.ref = ref
         self.started = started
         self.done = started
-        self.result: Any = None  # the HookResult, None when the call failed, timed out or was skipped
-        self.status = SUCCESS
-        self.action = NO_ACTION
-        self.error = ""
-        self.skipped = False
-        self.log_tag = False
-        self.failed: Any = None  # the HookResult a HookFailure still reports
-        self.added_errors: list[str] | None = None
-        self.added_warnings: list[str] | None = None
-        self.applied: list[tuple[tuple[str, ...], str]] | None = None
 
     def outcome(self) -> HookOutcome:
         elapsed_ms = int((self.done - self.started) * 1000)

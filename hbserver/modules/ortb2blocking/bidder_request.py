@@ -8,7 +8,8 @@ config); only what depends on this request (the fields it already has, its imps)
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from itertools import repeat
+from typing import Any, NamedTuple
 
 from hbserver.hooks.api import BidderRequestPayload, HookResult, Mutation
 from hbserver.modules.ortb2blocking.attributes import BlockingAttributes
@@ -34,10 +35,12 @@ ByImp = dict[str, tuple[int, ...]]
 _NO_VALUES: tuple[str, ...] = ()
 ImpChange = tuple[str, list[tuple[str, tuple[int, ...]]]]  # a media object's (field, values) to set
 _NOTHING: dict[str, Any] = {}
+_IDS = repeat("id")
 _new_attributes = tuple.__new__  # BlockingAttributes from its six values, without its __new__'s keyword handling
 
 
-def handle_bidder_request(cfg: Config, payload: BidderRequestPayload) -> Result:
+def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: dict[str, Any] | None = None) -> Result:
+    """The hook; ``context``: the auction's module context (None: nothing kept for its other bidders)."""
     request = payload.request
     if not isinstance(request, dict):
         raise BlockingFailure("payload contains a nil bid request", HookResult())
@@ -47,7 +50,7 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload) -> Result:
     plan: RequestPlan = cfg.memo.get("request") or request_plan(cfg)
     bidder = payload.bidder
     if plan.static is not None and not (request.get("badv") or request.get("bapp") or request.get("bcat")):
-        return _static_request(plan.static, request, bidder, raw_imps)  # the common case
+        return _static_request(plan.static, request, bidder, raw_imps, context)  # the common case
     imps: Imps = [imp for imp in raw_imps if isinstance(imp, dict)]
     result: Result = HookResult()
     if plan.top_static is not None and not (request.get("badv") or request.get("bapp") or request.get("bcat")):
@@ -69,8 +72,54 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload) -> Result:
     return result
 
 
-def _static_request(plan: StaticRequest, request: dict[str, Any], bidder: str, imps: list[Any]) -> Result:
-    """What a plan without overrides sets, as one mutation (the trace still lists each key)."""
+class StaticAnswer(NamedTuple):
+    """What the static plan answers for one auction's imps (kept on the plan for the auction's other
+    bidders: their requests share the imps' ids and media objects, ``sig``)."""
+
+    context: dict[str, Any]  # the module context of the auction it was made for
+    cattax: int | None
+    sig: list[Any]  # imp_signature of the imps
+    attributes: BlockingAttributes  # the same for every bidder (immutable)
+    mutation: Mutation[BidderRequestPayload] | None
+
+
+def _static_request(
+    plan: StaticRequest, request: dict[str, Any], bidder: str, imps: list[Any], context: dict[str, Any] | None = None
+) -> Result:
+    """What a plan without overrides sets, as one mutation (the trace still lists each key). An
+    auction's other bidders take the first one's answer when their imps are the same (``context``:
+    the auction's module context, which tells the auctions apart)."""
+    present = request.get("cattax")
+    cattax = None if isinstance(present, int) and present > 0 else plan.cattax  # None: the request's own
+    sig = imp_signature(imps, plan.media)
+    seen: StaticAnswer | None = plan.seen[0]
+    if seen is None or seen.context is not context or seen.cattax != cattax or seen.sig != sig or context is None:
+        seen = _static_answer(plan, imps, cattax, sig, context)
+        if context is not None and sig is not None:
+            plan.seen[0] = seen
+    result: Result = HookResult(module_context={bidder: seen.attributes})
+    if seen.mutation is not None:
+        result.mutations.append(seen.mutation)
+    return result
+
+
+def imp_signature(imps: Any, media: tuple[repeat[str], ...]) -> list[Any] | None:
+    """The imps' ids, then their media objects of each name in ``media`` (each an endless repeat of the
+    name: the look-ups run in C); None when an imp is not an object or the imps not a list."""
+    if type(imps) is not list:
+        return None
+    try:
+        sig = list(map(dict.get, imps, _IDS))
+        for name in media:
+            sig.extend(map(dict.get, imps, name))
+    except TypeError:  # an imp not an object
+        return None
+    return sig
+
+
+def _static_answer(
+    plan: StaticRequest, imps: list[Any], cattax: int | None, sig: list[Any] | None, context: Any
+) -> StaticAnswer:
     btype: ByImp = {}
     battr: ByImp = {}
     changes: dict[str, list[ImpChange]] = {}  # by imp id
@@ -99,42 +148,59 @@ def _static_request(plan: StaticRequest, request: dict[str, Any], bidder: str, i
                 todo.append((field, values))
             if todo is not None:
                 changes.setdefault(imp_id, []).append((media, todo))
-    present = request.get("cattax")
-    cattax = None if isinstance(present, int) and present > 0 else plan.cattax  # None: the request's own
     keys = plan.keys.get((changed, cattax is not None)) or static_keys(plan, changed, cattax is not None)
-    result: Result = HookResult()
+    mutation = None
     if keys[0]:
-        result.mutations.append(Mutation("update", keys[0], _set_static(plan.top_set, changes, cattax), keys[1]))
+        steps = _imp_steps(imps, changes) if sig is not None else None
+        apply = _set_static(plan.top_set, changes, cattax, (plan.media, sig, steps))
+        mutation = Mutation("update", keys[0], apply, keys[1])
     badv, bapp, bcat = plan.top_values
-    attributes = (badv, bapp, bcat, btype, battr, cattax or 0)
-    result.module_context = {bidder: _new_attributes(BlockingAttributes, attributes)}
-    return result
+    attributes = _new_attributes(BlockingAttributes, (badv, bapp, bcat, btype, battr, cattax or 0))
+    return StaticAnswer(context, cattax, sig or [], attributes, mutation)
+
+
+def _imp_steps(imps: list[dict[str, Any]], changes: dict[str, list[ImpChange]]) -> list[tuple[int, str, Any]]:
+    """What :func:`_set_imps` does to ``imps``, done ahead: (position, media, its changed copy)."""
+    steps = []
+    if changes:
+        for position, imp in enumerate(imps):
+            imp_id = imp.get("id")
+            for media, fields in changes.get(imp_id if isinstance(imp_id, str) else "") or ():
+                media_object = imp.get(media)
+                if isinstance(media_object, dict):
+                    media_object = dict(media_object)
+                    for field, values in fields:
+                        media_object[field] = list(values)
+                    steps.append((position, media, media_object))
+    return steps
 
 
 def _set_static(
-    top: tuple[tuple[str, tuple[str, ...]], ...], changes: dict[str, list[ImpChange]], cattax: int | None
+    top: tuple[tuple[str, tuple[str, ...]], ...],
+    changes: dict[str, list[ImpChange]],
+    cattax: int | None,
+    ahead: tuple[tuple[repeat[str], ...], list[Any] | None, list[tuple[int, str, Any]] | None],
 ) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
     """Sets the top fields, the imps' fields (by imp id, on their media objects, each replaced by a
     changed copy: it is shared) and ``cattax`` (None: left alone; 0: removed, as PBS-Go's JSON leaves
-    a zero out) in place: the bidder's request and imps are its own at this stage (hooks API)."""
+    a zero out) in place: the bidder's request and imps are its own at this stage (hooks API).
+    ``ahead``: the media names, the imp_signature the hook saw and the imps' changed media objects
+    made then, set as they are on imps of that signature (the auction's bidders share them)."""
+    media, sig, steps = ahead
+    top_keys = tuple(key for key, _ in top)
+    top_values = tuple(values for _, values in top)
 
     def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
         request = payload.request
-        for key, values in top:
-            request[key] = list(values)
-        imps = request.get("imp") if changes else None
-        if isinstance(imps, list):
-            for imp in imps:
-                if not isinstance(imp, dict):
-                    continue
-                imp_id = imp.get("id")
-                for media, fields in changes.get(imp_id if isinstance(imp_id, str) else "") or ():
-                    media_object = imp.get(media)
-                    if isinstance(media_object, dict):
-                        media_object = dict(media_object)
-                        for field, values in fields:
-                            media_object[field] = list(values)
-                        imp[media] = media_object
+        if top_keys:
+            request.update(zip(top_keys, map(list, top_values), strict=True))
+        if changes:
+            imps = request.get("imp")
+            if steps is not None and sig == imp_signature(imps, media):
+                for position, name, media_object in steps:
+                    imps[position][name] = media_object
+            elif isinstance(imps, list):
+                _set_imps(imps, changes)
         if cattax:
             request["cattax"] = cattax
         elif cattax == 0:
@@ -142,6 +208,20 @@ def _set_static(
         return payload
 
     return apply
+
+
+def _set_imps(imps: list[Any], changes: dict[str, list[ImpChange]]) -> None:
+    for imp in imps:
+        if not isinstance(imp, dict):
+            continue
+        imp_id = imp.get("id")
+        for media, fields in changes.get(imp_id if isinstance(imp_id, str) else "") or ():
+            media_object = imp.get(media)
+            if isinstance(media_object, dict):
+                media_object = dict(media_object)
+                for field, values in fields:
+                    media_object[field] = list(values)
+                imp[media] = media_object
 
 
 def _top_fields(steps: tuple[TopStep, ...], request: dict[str, Any], result: Result) -> list[tuple[str, ...]]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from hbserver.hooks.api import (
     BidderRequestPayload,
     HookResult,
@@ -9,7 +12,7 @@ from hbserver.hooks.api import (
     RawBidderResponsePayload,
 )
 from hbserver.modules.ortb2blocking.bidder_request import handle_bidder_request
-from hbserver.modules.ortb2blocking.config import EMPTY, ConfigCache
+from hbserver.modules.ortb2blocking.config import EMPTY, Config, ConfigCache
 from hbserver.modules.ortb2blocking.raw_bidder_response import handle_raw_bidder_response
 
 
@@ -17,10 +20,19 @@ class Ortb2BlockingModule:
     """PBS-Go's ``prebid.ortb2blocking``: all its settings are the account's (the host's section
     only enables it)."""
 
-    __slots__ = ("_configs",)
+    __slots__ = ("_configs", "_last")
 
     def __init__(self) -> None:
         self._configs = ConfigCache()
+        self._last: tuple[object, Config] = (None, EMPTY)  # the last account config object read, parsed
+
+    def _config(self, raw: Mapping[str, Any]) -> Config:
+        last = self._last
+        if last[0] is raw:  # an auction's hooks read the same object
+            return last[1]
+        parsed = self._configs.get(raw)
+        self._last = (raw, parsed)
+        return parsed
 
     def handle_bidder_request(
         self, ctx: InvocationContext, payload: BidderRequestPayload
@@ -28,11 +40,11 @@ class Ortb2BlockingModule:
         """Sets the account's blocking lists on the bidder's request (nothing without account config)."""
         if ctx.account_config is None:
             return HookResult()
-        return handle_bidder_request(self._configs.get(ctx.account_config), payload)
+        return handle_bidder_request(self._config(ctx.account_config), payload, ctx.module_context)
 
     def handle_raw_bidder_response(
         self, ctx: InvocationContext, payload: RawBidderResponsePayload
     ) -> HookResult[RawBidderResponsePayload]:
         """Drops the bids that fail the enforced checks (every bid passes without account config)."""
-        cfg = EMPTY if ctx.account_config is None else self._configs.get(ctx.account_config)
+        cfg = EMPTY if ctx.account_config is None else self._config(ctx.account_config)
         return handle_raw_bidder_response(cfg, payload, ctx.module_context)

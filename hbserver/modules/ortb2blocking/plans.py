@@ -10,6 +10,7 @@ Only deal exceptions (which depend on the bid's deal id) are left to the hooks."
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
+from itertools import repeat
 from typing import Any, NamedTuple, TypeVar
 
 from hbserver.hooks.api import BidderRequestPayload, Mutation
@@ -73,6 +74,10 @@ class StaticRequest(NamedTuple):
     imp_groups: tuple[tuple[str, tuple[tuple[int, str, tuple[int, ...]], ...]], ...]
     cattax: int
     keys: dict[tuple[int, bool], MutationKeys]  # static_keys, remembered
+    media: tuple[repeat[str], ...]  # the media objects of imp_groups, in their order (endless repeats of each name)
+    # the last request's answer (one entry: the bidders of an auction share their imps' media objects, so
+    # all but the first get it as it is; see bidder_request.StaticAnswer)
+    seen: list[Any]
 
 
 # the static mutation's first key ((): no mutation) and its further (key, kind) changes
@@ -166,6 +171,8 @@ def _static_request(
         ),
         cattax=cattax,
         keys={},
+        media=tuple(repeat(media) for media in dict.fromkeys(media for _, _, media, _ in imps)),
+        seen=[None],
     )
 
 
