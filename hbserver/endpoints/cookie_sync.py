@@ -36,6 +36,8 @@ from hbserver.usersync.chooser import (
     SyncFilters,
     bidder_order,
     choose,
+    permutations_of,
+    pick_order,
     shuffle,
 )
 from hbserver.usersync.privacy import PrivacyRequestError, SyncPrivacy, cookie_sync_privacy
@@ -316,8 +318,8 @@ class _Plan:
     shuffle: made once per shared parse (see :func:`parse_shared`) and account. ``privacy`` is the
     first such request's (its consent string is that request's own)."""
 
-    __slots__ = ("account", "candidates", "coop", "groups", "groups_only", "limit", "policy", "privacy",
-                 "requested", "shared")
+    __slots__ = ("account", "candidates", "coop", "distinct", "entries", "groups", "groups_only", "limit", "orders",
+                 "policy", "privacy", "requested", "shared")
 
     def __init__(
         self, account: Account, privacy: SyncPrivacy, limit: int, coop: bool, groups: list[list[str]],
@@ -333,6 +335,12 @@ class _Plan:
         self.policy = policy  # the account's TCF policy when GDPR applies, else None
         self.candidates = candidates
         self.shared: CookieSyncRequest | None = None
+        self.distinct = False  # the order can hold no name and no sync key twice (see choose)
+        # every order of the requested bidders, when few and the sync is not cooperative: one picked
+        # at random is the shuffled order (with the module's shuffle only: a test's stays in use)
+        self.orders: tuple[tuple[str, ...], ...] | None = None
+        # each chosen bidder's bidder_status entry cut where the consent goes (see _status_entry)
+        self.entries: dict[str, tuple[bytes, ...]] = {}
 
 
 class CookieSyncEndpoint:
@@ -357,8 +365,10 @@ class CookieSyncEndpoint:
         self._entries: dict[tuple[Any, ...], tuple[bytes, ...]] = {}  # see _status_entry
         self._plans: dict[tuple[int, int, bool], _Plan] = {}  # see _plan
         self._candidate_sets: dict[tuple[Any, ...], tuple[Account, Candidates]] = {}  # see _candidates
-        # (sync key, status) -> its syncer_requests handle, None for statuses not counted there
-        self._syncer_counters: dict[tuple[str, Status], PendingCounter | None] = {}
+        self._ok = self._outcomes["ok"]
+        # evaluation (each made once, by the chooser's candidates) -> its syncer_requests handle, None
+        # for statuses not counted there
+        self._syncer_counters: dict[Evaluation, PendingCounter | None] = {}
 
     def _count(self, status: str) -> None:
         self._outcomes[status].pending += 1
@@ -421,22 +431,24 @@ class CookieSyncEndpoint:
                 host_allowed = False
             if not host_allowed:
                 self._count("gdpr_blocked_host_cookie")
-                return self._respond(status_text, [], [], sync_request.debug, plan.privacy, consent)
+                return self._respond(status_text, [], [], sync_request.debug, plan, consent)
             tcf = permissions.bidder_sync_allowed
-        order = bidder_order(
-            plan.requested, service.registry.syncable, plan.coop, plan.groups, plan.groups_only, self.shuffle
-        )
-        chosen, evaluations = choose(order, plan.limit, plan.candidates, cookie, now, tcf)
-        self._outcomes["ok"].pending += 1
+        if plan.orders is not None:
+            order = pick_order(plan.orders)
+        else:
+            order = bidder_order(
+                plan.requested, service.registry.syncable, plan.coop, plan.groups, plan.groups_only, self.shuffle
+            )
+        chosen, evaluations = choose(order, plan.limit, plan.candidates, cookie, now, tcf, plan.distinct)
+        self._ok.pending += 1
         counters = self._syncer_counters
         for evaluation in evaluations:
-            key = (evaluation.sync_key, evaluation.status)
-            counter = counters.get(key, False)
+            counter = counters.get(evaluation, False)
             if counter is False:
-                counter = counters[key] = self._syncer_counter(*key)
+                counter = counters[evaluation] = self._syncer_counter(evaluation.sync_key, evaluation.status)
             if counter is not None:
                 counter.pending += 1
-        return self._respond(status_text, chosen, evaluations, sync_request.debug, plan.privacy, consent)
+        return self._respond(status_text, chosen, evaluations, sync_request.debug, plan, consent)
 
     def _plan(self, sync_request: CookieSyncRequest, account: Account, shared: CookieSyncRequest | None) -> _Plan:
         """The request's :class:`_Plan`: kept by the shared parse, the account and whether a consent
@@ -449,6 +461,10 @@ class CookieSyncEndpoint:
         if plan is None or plan.shared is not shared or plan.account is not account:
             plan = self._make_plan(sync_request, account)
             plan.shared = shared
+            if not plan.coop:
+                plan.distinct = plan.candidates.distinct(plan.requested or self.service.registry.syncable)
+                if self.shuffle is shuffle and plan.requested:
+                    plan.orders = permutations_of(plan.requested)
             if len(self._plans) >= PLAN_CACHE_SIZE:
                 self._plans.clear()
             self._plans[key] = plan
@@ -523,7 +539,7 @@ class CookieSyncEndpoint:
         metric = SYNCER_METRIC_STATUS.get(status)
         if not metric:
             return None
-        if len(self._syncer_counters) >= ENTRY_CACHE_SIZE:  # keys are syncer keys: bounded, but be safe
+        if len(self._syncer_counters) >= ENTRY_CACHE_SIZE:  # evaluations are remade when candidates are
             self._syncer_counters.clear()
         return self.metrics.counter(self.metrics.syncer_requests, sync_key, metric)
 
@@ -537,6 +553,16 @@ class CookieSyncEndpoint:
             consent = _joinable(privacy.consent)
             if consent is None:
                 return orjson.dumps(_entry(item, privacy.macros()))
+        pieces = self._pieces(None, item, privacy)
+        if not pieces:  # the slot text is the bidder's own: rendered whole each time
+            return orjson.dumps(_entry(item, privacy.macros()))
+        return consent.join(pieces) if len(pieces) > 1 else pieces[0]
+
+    def _pieces(
+        self, kept: dict[str, tuple[bytes, ...]] | None, item: Chosen, privacy: SyncPrivacy
+    ) -> tuple[bytes, ...]:
+        """:func:`_entry_pieces`, kept by the privacy values but the consent (and in ``kept``, a
+        plan's entries, by the bidder: the plan fixes the rest)."""
         key = (item.bidder, item.sync_type, privacy.gdpr_signal, privacy.us_privacy, privacy.gpp, privacy.gpp_sid)
         pieces = self._entries.get(key)
         if pieces is None:
@@ -544,20 +570,28 @@ class CookieSyncEndpoint:
             if len(self._entries) >= ENTRY_CACHE_SIZE:
                 self._entries.clear()
             self._entries[key] = pieces
-        if not pieces:  # the slot text is the bidder's own: rendered whole each time
-            return orjson.dumps(_entry(item, privacy.macros()))
-        return consent.join(pieces) if len(pieces) > 1 else pieces[0]
+        if kept is not None:
+            if len(kept) >= ENTRY_CACHE_SIZE:
+                kept.clear()
+            kept[item.bidder] = pieces
+        return pieces
 
     def _respond(
         self, status_text: str, chosen: list[Chosen], evaluations: list[Evaluation], debug: bool,
-        privacy: SyncPrivacy, consent: str,
+        plan: _Plan, consent: str,
     ) -> web.Response:
-        """``privacy``'s values but its consent, which is ``consent``."""
+        """The answer, with the plan's privacy values but the consent string, which is ``consent``."""
         joinable = _joinable(consent)
         if joinable is not None:
-            entries = [self._status_entry(item, privacy, joinable) for item in chosen]
+            kept = plan.entries
+            entries = []
+            for item in chosen:
+                pieces = kept.get(item.bidder)
+                if pieces is None:
+                    pieces = self._pieces(kept, item, plan.privacy)
+                entries.append(joinable.join(pieces) if pieces else self._status_entry(item, plan.privacy, joinable))
         else:
-            macros = privacy.macros()
+            macros = plan.privacy.macros()
             macros["GDPRConsent"] = consent
             entries = [orjson.dumps(_entry(item, macros)) for item in chosen]
         body = b"".join((_STATUS_OK if status_text == "ok" else _STATUS_NO_COOKIE, b",".join(entries), b"]"))

@@ -344,8 +344,11 @@ class GdprPermissions:
             gvl = self.vendor_list()
         key = self._key
         memo_key = (key, bidder, vendor_id, gvl)
-        if key is not None and (decided := enforcers(self._policy).syncs.get(memo_key)) is not None:  # type: ignore[arg-type]
-            return decided
+        if key is not None:
+            policy = self._policy
+            decided = (policy.engine_cache or enforcers(policy)).syncs.get(memo_key)
+            if decided is not None:
+                return decided  # type: ignore[no-any-return]
         if vendor_id <= 0 or not listed(gvl, vendor_id):  # type: ignore[arg-type]
             return False if key is None else self._keep_sync(memo_key, False)  # type: ignore[arg-type]
         consent = self.parsed_consent()

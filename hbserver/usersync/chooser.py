@@ -8,6 +8,7 @@ chosen bidders in order plus one evaluation per bidder looked at (for ``debug``)
 from __future__ import annotations
 
 import enum
+import itertools
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -88,7 +89,7 @@ _UNKNOWN_BIDDER, _REGULATION_SCOPE = Status.UNKNOWN_BIDDER, Status.REGULATION_SC
 _BLOCKED_BY_PRIVACY, _BLOCKED_BY_CCPA = Status.BLOCKED_BY_PRIVACY, Status.BLOCKED_BY_CCPA
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # compared and hashed by identity: each is made once
 class Evaluation:
     bidder: str  # as requested (case kept)
     sync_key: str
@@ -192,6 +193,12 @@ class Candidates:
     def __len__(self) -> int:
         return len(self._made)
 
+    def distinct(self, names: Sequence[str]) -> bool:
+        """Whether ``names`` (in any order) hold no name twice and no two bidders with one sync key."""
+        made = self._made
+        keys = [c.key for c in (made.get(name) or self.make(name) for name in names) if c.final is None]
+        return len(set(names)) == len(names) and len(set(keys)) == len(keys)
+
     def make(self, name: str) -> Candidate:
         """``name``'s candidate, made now and kept."""
         made = self._made
@@ -221,6 +228,22 @@ def bidder_order(
     return order
 
 
+PERMUTED_MAX = 4  # bidders whose every order a plan may keep (4! = 24 orders)
+
+
+def permutations_of(items: Sequence[str]) -> tuple[tuple[str, ...], ...] | None:
+    """Every order of a few ``items`` (None for more than PERMUTED_MAX): one of them picked with
+    :func:`pick_order` is :func:`shuffle`'s uniformly random order, without its work."""
+    if len(items) > PERMUTED_MAX:
+        return None
+    return tuple(itertools.permutations(items))
+
+
+def pick_order(orders: tuple[tuple[str, ...], ...]) -> list[str]:
+    """One of ``orders``, uniformly at random."""
+    return list(orders[int(_random() * len(orders))])
+
+
 def _shuffled(items: Sequence[str], shuffle: Shuffle) -> list[str]:
     copy = list(items)
     if len(copy) > 1:
@@ -235,8 +258,11 @@ def choose(
     cookie: UidsCookie,
     now: datetime,
     tcf: TcfCheck = None,
+    distinct: bool = False,
 ) -> tuple[list[Chosen], list[Evaluation]]:
-    """Evaluate bidders in ``order`` until ``limit`` are chosen (0 = no limit).
+    """Evaluate bidders in ``order`` until ``limit`` (>= 0) are chosen (0 = no limit). ``distinct``: the
+    caller knows ``order`` names no bidder twice and no two bidders with one sync key
+    (:meth:`Candidates.distinct`), so neither is looked for.
 
     Each bidder goes through PBS-Go's checks in its order: known, enabled, has a syncer, its
     sync key not taken yet (taken before the remaining checks, as PBS-Go does), a sync type the
@@ -251,23 +277,23 @@ def choose(
     known = candidates._made.get
     uids = cookie.uids  # cookie.is_live(), inline
     for name in order:
-        if limit and len(chosen) >= limit:
-            break
-        if name in seen:
-            continue
-        seen.add(name)
+        if not distinct:
+            if name in seen:
+                continue
+            seen.add(name)
         candidate = known(name) or candidates.make(name)
         if candidate.final is not None:
             evaluations.append(candidate.final)
             continue
         key = candidate.key
-        if key in used_keys:
-            evaluations.append(candidate.duplicate)
-            continue
-        used_keys.add(key)
+        if not distinct:
+            if key in used_keys:
+                evaluations.append(candidate.duplicate)
+                continue
+            used_keys.add(key)
         if candidate.filtered is not None:
             evaluations.append(candidate.filtered)
-        elif (entry := uids.get(key)) is not None and now < entry.expires:
+        elif uids and (entry := uids.get(key)) is not None and now < entry.expires:
             evaluations.append(candidate.synced)
         elif candidate.blocked is not None:
             evaluations.append(candidate.blocked)
@@ -277,4 +303,6 @@ def choose(
             evaluations.append(candidate.outcome)
             if candidate.chosen is not None:
                 chosen.append(candidate.chosen)
+                if len(chosen) == limit:  # never for 0 (no limit): nothing after it is looked at
+                    break
     return chosen, evaluations

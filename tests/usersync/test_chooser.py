@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -183,3 +184,28 @@ def test_regulation_scope():
     assert statuses(1, "2") == [Status.REGULATION_SCOPE, Status.REGULATION_SCOPE]
     assert statuses(0, "2,6") == [Status.OK, Status.OK]  # whole-string match only (PBS-Go quirk)
     assert statuses(None, "") == [Status.OK, Status.OK]
+
+
+def test_every_order_of_a_few_bidders_is_kept_and_picked_uniformly(monkeypatch):
+    orders = chooser.permutations_of(["a", "b", "c"])
+    assert sorted(orders) == sorted(itertools.permutations(["a", "b", "c"]))
+    assert chooser.permutations_of(["a"] * (chooser.PERMUTED_MAX + 1)) is None  # bounded: 4! orders at most
+    draws = iter([n / 6 + 0.01 for n in range(6)])
+    monkeypatch.setattr(chooser, "_random", lambda: next(draws))
+    assert [tuple(chooser.pick_order(orders)) for _ in range(6)] == list(orders)
+
+
+@pytest.mark.parametrize(
+    ("order", "limit"),
+    [(["a", "b", "c"], 0), (["c", "b", "a"], 1), (["b", "a", "d", "off", "zzz", "nosync", "gone"], 2)],
+)
+def test_distinct_orders_read_alike_either_way(order, limit):
+    candidates = Candidates(make_registry(), IFRAME_ONLY)
+    assert candidates.distinct(order)
+    expected = choose(order, limit, candidates, UidsCookie(), NOW)
+    assert choose(order, limit, candidates, UidsCookie(), NOW, distinct=True) == expected
+
+
+@pytest.mark.parametrize("order", [["a", "a"], ["A", "a"], ["d", "e"]])
+def test_orders_with_a_name_or_key_twice_are_not_distinct(order):
+    assert not Candidates(make_registry(), IFRAME_ONLY).distinct(order)
