@@ -10,6 +10,7 @@ from hbserver.events import EVENT_TYPES, FORMAT_IMAGE, PIXEL_PNG, EventRequestEr
 from hbserver.metrics import Metrics
 from hbserver.stores.accounts import AccountError, AccountStore
 from hbserver.web.errors import text_response
+from hbserver.web.query import query_of
 from hbserver.web.requestlog import ACCOUNT
 from hbserver.web.response import FastResponse
 
@@ -28,7 +29,7 @@ class EventEndpoint:
 
     async def handle(self, request: web.Request) -> web.Response:
         try:
-            event = parse_event_query(request.query)
+            event = parse_event_query(query_of(request))
         except EventRequestError as exc:
             return text_response(exc.status, exc.message)
         accounts = self.accounts

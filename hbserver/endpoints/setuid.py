@@ -32,6 +32,7 @@ from hbserver.usersync.privacy import PrivacyRequestError, setuid_privacy
 from hbserver.usersync.service import SyncService, account_error, utcnow
 from hbserver.web.cookies import request_cookies
 from hbserver.web.errors import text_response
+from hbserver.web.query import query_of
 from hbserver.web.response import FastResponse
 
 UNKNOWN_ACCOUNT = "unknown"
@@ -85,7 +86,7 @@ class SetUIDEndpoint:
         return self._finish(response, metric, bidder, uid, message or f"HTTP {status}")
 
     async def handle(self, request: web.Request) -> web.Response:
-        query = request.query
+        query = query_of(request)
         service = self.service
         bidder_param = query.get("bidder", "")
         uid = query.get("uid", "")

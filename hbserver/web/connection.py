@@ -30,18 +30,21 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
+from aiohttp import hdrs, web
 from aiohttp.helpers import ceil_timeout
+from aiohttp.http import HttpVersion11
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.http_writer import StreamWriter
 from aiohttp.streams import StreamReader
+from aiohttp.web_exceptions import HTTPException
 from aiohttp.web_protocol import _PAYLOAD_ACCESS_ERROR, ERROR, RequestHandler, RequestPayloadError, _ErrInfo
 from aiohttp.web_request import BaseRequest
 
 from hbserver.config import HttpTimeouts
-from hbserver.web.dispatch import fast_request_handler
+from hbserver.web.dispatch import PlainRoute, PlainRoutes, fast_request_handler, plain_route_table
 from hbserver.web.errors import HttpError
 from hbserver.web.keys import METRICS
+from hbserver.web.response import FastResponse
 
 if TYPE_CHECKING:  # the metrics module fixes prometheus-client's mode when imported
     from hbserver.metrics import Metrics, PendingCounter
@@ -97,17 +100,37 @@ class Heartbeat:
 
 
 HEARTBEAT = Heartbeat()  # the process's
+_EXPECT = hdrs.EXPECT
+
+
+def plain_route(routes: PlainRoutes, message: Any) -> PlainRoute | None:
+    """The plain route (``dispatch.plain_route_table``) that takes the parsed request ``message`` as it
+    stands, or None: not one, or it must take aiohttp's path (not HTTP/1.1, an ``Expect`` header).
+
+    The raw request target is looked up: when it equals a plain route's path, that is the path
+    aiohttp's routing would find too (it only differs from the raw text with percent-escapes, dot
+    segments or an absolute form, none of which matches a table entry as written)."""
+    paths = routes.get(message.method)
+    if paths is None or message.version != HttpVersion11:
+        return None
+    target = message.path
+    cut = target.find("?")
+    route = paths.get(target if cut < 0 else target[:cut])
+    if route is None or _EXPECT in message.headers:
+        return None
+    return route
 _feed = RequestHandler.data_received  # called directly: cheaper than super() on every read
 
 
 class Connection(RequestHandler):
     """aiohttp's HTTP/1.1 protocol with header, body and idle timeouts and a graceful close."""
 
-    __slots__ = ("_accepted_at", "_body_since", "_head_since", "_limits")
+    __slots__ = ("_accepted_at", "_body_since", "_head_since", "_limits", "_routes")
 
     def __init__(self, manager: ConnectionServer, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
         self._limits = manager.limits
+        self._routes = manager.routes
         self._accepted_at = 0.0
         self._head_since = 0.0  # when the head being received began; 0 = none is
         self._body_since = 0.0  # when the last head was complete
@@ -190,14 +213,20 @@ class Connection(RequestHandler):
         manager.requests_count += 1
         writer = StreamWriter(self, self._loop)
         handler = self._request_handler
+        route = None
         if isinstance(message, _ErrInfo):  # a request the parser refused: aiohttp's error answer
             handler = self._make_error_handler(message)
             message = ERROR
+        elif self._routes is not None:
+            route = plain_route(self._routes, message)
         assert handler is not None
         request = self._request_factory(message, payload, self, writer, self._task_handler or asyncio.current_task())
         try:
             try:
-                response, reset = await self._handle_request(request, None, handler)
+                if route is None:
+                    response, reset = await self._handle_request(request, None, handler)
+                else:
+                    response, reset = await self._handle_plain(request, route)
             except ConnectionError:
                 self.log_debug("Ignored premature client disconnection")
                 return False
@@ -221,6 +250,51 @@ class Connection(RequestHandler):
         finally:
             request._task = None  # type: ignore[assignment]  # no cycle through a traceback
         return True
+
+    async def _handle_plain(self, request: BaseRequest, route: PlainRoute) -> tuple[web.StreamResponse, bool]:
+        """aiohttp's ``_handle_request`` for a request a plain route takes: its handler called without
+        aiohttp's routing, and a :class:`FastResponse` of the plain case sent at once
+        (:meth:`FastResponse.send_at_once`) rather than through ``finish_response``'s coroutines.
+        Whatever else (another response, a handler's exception) is finished as aiohttp finishes it."""
+        handler, request._match_info = route  # type: ignore[attr-defined]  # a web.Request, as aiohttp sets it
+        self._request_in_progress = True
+        try:
+            try:
+                try:
+                    self._current_request = request
+                    response = await handler(request)
+                finally:
+                    self._current_request = None
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # what _handle_request makes of a handler's exception
+                return await self.finish_response(request, self._failure_response(request, exc), None)
+            if self._upgraded or response.__class__ is not FastResponse:
+                return await self.finish_response(request, response, None)
+            try:
+                if not response.send_at_once(request):  # type: ignore[attr-defined]
+                    return await self.finish_response(request, response, None)
+                request._finish()
+                if self._paused:
+                    await request._payload_writer.drain()
+            except ConnectionError:
+                self.log_access(request, response, None)
+                return response, True
+            self.log_access(request, response, None)
+            return response, False
+        finally:
+            self._request_in_progress = False
+            if self._handler_waiter is not None:
+                self._handler_waiter.set_result(None)
+
+    def _failure_response(self, request: BaseRequest, exc: Exception) -> web.StreamResponse:
+        """aiohttp's answer to an exception out of a handler (``RequestHandler._handle_request``)."""
+        if isinstance(exc, HTTPException):
+            return exc
+        if isinstance(exc, asyncio.TimeoutError):
+            self.log_debug("Request handler timed out.", exc_info=exc)
+            return self.handle_error(request, 504)
+        return self.handle_error(request, 500, exc)
 
     async def _linger(self, payload: StreamReader) -> None:
         """Read and drop what is left of an unread body for up to ``lingering_time``, so the next
@@ -306,10 +380,18 @@ class ConnectionServer(web.Server):
     """aiohttp's low-level server making :class:`Connection` protocols."""
 
     def __init__(
-        self, handler: Any, *, limits: ConnectionLimits, metrics: Metrics | None = None, **kwargs: Any
+        self,
+        handler: Any,
+        *,
+        limits: ConnectionLimits,
+        metrics: Metrics | None = None,
+        routes: PlainRoutes | None = None,
+        **kwargs: Any,
     ) -> None:
+        """``routes``: the plain routes a :class:`Connection` serves without aiohttp's routing (None: none)."""
         super().__init__(handler, **kwargs)
         self.limits = limits
+        self.routes = routes
         self._counts: tuple[PendingCounter, PendingCounter, PendingCounter] | None = None
         if metrics is not None:  # PBS-Go's connections_opened, connections_closed, connections_error{close}
             self._counts = (
@@ -384,6 +466,7 @@ class ConnectionRunner(web.AppRunner):
             fast_request_handler(self._app, made.request_handler),  # plain routes without aiohttp's routing
             limits=self._limits,
             metrics=self._app.get(METRICS),
+            routes=plain_route_table(self._app),
             request_factory=made.request_factory,
             handler_cancellation=made.handler_cancellation,
             loop=made._loop,

@@ -24,16 +24,19 @@ from aiohttp.web_urldispatcher import PlainResource, UrlMappingMatchInfo
 
 RequestHandler = Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+PlainRoute = tuple[Handler, UrlMappingMatchInfo]  # a handler and its frozen match info
+PlainRoutes = dict[str, dict[str, PlainRoute]]  # method -> path -> its route
 _EXPECT = hdrs.EXPECT
 
 
-def plain_route_table(app: web.Application) -> dict[str, dict[str, tuple[Handler, UrlMappingMatchInfo]]] | None:
+def plain_route_table(app: web.Application) -> PlainRoutes | None:
     """method -> path -> (handler, its frozen match info) for ``app``'s plain routes, or None when
-    the application's requests must all take aiohttp's path (middlewares, domain sub-apps)."""
+    the application's requests must all take aiohttp's path (middlewares, domain sub-apps,
+    ``on_response_prepare`` signals, which :meth:`FastResponse.send_at_once` would skip)."""
     router = app.router
-    if app._run_middlewares or router._matched_sub_app_resources:
+    if app._run_middlewares or router._matched_sub_app_resources or app.on_response_prepare:
         return None
-    table: dict[str, dict[str, tuple[Handler, UrlMappingMatchInfo]]] = {}
+    table: PlainRoutes = {}
     paths = {resource.canonical for resource in router.resources() if type(resource) is PlainResource}
     for path in paths:
         # resolve() tries the resources indexed under the whole path first, in registration order

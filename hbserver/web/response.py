@@ -88,22 +88,14 @@ class FastResponse(web.Response):
     async def prepare(self, request: web.BaseRequest) -> Any:
         if self._eof_sent or self._payload_writer is not None:
             return await super().prepare(request)
-        body = self._body
-        status = self._status
         writer = request._payload_writer
         if (
-            (body is not None and body.__class__ is not bytes)
-            or request.version != HttpVersion11
-            or request.method not in _FAST_METHODS
-            or (status in EMPTY_BODY_STATUS_CODES and (status != 204 or body))
-            or self._chunked
-            or self._compression
-            or self._cookies
+            request.version != HttpVersion11
+            or not self._plain_for(request._method)
             or writer.__class__ is not StreamWriter
             or writer._on_headers_sent is not None
             or writer._on_chunk_sent is not None
             or writer._compress is not None
-            or _CONTENT_LENGTH in self._headers
         ):
             return await super().prepare(request)
         match_info = getattr(request, "_match_info", None)  # Request._prepare_hook's signals
@@ -111,12 +103,50 @@ class FastResponse(web.Response):
             for app in match_info._apps:
                 if app.on_response_prepare:
                     return await super().prepare(request)
-        # Response._start, then StreamResponse._prepare_headers, for this case: the headers aiohttp
-        # adds all go after the response's own, so those are serialized (and checked) by aiohttp's
-        # serializer and the added ones, whose values are known to be clean, are appended as bytes.
         self._req = request
         self._payload_writer = writer
+        self._head = self._serialized_head(request)
+        return writer
+
+    def _plain_for(self, method: str) -> bool:
+        """Whether this response, to a request with ``method``, is the plain case (see the module docstring)."""
+        body = self._body
+        status = self._status
+        return not (
+            (body is not None and body.__class__ is not bytes)
+            or method not in _FAST_METHODS
+            or (status in EMPTY_BODY_STATUS_CODES and (status != 204 or body))
+            or self._chunked
+            or self._compression
+            or self._cookies
+            or _CONTENT_LENGTH in self._headers
+        )
+
+    def send_at_once(self, request: web.BaseRequest) -> bool:
+        """Send this response to ``request`` now, head and body in one write, when it is the plain case:
+        what ``prepare`` and ``write_eof`` do, without their coroutines. False: not sent, it must go
+        through ``prepare``. The caller vouches for what ``prepare`` checks of the request and its
+        writer: HTTP/1.1, a fresh :class:`StreamWriter` of aiohttp's, no ``on_response_prepare``
+        signal (:meth:`hbserver.web.connection.Connection._handle_plain`). Raises
+        ``ClientConnectionResetError`` when the connection is closing; the caller awaits
+        ``writer.drain()`` when the transport pushes back."""
+        if self._eof_sent or self._payload_writer is not None or not self._plain_for(request._method):
+            return False
+        self._payload_writer = request._payload_writer
+        head = self._serialized_head(request)
+        body = self._body
+        self._write(head + body if body else head)
+        self._sent()
+        return True
+
+    def _serialized_head(self, request: web.BaseRequest) -> bytes:
+        """Response._start, then StreamResponse._prepare_headers, for the plain case: the headers aiohttp
+        adds all go after the response's own, so those are serialized (and checked) by aiohttp's
+        serializer and the added ones, whose values are known to be clean, are appended as bytes.
+        Sets the writer's length and the response's keep-alive as aiohttp does."""
         headers = self._headers
+        status = self._status
+        body = self._body
         reason = self._reason
         status_line = _STATUS_LINES.get(status) if reason is REASON_PHRASES.get(status) else None
         own = _serialize_headers(status_line or f"HTTP/1.1 {status} {reason}", headers)
@@ -129,7 +159,7 @@ class FastResponse(web.Response):
         keep_alive = self._keep_alive
         if keep_alive is None:
             keep_alive = self._keep_alive = request.keep_alive
-        writer.length = length
+        request._payload_writer.length = length
         if length and _CONTENT_TYPE not in headers:
             headers[_CONTENT_TYPE] = "application/octet-stream"
             head.append(b"Content-Type: application/octet-stream\r\n")
@@ -147,34 +177,37 @@ class FastResponse(web.Response):
             headers[_CONNECTION] = "close"
             head.append(b"Connection: close\r\n")
         head.append(b"\r\n")
-        self._head = b"".join(head)
-        return writer
+        return b"".join(head)
 
     async def write_eof(self, data: bytes = b"") -> None:
         head = self._head
         if head is None or self._eof_sent:
             return await super().write_eof(data)
         assert not data, f"data arg is not supported, got {data!r}"
-        # StreamWriter.write_eof: headers and body coalesced into one write.
-        writer = self._payload_writer
-        assert writer is not None
         self._head = None
         body = self._body
-        chunk = head + body if body else head
+        self._write(head + body if body else head)
+        if self._payload_writer._protocol._paused:  # type: ignore[union-attr]
+            await self._payload_writer.drain()  # type: ignore[union-attr]
+        self._sent()
+
+    def _write(self, chunk: bytes) -> None:
+        """StreamWriter.write_eof for the head and the body, coalesced into one write."""
+        writer = self._payload_writer
+        assert writer is not None
         size = len(chunk)
         writer.buffer_size += size
         writer.output_size += size
-        protocol = writer._protocol
-        transport = protocol.transport
+        transport = writer._protocol.transport
         if transport is None or transport.is_closing():
             raise ClientConnectionResetError("Cannot write to closing transport")
         transport.write(chunk)
         writer._headers_written = True
-        if protocol._paused:
-            await writer.drain()
         writer._eof = True
-        # StreamResponse.write_eof
+
+    def _sent(self) -> None:
+        """StreamResponse.write_eof's bookkeeping once the answer is written."""
         self._eof_sent = True
         self._req = None
-        self._body_length = writer.output_size
+        self._body_length = self._payload_writer.output_size  # type: ignore[union-attr]
         self._payload_writer = None
