@@ -349,3 +349,67 @@ def test_first_or_default(
     )
     assert value == expected
     assert bool(message) is warned
+
+
+def _bidder_copies(request: dict[str, Any], count: int) -> list[dict[str, Any]]:
+    """Each bidder's request as the split makes it: its own top level, imp list and imps, the rest shared."""
+    imps = request.get("imp")
+    return [
+        {**request, "imp": [dict(imp) if isinstance(imp, dict) else imp for imp in imps]} if isinstance(imps, list)
+        else dict(request)
+        for _ in range(count)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("request_name", STATIC_REQUESTS)
+@pytest.mark.parametrize("config_name", STATIC_CONFIGS)
+def test_an_auctions_bidders_share_the_static_answer(config_name: str, request_name: str) -> None:
+    """An auction's bidders (one module context, imps sharing their media objects) get what each would
+    get alone, and nothing shared is changed; a later auction with other imps is not answered from it."""
+    config, request = STATIC_CONFIGS[config_name], copy.deepcopy(STATIC_REQUESTS[request_name])
+    original = copy.deepcopy(request)
+    module, context = build({}), {}
+    for bidder, own in zip(("a", "b", "c"), _bidder_copies(request, 3), strict=True):
+        payload = BidderRequestPayload(own, bidder)
+        result = module.handle_bidder_request(InvocationContext(ENDPOINT_AUCTION, "acc", config, context, "c"), payload)
+        for mutation in result.mutations:
+            payload = mutation.apply(payload)
+        alone, alone_payload = _run(config, copy.deepcopy(original), bidder)
+        assert payload.request == alone_payload.request
+        assert (result.module_context, changes(result), result.warnings) == (
+            alone.module_context, changes(alone), alone.warnings)  # fmt: skip
+        context.update(result.module_context or {})
+    assert request == original
+    other = {**copy.deepcopy(original), "imp": [{"id": "9", "banner": {}}]}
+    payload = BidderRequestPayload(other, "a")
+    result = module.handle_bidder_request(InvocationContext(ENDPOINT_AUCTION, "acc", config, context, "c"), payload)
+    for mutation in result.mutations:
+        payload = mutation.apply(payload)
+    assert payload.request == _run(config, copy.deepcopy(other), "a")[1].request
+
+
+def test_static_mutation_on_imps_changed_before_it_applies() -> None:
+    """Imps another mutation changed after the hook answered: its fields go on them by imp id."""
+    config = STATIC_CONFIGS["everything"]
+    request = {"imp": [{"id": "1", "banner": {"w": 1}}, {"id": "2", "video": {}}]}
+    payload = BidderRequestPayload(copy.deepcopy(request), "a")
+    result = build({}).handle_bidder_request(InvocationContext(ENDPOINT_AUCTION, "acc", config, {}, "c"), payload)
+    payload.request["imp"] = [{"id": "2", "video": {"h": 2}}, {"id": "1", "banner": {"w": 3}}]
+    for mutation in result.mutations:
+        payload = mutation.apply(payload)
+    assert payload.request["imp"] == [
+        {"id": "2", "video": {"h": 2, "battr": [2]}},
+        {"id": "1", "banner": {"w": 3, "btype": [1, 4], "battr": [1, 8]}},
+    ]
+
+
+def test_the_static_answer_is_made_once_per_auction(monkeypatch: pytest.MonkeyPatch) -> None:
+    made = bidder_request_module._static_answer
+    calls: list[int] = []
+    monkeypatch.setattr(bidder_request_module, "_static_answer", lambda *args: calls.append(1) or made(*args))
+    config, module = STATIC_CONFIGS["everything"], build({})
+    for context in ({}, {}):  # two auctions
+        for own in _bidder_copies(copy.deepcopy(STATIC_REQUESTS["banner imps"]), 3):
+            ctx = InvocationContext(ENDPOINT_AUCTION, "acc", config, context, "c")
+            module.handle_bidder_request(ctx, BidderRequestPayload(own, "a"))
+    assert calls == [1, 1]

@@ -24,7 +24,7 @@ from hbserver.modules.ortb2blocking import build
 from hbserver.modules.ortb2blocking.attributes import BlockingAttributes
 from hbserver.modules.ortb2blocking.config import parse
 from hbserver.modules.ortb2blocking.plans import MEMO_SIZE, remembered, request_plan, response_plan, top_plan
-from hbserver.modules.ortb2blocking.raw_bidder_response import _failed_checks, _passes
+from hbserver.modules.ortb2blocking.raw_bidder_response import _failed_checks, _passes, glance
 
 DATA = Path(__file__).parent / "data" / "ortb2blocking"
 REQUEST_CASES = json.loads((DATA / "bidder_request_cases.json").read_text())
@@ -206,6 +206,8 @@ _ATTRS = BlockingAttributes(badv=("bad.com",), bapp=("com.bad",), bcat=("IAB25",
         ({"impid": "i2", "adomain": ["ok.com"], "attr": [9]}, False),  # nothing blocked for that imp
         ({"impid": "i1", "adomain": ["ok.com"], "attr": [9], "dealid": "d"}, False),  # the deal's exception
         ({"impid": "i1", "adomain": ["ok.com"], "attr": [9.0]}, True),  # compared as PBS-Go's values are
+        ({"impid": "i1", "adomain": [["bad.com"]], "attr": [{"x": 9}]}, False),  # values no set can hold
+        ({"impid": "i1", "adomain": [{}, "bad.com"]}, True),
     ],
 )
 def test_quick_look_agrees_with_the_checks(bid: dict[str, Any], fails: bool) -> None:
@@ -214,13 +216,26 @@ def test_quick_look_agrees_with_the_checks(bid: dict[str, Any], fails: bool) -> 
     assert plan.quick is not None
     failed = _failed_checks(plan.steps, _ATTRS, bid, bid["impid"], HookResult())
     assert (failed is not None) is fails
-    if _passes(plan.quick, _ATTRS, bid, bid["impid"]):
+    look = glance(plan.quick, _ATTRS)
+    assert look is not None
+    values = [*bid.get("adomain", ()), *bid.get("attr", ())]
+    if _passes(look, bid, bid["impid"]):
         assert failed is None  # a bid the quick look lets through passes every check
-    elif not bid.get("dealid"):
-        assert failed is not None  # without a deal the quick look stops only bids that fail
+    elif not bid.get("dealid") and not any(isinstance(value, list | dict) for value in values):
+        assert failed is not None  # without a deal (or values no set holds) the quick look stops only bids that fail
 
 
 def test_bids_mutation_keeps_the_response_fields() -> None:
     bids = [{"id": "1", "adomain": ["bad.com"]}, {"id": "2", "adomain": ["ok.com"]}]
     kept, currency, fledge, _, _ = _response_outcome(build({}), ENFORCED, {"appnexus": _ATTRS}, bids)
     assert (kept, currency, fledge) == ([bids[1]], "EUR", [{"impid": "1"}])
+
+
+def test_no_glance_where_a_set_cannot_decide() -> None:
+    """An app blocked by the empty name (a bid without a bundle has it) or blocked values no set holds:
+    every bid takes the full checks."""
+    quick = response_plan(parse(ENFORCED), "appnexus", "banner").quick
+    assert quick is not None
+    assert glance(quick, _ATTRS._replace(bapp=("",))) is None
+    assert glance(quick, _ATTRS._replace(badv=(["x"],))) is None
+    assert glance(quick, _ATTRS) is not None

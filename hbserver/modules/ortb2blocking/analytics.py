@@ -12,14 +12,6 @@ CHECKS = ("badv", "bcat", "cattax", "bapp", "battr")  # PBS-Go's order
 _VALUE_KEYS = {"badv": "adomain", "bcat": "bcat", "cattax": "bcat", "bapp": "bundle", "battr": "attr"}
 
 
-def new_tags() -> dict[str, Any]:
-    return {"activities": [{"name": ACTIVITY, "status": "success"}]}
-
-
-def mark_failed(tags: dict[str, Any]) -> None:
-    tags["activities"][0]["status"] = "error"
-
-
 def allowed(bidder: str, imp_id: str) -> dict[str, Any]:
     """The result of a bid that passed."""
     return {"status": ALLOWED, "appliedto": applied_to(bidder, imp_id)}

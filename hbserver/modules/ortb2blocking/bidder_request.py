@@ -124,12 +124,15 @@ def _static_answer(
     battr: ByImp = {}
     changes: dict[str, list[ImpChange]] = {}  # by imp id
     changed = 0  # a bit per IMP_FIELDS index set on some imp
-    for imp in imps:
+    steps: list[tuple[int, str, Any]] = []  # what _set_imps does, done ahead (for imps of unique ids)
+    ids: list[str] = []
+    for position, imp in enumerate(imps):
         if not isinstance(imp, dict):
             continue
         imp_id = imp.get("id")
         if not isinstance(imp_id, str):
             imp_id = ""
+        ids.append(imp_id)
         for media, fields in plan.imp_groups:
             media_object = imp.get(media)
             if media_object is None:  # its values are the imp's all the same, but no media object is created
@@ -148,11 +151,14 @@ def _static_answer(
                 todo.append((field, values))
             if todo is not None:
                 changes.setdefault(imp_id, []).append((media, todo))
+                if own is media_object:
+                    steps.append((position, media, _changed(media_object, todo)))
     keys = plan.keys.get((changed, cattax is not None)) or static_keys(plan, changed, cattax is not None)
     mutation = None
     if keys[0]:
-        steps = _imp_steps(imps, changes) if sig is not None else None
-        apply = _set_static(plan.top_set, changes, cattax, (plan.media, sig, steps))
+        if sig is not None and len(set(ids)) != len(ids):  # an id shared: each imp of it gets every change of it
+            steps = _imp_steps(imps, changes)
+        apply = _set_static(plan.top_set, changes, cattax, (plan.media, sig, steps if sig is not None else None))
         mutation = Mutation("update", keys[0], apply, keys[1])
     badv, bapp, bcat = plan.top_values
     attributes = _new_attributes(BlockingAttributes, (badv, bapp, bcat, btype, battr, cattax or 0))
@@ -168,11 +174,16 @@ def _imp_steps(imps: list[dict[str, Any]], changes: dict[str, list[ImpChange]]) 
             for media, fields in changes.get(imp_id if isinstance(imp_id, str) else "") or ():
                 media_object = imp.get(media)
                 if isinstance(media_object, dict):
-                    media_object = dict(media_object)
-                    for field, values in fields:
-                        media_object[field] = list(values)
-                    steps.append((position, media, media_object))
+                    steps.append((position, media, _changed(media_object, fields)))
     return steps
+
+
+def _changed(media_object: dict[str, Any], fields: list[tuple[str, tuple[int, ...]]]) -> dict[str, Any]:
+    """A copy of a (shared) media object with ``fields`` set."""
+    media_object = dict(media_object)
+    for field, values in fields:
+        media_object[field] = list(values)
+    return media_object
 
 
 def _set_static(
@@ -218,10 +229,7 @@ def _set_imps(imps: list[Any], changes: dict[str, list[ImpChange]]) -> None:
         for media, fields in changes.get(imp_id if isinstance(imp_id, str) else "") or ():
             media_object = imp.get(media)
             if isinstance(media_object, dict):
-                media_object = dict(media_object)
-                for field, values in fields:
-                    media_object[field] = list(values)
-                imp[media] = media_object
+                imp[media] = _changed(media_object, fields)
 
 
 def _top_fields(steps: tuple[TopStep, ...], request: dict[str, Any], result: Result) -> list[tuple[str, ...]]:

@@ -303,6 +303,9 @@ class QuickCheck(NamedTuple):
     cattax: bool
 
 
+_QUICK_CHECKS: dict[QuickCheck, QuickCheck] = {}
+
+
 def response_plan(cfg: Config, bidder: str, bid_type: str) -> ResponsePlan:
     """Remembered under ``("response", bidder, bid_type)``."""
     return remembered(cfg, ("response", bidder, bid_type), _response_plan, cfg, bidder, bid_type)
@@ -317,7 +320,10 @@ def _response_plan(cfg: Config, bidder: str, bid_type: str) -> ResponsePlan:
     lists = tuple(
         (*_SLOTS[step.check.attribute], step.block_unknown) for step in enforced if step.check.attribute != "bapp"
     )
-    return ResponsePlan(steps, QuickCheck(lists, "bapp" in names, "bcat" in names))
+    quick = QuickCheck(lists, "bapp" in names, "bcat" in names)
+    # one object for equal checks (raw_bidder_response keeps its last glance of one, and the bidders of an
+    # auction mostly have the same); a few dozen can exist at most
+    return ResponsePlan(steps, _QUICK_CHECKS.setdefault(quick, quick))
 
 
 def _check_step(cfg: Config, check: Check, bidder: str, media: frozenset[str]) -> CheckStep | None:

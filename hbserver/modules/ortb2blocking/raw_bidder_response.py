@@ -8,7 +8,7 @@ a bid's own values and its deal's exceptions are looked at here."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from hbserver.adapters.base import BidderResponse, TypedBid
 from hbserver.hooks.api import HookResult, Mutation, RawBidderResponsePayload
@@ -47,13 +47,14 @@ def handle_raw_bidder_response(
             f"could not cast blocking attributes for bidder `{bidder}`, module context has incorrect data",
             HookResult(),
         )
-    result: Result = HookResult(analytics_tags=analytics.new_tags())
-    outcomes: list[dict[str, Any]] = []  # the activity's results, set on it once there is one
+    result: Result = HookResult()  # its analytics tags set at the end (_tags)
+    outcomes: list[dict[str, Any]] = []  # the activity's results
     kept: list[TypedBid] = []
     bids = payload.response.bids
     enforces = cfg.enforces  # False: no bid can be checked
     bid_type: Any = _UNSET
     plan = _NO_PLAN
+    quick: Glance | None = None
     for typed in bids:
         bid = typed.bid
         imp_id = bid.get("impid")
@@ -64,12 +65,12 @@ def handle_raw_bidder_response(
             if typed.bid_type != bid_type:  # bids mostly share their type
                 bid_type = typed.bid_type
                 plan = cfg.memo.get(("response", bidder, bid_type)) or response_plan(cfg, bidder, bid_type)
-            if plan.quick is None or not _passes(plan.quick, attrs, bid, imp_id):
+                quick = None if plan.quick is None else _glance_of(cfg, plan.quick, attrs)
+            if quick is None or not _passes(quick, bid, imp_id):
                 try:
                     failed = _failed_checks(plan.steps, attrs, bid, imp_id, result)
                 except _CheckError as exc:
-                    _set_outcomes(result, outcomes)
-                    analytics.mark_failed(result.analytics_tags)
+                    result.analytics_tags = _tags(outcomes, "error")
                     raise BlockingFailure(str(exc), result) from None
         if failed is None:
             applied = {"bidder": bidder, "impids": [imp_id]} if bidder else {"impids": [imp_id]}
@@ -81,42 +82,104 @@ def handle_raw_bidder_response(
         result.debug_messages.append(
             f"Bid {_text(bid.get('id'))} from bidder {bidder} has been rejected, failed checks: {', '.join(names)}"
         )
-    _set_outcomes(result, outcomes)
+    activity = {"name": analytics.ACTIVITY, "status": "success"}  # _tags, inlined
+    if outcomes:
+        activity["results"] = outcomes
+    result.analytics_tags = {"activities": [activity]}
     if len(kept) != len(bids):
         result.mutations.append(Mutation("update", ("bids",), _keep(kept)))
     return result
 
 
-def _set_outcomes(result: Result, outcomes: list[dict[str, Any]]) -> None:
+def _tags(outcomes: list[dict[str, Any]], status: str) -> dict[str, Any]:
+    """PBS-Go's analytics tags of the hook: its one activity, with a result per bid looked at."""
+    activity: dict[str, Any] = {"name": analytics.ACTIVITY, "status": status}
     if outcomes:
-        result.analytics_tags["activities"][0]["results"] = outcomes
+        activity["results"] = outcomes
+    return {"activities": [activity]}
 
 
-def _passes(quick: QuickCheck, attrs: BlockingAttributes, bid: dict[str, Any], imp_id: str) -> bool:
+class Glance(NamedTuple):
+    """A QuickCheck against one bidder's blocked values, by the bid keys that can fail a bid (a bid has
+    few of them: only those it has are looked at)."""
+
+    keys: frozenset[str]  # the bid keys looked at
+    required: frozenset[str]  # the list keys whose absence fails a bid (block_unknown)
+    checks: dict[str, tuple[int, Any, bool]]  # bid key -> (kind, its blocked values, block_unknown)
+    battr: Mapping[str, frozenset[Any]]  # battr's blocked values by imp id
+
+
+# a check's kind: a list of values (blocked: a set, or None for battr's by imp), the deal id, the app
+# bundle (blocked: a set), the category taxonomy (blocked: the one allowed)
+_LIST, _DEAL, _BUNDLE, _CATTAX = range(4)
+
+
+def glance(quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
+    """``quick`` over ``attrs`` as sets, a list check that cannot fail left out (None: values that
+    cannot be in a set, or an app blocked by the empty name, left to the full checks)."""
+    checks: dict[str, tuple[int, Any, bool]] = {"dealid": (_DEAL, None, False)}
+    battr: dict[str, frozenset[Any]] = {}
+    required = []
+    try:
+        for slot, key, block_unknown in quick.lists:
+            if block_unknown:
+                required.append(key)
+            if slot == BATTR_SLOT:
+                battr = {imp_id: frozenset(values) for imp_id, values in attrs.battr.items() if values}
+                if battr or block_unknown:
+                    checks[key] = (_LIST, None, block_unknown)
+            elif attrs[slot] or block_unknown:
+                checks[key] = (_LIST, frozenset(attrs[slot]), block_unknown)
+        if quick.bapp and attrs.bapp:
+            if "" in attrs.bapp:  # a bid without a bundle is blocked
+                return None
+            checks["bundle"] = (_BUNDLE, frozenset(attrs.bapp), False)
+    except TypeError:
+        return None
+    if quick.cattax:
+        checks["cattax"] = (_CATTAX, attrs.cattax or _CATTAX_IAB_CONTENT_10, False)
+    return Glance(frozenset(checks), frozenset(required), checks, battr)
+
+
+def _glance_of(cfg: Config, quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
+    """:func:`glance`, the last one kept (an auction's bidders share their attributes on the static plan)."""
+    last = cfg.memo.get("glance")
+    if last is not None and last[0] is quick and last[1] is attrs:
+        return last[2]
+    found = glance(quick, attrs)
+    cfg.memo["glance"] = (quick, attrs, found)
+    return found
+
+
+def _passes(look: Glance, bid: dict[str, Any], imp_id: str) -> bool:
     """Whether a bid surely passes every check, at a glance (the checks are quiet, so nothing is
     missed): False for a bid with a deal or one that may fail, which :func:`_failed_checks` decides."""
-    deal_id = bid.get("dealid")
-    if deal_id and isinstance(deal_id, str):
-        return False
-    if quick.bapp and attrs.bapp:
-        bundle = bid.get("bundle")  # "" when none
-        if (bundle if isinstance(bundle, str) else "") in attrs.bapp:
-            return False
-    if quick.cattax:
-        cattax = bid.get("cattax")
-        if cattax and cattax != (attrs.cattax or _CATTAX_IAB_CONTENT_10):
-            return False
-    for slot, key, block_unknown in quick.lists:
-        value = bid.get(key)
-        if not value or not isinstance(value, list):
-            if block_unknown:
-                return False
-            continue
-        blocked = attrs.battr.get(imp_id, _NO_BLOCKED) if slot == BATTR_SLOT else attrs[slot]
-        if blocked:
-            for listed in value:
-                if listed in blocked:
+    present = look.keys.intersection(bid)
+    if look.required and not look.required <= present:
+        return False  # a value blocked as unknown
+    try:
+        for key in present:
+            kind, blocked, block_unknown = look.checks[key]
+            value = bid[key]
+            if kind == _LIST:
+                if not value or not isinstance(value, list):
+                    if block_unknown:
+                        return False
+                    continue
+                if blocked is None:
+                    blocked = look.battr.get(imp_id)
+                if blocked and not blocked.isdisjoint(value):
                     return False
+            elif kind == _DEAL:
+                if value and isinstance(value, str):
+                    return False
+            elif kind == _BUNDLE:
+                if isinstance(value, str) and value in blocked:
+                    return False
+            elif value and value != blocked:  # the category taxonomy: blocked is the one allowed
+                return False
+    except TypeError:  # a value that cannot be in a set
+        return False
     return True
 
 
