@@ -17,8 +17,11 @@ from aiohttp.web_protocol import RequestHandler
 
 from hbserver.config import HttpTimeouts
 from hbserver.logsetup import REQUEST_ID
-from hbserver.web.connection import ConnectionLimits, ConnectionRunner
+from hbserver.web.connection import Connection, ConnectionLimits, ConnectionRunner
+from hbserver.web.response import FastResponse
 
+# sha256 of aiohttp 3.14's RequestHandler._handle_request, which Connection._handle_plain follows.
+AIOHTTP_HANDLE_REQUEST_SHA256 = "a88a34ee65a2714c6b392d23963ba9a80e7d50d4889905cd949a94d479102d8f"
 # sha256 of aiohttp 3.14's RequestHandler.start, which Connection.start follows. A new aiohttp with
 # another loop must be read before this is updated: what did it add (a check, a metric, a fix)?
 AIOHTTP_START_SHA256 = "2e565fd40c8e04fb3afb481d5ba52691a61d28396573b4b8a4cf3b168782288e"
@@ -46,6 +49,20 @@ async def _fails(request: web.Request) -> web.Response:
     raise RuntimeError("a handler bug")
 
 
+async def _fast(request: web.Request) -> web.Response:
+    response = FastResponse(text="fast answer", content_type="text/plain")
+    response.headers["X-Extra"] = "1"
+    return response
+
+
+async def _redirects(request: web.Request) -> web.Response:
+    raise web.HTTPFound("/elsewhere")
+
+
+async def _times_out(request: web.Request) -> web.Response:
+    raise TimeoutError
+
+
 @pytest.fixture
 async def port() -> AsyncIterator[int]:
     app = web.Application()
@@ -54,6 +71,9 @@ async def port() -> AsyncIterator[int]:
     app.router.add_post("/ignore", _ignores_body)
     app.router.add_post("/echo", _echo_body)
     app.router.add_get("/fail", _fails)
+    app.router.add_get("/fast", _fast)
+    app.router.add_get("/redirect", _redirects)
+    app.router.add_get("/slow", _times_out)
     runner = ConnectionRunner(app, ConnectionLimits.from_config(HttpTimeouts()), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -119,6 +139,65 @@ async def test_each_request_on_a_connection_is_answered_in_order(port, data, exp
         assert status == want_status
         if want_body is not None:
             assert body == want_body
+
+
+async def _exchange(port: int, data: bytes) -> bytes:
+    """Send ``data`` (its last request says Connection: close) and read everything until the close."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(data)
+        return await asyncio.wait_for(reader.read(), 10)
+    finally:
+        writer.close()
+
+
+def _without_date(answer: bytes) -> bytes:
+    return b"\r\n".join(line for line in answer.split(b"\r\n") if not line.startswith(b"Date: "))
+
+
+# Plain routes are served from the connection (Connection._handle_plain); a target that is not
+# written as the route's path (percent-escapes, an absolute form) reaches the same handler through
+# aiohttp's routing, so both answers must be the same bytes.
+@pytest.mark.parametrize(
+    ("plain", "routed"),
+    [
+        ("GET /fast HTTP/1.1", "GET /f%61st HTTP/1.1"),
+        ("HEAD /fast HTTP/1.1", "HEAD /f%61st HTTP/1.1"),  # HEAD: aiohttp's path in both (no body)
+        ("GET /fast?x=1 HTTP/1.1", "GET http://t/fast?x=1 HTTP/1.1"),
+        ("GET /redirect HTTP/1.1", "GET /redirec%74 HTTP/1.1"),  # an HTTPException out of the handler
+        ("GET /slow HTTP/1.1", "GET /sl%6fw HTTP/1.1"),  # a TimeoutError out of the handler: 504
+        ("GET /fast HTTP/1.0", "GET /f%61st HTTP/1.0"),  # HTTP/1.0 always takes aiohttp's path
+    ],
+)
+async def test_a_plain_route_answers_as_aiohttps_routing_does(port, plain, routed):
+    close = "Host: t\r\nConnection: close\r\n\r\n"
+    first = await _exchange(port, f"{plain}\r\n{close}".encode())
+    second = await _exchange(port, f"{routed}\r\n{close}".encode())
+    assert first.startswith(b"HTTP/1.")
+    assert _without_date(first) == _without_date(second)
+
+
+async def test_only_a_target_written_as_a_plain_routes_path_skips_aiohttps_request_handling(port, monkeypatch):
+    handled: list[str] = []
+    original = RequestHandler._handle_request
+
+    async def spy(self, request, *args):
+        handled.append(request.path)
+        return await original(self, request, *args)
+
+    monkeypatch.setattr(Connection, "_handle_request", spy)
+    close = "Host: t\r\nConnection: close\r\n\r\n"
+    for target in ("/fast", "/fast?x=1", "/f%61st", "/nowhere"):
+        await _exchange(port, f"GET {target} HTTP/1.1\r\n{close}".encode())
+    assert handled == ["/fast", "/nowhere"]  # the percent-escaped one (its path decoded) and the unknown one
+
+
+def test_the_aiohttp_request_handling_followed_is_the_installed_one():
+    source = inspect.getsource(RequestHandler._handle_request)
+    assert hashlib.sha256(source.encode()).hexdigest() == AIOHTTP_HANDLE_REQUEST_SHA256, (
+        "aiohttp's RequestHandler._handle_request changed: carry what changed into Connection._handle_plain, "
+        "then update the hash"
+    )
 
 
 def test_the_aiohttp_loop_followed_is_the_installed_one():

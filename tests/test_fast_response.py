@@ -11,6 +11,8 @@ import pytest
 from aiohttp import web
 from aiohttp.web_response import StreamResponse
 
+from hbserver.config import HttpTimeouts
+from hbserver.web.connection import ConnectionLimits, ConnectionRunner
 from hbserver.web.response import FastResponse
 
 _DATE = re.compile(rb"\r\nDate: [^\r]*\r\n")
@@ -115,21 +117,37 @@ REQUESTS = {
 
 
 async def _exchange(aiohttp_server: Any, cls: type[web.Response], kwargs: dict[str, Any],
-                    edit: Callable[[web.Response], None], request: bytes, times: int = 1) -> bytes:
+                    edit: Callable[[web.Response], None], request: bytes, times: int = 1,
+                    plain_routes: bool = False) -> bytes:
+    """``request`` sent ``times`` on one connection to a ``GET``/``POST``/``HEAD /r`` answering ``cls(**kwargs)``.
+    ``plain_routes``: served by hbserver's ConnectionRunner, which sends a plain FastResponse from the
+    connection (FastResponse.send_at_once); else by aiohttp's own server, which calls prepare()."""
     async def handler(_: web.Request) -> web.Response:
         response = cls(**kwargs)
         edit(response)
         return response
 
     app = web.Application()
-    app.router.add_route("*", "/r", handler)
-    server = await aiohttp_server(app)
-    reader, writer = await asyncio.open_connection(server.host, server.port)
+    if plain_routes:
+        app.router.add_get("/r", handler)
+        app.router.add_post("/r", handler)
+        runner = ConnectionRunner(app, ConnectionLimits.from_config(HttpTimeouts()), access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        host, port = "127.0.0.1", runner.addresses[0][1]
+    else:
+        app.router.add_route("*", "/r", handler)
+        server = await aiohttp_server(app)
+        host, port = server.host, server.port
+    reader, writer = await asyncio.open_connection(host, port)
     try:
         writer.write(request * times)
         received = await asyncio.wait_for(_answers(reader, times, request.startswith(b"HEAD")), 5)
     finally:
         writer.close()
+        if plain_routes:
+            await runner.cleanup()
     return _DATE.sub(b"\r\nDate: -\r\n", received)
 
 
@@ -142,11 +160,12 @@ WIRE_CASES = [(kwargs, "none", name) for kwargs in CONSTRUCTIONS for name in REQ
 ]
 
 
+@pytest.mark.parametrize("plain_routes", [False, True], ids=["prepare", "sent-at-once"])
 @pytest.mark.parametrize(("kwargs", "edit", "request_name"), WIRE_CASES)
-async def test_the_wire_bytes_are_web_responses(aiohttp_server, kwargs, edit, request_name):
+async def test_the_wire_bytes_are_web_responses(aiohttp_server, kwargs, edit, request_name, plain_routes):
     request = REQUESTS[request_name]
     times = 1 if request_name in ("close", "http10") else 2  # a kept-alive connection answers both
-    fast = await _exchange(aiohttp_server, FastResponse, kwargs, EDITS[edit], request, times)
+    fast = await _exchange(aiohttp_server, FastResponse, kwargs, EDITS[edit], request, times, plain_routes)
     plain = await _exchange(aiohttp_server, web.Response, kwargs, EDITS[edit], request, times)
     assert fast == plain and fast.startswith(b"HTTP/1.")
 
@@ -224,3 +243,25 @@ async def test_a_closed_transport_is_a_connection_error(aiohttp_server):
     assert await reader.read() == b""
     writer.close()
     assert len(outcome) == 1
+
+
+async def test_a_closed_transport_on_a_plain_route_is_a_client_gone_not_an_error(caplog):
+    async def handler(request: web.Request) -> web.StreamResponse:
+        assert request.transport is not None
+        request.transport.close()
+        return FastResponse(text="late")
+
+    app = web.Application()
+    app.router.add_get("/r", handler)
+    runner = ConnectionRunner(app, ConnectionLimits.from_config(HttpTimeouts()), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", runner.addresses[0][1])
+        writer.write(b"GET /r HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert await asyncio.wait_for(reader.read(), 5) == b""
+        writer.close()
+    finally:
+        await runner.cleanup()
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
