@@ -32,6 +32,7 @@ CONSTRUCTIONS: list[dict[str, Any]] = [
     {"text": "h\u00e9", "status": 400, "content_type": "text/plain", "charset": "utf-8"},
     {"text": "<p>", "content_type": "text/html"},
     {"content_type": "text/html"},
+    {"body": b"y" * 5000, "content_type": "text/plain"},  # past the Content-Length lines made once
 ]
 
 

@@ -46,6 +46,9 @@ _STATUS_LINES = {status: f"HTTP/1.1 {status} {reason}" for status, reason in REA
 _time = time.time
 _date: list[Any] = [0, "", b""]  # a second, the Date rfc822_formatted_time() gave for it, its header line
 _SERVER_LINE = _serialize_headers("", {hdrs.SERVER: SERVER_SOFTWARE})[2:-2]  # checked as aiohttp checks it
+# The Content-Length value and header line of the bodies most answers have (shorter than this), made once.
+_LENGTH_LINES_BELOW = 4096
+_LENGTHS = [(str(n), f"Content-Length: {n}\r\n".encode()) for n in range(_LENGTH_LINES_BELOW)]
 
 
 class FastResponse(web.Response):
@@ -129,14 +132,35 @@ class FastResponse(web.Response):
         writer: HTTP/1.1, a fresh :class:`StreamWriter` of aiohttp's, no ``on_response_prepare``
         signal (:meth:`hbserver.web.connection.Connection._handle_plain`). Raises
         ``ClientConnectionResetError`` when the connection is closing; the caller awaits
-        ``writer.drain()`` when the transport pushes back."""
-        if self._eof_sent or self._payload_writer is not None or not self._plain_for(request._method):
-            return False
-        self._payload_writer = request._payload_writer
-        head = self._serialized_head(request)
+        ``writer.drain()`` when the transport pushes back. One function: it runs for most answers."""
         body = self._body
-        self._write(head + body if body else head)
-        self._sent()
+        status = self._status
+        if (
+            self._eof_sent
+            or self._payload_writer is not None
+            or (body is not None and body.__class__ is not bytes)
+            or request._method not in _FAST_METHODS
+            or (status in EMPTY_BODY_STATUS_CODES and (status != 204 or body))
+            or self._chunked
+            or self._compression
+            or self._cookies
+            or _CONTENT_LENGTH in self._headers
+        ):
+            return False
+        writer = self._payload_writer = request._payload_writer
+        head = self._serialized_head(request)
+        chunk = head + body if body else head
+        transport = request._protocol.transport
+        if transport is None or transport.is_closing():
+            raise ClientConnectionResetError("Cannot write to closing transport")
+        transport.write(chunk)
+        size = len(chunk)  # what _write() and _sent() leave
+        writer.buffer_size += size
+        writer.output_size += size
+        writer._headers_written = writer._eof = True
+        self._eof_sent = True
+        self._body_length = writer.output_size
+        self._payload_writer = None
         return True
 
     def _serialized_head(self, request: web.BaseRequest) -> bytes:
@@ -153,6 +177,9 @@ class FastResponse(web.Response):
         length = len(body) if body else 0
         if status == 204:  # aiohttp sets Content-Length: 0, then removes it for a 204
             head = [own[:-2]]
+        elif length < _LENGTH_LINES_BELOW:
+            headers[_CONTENT_LENGTH], line = _LENGTHS[length]
+            head = [own[:-2], line]
         else:
             headers[_CONTENT_LENGTH] = text = str(length)
             head = [own[:-2], b"Content-Length: ", text.encode(), b"\r\n"]
