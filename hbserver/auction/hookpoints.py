@@ -58,16 +58,17 @@ async def bidder_requests(
     hooks: HookExecutor, requests: list[BidderRequest], warnings: dict[str, list[Message]]
 ) -> list[BidderRequest]:
     """Each bidder's request through the hooks: changed, kept, or rejected (a warning for the bidder)."""
+    runs = [(BidderRequestPayload(bidder_request.request, bidder_request.name), bidder_request.name)
+            for bidder_request in requests]  # fmt: skip
     kept = []
-    for bidder_request in requests:
-        name = bidder_request.name
-        before = bidder_request.request
-        payload, rejection = await hooks.run(Stage.BIDDER_REQUEST, BidderRequestPayload(before, name), name)
+    for bidder_request, (payload, rejection) in zip(requests, await hooks.run_each(Stage.BIDDER_REQUEST, runs),
+                                                    strict=True):  # fmt: skip
         if rejection is not None:
+            name = bidder_request.name
             warnings.setdefault(name, []).append(Message(MODULE_REJECTION_CODE, rejection.message()))
             continue
         changed = payload.request
-        if changed is not before and isinstance(changed, dict):
+        if changed is not bidder_request.request and isinstance(changed, dict):
             bidder_request.request = changed  # this auction's own (split made it)
         kept.append(bidder_request)
     return kept
@@ -77,15 +78,18 @@ async def raw_bidder_responses(
     hooks: HookExecutor, outcomes: list[BidderOutcome], warnings: dict[str, list[Message]]
 ) -> None:
     """Each answer a bidder gave, as its adapter read it, through the hooks (a rejected answer is dropped)."""
+    runs = [(RawBidderResponsePayload(response, outcome.bidder.name), outcome.bidder.name)
+            for outcome in outcomes for response in outcome.responses]  # fmt: skip
+    if not runs:
+        return
+    answers = iter(await hooks.run_each(Stage.RAW_BIDDER_RESPONSE, runs))
     for outcome in outcomes:
         if not outcome.responses:
             continue
         name = outcome.bidder.name
         kept = []
         for response in outcome.responses:
-            payload, rejection = await hooks.run(
-                Stage.RAW_BIDDER_RESPONSE, RawBidderResponsePayload(response, name), name
-            )
+            payload, rejection = next(answers)
             if rejection is not None:
                 warnings.setdefault(name, []).append(Message(MODULE_REJECTION_CODE, rejection.message()))
                 continue

@@ -684,3 +684,50 @@ async def test_runtime_plans_run_through_the_executor():
     with pytest.raises(ValueError, match=r"^hooks.modules.test.counting: label: must be a string$"):
         HookRuntime(True, {"test": {"counting": {"enabled": True}}}, None, None,
                     {"test.counting": "tests.hooks.test_executor:build_counting"})  # fmt: skip
+
+
+# -- run_each: a stage's entities in one call ----------------------------------------------------
+
+
+def _answer_by_payload(context: InvocationContext, payload: Any) -> Any:
+    """A hook whose answer the payload chooses: ``{"do": ...}``."""
+    do = payload.get("do")
+    if do == "raise":
+        raise RuntimeError("bad")
+    if do == "fail":
+        raise HookFailure("no data", HookResult(errors=["own"], module_context={"kept": True}))
+    if do == "reject":
+        return HookResult(reject=True, nbr_code=7)
+    if do == "garbage":
+        return 5
+    if do == "slow":
+        time.sleep(0.03)
+    if do == "async":
+        async def later() -> HookResult[Any]:
+            return HookResult(mutations=[set_key("later", True)])
+
+        return later()
+    seen = dict(context.module_context)
+    return HookResult(mutations=[set_key("seen", seen), failing("x")], module_context={payload["id"]: True},
+                      warnings=["w"], analytics_tags={"activities": [{"name": payload["id"], "status": "success"}]})
+
+
+RUN_EACH_PAYLOADS = [{"id": str(n), "do": do} for n, do in
+                     enumerate(["", "raise", "fail", "reject", "garbage", "slow", "async", ""])]  # fmt: skip
+
+
+@pytest.mark.parametrize("groups", [1, 2], ids=["one hook", "two groups (the general path)"])
+async def test_run_each_is_run_over_each(groups: int) -> None:
+    stages = {Stage.BIDDER_REQUEST: [[("m", f"c{n}", _answer_by_payload)] for n in range(groups)]}
+    each, each_metrics = executor(stages, timeout_ms=20)
+    one, one_metrics = executor(stages, timeout_ms=20)
+    runs = [(dict(payload), payload["id"]) for payload in RUN_EACH_PAYLOADS]
+    answers = await each.run_each(Stage.BIDDER_REQUEST, runs)
+    expected = [await one.run(Stage.BIDDER_REQUEST, dict(payload), entity) for payload, entity in runs]
+    assert answers == expected
+    assert [(o.stage, o.entity, [(h.hook, h.status, h.action, h.errors, h.warnings, h.analytics_tags,
+             h.debug_messages) for h in o.hooks()]) for o in each.outcomes] == [
+        (o.stage, o.entity, [(h.hook, h.status, h.action, h.errors, h.warnings, h.analytics_tags, h.debug_messages)
+         for h in o.hooks()]) for o in one.outcomes]  # fmt: skip
+    assert each_metrics.calls == one_metrics.calls
+    assert each._contexts == one._contexts
