@@ -44,6 +44,7 @@ from hbserver.config import HttpTimeouts
 from hbserver.web.dispatch import PlainRoute, PlainRoutes, fast_request_handler, plain_route_table
 from hbserver.web.errors import HttpError
 from hbserver.web.keys import METRICS
+from hbserver.web.plain_request import plain_request
 from hbserver.web.response import FastResponse
 
 if TYPE_CHECKING:  # the metrics module fixes prometheus-client's mode when imported
@@ -125,12 +126,14 @@ _feed = RequestHandler.data_received  # called directly: cheaper than super() on
 class Connection(RequestHandler):
     """aiohttp's HTTP/1.1 protocol with header, body and idle timeouts and a graceful close."""
 
-    __slots__ = ("_accepted_at", "_body_since", "_head_since", "_limits", "_routes")
+    __slots__ = ("_accepted_at", "_body_since", "_head_since", "_limits", "_routes", "_sizes", "_transport_info")
 
     def __init__(self, manager: ConnectionServer, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
         self._limits = manager.limits
         self._routes = manager.routes
+        self._sizes = manager.request_sizes
+        self._transport_info: tuple[Any, Any, Any] = (None, None, None)
         self._accepted_at = 0.0
         self._head_since = 0.0  # when the head being received began; 0 = none is
         self._body_since = 0.0  # when the last head was complete
@@ -140,6 +143,7 @@ class Connection(RequestHandler):
         # The server's factory again: made before a shutdown began, this protocol may hold the one
         # stop_keep_alive replaced (it only reaches connections made by then).
         self._request_factory = self._manager.request_factory if self._manager is not None else None
+        self._transport_info = (self.ssl_context, self.peername, self.sockname)  # what each request reads
         loop = self._loop
         now = loop.time()
         self._accepted_at = now  # the first request's head is due header_seconds after this
@@ -220,7 +224,11 @@ class Connection(RequestHandler):
         elif self._routes is not None:
             route = plain_route(self._routes, message)
         assert handler is not None
-        request = self._request_factory(message, payload, self, writer, self._task_handler or asyncio.current_task())
+        task = self._task_handler or asyncio.current_task()
+        if route is not None and self._sizes is not None and self._limits.keep_alive:
+            request = plain_request(message, payload, self, writer, task, self._transport_info, self._sizes)
+        else:  # the application's factory, or stop_keep_alive's (which makes the request close its connection)
+            request = self._request_factory(message, payload, self, writer, task)
         try:
             try:
                 if route is None:
@@ -386,12 +394,16 @@ class ConnectionServer(web.Server):
         limits: ConnectionLimits,
         metrics: Metrics | None = None,
         routes: PlainRoutes | None = None,
+        request_sizes: tuple[int, int] | None = None,
         **kwargs: Any,
     ) -> None:
-        """``routes``: the plain routes a :class:`Connection` serves without aiohttp's routing (None: none)."""
+        """``routes``: the plain routes a :class:`Connection` serves without aiohttp's routing (None: none);
+        ``request_sizes``: the application's (client_max_size, client_max_fields) when its requests are
+        made by ``Application._make_request``, so a plain route's can be made by :func:`plain_request`."""
         super().__init__(handler, **kwargs)
         self.limits = limits
         self.routes = routes
+        self.request_sizes = request_sizes
         self._counts: tuple[PendingCounter, PendingCounter, PendingCounter] | None = None
         if metrics is not None:  # PBS-Go's connections_opened, connections_closed, connections_error{close}
             self._counts = (
@@ -467,8 +479,16 @@ class ConnectionRunner(web.AppRunner):
             limits=self._limits,
             metrics=self._app.get(METRICS),
             routes=plain_route_table(self._app),
+            request_sizes=_request_sizes(self._app, made.request_factory),
             request_factory=made.request_factory,
             handler_cancellation=made.handler_cancellation,
             loop=made._loop,
             **made._kwargs,
         )
+
+
+def _request_sizes(app: web.Application, factory: Any) -> tuple[int, int] | None:
+    """``app``'s (client_max_size, client_max_fields) when ``factory`` is its own request factory."""
+    if factory != app._make_request:
+        return None
+    return app._client_max_size, app._client_max_fields
