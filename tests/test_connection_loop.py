@@ -20,6 +20,8 @@ from hbserver.logsetup import REQUEST_ID
 from hbserver.web.connection import Connection, ConnectionLimits, ConnectionRunner
 from hbserver.web.response import FastResponse
 
+# sha256 of aiohttp 3.14's RequestHandler.data_received, which Connection.data_received follows.
+AIOHTTP_DATA_RECEIVED_SHA256 = "1ee57ebe052e6c80ced26c96e4ccb1223172e1d55afba460353c5e414914d3f6"
 # sha256 of aiohttp 3.14's RequestHandler._handle_request, which Connection._handle_plain follows.
 AIOHTTP_HANDLE_REQUEST_SHA256 = "a88a34ee65a2714c6b392d23963ba9a80e7d50d4889905cd949a94d479102d8f"
 # sha256 of aiohttp 3.14's RequestHandler.start, which Connection.start follows. A new aiohttp with
@@ -190,6 +192,14 @@ async def test_only_a_target_written_as_a_plain_routes_path_skips_aiohttps_reque
     for target in ("/fast", "/fast?x=1", "/f%61st", "/nowhere"):
         await _exchange(port, f"GET {target} HTTP/1.1\r\n{close}".encode())
     assert handled == ["/fast", "/nowhere"]  # the percent-escaped one (its path decoded) and the unknown one
+
+
+def test_the_aiohttp_reading_followed_is_the_installed_one():
+    source = inspect.getsource(RequestHandler.data_received)
+    assert hashlib.sha256(source.encode()).hexdigest() == AIOHTTP_DATA_RECEIVED_SHA256, (
+        "aiohttp's RequestHandler.data_received changed: carry what changed into Connection.data_received, "
+        "then update the hash"
+    )
 
 
 def test_the_aiohttp_request_handling_followed_is_the_installed_one():

@@ -35,7 +35,7 @@ from aiohttp.helpers import ceil_timeout
 from aiohttp.http import HttpVersion11
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.http_writer import StreamWriter
-from aiohttp.streams import StreamReader
+from aiohttp.streams import EMPTY_PAYLOAD, StreamReader
 from aiohttp.web_exceptions import HTTPException
 from aiohttp.web_protocol import _PAYLOAD_ACCESS_ERROR, ERROR, RequestHandler, RequestPayloadError, _ErrInfo
 from aiohttp.web_request import BaseRequest
@@ -152,22 +152,37 @@ class Connection(RequestHandler):
         self._keepalive_handle = loop.call_at(now + self._limits.check_every, self._process_keepalive)
 
     def data_received(self, data: bytes) -> None:
-        waiter = self._waiter
-        if waiter is None or waiter.done():
-            # A request is being handled (these are its body's bytes), or its head has just come.
-            _feed(self, data)
-            if self._messages:  # a head came
-                self._head_since = 0.0
-                self._body_since = min(self._loop.time(), HEARTBEAT.due)
+        """aiohttp's ``RequestHandler.data_received`` (aiohttp 3.14, pinned by tests/test_connection_loop.py)
+        for the request parser's case, in one call with the stamps the timeouts read: a head's first
+        bytes start its clock, a whole head starts its body's. Upgraded connections take aiohttp's own."""
+        if self._force_close or self._close:
             return
-        # Waiting for a request: these are bytes of its head.
-        _feed(self, data)
-        if not waiter.done():  # not all of it
-            if not self._head_since:
-                self._head_since = self._loop.time()
-        else:
+        if self._payload_parser is not None or self._upgraded:
+            _feed(self, data)
+            return
+        waiter = self._waiter
+        waiting = waiter is not None and not waiter.done()  # for a request: these are bytes of its head
+        try:
+            messages, upgraded, tail = self._parser.feed_data(data)  # type: ignore[union-attr]
+        except HttpProcessingError as exc:
+            messages = [(_ErrInfo(status=400, exc=exc, message=exc.message), EMPTY_PAYLOAD)]
+            upgraded = False
+            tail = b""
+        for item in messages:
+            self._request_count += 1
+            self._messages.append(item)
+        if messages:  # a head came
+            if waiting:
+                waiter.set_result(None)  # type: ignore[union-attr]
             self._head_since = 0.0
             self._body_since = min(self._loop.time(), HEARTBEAT.due)
+        elif waiting and not self._head_since:  # a head has begun
+            self._head_since = self._loop.time()
+        if not self._buffer_paused and len(self._messages) >= self._max_msg_queue_size:
+            self._pause_reading_for_buffer()  # the parser stopped emitting; start() resumes as it drains
+        self._upgraded = upgraded
+        if upgraded and tail:
+            self._message_tail = tail
 
     async def start(self) -> None:
         """The connection's request loop: aiohttp's (``RequestHandler.start``, aiohttp 3.14), except that
