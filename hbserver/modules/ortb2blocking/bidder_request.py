@@ -187,7 +187,7 @@ def _changed(media_object: dict[str, Any], fields: list[tuple[str, tuple[int, ..
 
 
 def _set_static(
-    top: tuple[tuple[str, tuple[str, ...]], ...],
+    top: tuple[tuple[str, ...], tuple[tuple[str, ...], ...]],
     changes: dict[str, list[ImpChange]],
     cattax: int | None,
     ahead: tuple[tuple[repeat[str], ...], list[Any] | None, list[tuple[int, str, Any]] | None],
@@ -198,8 +198,7 @@ def _set_static(
     ``ahead``: the media names, the imp_signature the hook saw and the imps' changed media objects
     made then, set as they are on imps of that signature (the auction's bidders share them)."""
     media, sig, steps = ahead
-    top_keys = tuple(key for key, _ in top)
-    top_values = tuple(values for _, values in top)
+    top_keys, top_values = top
 
     def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
         request = payload.request

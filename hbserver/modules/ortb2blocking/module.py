@@ -38,13 +38,17 @@ class Ortb2BlockingModule:
         self, ctx: InvocationContext, payload: BidderRequestPayload
     ) -> HookResult[BidderRequestPayload]:
         """Sets the account's blocking lists on the bidder's request (nothing without account config)."""
-        if ctx.account_config is None:
+        raw = ctx.account_config
+        if raw is None:
             return HookResult()
-        return handle_bidder_request(self._config(ctx.account_config), payload, ctx.module_context)
+        last = self._last
+        cfg = last[1] if last[0] is raw else self._config(raw)
+        return handle_bidder_request(cfg, payload, ctx.module_context)
 
     def handle_raw_bidder_response(
         self, ctx: InvocationContext, payload: RawBidderResponsePayload
     ) -> HookResult[RawBidderResponsePayload]:
         """Drops the bids that fail the enforced checks (every bid passes without account config)."""
-        cfg = EMPTY if ctx.account_config is None else self._config(ctx.account_config)
+        raw, last = ctx.account_config, self._last
+        cfg = last[1] if last[0] is raw else EMPTY if raw is None else self._config(raw)
         return handle_raw_bidder_response(cfg, payload, ctx.module_context)

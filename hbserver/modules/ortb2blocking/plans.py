@@ -68,7 +68,8 @@ class StaticRequest(NamedTuple):
     types, nothing warns or fails): what a request with none of badv, bapp and bcat gets."""
 
     top_values: tuple[tuple[str, ...], ...]  # badv, bapp, bcat
-    top_set: tuple[tuple[str, tuple[str, ...]], ...]  # (key, values) of those with values
+    # the keys of those with values, and their values
+    top_set: tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
     top_keys: tuple[tuple[str, ...], ...]  # their mutation keys
     # the imp fields with values by media object, in IMP_FIELDS order: (media, ((index, field, values), ...))
     imp_groups: tuple[tuple[str, tuple[tuple[int, str, tuple[int, ...]], ...]], ...]
@@ -163,7 +164,7 @@ def _static_request(
     with_values = [step for step in top if step.values]
     return StaticRequest(
         top_values=tuple(step.values for step in top),
-        top_set=tuple((step.key, step.values) for step in with_values),
+        top_set=(tuple(step.key for step in with_values), tuple(step.values for step in with_values)),
         top_keys=tuple(("bidrequest", step.key) for step in with_values),
         imp_groups=tuple(
             (media, tuple((index, field, values) for index, field, in_media, values in imps if in_media == media))
