@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from time import perf_counter
 from typing import Any
 
-from hbserver.hooks.api import Hook, HookFailure, HookResult, InvocationContext, RejectedBids, Stage
+from hbserver.hooks.api import HookFailure, HookResult, InvocationContext, RejectedBids, Stage
 from hbserver.hooks.outcome import (
     EXECUTION_FAILURE,
     FAILURE,
@@ -138,10 +138,22 @@ class HookExecutor:
         for payload, entity in runs:
             call = HookCall(ref, perf_counter())
             self._runs.append((stage, entity, [[call]]))
-            pending = _call(call, hook, invocation, payload, timeout_s)
-            if pending is not None:
-                await self._await({asyncio.ensure_future(pending): call}, timeout_s)
-                self._outcomes = None
+            try:
+                result = hook(invocation, payload)
+            except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
+                _fail(call, exc)
+            else:
+                if isinstance(result, HookResult):  # _call_group's, for its one hook
+                    done = call.done = perf_counter()
+                    if done - call.started > timeout_s:
+                        _timed_out(call)
+                    else:
+                        call.result = result
+                elif not inspect.isawaitable(result):
+                    _finish(call, result, timeout_s)
+                else:
+                    await self._await({asyncio.ensure_future(result): call}, timeout_s)
+                    self._outcomes = None
             result = call.result
             if result is None or result.reject or result.rejected_bids:
                 answers.append(self._apply(stage, [call], payload))
@@ -284,26 +296,6 @@ class HookExecutor:
     def rejected_by(self, stage: Stage) -> bool:
         """Whether a hook rejected at ``stage`` (for tests and callers that only need the fact)."""
         return any(h.action == REJECT for o in self.outcomes if o.stage == stage for h in o.hooks())
-
-
-def _call(call: HookCall, hook: Hook, invocation: InvocationContext, payload: Any, timeout_s: float) -> Any:
-    """A hook called, its answer on ``call``; the awaitable it answered, still to await (None: answered)."""
-    try:
-        result = hook(invocation, payload)
-    except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
-        _fail(call, exc)
-        return None
-    if isinstance(result, HookResult):
-        done = call.done = perf_counter()
-        if done - call.started > timeout_s:
-            _timed_out(call)  # a plain hook cannot be cut off: it is timed out after the fact
-        else:
-            call.result = result
-    elif not inspect.isawaitable(result):
-        _finish(call, result, timeout_s)
-    else:
-        return result
-    return None
 
 
 _FAILURE_METRIC = {TIMEOUT: "timeout", FAILURE: "failed"}
