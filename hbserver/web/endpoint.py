@@ -75,7 +75,8 @@ def wrap(
 
     async def endpoint_handler(request: web.Request) -> web.StreamResponse:
         start = _perf_counter()
-        given = request.headers.get(X_REQUEST_ID)
+        sent = request._headers  # request.headers, without the descriptor
+        given = sent.get(X_REQUEST_ID)
         rid = given if given is not None and sane_request_id(given) else next(ids)
         # Set, never reset: the next request on the connection (the same task) sets its own, and
         # a reset costs as much again on every request.
@@ -102,10 +103,10 @@ def wrap(
                 return client_disconnected(request, endpoint, metrics, response)
             # response.prepared, without the property call (StreamResponse's own fields)
             if response._payload_writer is None and not response._eof_sent:
-                headers = response.headers
+                headers = response._headers  # response.headers, without the property call
                 headers[X_PREBID] = SERVER_HEADER_VALUE
                 headers[X_REQUEST_ID] = rid
-                origin = request.headers.get(ORIGIN)
+                origin = sent.get(ORIGIN)
                 if origin is not None and len(origin) <= MAX_ORIGIN_LENGTH:
                     apply_cors(headers, origin)
             seconds = _perf_counter() - start
