@@ -102,6 +102,7 @@ class Heartbeat:
 
 HEARTBEAT = Heartbeat()  # the process's
 _EXPECT = hdrs.EXPECT
+_feed = RequestHandler.data_received  # called directly: cheaper than super() on every read
 
 
 def plain_route(routes: PlainRoutes, message: Any) -> PlainRoute | None:
@@ -120,7 +121,6 @@ def plain_route(routes: PlainRoutes, message: Any) -> PlainRoute | None:
     if route is None or _EXPECT in message.headers:
         return None
     return route
-_feed = RequestHandler.data_received  # called directly: cheaper than super() on every read
 
 
 class Connection(RequestHandler):
