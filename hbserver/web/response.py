@@ -132,23 +132,12 @@ class FastResponse(web.Response):
         writer: HTTP/1.1, a fresh :class:`StreamWriter` of aiohttp's, no ``on_response_prepare``
         signal (:meth:`hbserver.web.connection.Connection._handle_plain`). Raises
         ``ClientConnectionResetError`` when the connection is closing; the caller awaits
-        ``writer.drain()`` when the transport pushes back. One function: it runs for most answers."""
-        body = self._body
-        status = self._status
-        if (
-            self._eof_sent
-            or self._payload_writer is not None
-            or (body is not None and body.__class__ is not bytes)
-            or request._method not in _FAST_METHODS
-            or (status in EMPTY_BODY_STATUS_CODES and (status != 204 or body))
-            or self._chunked
-            or self._compression
-            or self._cookies
-            or _CONTENT_LENGTH in self._headers
-        ):
+        ``writer.drain()`` when the transport pushes back."""
+        if self._eof_sent or self._payload_writer is not None or not self._plain_for(request._method):
             return False
         writer = self._payload_writer = request._payload_writer
         head = self._serialized_head(request)
+        body = self._body
         chunk = head + body if body else head
         transport = request._protocol.transport
         if transport is None or transport.is_closing():
