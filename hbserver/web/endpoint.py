@@ -85,19 +85,13 @@ def wrap(
         try:
             try:
                 response = await handler(request)
-            except HttpError as exc:
-                response = exc.response()
-            except web.HTTPException as exc:
-                response = text_response(exc.status, exc.text or exc.reason)
-                for name in ("Allow", "Location"):
-                    if name in exc.headers:
-                        response.headers[name] = exc.headers[name]
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                if request.transport is None:  # the client left (mid-body, say): not an error of ours
+            except Exception as exc:
+                if request.transport is None and not isinstance(exc, (HttpError, web.HTTPException)):
+                    # the client left (mid-body, say): not an error of ours
                     return client_disconnected(request, endpoint, metrics, web.Response(status=499))
-                response = internal_error(request, endpoint, metrics, rid)
+                response = failure_response(exc, request, endpoint, metrics, rid)
             protocol = request._protocol  # request.transport, without the property call
             if protocol is None or protocol.transport is None:
                 return client_disconnected(request, endpoint, metrics, response)
@@ -128,6 +122,22 @@ def wrap(
 
     endpoint_handler.__name__ = getattr(handler, "__name__", "endpoint_handler")
     return endpoint_handler
+
+
+def failure_response(
+    exc: Exception, request: web.Request, endpoint: str, metrics: Metrics, rid: str
+) -> web.StreamResponse:
+    """The answer to an exception out of a handler: an HttpError's or an aiohttp HTTPException's own
+    status and text (with its Allow and Location), else a logged and counted 500."""
+    if isinstance(exc, HttpError):
+        return exc.response()
+    if isinstance(exc, web.HTTPException):
+        response = text_response(exc.status, exc.text or exc.reason)
+        for name in ("Allow", "Location"):
+            if name in exc.headers:
+                response.headers[name] = exc.headers[name]
+        return response
+    return internal_error(request, endpoint, metrics, rid)
 
 
 def client_disconnected(
