@@ -136,12 +136,7 @@ class _Collector:
 
     async def _send(self, url: str, events: list[bytes]) -> bool:
         body = b"[" + b",".join(events) + b"]"
-        status, _ = await self.owner.poster.request("POST", url, body, self.headers)
-        if 200 <= status < 300:
-            return True
-        if status:
-            self.owner.poster.refused(url, status)
-        return False
+        return await self.owner.poster.deliver(url, body, self.headers, any_2xx=True)
 
 
 class AccountCollectors:

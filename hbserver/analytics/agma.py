@@ -131,12 +131,7 @@ class AgmaModule:
         body = b"[" + b",".join(events) + b"]"
         if self.use_gzip:
             body = await asyncio.to_thread(gzip.compress, body)
-        status, _ = await self._poster.request("POST", url, body, self._headers)
-        if status == 200:
-            return True
-        if status:
-            self._poster.refused(url, status)
-        return False
+        return await self._poster.deliver(url, body, self._headers)
 
     async def close(self) -> None:
         await self._batcher.close(self.shutdown_seconds)

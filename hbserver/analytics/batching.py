@@ -186,6 +186,16 @@ class Poster:
                                exc.__class__.__name__, exc)  # fmt: skip
             return 0, b""
 
+    async def deliver(self, url: str, body: bytes, headers: dict[str, str] | None, any_2xx: bool = False) -> bool:
+        """POST ``body``: True when the collector took it (200, or any 2xx with ``any_2xx``); a refusal
+        is logged (an unreachable collector is, by :meth:`request`)."""
+        status, _ = await self.request("POST", url, body, headers)
+        if status == 200 or (any_2xx and 200 <= status < 300):
+            return True
+        if status:
+            self.refused(url, status)
+        return False
+
     def refused(self, url: str, status: int) -> None:
         self._warn.warning("refused", "analytics module %s: %s answered %d instead of 200", self.module, url, status)
 

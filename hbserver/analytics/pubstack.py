@@ -146,12 +146,7 @@ class PubstackModule:
 
     async def _send(self, url: str, events: list[bytes]) -> bool:
         body = await asyncio.to_thread(gzip.compress, b"".join(events))
-        status, _ = await self._poster.request("POST", url, body, SEND_HEADERS)
-        if status == 200:
-            return True
-        if status:
-            self._poster.refused(url, status)
-        return False
+        return await self._poster.deliver(url, body, SEND_HEADERS)
 
     async def close(self) -> None:
         """PBS-Go on SIGTERM: every feature off, every channel flushed."""
