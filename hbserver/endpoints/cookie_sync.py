@@ -227,6 +227,29 @@ def _parse_cut(body: bytes) -> tuple[CookieSyncRequest, CookieSyncRequest | None
     return parsed, None
 
 
+def _bidders(bidders: Any) -> list[str]:
+    """``bidders`` (a list of strings, cut to MAX_BIDDERS; absent: none); BadRequest otherwise."""
+    if bidders is None:
+        return []
+    if bidders.__class__ is not list:
+        raise BadRequest("JSON parsing failed: bidders must be an array of strings")
+    for bidder in bidders:
+        if bidder.__class__ is not str:
+            raise BadRequest("JSON parsing failed: bidders must be an array of strings")
+    return bidders[:MAX_BIDDERS] if len(bidders) > MAX_BIDDERS else bidders
+
+
+def _gdpr_signal(gdpr: Any) -> int | None:
+    """``gdpr``: 0, 1 (a whole float read as its integer) or absent; BadRequest otherwise."""
+    if gdpr is not None and gdpr.__class__ is not int:
+        if isinstance(gdpr, bool) or not isinstance(gdpr, (int, float)):
+            raise BadRequest("JSON parsing failed: gdpr must be an integer")
+        gdpr = int(gdpr) if gdpr in (0, 1) else gdpr
+    if gdpr is not None and gdpr not in (0, 1):
+        raise BadRequest("GDPR signal should be integer 0 or 1")
+    return gdpr
+
+
 def parse_request(body: bytes) -> CookieSyncRequest:
     """The request body; raises BadRequest with the message for the 400.
 
@@ -242,24 +265,8 @@ def parse_request(body: bytes) -> CookieSyncRequest:
     if data.__class__ is not dict:
         raise BadRequest("JSON parsing failed: the request body must be a JSON object")
     get = data.get
-    bidders = get("bidders")
-    if bidders is None:
-        bidders = []
-    elif bidders.__class__ is not list:
-        raise BadRequest("JSON parsing failed: bidders must be an array of strings")
-    else:
-        for bidder in bidders:
-            if bidder.__class__ is not str:
-                raise BadRequest("JSON parsing failed: bidders must be an array of strings")
-        if len(bidders) > MAX_BIDDERS:
-            bidders = bidders[:MAX_BIDDERS]
-    gdpr = get("gdpr")
-    if gdpr is not None and gdpr.__class__ is not int:
-        if isinstance(gdpr, bool) or not isinstance(gdpr, (int, float)):
-            raise BadRequest("JSON parsing failed: gdpr must be an integer")
-        gdpr = int(gdpr) if gdpr in (0, 1) else gdpr
-    if gdpr is not None and gdpr not in (0, 1):
-        raise BadRequest("GDPR signal should be integer 0 or 1")
+    bidders = _bidders(get("bidders"))
+    gdpr = _gdpr_signal(get("gdpr"))
     gpp_sid = get("gpp_sid", "")
     if gpp_sid.__class__ is list and all(s.__class__ is int for s in gpp_sid):
         gpp_sid = ",".join(str(s) for s in gpp_sid)  # Prebid.js may send the list itself
