@@ -15,10 +15,10 @@ import pytest
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
-from hbserver.config import HttpTimeouts
 from hbserver.logsetup import REQUEST_ID
-from hbserver.web.connection import Connection, ConnectionLimits, ConnectionRunner
+from hbserver.web.connection import Connection
 from hbserver.web.response import FastResponse
+from tests.web_helpers import connection_served
 
 # sha256 of aiohttp 3.14's RequestHandler.data_received, which Connection.data_received follows.
 AIOHTTP_DATA_RECEIVED_SHA256 = "1ee57ebe052e6c80ced26c96e4ccb1223172e1d55afba460353c5e414914d3f6"
@@ -76,14 +76,8 @@ async def port() -> AsyncIterator[int]:
     app.router.add_get("/fast", _fast)
     app.router.add_get("/redirect", _redirects)
     app.router.add_get("/slow", _times_out)
-    runner = ConnectionRunner(app, ConnectionLimits.from_config(HttpTimeouts()), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield runner.addresses[0][1]
-    finally:
-        await runner.cleanup()
+    async with connection_served(app) as port:
+        yield port
 
 
 def _get(path: str) -> bytes:

@@ -10,9 +10,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from hbserver.config import HttpTimeouts
-from hbserver.web.connection import ConnectionLimits, ConnectionRunner
 from hbserver.web.dispatch import fast_request_handler, plain_route_table
+from tests.web_helpers import connection_served
 
 
 def _named(name: str) -> Any:
@@ -42,15 +41,8 @@ def _app() -> web.Application:
 @pytest.fixture
 async def served() -> AsyncIterator[tuple[str, web.Application]]:
     app = _app()
-    runner = ConnectionRunner(app, ConnectionLimits.from_config(HttpTimeouts()), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
+    async with connection_served(app) as port:
         yield f"http://127.0.0.1:{port}", app
-    finally:
-        await runner.cleanup()
 
 
 def test_the_table_holds_what_aiohttp_would_pick_first():

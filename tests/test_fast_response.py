@@ -11,9 +11,8 @@ import pytest
 from aiohttp import web
 from aiohttp.web_response import StreamResponse
 
-from hbserver.config import HttpTimeouts
-from hbserver.web.connection import ConnectionLimits, ConnectionRunner
 from hbserver.web.response import FastResponse
+from tests.web_helpers import connection_served
 
 _DATE = re.compile(rb"\r\nDate: [^\r]*\r\n")
 
@@ -132,24 +131,22 @@ async def _exchange(aiohttp_server: Any, cls: type[web.Response], kwargs: dict[s
     if plain_routes:
         app.router.add_get("/r", handler)
         app.router.add_post("/r", handler)
-        runner = ConnectionRunner(app, ConnectionLimits.from_config(HttpTimeouts()), access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        host, port = "127.0.0.1", runner.addresses[0][1]
+        async with connection_served(app) as port:
+            received = await _received("127.0.0.1", port, request, times)
     else:
         app.router.add_route("*", "/r", handler)
         server = await aiohttp_server(app)
-        host, port = server.host, server.port
+        received = await _received(server.host, server.port, request, times)
+    return _DATE.sub(b"\r\nDate: -\r\n", received)
+
+
+async def _received(host: str, port: int, request: bytes, times: int) -> bytes:
     reader, writer = await asyncio.open_connection(host, port)
     try:
         writer.write(request * times)
-        received = await asyncio.wait_for(_answers(reader, times, request.startswith(b"HEAD")), 5)
+        return await asyncio.wait_for(_answers(reader, times, request.startswith(b"HEAD")), 5)
     finally:
         writer.close()
-        if plain_routes:
-            await runner.cleanup()
-    return _DATE.sub(b"\r\nDate: -\r\n", received)
 
 
 # Every construction with every request; every edit with a few constructions and requests.
@@ -254,15 +251,9 @@ async def test_a_closed_transport_on_a_plain_route_is_a_client_gone_not_an_error
 
     app = web.Application()
     app.router.add_get("/r", handler)
-    runner = ConnectionRunner(app, ConnectionLimits.from_config(HttpTimeouts()), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", runner.addresses[0][1])
+    async with connection_served(app) as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(b"GET /r HTTP/1.1\r\nHost: x\r\n\r\n")
         assert await asyncio.wait_for(reader.read(), 5) == b""
         writer.close()
-    finally:
-        await runner.cleanup()
     assert not [r for r in caplog.records if r.levelname == "ERROR"]

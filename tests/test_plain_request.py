@@ -12,8 +12,7 @@ import pytest
 from aiohttp import web
 from aiohttp.web_request import BaseRequest
 
-from hbserver.config import HttpTimeouts
-from hbserver.web.connection import ConnectionLimits, ConnectionRunner
+from tests.web_helpers import connection_served
 
 # sha256 of aiohttp 3.14's BaseRequest.__init__, whose plain case plain_request() follows. A new aiohttp
 # with other attributes must be read before this is updated.
@@ -39,14 +38,8 @@ async def seen() -> AsyncIterator[tuple[list[Any], int]]:
         return web.Response(text="ok")
 
     app.router.add_get("/r", handler)
-    runner = ConnectionRunner(app, ConnectionLimits.from_config(HttpTimeouts()), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield kept, runner.addresses[0][1]
-    finally:
-        await runner.cleanup()
+    async with connection_served(app) as port:
+        yield kept, port
 
 
 @pytest.mark.parametrize("target", ["/r", "/r?a=1&b=2"])
