@@ -135,21 +135,11 @@ class FastResponse(web.Response):
         ``writer.drain()`` when the transport pushes back."""
         if self._eof_sent or self._payload_writer is not None or not self._plain_for(request._method):
             return False
-        writer = self._payload_writer = request._payload_writer
+        self._payload_writer = request._payload_writer
         head = self._serialized_head(request)
         body = self._body
-        chunk = head + body if body else head
-        transport = request._protocol.transport
-        if transport is None or transport.is_closing():
-            raise ClientConnectionResetError("Cannot write to closing transport")
-        transport.write(chunk)
-        size = len(chunk)  # what _write() and _sent() leave
-        writer.buffer_size += size
-        writer.output_size += size
-        writer._headers_written = writer._eof = True
-        self._eof_sent = True
-        self._body_length = writer.output_size
-        self._payload_writer = None
+        self._write(head + body if body else head)
+        self._sent()
         return True
 
     def _serialized_head(self, request: web.BaseRequest) -> bytes:
