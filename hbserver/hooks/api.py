@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, NoReturn, Protocol, TypeVar
 
 from hbserver.adapters.base import BidderResponse
 from hbserver.auction.bids.accept import AuctionBid
@@ -153,27 +153,64 @@ class Mutation(NamedTuple, Generic[P]):
         return ((self.key, self.kind), *self.also)
 
 
-@dataclass(slots=True, init=False)
+class _Unset(list):  # type: ignore[type-arg]
+    """The empty list every HookResult shares until it is given its own: it refuses changes (a hook
+    adds to a result's lists by setting a list of its own, or by passing one to the constructor)."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:  # a dataclass field default must be hashable (it is immutable)
+        return 0
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("a HookResult's default list is shared and empty: set a list of its own")
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+
+class _UnsetTags(dict):  # type: ignore[type-arg]
+    """The empty analytics tags every HookResult shares until it is given its own (refuses changes)."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return 0
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("a HookResult's default analytics tags are shared and empty: set a dict of its own")
+
+    __setitem__ = __delitem__ = setdefault = update = pop = popitem = clear = __ior__ = _refuse
+
+
+NO_ITEMS: list[Any] = _Unset()
+NO_TAGS: dict[str, Any] = _UnsetTags()
+
+
+@dataclass(init=False)
 class HookResult(Generic[P]):
     """A hook's answer (PBS-Go's ``HookResult``). ``reject`` ends the stage's entity: the whole
     auction at the request stages, a bidder at ``bidder_request``, one answer at
-    ``raw_bidder_response``; ``nbr_code`` is the no-bid reason then. Its lists start empty, for the
-    hook to append to. (One is made per hook call: the constructor is written out, which costs half
-    of what dataclass default factories do.)"""
+    ``raw_bidder_response``; ``nbr_code`` is the no-bid reason then.
 
-    reject: bool
-    nbr_code: int
-    message: str
-    mutations: list[Mutation[P]]
-    errors: list[str]
-    warnings: list[str]
-    debug_messages: list[str]
-    analytics_tags: dict[str, Any]
+    What a hook does not set is the class's default, its lists and tags a shared empty value that
+    refuses changes: a hook that adds to them sets (or passes) a list or dict of its own. One is made
+    per hook call, so nothing is made for what a call leaves empty; ``HookResult.__new__(HookResult)``
+    is one with every default and costs no constructor call at all. Read a result, never change it."""
+
+    reject: bool = False
+    nbr_code: int = 0
+    message: str = ""
+    mutations: list[Mutation[P]] = NO_ITEMS
+    errors: list[str] = NO_ITEMS
+    warnings: list[str] = NO_ITEMS
+    debug_messages: list[str] = NO_ITEMS
+    analytics_tags: dict[str, Any] = NO_TAGS
     # values the module hands itself at its later stages (merged into InvocationContext.module_context)
-    module_context: dict[str, Any] | None
+    module_context: dict[str, Any] | None = None
     # bids a hook removed at all_processed_bid_responses that the auction reports (PBS-Java's
     # rejections): each a seat-non-bid with its code, and an error for its bidder
-    rejected_bids: list[RejectedBids]
+    rejected_bids: list[RejectedBids] = NO_ITEMS
 
     def __init__(
         self,
@@ -188,16 +225,27 @@ class HookResult(Generic[P]):
         module_context: dict[str, Any] | None = None,
         rejected_bids: list[RejectedBids] | None = None,
     ) -> None:
-        self.reject = reject
-        self.nbr_code = nbr_code
-        self.message = message
-        self.mutations = [] if mutations is None else mutations
-        self.errors = [] if errors is None else errors
-        self.warnings = [] if warnings is None else warnings
-        self.debug_messages = [] if debug_messages is None else debug_messages
-        self.analytics_tags = {} if analytics_tags is None else analytics_tags
-        self.module_context = module_context
-        self.rejected_bids = [] if rejected_bids is None else rejected_bids
+        # only what differs from the defaults is set (a falsy reject, code or message is the default's)
+        if reject:
+            self.reject = reject
+        if nbr_code:
+            self.nbr_code = nbr_code
+        if message:
+            self.message = message
+        if mutations is not None:
+            self.mutations = mutations
+        if errors is not None:
+            self.errors = errors
+        if warnings is not None:
+            self.warnings = warnings
+        if debug_messages is not None:
+            self.debug_messages = debug_messages
+        if analytics_tags is not None:
+            self.analytics_tags = analytics_tags
+        if module_context is not None:
+            self.module_context = module_context
+        if rejected_bids is not None:
+            self.rejected_bids = rejected_bids
 
 
 @dataclass(frozen=True, slots=True)

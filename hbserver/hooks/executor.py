@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from time import perf_counter
 from typing import Any
 
-from hbserver.hooks.api import HookFailure, HookResult, InvocationContext, RejectedBids, Stage
+from hbserver.hooks.api import HookFailure, HookResult, InvocationContext, Mutation, RejectedBids, Stage
 from hbserver.hooks.outcome import (
     EXECUTION_FAILURE,
     FAILURE,
@@ -316,19 +316,32 @@ def _not_rejectable(stage: Stage, call: HookCall) -> None:
 
 
 def _mutate(payload: Any, result: HookResult[Any], call: HookCall) -> Any:
+    """The result's mutations applied in order; the call records the ones applied (their keys are
+    written out only when the outcome is built)."""
     call.action = UPDATE
-    applied: list[tuple[tuple[str, ...], str]] = []
-    for mutation in result.mutations:
+    mutations = result.mutations
+    done = 0
+    try:
+        for mutation in mutations:
+            payload = mutation.apply(payload)
+            done += 1
+    except Exception as exc:  # the rare case: the rest one by one, each failure a warning
+        return _mutate_rest(payload, mutations, done, exc, call)
+    call.applied = mutations  # every one (a result is read, never changed)
+    return payload
+
+
+def _mutate_rest(payload: Any, mutations: list[Mutation[Any]], done: int, exc: Exception, call: HookCall) -> Any:
+    """:func:`_mutate` once the mutation at ``done`` raised ``exc``: the rest applied one by one."""
+    applied = list(mutations[:done])
+    warnings = call.added_warnings = [*(call.added_warnings or ()), f"failed to apply hook mutation: {exc}"]
+    for mutation in mutations[done + 1 :]:
         try:
             payload = mutation.apply(payload)
-        except Exception as exc:
-            if call.added_warnings is None:
-                call.added_warnings = []
-            call.added_warnings.append(f"failed to apply hook mutation: {exc}")
+        except Exception as later:
+            warnings.append(f"failed to apply hook mutation: {later}")
             continue
-        applied.append((mutation.key, mutation.kind))
-        if mutation.also:
-            applied.extend(mutation.also)
+        applied.append(mutation)
     call.applied = applied
     if not applied:
         call.status = EXECUTION_FAILURE

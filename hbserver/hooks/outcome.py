@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hbserver.hooks.api import Stage
+from hbserver.hooks.api import Mutation, Stage
 from hbserver.hooks.plan import HookRef
 
 # a hook's status
@@ -119,7 +119,7 @@ class HookCall:
     failed: Any = None  # the HookResult a HookFailure still reports
     added_errors: list[str] | None = None
     added_warnings: list[str] | None = None
-    applied: list[tuple[tuple[str, ...], str]] | None = None
+    applied: list[Mutation[Any]] | None = None  # the mutations applied, in order
 
     def __init__(self, ref: HookRef, started: float) -> None:
         self.ref = ref
@@ -136,18 +136,20 @@ class HookCall:
             failed = self.failed
             if failed is None:
                 return HookOutcome(self.ref, self.status, "", elapsed_ms, errors=[self.error])
-            tags = failed.analytics_tags if isinstance(failed.analytics_tags, dict) else {}
+            tags = (failed.analytics_tags or {}) if isinstance(failed.analytics_tags, dict) else {}
             return HookOutcome(self.ref, self.status, "", elapsed_ms, str(failed.message or ""), tags,
                                list(failed.debug_messages), [*failed.errors, self.error], list(failed.warnings))
-        tags = result.analytics_tags if isinstance(result.analytics_tags, dict) else {}
+        # a result's defaults are shared (HookResult): an outcome gets lists and tags of its own
+        tags = (result.analytics_tags or {}) if isinstance(result.analytics_tags, dict) else {}
         if self.log_tag:
             activities = [*tags.get("activities", ()), *_abtest_tags(self.ref.module, "run")["activities"]]
             tags = {**tags, "activities": activities}
         added_errors, added_warnings = self.added_errors, self.added_warnings
         return HookOutcome(
             self.ref, self.status, self.action, elapsed_ms, result.message if isinstance(result.message, str) else "",
-            tags, result.debug_messages, [*result.errors, *added_errors] if added_errors else result.errors,
-            [*result.warnings, *added_warnings] if added_warnings else result.warnings, self.applied or [],
+            tags, result.debug_messages or [], [*result.errors, *added_errors] if added_errors else result.errors or [],
+            [*result.warnings, *added_warnings] if added_warnings else result.warnings or [],
+            [change for mutation in self.applied for change in mutation.changes()] if self.applied else [],
         )  # fmt: skip
 
 

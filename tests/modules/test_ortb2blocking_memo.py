@@ -219,7 +219,7 @@ def test_quick_look_agrees_with_the_checks(bid: dict[str, Any], fails: bool) -> 
     look = glance(plan.quick, _ATTRS)
     assert look is not None
     values = [*bid.get("adomain", ()), *bid.get("attr", ())]
-    if _passes(look, bid, bid["impid"]):
+    if _passes(look, bid):
         assert failed is None  # a bid the quick look lets through passes every check
     elif not bid.get("dealid") and not any(isinstance(value, list | dict) for value in values):
         assert failed is not None  # without a deal (or values no set holds) the quick look stops only bids that fail

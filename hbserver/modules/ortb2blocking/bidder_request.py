@@ -8,10 +8,10 @@ config); only what depends on this request (the fields it already has, its imps)
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any, NamedTuple
 
-from hbserver.hooks.api import BidderRequestPayload, HookResult, Mutation
+from hbserver.hooks.api import NO_ITEMS, BidderRequestPayload, HookResult, Mutation
 from hbserver.modules.ortb2blocking.attributes import BlockingAttributes
 from hbserver.modules.ortb2blocking.config import Config
 from hbserver.modules.ortb2blocking.errors import BlockingFailure
@@ -36,7 +36,9 @@ _NO_VALUES: tuple[str, ...] = ()
 ImpChange = tuple[str, list[tuple[str, tuple[int, ...]]]]  # a media object's (field, values) to set
 _NOTHING: dict[str, Any] = {}
 _IDS = repeat("id")
+_GETS = repeat(dict.get)
 _new_attributes = tuple.__new__  # BlockingAttributes from its six values, without its __new__'s keyword handling
+_new_result = object.__new__  # a HookResult of defaults, without its constructor's call
 
 
 def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: dict[str, Any] | None = None) -> Result:
@@ -52,7 +54,7 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: d
     if plan.static is not None and not (request.get("badv") or request.get("bapp") or request.get("bcat")):
         return _static_request(plan.static, request, bidder, raw_imps, context)  # the common case
     imps: Imps = [imp for imp in raw_imps if isinstance(imp, dict)]
-    result: Result = HookResult()
+    result: Result = HookResult(mutations=[], warnings=[])
     if plan.top_static is not None and not (request.get("badv") or request.get("bapp") or request.get("bcat")):
         result.mutations.extend(plan.top_mutations)  # the common case: nothing to look at
         badv, bapp, bcat = plan.top_values
@@ -80,7 +82,7 @@ class StaticAnswer(NamedTuple):
     cattax: int | None
     sig: list[Any]  # imp_signature of the imps
     attributes: BlockingAttributes  # the same for every bidder (immutable)
-    mutation: Mutation[BidderRequestPayload] | None
+    mutations: list[Mutation[BidderRequestPayload]]  # its one mutation, or none (shared by its results)
 
 
 def _static_request(
@@ -97,24 +99,21 @@ def _static_request(
         seen = _static_answer(plan, imps, cattax, sig, context)
         if context is not None and sig is not None:
             plan.seen[0] = seen
-    result: Result = HookResult(module_context={bidder: seen.attributes})
-    if seen.mutation is not None:
-        result.mutations.append(seen.mutation)
+    result: Result = _new_result(HookResult)  # every default (HookResult): the two fields set below
+    result.module_context = {bidder: seen.attributes}
+    result.mutations = seen.mutations
     return result
 
 
 def imp_signature(imps: Any, media: tuple[repeat[str], ...]) -> list[Any] | None:
     """The imps' ids, then their media objects of each name in ``media`` (each an endless repeat of the
-    name: the look-ups run in C); None when an imp is not an object or the imps not a list."""
+    name: every look-up runs in C); None when an imp is not an object or the imps not a list."""
     if type(imps) is not list:
         return None
     try:
-        sig = list(map(dict.get, imps, _IDS))
-        for name in media:
-            sig.extend(map(dict.get, imps, name))
+        return [*map(dict.get, imps, _IDS), *chain.from_iterable(map(map, _GETS, repeat(imps), media))]
     except TypeError:  # an imp not an object
         return None
-    return sig
 
 
 def _static_answer(
@@ -154,15 +153,15 @@ def _static_answer(
                 if own is media_object:
                     steps.append((position, media, _changed(media_object, todo)))
     keys = plan.keys.get((changed, cattax is not None)) or static_keys(plan, changed, cattax is not None)
-    mutation = None
+    mutations: list[Mutation[BidderRequestPayload]] = NO_ITEMS
     if keys[0]:
         if sig is not None and len(set(ids)) != len(ids):  # an id shared: each imp of it gets every change of it
             steps = _imp_steps(imps, changes)
         apply = _set_static(plan.top_set, changes, cattax, (plan.media, sig, steps if sig is not None else None))
-        mutation = Mutation("update", keys[0], apply, keys[1])
+        mutations = [Mutation("update", keys[0], apply, keys[1])]
     badv, bapp, bcat = plan.top_values
     attributes = _new_attributes(BlockingAttributes, (badv, bapp, bcat, btype, battr, cattax or 0))
-    return StaticAnswer(context, cattax, sig or [], attributes, mutation)
+    return StaticAnswer(context, cattax, sig or [], attributes, mutations)
 
 
 def _imp_steps(imps: list[dict[str, Any]], changes: dict[str, list[ImpChange]]) -> list[tuple[int, str, Any]]:

@@ -13,7 +13,6 @@ from typing import Any, NamedTuple
 from hbserver.adapters.base import BidderResponse, TypedBid
 from hbserver.hooks.api import HookResult, Mutation, RawBidderResponsePayload
 from hbserver.modules.ortb2blocking import analytics
-from hbserver.modules.ortb2blocking.analytics import ALLOWED
 from hbserver.modules.ortb2blocking.attributes import NONE_BLOCKED, BlockingAttributes
 from hbserver.modules.ortb2blocking.config import Config
 from hbserver.modules.ortb2blocking.errors import BlockingFailure, OverrideError
@@ -31,6 +30,7 @@ _CATTAX_IAB_CONTENT_10 = 1  # the taxonomy allowed when the request named none
 _NO_BLOCKED: tuple[Any, ...] = ()
 _NO_PLAN = ResponsePlan((None, None, None, None), ())
 _UNSET: Any = object()
+_new_result = object.__new__  # a HookResult of defaults, without its constructor's call
 
 
 class _CheckError(Exception):
@@ -47,11 +47,52 @@ def handle_raw_bidder_response(
             f"could not cast blocking attributes for bidder `{bidder}`, module context has incorrect data",
             HookResult(),
         )
-    result: Result = HookResult()  # its analytics tags set at the end (_tags)
+    bids = payload.response.bids
+    if not cfg.enforces or _all_pass(cfg, bidder, attrs, bids):  # the common case: every bid kept, quietly
+        result: AllKept = _new_result(AllKept)
+        result.bidder, result.bids = bidder, tuple(bids)
+        return result
+    return _checked(cfg, bidder, attrs, bids)
+
+
+class AllKept(HookResult[RawBidderResponsePayload]):
+    """The answer when every bid passes without a warning: no mutation, and the analytics tags (an
+    allowed result per bid) written only when read (most auctions show no hook outcome)."""
+
+    bidder: str
+    bids: tuple[TypedBid, ...]
+
+    @property  # type: ignore[override]
+    def analytics_tags(self) -> dict[str, Any]:
+        tags: dict[str, Any] | None = self.__dict__.get("_tags")
+        if tags is None:
+            outcomes = [analytics.allowed(self.bidder, _text(typed.bid.get("impid"))) for typed in self.bids]
+            tags = self.__dict__["_tags"] = _tags(outcomes, "success")
+        return tags
+
+
+def _all_pass(cfg: Config, bidder: str, attrs: BlockingAttributes, bids: list[TypedBid]) -> bool:
+    """Whether every bid surely passes at a glance (its checks quiet: nothing warned either); False
+    leaves them to :func:`_checked`."""
+    bid_type: Any = _UNSET
+    look: Glance | None = None
+    for typed in bids:
+        if typed.bid_type != bid_type:  # bids mostly share their type
+            bid_type = typed.bid_type
+            plan = cfg.memo.get(("response", bidder, bid_type)) or response_plan(cfg, bidder, bid_type)
+            look = None if plan.quick is None else _glance_of(cfg, plan.quick, attrs)
+            if look is None:
+                return False
+        if not _passes(look, typed.bid):  # type: ignore[arg-type]
+            return False
+    return True
+
+
+def _checked(cfg: Config, bidder: str, attrs: BlockingAttributes, bids: list[TypedBid]) -> Result:
+    """Each bid through the full checks (a glance first where one can decide)."""
+    result: Result = HookResult(mutations=[], warnings=[], debug_messages=[])  # its analytics tags set at the end
     outcomes: list[dict[str, Any]] = []  # the activity's results
     kept: list[TypedBid] = []
-    bids = payload.response.bids
-    enforces = cfg.enforces  # False: no bid can be checked
     bid_type: Any = _UNSET
     plan = _NO_PLAN
     quick: Glance | None = None
@@ -60,21 +101,19 @@ def handle_raw_bidder_response(
         imp_id = bid.get("impid")
         if not isinstance(imp_id, str):
             imp_id = ""
+        if typed.bid_type != bid_type:  # bids mostly share their type
+            bid_type = typed.bid_type
+            plan = cfg.memo.get(("response", bidder, bid_type)) or response_plan(cfg, bidder, bid_type)
+            quick = None if plan.quick is None else _glance_of(cfg, plan.quick, attrs)
         failed = None
-        if enforces:
-            if typed.bid_type != bid_type:  # bids mostly share their type
-                bid_type = typed.bid_type
-                plan = cfg.memo.get(("response", bidder, bid_type)) or response_plan(cfg, bidder, bid_type)
-                quick = None if plan.quick is None else _glance_of(cfg, plan.quick, attrs)
-            if quick is None or not _passes(quick, bid, imp_id):
-                try:
-                    failed = _failed_checks(plan.steps, attrs, bid, imp_id, result)
-                except _CheckError as exc:
-                    result.analytics_tags = _tags(outcomes, "error")
-                    raise BlockingFailure(str(exc), result) from None
+        if quick is None or not _passes(quick, bid):
+            try:
+                failed = _failed_checks(plan.steps, attrs, bid, imp_id, result)
+            except _CheckError as exc:
+                result.analytics_tags = _tags(outcomes, "error")
+                raise BlockingFailure(str(exc), result) from None
         if failed is None:
-            applied = {"bidder": bidder, "impids": [imp_id]} if bidder else {"impids": [imp_id]}
-            outcomes.append({"status": ALLOWED, "appliedto": applied})  # analytics.allowed, inlined
+            outcomes.append(analytics.allowed(bidder, imp_id))
             kept.append(typed)
             continue
         names = [check for check in analytics.CHECKS if check in failed]
@@ -82,10 +121,7 @@ def handle_raw_bidder_response(
         result.debug_messages.append(
             f"Bid {_text(bid.get('id'))} from bidder {bidder} has been rejected, failed checks: {', '.join(names)}"
         )
-    activity = {"name": analytics.ACTIVITY, "status": "success"}  # _tags, inlined
-    if outcomes:
-        activity["results"] = outcomes
-    result.analytics_tags = {"activities": [activity]}
+    result.analytics_tags = _tags(outcomes, "success")
     if len(kept) != len(bids):
         result.mutations.append(Mutation("update", ("bids",), _keep(kept)))
     return result
@@ -151,7 +187,7 @@ def _glance_of(cfg: Config, quick: QuickCheck, attrs: BlockingAttributes) -> Gla
     return found
 
 
-def _passes(look: Glance, bid: dict[str, Any], imp_id: str) -> bool:
+def _passes(look: Glance, bid: dict[str, Any]) -> bool:
     """Whether a bid surely passes every check, at a glance (the checks are quiet, so nothing is
     missed): False for a bid with a deal or one that may fail, which :func:`_failed_checks` decides."""
     present = look.keys.intersection(bid)
@@ -166,8 +202,8 @@ def _passes(look: Glance, bid: dict[str, Any], imp_id: str) -> bool:
                     if block_unknown:
                         return False
                     continue
-                if blocked is None:
-                    blocked = look.battr.get(imp_id)
+                if blocked is None:  # battr's, by the bid's imp
+                    blocked = look.battr.get(_text(bid.get("impid")))
                 if blocked and not blocked.isdisjoint(value):
                     return False
             elif kind == _DEAL:
@@ -210,7 +246,7 @@ def _failed_checks(
 def _enforced(step: CheckStep, result: Result) -> bool:
     """Adds the step's warnings; whether it is enforced (_CheckError where it fails)."""
     if step.warnings:
-        result.warnings.extend(step.warnings)
+        result.warnings = [*result.warnings, *step.warnings]  # its own list (a default one is shared)
     if step.error:
         raise _CheckError(step.error)
     return step.enforced
