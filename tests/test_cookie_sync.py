@@ -541,3 +541,65 @@ async def test_receive_cookie_deprecation(sync_client, data_dir, settings, body,
     )
     expires = parsedate_to_datetime(label.split("Expires=")[1].split(";")[0])
     assert abs((expires - datetime.now(UTC)).total_seconds() - 60) < 5  # ttlsec from the account
+
+
+def _kept_answers_endpoint(monkeypatch):
+    import hbserver.endpoints.cookie_sync as cookie_sync
+    from hbserver.analytics import Analytics
+    from hbserver.app import build_sync_service
+    from hbserver.metrics import Metrics
+    from hbserver.stores.accounts import Account
+
+    monkeypatch.setattr(cookie_sync, "_parsed", {})
+    service = build_sync_service(load_config(environ={}, overrides={"adapters": ADAPTERS}))
+    endpoint = cookie_sync.CookieSyncEndpoint(service, None, Analytics([]), Metrics())
+    account = Account("", load_config(environ={}, overrides={}).account_defaults, ActivityControl())
+    return cookie_sync, endpoint, account
+
+
+@pytest.mark.parametrize("limit", [0, 1, 2])
+@pytest.mark.parametrize("debug", [False, True])
+def test_kept_outcomes_answer_as_the_chooser_does(monkeypatch, limit, debug):
+    """A request without a uid is answered from the outcome its plan keeps by (order, consent
+    choices, vendor list): every answer equals the chooser's walk for the same order and consent
+    (a cookie holding only another bidder's uid takes the walk; its status says "ok"), whatever
+    the timestamps, and strings with the same choices share one outcome."""
+    from hbserver.usersync import chooser
+    from tests.privacy.tcf_encoder import CoreSegment
+
+    cookie_sync, endpoint, account = _kept_answers_endpoint(monkeypatch)
+    walked = {"uids": live_cookie("kz")}
+    choices = [[], [1], [2, 3], [1, 2, 3]]  # the vendors consented to (alpha 1, beta 2, gamma2 3)
+    for n in range(48):
+        vendors = choices[n % len(choices)]
+        consent = CoreSegment(created=16_500_000_000 + n, purposes=[1], vendors=vendors).encode()
+        body = orjson.dumps({"bidders": ["alpha", "beta", "gamma2"], "gdpr": 1, "gdpr_consent": consent,
+                             "limit": limit, "debug": debug})
+        draw = (n * 7 % 6) / 6 + 0.01  # one of the six orders
+        monkeypatch.setattr(chooser, "_random", lambda draw=draw: draw)
+        request, shared = cookie_sync.parse_shared(body)
+        kept = json.loads(endpoint._answer(request, account, {}, shared).body)
+        walk = json.loads(endpoint._answer(request, account, walked, shared).body)
+        assert (kept["status"], walk["status"]) == ("no_cookie", "ok")
+        assert kept["bidder_status"] == walk["bidder_status"]
+        assert kept.get("debug") == walk.get("debug")
+        assert len(kept["bidder_status"]) == min(limit or 3, len(vendors))
+        assert all(consent in entry["usersync"]["url"] for entry in kept["bidder_status"])
+    plan = endpoint._plan(request, account, shared)
+    assert 0 < len(plan.outcomes) <= 6 * len(choices)
+    assert {key[1][0][:1] for key in plan.outcomes} == {consent[:1]}  # by choices key, not the string
+
+
+def test_kept_outcomes_count_the_syncer_metrics_of_the_walk(monkeypatch):
+    cookie_sync, endpoint, account = _kept_answers_endpoint(monkeypatch)
+    from tests.privacy.tcf_encoder import CoreSegment
+
+    for n in range(4):
+        consent = CoreSegment(created=16_500_000_000 + n, purposes=[1], vendors=[1]).encode()
+        body = orjson.dumps({"bidders": ["alpha", "beta"], "gdpr": 1, "gdpr_consent": consent})
+        request, shared = cookie_sync.parse_shared(body)
+        endpoint._answer(request, account, {}, shared)
+    text = endpoint.metrics.render()[0].decode()
+    assert 'hbserver_syncer_requests{status="ok",syncer="ka"} 4.0' in text
+    assert 'hbserver_syncer_requests{status="privacy_blocked",syncer="kb"} 4.0' in text
+    assert 'hbserver_cookie_sync_requests{status="ok"} 4.0' in text

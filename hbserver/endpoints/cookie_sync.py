@@ -9,7 +9,7 @@ numeric ``account`` (prebid-universal-creative sends one) is read as its decimal
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from datetime import datetime
 from functools import partial
 from typing import Any, NamedTuple
@@ -34,12 +34,16 @@ from hbserver.usersync.chooser import (
     Shuffle,
     Status,
     SyncFilters,
+    TcfCheck,
     bidder_order,
     choose,
     permutations_of,
+    pick_index,
     pick_order,
     shuffle,
 )
+from hbserver.usersync.cookie import UidsCookie
+from hbserver.usersync.outcomes import Outcome, body_pieces, keep
 from hbserver.usersync.privacy import PrivacyRequestError, SyncPrivacy, cookie_sync_privacy
 from hbserver.usersync.service import SyncService, account_error, utcnow
 from hbserver.web.body import loads_json, read_body
@@ -326,7 +330,7 @@ class _Plan:
     first such request's (its consent string is that request's own)."""
 
     __slots__ = ("account", "candidates", "coop", "distinct", "entries", "groups", "groups_only", "limit", "orders",
-                 "policy", "privacy", "requested", "shared")
+                 "outcomes", "policy", "privacy", "requested", "shared")
 
     def __init__(
         self, account: Account, privacy: SyncPrivacy, limit: int, coop: bool, groups: list[list[str]],
@@ -348,6 +352,8 @@ class _Plan:
         self.orders: tuple[tuple[str, ...], ...] | None = None
         # each chosen bidder's bidder_status entry cut where the consent goes (see _status_entry)
         self.entries: dict[str, tuple[bytes, ...]] = {}
+        # the chooser's walks for requests without a uid, by order index and TCF decisions' key
+        self.outcomes: dict[Hashable, Outcome] = {}
 
 
 class CookieSyncEndpoint:
@@ -429,6 +435,7 @@ class CookieSyncEndpoint:
         # one but for its gdpr_consent (which GPP overrides only in a plan of this body alone)
         consent = plan.privacy.consent if sync_request.gpp else sync_request.gdpr_consent
         tcf = None
+        decisions: Hashable | None = ()  # what the TCF decisions are read from (): none are made
         if plan.policy is not None:  # in GDPR scope: the account's TCF policy
             gate = service.gate
             permissions = gate.consent_permissions(consent, plan.policy)
@@ -440,22 +447,71 @@ class CookieSyncEndpoint:
                 self._count("gdpr_blocked_host_cookie")
                 return self._respond(status_text, [], [], sync_request.debug, plan, consent)
             tcf = permissions.bidder_sync_allowed
-        if plan.orders is not None:
-            order = pick_order(plan.orders)
+            decisions = permissions.sync_decisions_key()
+        orders = plan.orders
+        if orders is not None and decisions is not None and not cookie.uids:
+            return self._kept_answer(plan, orders, decisions, tcf, cookie, now, sync_request.debug, consent)
+        if orders is not None:
+            order = pick_order(orders)
         else:
             order = bidder_order(
                 plan.requested, service.registry.syncable, plan.coop, plan.groups, plan.groups_only, self.shuffle
             )
         chosen, evaluations = choose(order, plan.limit, plan.candidates, cookie, now, tcf, plan.distinct)
         self._ok.pending += 1
+        for counter in self._counters_of(evaluations):
+            counter.pending += 1
+        return self._respond(status_text, chosen, evaluations, sync_request.debug, plan, consent)
+
+    def _kept_answer(
+        self, plan: _Plan, orders: tuple[tuple[str, ...], ...], decisions: Hashable, tcf: TcfCheck,
+        cookie: UidsCookie, now: datetime, debug: bool, consent: str,
+    ) -> web.Response:
+        """The answer to a request with no uid in its cookie, from the plan's outcome kept for the order
+        picked and the TCF ``decisions``' key (:mod:`hbserver.usersync.outcomes`)."""
+        index = pick_index(orders)
+        key = (index, decisions)
+        outcome = plan.outcomes.get(key)
+        if outcome is None:
+            chosen, evaluations = choose(orders[index], plan.limit, plan.candidates, cookie, now, tcf, plan.distinct)
+            outcome = Outcome(chosen, evaluations, self._counters_of(evaluations))
+            keep(plan.outcomes, key, outcome)
+        self._ok.pending += 1
+        for counter in outcome.counters:
+            counter.pending += 1
+        if not debug and not self.analytics.enabled and (joinable := _joinable(consent)) is not None:
+            pieces = outcome.body_pieces
+            if pieces is None:
+                pieces = outcome.body_pieces = self._body_pieces(plan, outcome.chosen)
+            if pieces:
+                return FastResponse(body=joinable.join(pieces), content_type="application/json", charset="utf-8")
+        return self._respond("no_cookie", outcome.chosen, outcome.evaluations, debug, plan, consent)
+
+    def _counters_of(self, evaluations: list[Evaluation]) -> tuple[PendingCounter, ...]:
+        """The ``syncer_requests`` handles ``evaluations`` count (one each, but for uncounted statuses)."""
         counters = self._syncer_counters
+        found = []
         for evaluation in evaluations:
             counter = counters.get(evaluation, False)
             if counter is False:
                 counter = counters[evaluation] = self._syncer_counter(evaluation.sync_key, evaluation.status)
             if counter is not None:
-                counter.pending += 1
-        return self._respond(status_text, chosen, evaluations, sync_request.debug, plan, consent)
+                found.append(counter)
+        return tuple(found)
+
+    def _body_pieces(self, plan: _Plan, chosen: list[Chosen]) -> tuple[bytes, ...]:
+        """A no-cookie answer's body for ``chosen``, cut where the consent goes; () when an entry's
+        slot text is the bidder's own (it renders whole each time)."""
+        kept = plan.entries
+        entries = []
+        for item in chosen:
+            pieces = kept.get(item.bidder)
+            if pieces is None:
+                pieces = self._pieces(kept, item, plan.privacy)
+            if not pieces:
+                return ()
+            entries.append(pieces)
+        return body_pieces(_STATUS_NO_COOKIE, entries, b"]}\n")
 
     def _plan(self, sync_request: CookieSyncRequest, account: Account, shared: CookieSyncRequest | None) -> _Plan:
         """The request's :class:`_Plan`: kept by the shared parse, the account and whether a consent

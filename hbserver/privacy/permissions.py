@@ -335,6 +335,15 @@ class GdprPermissions:
             return False
         return self._keep_sync(memo_key, sync_allowed(self._policy, consent, host_vendor_id, gvl))
 
+    def sync_decisions_key(self) -> tuple[str, GlobalVendorList | None] | None:
+        """What every :meth:`bidder_sync_allowed` answer of this request is read from but the bidder,
+        its vendor id and the policy: the consent's choices key and the vendor list. None when the
+        string cannot decode (no choices key)."""
+        key = self._key
+        if key is None:
+            return None
+        return key, self.vendor_list()
+
     def bidder_sync_allowed(self, bidder: str, vendor_id: int) -> bool:
         """May this bidder sync? False for vendor id 0, an id the GVL does not hold, or an empty
         or malformed consent; purpose-1 vendor exceptions apply. Kept by (choices key, bidder,

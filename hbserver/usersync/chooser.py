@@ -241,7 +241,12 @@ def permutations_of(items: Sequence[str]) -> tuple[tuple[str, ...], ...] | None:
 
 def pick_order(orders: tuple[tuple[str, ...], ...]) -> list[str]:
     """One of ``orders``, uniformly at random."""
-    return list(orders[int(_random() * len(orders))])
+    return list(orders[pick_index(orders)])
+
+
+def pick_index(orders: tuple[tuple[str, ...], ...]) -> int:
+    """The index of one of ``orders``, uniformly at random."""
+    return int(_random() * len(orders))
 
 
 def _shuffled(items: Sequence[str], shuffle: Shuffle) -> list[str]:

@@ -899,6 +899,21 @@ def test_sync_decisions_are_kept_by_the_consents_choices_and_bounded(monkeypatch
     assert kept == before
 
 
+def test_sync_decisions_key_names_what_every_sync_decision_is_read_from() -> None:
+    """(choices key, vendor list): strings differing only in their timestamps share it; other
+    choices or another list do not; a string that cannot decode has none."""
+    tcf = policy()
+    gvl = gvl_of(vendor())
+    first, later = (consent(purposes=[1], vendors=[V], created=16_500_000_000 + n) for n in range(2))
+    key = GdprPermissions(tcf, first, gvl=gvl).sync_decisions_key()
+    assert key == GdprPermissions(tcf, later, gvl=gvl).sync_decisions_key()
+    assert key is not None and key[1] is gvl
+    assert key != GdprPermissions(tcf, consent(purposes=[1], vendors=[6]), gvl=gvl).sync_decisions_key()
+    assert key != GdprPermissions(tcf, first, gvl=gvl_of(vendor())).sync_decisions_key()
+    assert GdprPermissions(tcf, "", gvl=gvl).sync_decisions_key() is None
+    assert GdprPermissions(tcf, "CPX", gvl=gvl).sync_decisions_key() is None
+
+
 # PBS-Go TestBasicLegalBasis, run on BasicEnforcement itself with its overrides.
 # (rule, consent, enforce purpose, enforce vendors, vendor exception, basic vendor, overrides, legal basis)
 BASIC: list[tuple[str, dict[str, Any], bool, bool, bool, bool, dict[str, bool], bool]] = [
