@@ -472,20 +472,24 @@ class CookieSyncEndpoint:
         index = pick_index(orders)
         key = (index, decisions)
         outcome = plan.outcomes.get(key)
-        if outcome is None:
+        if outcome is None:  # the walk, as without the memo; the body's pieces wait for a second use
             chosen, evaluations = choose(orders[index], plan.limit, plan.candidates, cookie, now, tcf, plan.distinct)
             outcome = Outcome(chosen, evaluations, self._counters_of(evaluations))
             keep(plan.outcomes, key, outcome)
-        self._ok.pending += 1
-        for counter in outcome.counters:
-            counter.pending += 1
-        if not debug and not self.analytics.enabled and (joinable := _joinable(consent)) is not None:
+        elif not debug and not self.analytics.enabled and (joinable := _joinable(consent)) is not None:
             pieces = outcome.body_pieces
             if pieces is None:
                 pieces = outcome.body_pieces = self._body_pieces(plan, outcome.chosen)
             if pieces:
+                self._count_outcome(outcome)
                 return FastResponse(body=joinable.join(pieces), content_type="application/json", charset="utf-8")
+        self._count_outcome(outcome)
         return self._respond("no_cookie", outcome.chosen, outcome.evaluations, debug, plan, consent)
+
+    def _count_outcome(self, outcome: Outcome) -> None:
+        self._ok.pending += 1
+        for counter in outcome.counters:
+            counter.pending += 1
 
     def _counters_of(self, evaluations: list[Evaluation]) -> tuple[PendingCounter, ...]:
         """The ``syncer_requests`` handles ``evaluations`` count (one each, but for uncounted statuses)."""

@@ -5,7 +5,8 @@ the order the bidders are looked at (one of the plan's few permutations) and the
 which are read from the consent string's choices (``hbserver.privacy.tcf2.choices_key``) and the
 vendor list alone. Users who made the same choices with the same CMP share those, so an outcome
 kept by (order, choices, list) answers every later such request without walking the chooser.
-A miss costs one tuple and one dictionary look-up on top of the walk.
+A miss costs a key, a look-up and the kept :class:`Outcome` on top of the walk; the answer's body
+is cut where the consent goes only when the outcome is used again.
 """
 
 from __future__ import annotations
