@@ -96,9 +96,23 @@ class Metrics:
         self._accounts: set[str] = set()
         self._answers: dict[tuple[str, int], tuple[PendingCounter, PendingHistogram]] = {}
         self._ns, self._sub = namespace, subsystem
+        # Prebid Server's families, then hbserver's own (HBSERVER_FAMILIES); the order of registration
+        # is the order of the exposition.
+        self._declare_requests()
+        self._declare_adapters()
+        self._declare_privacy()
+        self._declare_stored()
+        self._declare_connections_and_syncs()
+        self._declare_http()
+        self._declare_data_and_validation()
+        self._declare_runtime()
+        self._preload()
 
-        c, h, g = self._counter, self._histogram, self._gauge
-        # --- Prebid Server's families -----------------------------------------------------------
+    # --- Prebid Server's families ---------------------------------------------------------------
+
+    def _declare_requests(self) -> None:
+        """Requests: types and sizes, debug, impressions, profiles, modules, timeouts."""
+        c, h = self._counter, self._histogram
         self.requests = c("requests", "Count of total requests to Prebid Server labeled by type and status.",
                           "request_type", "request_status")
         self.request_time = h("request_time_seconds",
@@ -135,6 +149,10 @@ class Metrics:
         self.timeout_notifications = c("timeout_notification",
                                        "Count of timeout notifications triggered, and if they were successfully sent.",
                                        "success")
+
+    def _declare_adapters(self) -> None:
+        """Bidder requests, errors, bids, connections and bid validation."""
+        c, h = self._counter, self._histogram
         self.adapter_requests = c("adapter_requests",
                                   "Count of requests labeled by adapter, if has a cookie, and if it resulted in bids.",
                                   "adapter", "cookie", "has_bids")
@@ -177,6 +195,10 @@ class Metrics:
                         f"{level}_response_validation_{rule}_{mode}",
                         f"Count that tracks number of bids {done} that {what} labeled by {level} ({enforcement})",
                         level, "success")
+
+    def _declare_privacy(self) -> None:
+        """Privacy signals (CCPA, COPPA, LMT, TCF) and Global Vendor List fetches."""
+        c = self._counter
         self.privacy_ccpa = c("privacy_ccpa", "Count of total requests to Prebid Server where CCPA was provided by "
                               "source and opt-out .", "source", "opt_out")
         self.privacy_coppa = c("privacy_coppa", "Count of total requests to Prebid Server where the COPPA flag was "
@@ -190,6 +212,10 @@ class Metrics:
             "privacy_tcf_vendorlist", "Count of Global Vendor List fetches (ok, err) and of consent strings read "
             "against another list than the one they name because it was not loaded (fallback: the nearest "
             "loaded version or gdpr.vendorlist_file; missing: no list), by GVL specification.", "spec", "result")
+
+    def _declare_stored(self) -> None:
+        """Stored data and account caches and fetches, stored responses, Prebid Cache writes."""
+        c, h = self._counter, self._histogram
         self.stored_request_cache = c("stored_request_cache_performance",
                                       "Count of stored request cache requests attempts by hits or miss.",
                                       "cache_result")
@@ -217,6 +243,10 @@ class Metrics:
                                         "Seconds to write to Prebid Cache labeled by success or failure. Failure "
                                         "timing is limited by Prebid Server enforced timeouts.",
                                         CACHE_WRITE_TIME_BUCKETS, "success")
+
+    def _declare_connections_and_syncs(self) -> None:
+        """Connections and the cookie sync and setuid endpoints."""
+        c = self._counter
         self.connections_opened = c("connections_opened", "Count of successful connections opened to Prebid Server.")
         self.connections_closed = c("connections_closed", "Count of successful connections closed to Prebid Server.")
         self.connections_error = c("connections_error", "Count of errors for connection open and close attempts to "
@@ -229,7 +259,11 @@ class Metrics:
         self.syncer_sets = c("syncer_sets", "Count of setuid set requests for a syncer labeled by syncer key and "
                              "status.", "syncer", "status")
 
-        # --- hbserver's own families --------------------------------------------------------------
+    # --- hbserver's own families --------------------------------------------------------------
+
+    def _declare_http(self) -> None:
+        """HTTP answers by endpoint, in-flight requests, /event and /vtrack."""
+        c, h, g = self._counter, self._histogram, self._gauge
         self.http_requests = c("http_requests", "HTTP requests answered, by endpoint (route) and response status.",
                                "endpoint", "status")
         self.http_request_time = h("http_request_time_seconds", "Seconds to answer a request, by endpoint (route).",
@@ -241,6 +275,10 @@ class Metrics:
         self.in_flight_requests = g("in_flight_requests", "Requests being answered, all workers.")
         self.event_notifications = c("event_notifications", "Accepted /event notifications by event type.", "type")
         self.vtrack_requests = c("vtrack_requests", "/vtrack requests by HTTP status.", "status")
+
+    def _declare_data_and_validation(self) -> None:
+        """Account and stored data fetches, cache store, analytics, uids cookie, currency, floors, bid rejections."""
+        c, h, g = self._counter, self._histogram, self._gauge
         self.account_fetch_errors = c("account_fetch_errors", "Account lookups that failed, by reason.", "reason")
         self.stored_data_cache = c("stored_data_cache_performance", "Stored request/imp/response lookups answered "
                                    "from the in-memory cache (hit) or not (miss), by kind.", "kind", "cache_result")
@@ -275,6 +313,10 @@ class Metrics:
                                         "validations (adm_or_nurl, media_type, vast_protocol), by adapter, rule and "
                                         "outcome (err: removed under enforce; warn: kept).", "adapter", "rule",
                                         "outcome")
+
+    def _declare_runtime(self) -> None:
+        """Workers, process resources, event loop, overload shedding and tracing."""
+        c, h, g = self._counter, self._histogram, self._gauge
         self.workers = g("workers", "Worker processes serving requests.")
         self.worker_restarts = c("worker_restarts", "Workers the supervisor restarted after an unexpected exit.")
         self.process_rss = g("process_resident_memory_bytes", "Resident memory, all workers.")
@@ -291,7 +333,7 @@ class Metrics:
                                "(the OTLP collector took them), queue_full (dropped: tracing.max_queue_size "
                                "spans were waiting), failed (the collector refused or could not be reached; "
                                "dropped).", "outcome")
-        self._preload()
+
 
     # --- definitions ------------------------------------------------------------------------------
 
