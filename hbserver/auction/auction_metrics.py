@@ -169,13 +169,13 @@ class AuctionMetrics:
         """A timeout notification sent (PBS-Go RecordTimeoutNotice): ``success`` ok, else failed."""
         self.metrics.counter(self.metrics.timeout_notifications, "ok" if success else "failed").inc()
 
-    def module_call(self, module: str, stage: str, outcome: str) -> None:
-        """A module's hook called (PBS-Go's modules_<module>_* families in one): its outcome."""
+    def module_call(self, module: str, stage: str, outcome: str, calls: int = 1) -> None:
+        """A module's hook called ``calls`` times (PBS-Go's modules_<module>_* families in one): their outcome."""
         key = (module, stage, outcome)
         counter = self._module_calls.get(key)
         if counter is None:
             counter = self._module_calls[key] = self.metrics.counter(self.metrics.module_calls, *key)
-        counter.pending += 1
+        counter.pending += calls
 
     def cache_write(self, seconds: float, success: bool) -> None:
         self._cache_write[success].observe(seconds)

@@ -376,11 +376,14 @@ class AuctionService:
             echo = echo_refs(body)  # PBS-Go's echovideoattrs: the imps asking for it (usually none)
             stored_imps: dict[int, Any] | None = {} if echo else None
             request = await self._merged(body, warnings, stored_imps)
+            account: Account | None = None  # read here for the hooks: execute reads it no more
             if hooks is not None:
-                hooks = self._account_hooks(hooks, await self._account(_account_id(request)))
+                account = await self._account(_account_id(request))
+                hooks = self._account_hooks(hooks, account)
                 if hooks is not None and hooks.has(Stage.RAW_AUCTION_REQUEST):
                     changed = await hookpoints.raw_auction_request(hooks, body)
                     if changed is not body:  # stored requests merged again into what the hooks left
+                        account = None  # then read from the request they make
                         warnings = []
                         stored_imps = {} if echo else None
                         request = await self._merged(changed, warnings, stored_imps)
@@ -390,7 +393,8 @@ class AuctionService:
             raise AuctionRefused(503, str(exc), "err") from None
         video_attrs = stored_video_attrs(echo, request, stored_imps) if stored_imps else None
         return await self.execute(
-            request, http, start, details=details, hooks=hooks, warnings=warnings, video_attrs=video_attrs
+            request, http, start, details=details, hooks=hooks, warnings=warnings, video_attrs=video_attrs,
+            account=account,
         )
 
     async def _merged(
@@ -433,6 +437,7 @@ class AuctionService:
         page: AmpPage | None = None,
         hooks: HookExecutor | None = None,
         video_attrs: dict[str, Any] | None = None,
+        account: Account | None = None,
     ) -> AuctionResult:
         """The auction of a resolved request (stored request already merged; ``video_attrs``: the
         stored imps' video echoed in bids, :mod:`hbserver.auction.request.echo_video`).
@@ -442,6 +447,7 @@ class AuctionService:
         ``amp`` auction (``hb_env=amp``, the AMP entry point for adapters). With ``prepared`` (from
         :meth:`prepare`) ``request`` and ``warnings`` are ignored: validation was done once for all, and
         ``page`` (an AMP ``curl`` and its host) is this auction's ``site.page`` and ``site.domain``.
+        ``account``: the request's, read by :meth:`run` (``hooks`` set for it; validation keeps the publisher).
         """
         amp = amp_budget_ms is not None
         if hooks is not None and prepared is not None:  # a call plan has no bidder stages: the full path
@@ -455,17 +461,18 @@ class AuctionService:
             stored_responses.video_attrs = video_attrs
         request = validated.request
         deadline = start + tmax / 1000
-        account = await self._account(_account_id(request))
+        if account is None:
+            account = await self._account(_account_id(request))
+            if hooks is not None:
+                hooks = self._account_hooks(hooks, account)
         geo = self._geo_for(account)
         if geo is not None:  # before floors and privacy, which read device.geo
             request = validated.request = geo.fill(request)
         validated = self._for_account(validated, http, account, amp)
         request = validated.request
-        if hooks is not None:
-            hooks = self._account_hooks(hooks, account)
-            if hooks is not None and hooks.has(Stage.PROCESSED_AUCTION_REQUEST):
-                validated = await self._processed_hooks(hooks, validated, amp)
-                request = validated.request
+        if hooks is not None and hooks.has(Stage.PROCESSED_AUCTION_REQUEST):
+            validated = await self._processed_hooks(hooks, validated, amp)
+            request = validated.request
         request_type = "amp" if amp else _request_type(request)
         collected = AuctionDetails() if details else None
         response, bids, amp_targeting = await self._auction(

@@ -34,8 +34,9 @@ from hbserver.hooks.runtime import CompiledGroup, HookRuntime, RequestPlans, mod
 
 log = logging.getLogger("hbserver.hooks")
 
-ModuleCounter = Callable[[str, str, str], None]  # (module, stage, outcome) -> counted
-_StageRun = tuple[Stage, str, list[list[HookCall]]]  # stage, entity, each group's calls
+ModuleCounter = Callable[[str, str, str, int], None]  # (module, stage, outcome, calls) -> counted
+# a stage run: stage, entity, each group's calls; or run_each's: stage, its (payload, entity) runs, a call per run
+_StageRun = tuple[Stage, str, list[list[HookCall]]] | tuple[Stage, list[tuple[Any, str]], list[HookCall]]
 _UNSET: Any = object()
 
 
@@ -67,7 +68,14 @@ class HookExecutor:
     def outcomes(self) -> list[StageOutcome]:
         """Each stage run's outcome so far (built on first read after a run)."""
         if self._outcomes is None:
-            self._outcomes = [stage_outcome(stage, entity, groups) for stage, entity, groups in self._runs]
+            built: list[StageOutcome] = []
+            for stage, entity, groups in self._runs:
+                if isinstance(entity, str):
+                    built.append(stage_outcome(stage, entity, groups))
+                else:  # run_each's: a run per (payload, entity), a call per run (so far)
+                    pairs = zip(entity, groups, strict=False)
+                    built.extend(stage_outcome(stage, each, [[call]]) for (_, each), call in pairs)
+            self._outcomes = built
         return self._outcomes
 
     @outcomes.setter
@@ -124,49 +132,75 @@ class HookExecutor:
 
     async def run_each(self, stage: Stage, runs: list[tuple[Any, str]]) -> list[tuple[Any, Rejection | None]]:
         """:meth:`run` over each (payload, entity) in turn (a stage's bidders, their answers): the same
-        outcomes, in one call; a stage of one hook, the common case, without the general path's lists."""
+        outcomes, in one call; a stage of one hook, the common case, without the general path's lists
+        (the runs recorded as one entry, their metrics counted once at the end)."""
         groups = self.plans.stages.get((self.endpoint, stage))
         if not groups or len(groups) > 1 or len(groups[0].hooks) > 1 or self.plans.abtests:
             return [await self.run(stage, payload, entity) for payload, entity in runs]
+        if not runs:
+            return []
         group = groups[0]
         ((ref, hook),) = group.hooks
         timeout_s = group.timeout_ms / 1000
         invocation = self._invocations.get(id(ref)) or self._invocation(ref)
-        context, count, module = invocation.module_context, self._count, ref.module
+        context = invocation.module_context
+        calls: list[HookCall] = []
+        self._runs.append((stage, runs, calls))  # each run's outcome, built when read
         self._outcomes = None
         answers: list[tuple[Any, Rejection | None]] = []
-        for payload, entity in runs:
-            call = HookCall(ref, perf_counter())
-            self._runs.append((stage, entity, [[call]]))
-            try:
-                result = hook(invocation, payload)
-            except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
-                _fail(call, exc)
-            else:
-                if isinstance(result, HookResult):  # _call_group's, for its one hook
-                    done = call.done = perf_counter()
-                    if done - call.started > timeout_s:
-                        _timed_out(call)
-                    else:
-                        call.result = result
-                elif not inspect.isawaitable(result):
-                    _finish(call, result, timeout_s)
+        quiet = updated = 0  # plain successes, counted at the end
+        try:
+            for payload, _ in runs:
+                call = HookCall(ref, perf_counter())
+                calls.append(call)
+                try:
+                    result = hook(invocation, payload)
+                except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
+                    _fail(call, exc)
                 else:
-                    await self._await({asyncio.ensure_future(result): call}, timeout_s)
-                    self._outcomes = None
-            result = call.result
-            if result is None or result.reject or result.rejected_bids:
+                    if isinstance(result, HookResult) and not (result.reject or result.rejected_bids):
+                        done = call.done = perf_counter()
+                        if done - call.started <= timeout_s:  # the common case: _apply's success, inlined
+                            call.result = result
+                            if result.module_context:
+                                context.update(result.module_context)
+                            if not result.mutations:
+                                quiet += 1
+                            else:
+                                payload = _mutate(payload, result, call)
+                                if call.status == SUCCESS:
+                                    updated += 1
+                                elif self._count is not None:
+                                    self._count(ref.module, stage, "execution_error", 1)
+                            answers.append((payload, None))
+                            continue
+                        _timed_out(call)  # a plain hook cannot be cut off: it is timed out after the fact
+                    else:
+                        await self._settle(call, result, timeout_s)
                 answers.append(self._apply(stage, [call], payload))
-                continue
-            if result.module_context:  # _apply's success, inlined
-                context.update(result.module_context)
-            if result.mutations:
-                payload = _mutate(payload, result, call)
+        finally:
+            count = self._count
             if count is not None:
-                status = "success_updated" if call.action == UPDATE else "success_noop"
-                count(module, stage, status if call.status == SUCCESS else "execution_error")
-            answers.append((payload, None))
+                if quiet:
+                    count(ref.module, stage, "success_noop", quiet)
+                if updated:
+                    count(ref.module, stage, "success_updated", updated)
         return answers
+
+    async def _settle(self, call: HookCall, result: Any, timeout_s: float) -> None:
+        """A call's answer other than a plain result to apply as it is: a reject, rejected bids, not a
+        result, or an awaitable (awaited within the timeout)."""
+        if isinstance(result, HookResult):
+            done = call.done = perf_counter()
+            if done - call.started > timeout_s:
+                _timed_out(call)
+            else:
+                call.result = result
+        elif not inspect.isawaitable(result):
+            _finish(call, result, timeout_s)
+        else:
+            await self._await({asyncio.ensure_future(result): call}, timeout_s)
+            self._outcomes = None
 
     def _call_group(
         self, group: CompiledGroup, payload: Any
@@ -264,7 +298,7 @@ class HookExecutor:
                 if failed is not None and failed.module_context:  # PBS-Go keeps a failed hook's context too
                     self._contexts.setdefault(call.ref.module, {}).update(failed.module_context)
                 if count is not None:
-                    count(call.ref.module, stage, _failure_metric(call))
+                    count(call.ref.module, stage, _failure_metric(call), 1)
                 continue
             if result.module_context:
                 self._contexts.setdefault(call.ref.module, {}).update(result.module_context)
@@ -280,9 +314,9 @@ class HookExecutor:
                     self.rejected_bids.extend(result.rejected_bids)
             if count is not None:
                 if call.status == SUCCESS:
-                    count(call.ref.module, stage, "success_updated" if call.action == UPDATE else "success_noop")
+                    count(call.ref.module, stage, "success_updated" if call.action == UPDATE else "success_noop", 1)
                 else:
-                    count(call.ref.module, stage, "execution_error")
+                    count(call.ref.module, stage, "execution_error", 1)
         return payload, None
 
     def _rejected(self, stage: Stage, call: HookCall) -> Rejection:
@@ -290,7 +324,7 @@ class HookExecutor:
         rejection = Rejection(call.ref, stage, call.result.nbr_code)
         call.added_errors = [rejection.message()]
         if self._count is not None:
-            self._count(call.ref.module, stage, "success_rejected")
+            self._count(call.ref.module, stage, "success_rejected", 1)
         return rejection
 
     def rejected_by(self, stage: Stage) -> bool:
