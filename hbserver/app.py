@@ -36,6 +36,7 @@ from hbserver.appkeys import (
     METRICS,
     STORED,
     SYNC,
+    AdminRoute,
 )
 from hbserver.auction.bids.currency_fetch import ServerRates
 from hbserver.auction.core import AuctionService
@@ -81,7 +82,7 @@ from hbserver.web.client import SharedSession
 from hbserver.web.endpoint import Routes
 from hbserver.web.otlp import build_tracer, exporter_lifetime
 from hbserver.web.requestlog import HTTP_INTERACTIONS, HttpInteractionLog
-from hbserver.web.tracing import TRACER
+from hbserver.web.tracing import TRACER, Tracer
 
 log = logging.getLogger("hbserver")
 
@@ -136,6 +137,28 @@ def create_app(
 ) -> web.Application:
     """The application; ``extra_routes`` hooks add routes before the catch-all (tests, tools)."""
     metrics = metrics or Metrics(config.metrics.prometheus.namespace, config.metrics.prometheus.subsystem)
+    app = _app_with_stores(config, metrics)
+    _add_background_services(app, config, metrics)
+    tracer = _add_tracer(app, config, metrics)
+    sync = _add_sync(app, config, metrics)
+    routes = _add_user_routes(app, config, metrics, sync)
+    _add_auction_routes(app, routes, config, metrics, sync, tracer)
+    optout = OptOutEndpoint(sync)
+    routes.add("GET", "/optout", optout.show_page)
+    routes.add("POST", "/optout", optout.handle)
+    admin = _admin_routes(app, config)
+    add_static_routes(routes)
+    for hook in extra_routes:
+        hook(routes)
+    if not config.admin.port:  # the admin endpoints on the main port, as before admin.port existed
+        for method, path, handler in admin:
+            routes.add(method, path, handler)
+    routes.add_fallback()
+    return app
+
+
+def _app_with_stores(config: Config, metrics: Metrics) -> web.Application:
+    """The application with its configuration, metrics, HTTP clients, stored data, accounts and analytics."""
     # aiohttp enforces the body limit (on the decompressed size) while reading.
     app = web.Application(client_max_size=config.max_request_size)
     app[CONFIG] = config
@@ -146,6 +169,12 @@ def create_app(
     app[STORED] = build_stored_data(config, metrics, app[HTTP])
     app[ACCOUNTS] = build_account_store(config, metrics, app[STORED])
     app[ANALYTICS] = build_analytics(config, metrics)
+    return app
+
+
+def _add_background_services(app: web.Application, config: Config, metrics: Metrics) -> None:
+    """The cache, currency rates and floors fetcher, and the lifetimes (``cleanup_ctx``) of everything
+    that runs beside the requests; their order is the order of start-up, reversed at shutdown."""
     # Cleanup runs in reverse: analytics closes (counting what it drops) before the last flush.
     app.cleanup_ctx.append(_metrics_flusher)
     app.cleanup_ctx.append(_analytics_lifetime)
@@ -159,17 +188,28 @@ def create_app(
     _add_http_events(app, config)  # likewise
     app.cleanup_ctx.append(_worker_gauge)
 
-    tracer = build_tracer(config.tracing, app[HTTP], metrics)  # None: tracing off, nothing wrapped
+
+def _add_tracer(app: web.Application, config: Config, metrics: Metrics) -> Tracer | None:
+    """The span exporter when ``tracing.enabled``; None: tracing off, nothing wrapped."""
+    tracer = build_tracer(config.tracing, app[HTTP], metrics)
     if tracer is not None:
         app[TRACER] = tracer
         app.cleanup_ctx.append(exporter_lifetime)  # after _outgoing_lifetime: exports before the session closes
+    return tracer
 
+
+def _add_sync(app: web.Application, config: Config, metrics: Metrics) -> SyncService:
+    """The user sync service (bidder registry, vendor lists, privacy gate) and its vendor lists' lifetime."""
     sync = build_sync_service(config, metrics)
     app.cleanup_ctx.append(_vendorlists_lifetime)  # after _outgoing_lifetime: stops before the session closes
     sync.cookie_sizes = metrics.histogram(metrics.uids_cookie_size)
     app[SYNC] = sync
-    accounts, analytics = app[ACCOUNTS], app[ANALYTICS]
+    return sync
 
+
+def _add_user_routes(app: web.Application, config: Config, metrics: Metrics, sync: SyncService) -> Routes:
+    """The routing table with its first routes: status, events, user syncs, bidder info, vtrack and cache."""
+    accounts, analytics = app[ACCOUNTS], app[ANALYTICS]
     app[HEALTH] = Health(installation_problems())
     status = StatusEndpoint(config.status_response, app[HEALTH])
     app[HTTP_INTERACTIONS] = HttpInteractionLog()  # this worker's; wrap() of auction and AMP consults it
@@ -195,8 +235,16 @@ def create_app(
         cache_endpoint = CacheEndpoint(cache)
         routes.add("POST", "/cache", cache_endpoint.handle_post)
         routes.add("GET", "/cache", cache_endpoint.handle_get)
+    return routes
+
+
+def _add_auction_routes(
+    app: web.Application, routes: Routes, config: Config, metrics: Metrics, sync: SyncService, tracer: Tracer | None
+) -> None:
+    """The auction service and its endpoints (auction, AMP, video), behind the overload guard."""
+    analytics = app[ANALYTICS]
     auction = AuctionService(
-        config, sync.registry, accounts, cache, app[BIDDER_HTTP], validate_params, metrics,
+        config, sync.registry, app[ACCOUNTS], app[CACHE], app[BIDDER_HTTP], validate_params, metrics,
         stored=app[STORED], gvl=sync.gate.gvl, server_rates=app[CURRENCY].converter,
         floors_fetcher=app[FLOORS_FETCHER].get,
     )
@@ -209,9 +257,11 @@ def create_app(
     routes.add("GET", "/openrtb2/amp", amp.handle)
     videos = video_stored_requests(config, metrics)  # PBS-Go's deprecated endpoint: 501 unless enabled
     routes.add("POST", "/openrtb2/video", VideoEndpoint(auction, videos, sync, config, metrics).handle)
-    optout = OptOutEndpoint(sync)
-    routes.add("GET", "/optout", optout.show_page)
-    routes.add("POST", "/optout", optout.handle)
+
+
+def _admin_routes(app: web.Application, config: Config) -> list[AdminRoute]:
+    """The admin endpoints (``app[ADMIN_ROUTES]``): on the admin port when ``admin.port`` is set, else
+    on the main port."""
     admin = app[ADMIN_ROUTES] = []
     if config.metrics.prometheus.enabled:
         admin.append(("GET", config.metrics.prometheus.path, handle_metrics))
@@ -221,14 +271,7 @@ def create_app(
     admin.append(("GET", "/currency/rates", CurrencyRatesEndpoint(app[CURRENCY]).handle))
     if config.admin.port:  # never on the public port (config refuses them without admin.port)
         admin.extend(_cache_admin_routes(app, config))
-    add_static_routes(routes)
-    for hook in extra_routes:
-        hook(routes)
-    if not config.admin.port:  # the admin endpoints on the main port, as before admin.port existed
-        for method, path, handler in admin:
-            routes.add(method, path, handler)
-    routes.add_fallback()
-    return app
+    return admin
 
 
 def create_admin_app(app: web.Application) -> web.Application:
