@@ -56,19 +56,13 @@ _set_request_id = REQUEST_ID.set
 
 
 def wrap(
-    handler: Handler,
-    endpoint: str,
-    metrics: Metrics,
-    access: AccessLog | None = None,
+    handler: Handler, endpoint: str, metrics: Metrics, access: AccessLog | None = None,
     interactions: HttpInteractionLog | None = None,
 ) -> Handler:
     """``handler`` with the cross-cutting behaviour; ``endpoint`` is its metrics label. ``access``
     samples requests into the access log; ``interactions`` (auction and AMP only) logs them when armed."""
-    # status -> this endpoint's (http_requests, http_request_time_seconds) handles, added to inline
-    answers: dict[int, tuple[PendingCounter, PendingHistogram]] = {}
-    sample_rate = access.sample_rate if access is not None else 0.0
-    sample_all = sample_rate >= 1.0
-    write_access = access.write if access is not None else None
+    answers: dict[int, tuple[PendingCounter, PendingHistogram]] = {}  # status -> metric handles, added to inline
+    sample_rate, sample_all, write_access = _access_sampling(access)
     kind = INTERACTION_KINDS.get(endpoint, "")
     ids = id_source()  # requestlog.request_id_from() inlined: every request runs it
     flight = metrics.flight
@@ -78,9 +72,7 @@ def wrap(
         sent = request._headers  # request.headers, without the descriptor
         given = sent.get(X_REQUEST_ID)
         rid = given if given is not None and sane_request_id(given) else next(ids)
-        # Set, never reset: the next request on the connection (the same task) sets its own, and
-        # a reset costs as much again on every request.
-        _set_request_id(rid)
+        _set_request_id(rid)  # never reset: the connection's next request (same task) sets its own
         flight.n += 1
         try:
             try:
@@ -122,6 +114,13 @@ def wrap(
 
     endpoint_handler.__name__ = getattr(handler, "__name__", "endpoint_handler")
     return endpoint_handler
+
+
+def _access_sampling(access: AccessLog | None) -> tuple[float, bool, Callable[..., None] | None]:
+    """The access log's (sample rate, whether it takes every request, its writer): (0, False, None) without one."""
+    if access is None:
+        return 0.0, False, None
+    return access.sample_rate, access.sample_rate >= 1.0, access.write
 
 
 def failure_response(
