@@ -676,7 +676,7 @@ class AuctionService:
             for outcome in outcomes:
                 self._accept(run, outcome)
         self._check_bids(run)
-        if hooks is not None:
+        if hooks is not None and (hooks.rejected_bids or hooks.has(Stage.ALL_PROCESSED_BID_RESPONSES)):
             run.bids = await hookpoints.all_processed_bids(hooks, run.bids, run.request, run.nonbids, run.errors)
         pods = read_pods(run.request["imp"])  # None without pods: a look at each video's podid and poddur
         if pods is not None:
@@ -690,9 +690,11 @@ class AuctionService:
         if details is not None:  # what PBS-Go's analytics objects carry (hbserver.analytics.pbs)
             _fill_details(details, run, answer[0], answer[2])
         if hooks is not None:
-            response = await hookpoints.auction_response(
-                hooks, answer[0], run.request, run.account.settings.debug_allow or run.http.debug_override
-            )
+            debug_allowed = run.account.settings.debug_allow or run.http.debug_override
+            if hooks.has(Stage.AUCTION_RESPONSE):
+                response = await hookpoints.auction_response(hooks, answer[0], run.request, debug_allowed)
+            else:  # only the outcomes so far to show (auction_response's, without a stage to run)
+                response = hookpoints.with_modules(answer[0], hooks, run.request, debug_allowed)
             return response, answer[1], answer[2]
         return answer
 

@@ -142,28 +142,27 @@ class Glance(NamedTuple):
     keys: frozenset[str]  # the bid keys looked at
     required: frozenset[str]  # the list keys whose absence fails a bid (block_unknown)
     checks: dict[str, tuple[int, Any, bool]]  # bid key -> (kind, its blocked values, block_unknown)
-    battr: Mapping[str, frozenset[Any]]  # battr's blocked values by imp id
+    battr: Mapping[str, tuple[Any, ...]]  # battr's blocked values by imp id (the attributes')
 
 
 # a check's kind: a list of values (blocked: a set, or None for battr's by imp), the deal id, the app
 # bundle (blocked: a set), the category taxonomy (blocked: the one allowed)
 _LIST, _DEAL, _BUNDLE, _CATTAX = range(4)
+_new_glance = tuple.__new__  # a Glance from its four values, without its __new__'s keyword handling
 
 
 def glance(quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
     """``quick`` over ``attrs`` as sets, a list check that cannot fail left out (None: values that
-    cannot be in a set, or an app blocked by the empty name, left to the full checks)."""
+    cannot be in a set, or an app blocked by the empty name, left to the full checks). battr's by imp
+    are looked at as they are (a bid rarely has ``attr``): only its ``battr`` depends on ``attrs.battr``."""
     checks: dict[str, tuple[int, Any, bool]] = {"dealid": (_DEAL, None, False)}
-    battr: dict[str, frozenset[Any]] = {}
     required = []
     try:
         for slot, key, block_unknown in quick.lists:
             if block_unknown:
                 required.append(key)
             if slot == BATTR_SLOT:
-                battr = {imp_id: frozenset(values) for imp_id, values in attrs.battr.items() if values}
-                if battr or block_unknown:
-                    checks[key] = (_LIST, None, block_unknown)
+                checks[key] = (_LIST, None, block_unknown)
             elif attrs[slot] or block_unknown:
                 checks[key] = (_LIST, frozenset(attrs[slot]), block_unknown)
         if quick.bapp and attrs.bapp:
@@ -174,16 +173,23 @@ def glance(quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
         return None
     if quick.cattax:
         checks["cattax"] = (_CATTAX, attrs.cattax or _CATTAX_IAB_CONTENT_10, False)
-    return Glance(frozenset(checks), frozenset(required), checks, battr)
+    return Glance(frozenset(checks), frozenset(required), checks, attrs.battr)
 
 
 def _glance_of(cfg: Config, quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
-    """:func:`glance`, the last one kept (an auction's bidders share their attributes on the static plan)."""
+    """:func:`glance`, the last one kept: an auction's bidders share their attributes on the static plan,
+    and its auctions their lists but battr's (the glance is then the last one's with theirs)."""
     last = cfg.memo.get("glance")
-    if last is not None and last[0] is quick and last[1] is attrs:
+    if last is not None and last[0] is attrs and last[1] is quick:
         return last[2]
-    found = glance(quick, attrs)
-    cfg.memo["glance"] = (quick, attrs, found)
+    base = cfg.memo.get("glance base")
+    if (base is None or base[0] is not quick or base[1] is not attrs.badv or base[2] is not attrs.bapp
+            or base[3] is not attrs.bcat or base[4] != attrs.cattax):  # fmt: skip
+        base = cfg.memo["glance base"] = (quick, attrs.badv, attrs.bapp, attrs.bcat, attrs.cattax, glance(quick, attrs))
+    found: Glance | None = base[5]
+    if found is not None and found.battr is not attrs.battr:
+        found = _new_glance(Glance, (found.keys, found.required, found.checks, attrs.battr))
+    cfg.memo["glance"] = (attrs, quick, found)
     return found
 
 
@@ -204,7 +210,9 @@ def _passes(look: Glance, bid: dict[str, Any]) -> bool:
                     continue
                 if blocked is None:  # battr's, by the bid's imp
                     blocked = look.battr.get(_text(bid.get("impid")))
-                if blocked and not blocked.isdisjoint(value):
+                    if blocked and not frozenset(blocked).isdisjoint(value):
+                        return False
+                elif blocked and not blocked.isdisjoint(value):
                     return False
             elif kind == _DEAL:
                 if value and isinstance(value, str):
