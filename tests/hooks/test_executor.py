@@ -731,3 +731,35 @@ async def test_run_each_is_run_over_each(groups: int) -> None:
          for h in o.hooks()]) for o in one.outcomes]  # fmt: skip
     assert sorted(each_metrics.calls) == sorted(one_metrics.calls)  # run_each counts its plain successes at the end
     assert each._contexts == one._contexts
+
+
+# -- HookResult: shared empty defaults ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "change"),
+    [
+        ("mutations", lambda v: v.append(set_key("a", 1))),
+        ("errors", lambda v: v.extend(["e"])),
+        ("warnings", lambda v: v.__iadd__(["w"])),
+        ("debug_messages", lambda v: v.insert(0, "d")),
+        ("rejected_bids", lambda v: v.__setitem__(slice(0, 0), [1])),
+        ("analytics_tags", lambda v: v.__setitem__("activities", [])),
+        ("analytics_tags", lambda v: v.update(a=1)),
+    ],
+)
+def test_result_defaults_are_shared_and_refuse_changes(field: str, change: Any) -> None:
+    """What a hook leaves unset is one shared empty value: changing it raises (and changes nothing)."""
+    first, second = HookResult(), HookResult()
+    assert getattr(first, field) is getattr(second, field) and not getattr(first, field)
+    with pytest.raises(TypeError, match="shared"):
+        change(getattr(first, field))
+    assert getattr(second, field) == ({} if field == "analytics_tags" else [])
+    own = HookResult(**{field: {} if field == "analytics_tags" else []})
+    assert getattr(own, field) is not getattr(first, field) and own == first  # a value of its own, equal
+
+
+def test_result_of_defaults_without_its_constructor() -> None:
+    """``HookResult.__new__(HookResult)`` (what hot hooks make) is a result of every default."""
+    blank = HookResult.__new__(HookResult)
+    assert blank == HookResult() and blank.module_context is None and blank.reject is False

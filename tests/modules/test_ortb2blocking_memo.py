@@ -24,7 +24,15 @@ from hbserver.modules.ortb2blocking import build
 from hbserver.modules.ortb2blocking.attributes import BlockingAttributes
 from hbserver.modules.ortb2blocking.config import parse
 from hbserver.modules.ortb2blocking.plans import MEMO_SIZE, remembered, request_plan, response_plan, top_plan
-from hbserver.modules.ortb2blocking.raw_bidder_response import _failed_checks, _passes, glance
+from hbserver.modules.ortb2blocking.raw_bidder_response import (
+    AllKept,
+    _checked,
+    _failed_checks,
+    _glance_of,
+    _passes,
+    glance,
+    handle_raw_bidder_response,
+)
 
 DATA = Path(__file__).parent / "data" / "ortb2blocking"
 REQUEST_CASES = json.loads((DATA / "bidder_request_cases.json").read_text())
@@ -239,3 +247,33 @@ def test_no_glance_where_a_set_cannot_decide() -> None:
     assert glance(quick, _ATTRS._replace(bapp=("",))) is None
     assert glance(quick, _ATTRS._replace(badv=(["x"],))) is None
     assert glance(quick, _ATTRS) is not None
+
+
+def test_glance_kept_across_auctions_takes_each_auctions_battr() -> None:
+    """Auctions whose attributes share their lists share a glance's sets; battr by imp is each auction's own."""
+    cfg = parse(ENFORCED)
+    quick = response_plan(cfg, "appnexus", "banner").quick
+    assert quick is not None
+    other = _ATTRS._replace(battr={"i2": (9,)})
+    first, second = _glance_of(cfg, quick, _ATTRS), _glance_of(cfg, quick, other)
+    assert first is not None and second is not None
+    assert second.checks is first.checks and (first.battr, second.battr) == (_ATTRS.battr, other.battr)
+    assert _glance_of(cfg, quick, other) is second  # the same attributes: the same glance
+    bid = {"impid": "i1", "adomain": ["ok.com"], "attr": [9]}
+    assert (_passes(first, bid), _passes(second, bid)) == (False, True)
+    assert _glance_of(cfg, quick, _ATTRS._replace(badv=("ok.com",))).checks is not first.checks  # lists changed
+
+
+@pytest.mark.parametrize("bidder", ["appnexus", ""])
+def test_all_kept_tags_are_the_full_checks_tags(bidder: str) -> None:
+    """Every bid kept: the analytics tags written when read are the ones the full checks write."""
+    cfg = parse(ENFORCED)
+    bids = [TypedBid(bid={"impid": "i1", "adomain": ["ok.com"]}, bid_type="banner"),
+            TypedBid(bid={"impid": 7, "adomain": ["ok.com"]}, bid_type="banner")]  # fmt: skip
+    payload = RawBidderResponsePayload(BidderResponse(bids, "USD"), bidder)
+    kept = handle_raw_bidder_response(cfg, payload, {bidder: _ATTRS})
+    assert isinstance(kept, AllKept) and not kept.mutations and not kept.warnings
+    assert kept.analytics_tags == _checked(cfg, bidder, _ATTRS, bids).analytics_tags
+    assert kept.analytics_tags is kept.analytics_tags  # written once
+    empty = handle_raw_bidder_response(cfg, RawBidderResponsePayload(BidderResponse([], "USD"), bidder), None)
+    assert empty.analytics_tags == {"activities": [{"name": "enforce_blocking", "status": "success"}]}
