@@ -147,25 +147,15 @@ def resolve_floors(
         if request_floors is not None and request_floors.enabled is False:
             return FloorsResolution(request, [FLOORS_DISABLED])
 
-    fetch_result = None
+    fetch_result = None  # the provider's rules; with them, created: the floors made from them when they are used
     if settings.use_dynamic_data and fetched is not None:
-        answer = fetched(fetch_config(settings, request_floors)) if callable(fetched) else fetched
-        if (
-            answer is not None
-            and answer.status == FETCH_SUCCESS
-            and answer.rules is not None
-            and answer.rules.data is not None
-        ):
-            fetch_result = answer.rules
-
+        fetch_result, created = _from_fetched(settings, fetched, request_floors, convert, rand)
     if request_floors is None and fetch_result is None and not _has_bidfloor(request.get("imp")):
         return FloorsResolution(request)
 
     kept = False  # final and group come from the _created_floors memo: what follows from them is kept too
-    fetch_data = fetch_result.data if fetch_result is not None else None
-    if fetch_result is not None and fetch_data is not None and use_fetched_data(fetch_data.use_fetch_data_rate, rand):
-        merged = merge_floors(request_floors, fetch_result, convert)
-        final, group, default_weight, errors = create_floors_from(merged, settings, FETCH_SUCCESS, LOCATION_FETCH, rand)
+    if fetch_result is not None and created is not None:
+        final, group, default_weight, errors = created
     elif request_floors is not None:
         (final, group, default_weight, errors), kept = _created_from_request(request_floors, settings, rand)
     else:
@@ -176,25 +166,43 @@ def resolve_floors(
     if group is not None:
         assert final.data is not None
         skipped = should_skip_floors(group.skip_rate, final.data.skip_rate, final.skip_rate, rand)
-        if skipped:
-            values = group.values
-        else:
-            values = group.rules
+        values = group.values if skipped else group.rules
+        if not skipped:
             errors.extend(group.rule_errors)
             if group.rules:
                 _update_imps(request, final, group, convert, errors)
 
-    weight = group.model_weight if group is not None else None
-    if weight is None and default_weight:
-        weight = 1
+    weight = 1 if default_weight else group.model_weight if group is not None else None  # 1: the group's was unset
     if kept:
         final, floors_json = _finished(final, group, skipped, values, weight)
     else:
-        if group is not None:
-            final = rules_with(final, skipped=skipped)
+        final = rules_with(final, skipped=skipped) if group is not None else final
         floors_json = floor_rules_json(final, values, weight)
     _set_ext_floors(request, floors_json)
     return FloorsResolution(request, errors, final, group, skipped)
+
+
+def _from_fetched(
+    settings: AccountPriceFloors,
+    fetched: Fetched | FetchFloors,
+    request_floors: FloorRules | None,
+    convert: Convert,
+    rand: Rand,
+) -> tuple[FloorRules | None, Created | None]:
+    """For an account using dynamic data: the provider's rules when the fetch succeeded with data,
+    and :func:`create_floors_from` on them merged with the request's unless ``usefetchdatarate``
+    draws the request's own floors (or none) instead."""
+    answer = fetched(fetch_config(settings, request_floors)) if callable(fetched) else fetched
+    if answer is None or answer.status != FETCH_SUCCESS or answer.rules is None:
+        return None, None
+    fetch_result = answer.rules
+    fetch_data = fetch_result.data
+    if fetch_data is None:
+        return None, None
+    if not use_fetched_data(fetch_data.use_fetch_data_rate, rand):
+        return fetch_result, None
+    merged = merge_floors(request_floors, fetch_result, convert)
+    return fetch_result, create_floors_from(merged, settings, FETCH_SUCCESS, LOCATION_FETCH, rand)
 
 
 def use_fetched_data(rate: int | None, rand: Rand) -> bool:
