@@ -127,26 +127,17 @@ def accept_bids(
             bid = typed.bid
             seat = bidder
             if typed.seat and typed.seat != bidder:
-                allowed, refusal = alt_codes.allowed(bidder, typed.seat)
-                if not allowed:
-                    _refuse_seat(bidder, typed, refusal, warnings, seen, currency, from_currency)
+                if not _seat_allowed(bidder, typed, alt_codes, warnings, seen, currency, from_currency):
                     continue
                 seat = typed.seat
             problem, code = _bid_problem(typed, imp_ids, debug)
             if problem is not None:
-                if problem:
-                    errors.append(BidderError(problem, code))
-                if seen is not None:
-                    scale = rate if adjustments is None else rate * adjustments.factor(bidder, typed.seat)
-                    reason = problem or _problem(bid, imp_ids, True) or ""
-                    seen.append(_rejected(bidder, typed, reason, scale, currency, from_currency))
+                _reject(bidder, typed, problem, code, imp_ids, rate, adjustments, errors, seen, currency, from_currency)
                 continue
             original = float(bid["price"])
-            own = dict(bid)
             if adjustments is None:
                 price = original * rate
-            else:
-                # a static adjustment sets the price in its own currency, and that becomes the seat's
+            else:  # a static adjustment sets the price in its own currency, and that becomes the seat's
                 price, core_currency_after = adjustments.adjust(
                     original, rate, core_currency, bidder, typed.seat, typed.bid_type, bid["impid"],
                     bid.get("dealid"), convert,
@@ -154,7 +145,7 @@ def accept_bids(
                 seat_currency[seat] = core_currency_after
                 if seat == bidder:
                     core_currency = core_currency_after
-            accepted.append(_auction_bid(seat, adapter, typed, own, price, original, from_currency))
+            accepted.append(_auction_bid(seat, adapter, typed, dict(bid), price, original, from_currency))
             if seen is not None:
                 seen.append(accepted[-1])
     if seat_currency and any(c != currency for c in seat_currency.values()):  # only after a static rule
@@ -193,20 +184,48 @@ def _bid_problem(typed: TypedBid, imp_ids: set[str], debug: bool) -> tuple[str |
     return problem, ErrorCode.UNKNOWN  # PBS-Go's validateBid errors have no code of their own
 
 
-def _refuse_seat(
+def _reject(
     bidder: str,
     typed: TypedBid,
-    refusal: str,
-    warnings: dict[str, list[Message]] | None,
+    problem: str,
+    code: ErrorCode,
+    imp_ids: set[str],
+    rate: float,
+    adjustments: BidAdjustments | None,
+    errors: list[BidderError],
     seen: list[AuctionBid | RejectedBid] | None,
     currency: str,
     from_currency: str,
 ) -> None:
-    """A bid under a seat ``alt_codes`` does not allow: PBS-Go's warning 10005, and its analytics entry."""
+    """A bid :func:`_bid_problem` refuses: its error (none when ``problem`` is "", a price rule outside
+    debug), and its analytics entry, whose reason is the problem in its debug wording."""
+    if problem:
+        errors.append(BidderError(problem, code))
+    if seen is not None:
+        scale = rate if adjustments is None else rate * adjustments.factor(bidder, typed.seat)
+        reason = problem or _problem(typed.bid, imp_ids, True) or ""
+        seen.append(_rejected(bidder, typed, reason, scale, currency, from_currency))
+
+
+def _seat_allowed(
+    bidder: str,
+    typed: TypedBid,
+    alt_codes: AlternateBidderCodes,
+    warnings: dict[str, list[Message]] | None,
+    seen: list[AuctionBid | RejectedBid] | None,
+    currency: str,
+    from_currency: str,
+) -> bool:
+    """Whether ``alt_codes`` lets the bidder bid under the bid's own seat; if not, PBS-Go's warning
+    10005 and the bid's analytics entry."""
+    allowed, refusal = alt_codes.allowed(bidder, typed.seat)
+    if allowed:
+        return True
     if warnings is not None and refusal:
         warnings.setdefault(bidder, []).append(Message(WarningCode.ALTERNATE_BIDDER_CODE, refusal))
     if seen is not None:
         seen.append(_rejected(bidder, typed, refusal or "seat not allowed", None, currency, from_currency))
+    return False
 
 
 def _auction_bid(
