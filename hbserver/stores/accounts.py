@@ -158,8 +158,8 @@ class AccountStore:
         outcome = cache.get(account_id)
         if outcome is None:
             return None
-        self._hit.inc()
-        if isinstance(outcome, _Refusal):
+        self._hit.pending += 1  # PendingCounter.inc, inline: every request reads its account here
+        if outcome.__class__ is _Refusal:
             raise AccountError(outcome.status, outcome.message, outcome.reason)
         return outcome
 
