@@ -367,47 +367,8 @@ class RubiconAdapter(AnswerAdapter):
         if isinstance(user, dict):
             body["user"] = self._user(user, bidder)
 
-        request_native = None
-        if _is_video(imp):
-            video_ext: dict[str, Any] = {}
-            video_params = parts["video"]
-            for key in ("skip", "skipdelay"):
-                if _small_int(video_params.get(key)):
-                    video_ext[key] = video_params[key]
-            if out_imp.pop("rwdd", 0) == 1:
-                video_ext["videotype"] = "rewarded"
-            size_id = _small_int(video_params.get("size_id"))
-            video_ext["rp"] = {"size_id": size_id} if size_id else {}
-            out_imp["video"] = {**imp["video"], "ext": video_ext}
-            out_imp.pop("banner", None)
-            out_imp.pop("native", None)
-        elif imp.get("banner") is not None:
-            banner = imp["banner"]
-            w, h = banner.get("w"), banner.get("h")
-            if not banner.get("format") and (w is None or h is None or h == 0):
-                raise JsonShapeError("rubicon imps must have at least one imp.format element")
-            out_imp["banner"] = {**banner, "ext": _BANNER_EXT}
-            out_imp.pop("video", None)
-            out_imp.pop("native", None)
-        else:
-            request_native = _native_request(imp.get("native"))
-            out_imp.pop("video", None)
-            if request_native is not None:
-                out_imp["native"] = {**imp["native"], "request_native": request_native}
-
-        account_id = _int64(bidder.get("accountId"))
-        publisher = {"ext": {"rp": {"account_id": account_id}}}
-        site, app = request.get("site"), request.get("app")
-        if isinstance(site, dict):
-            site_rp: dict[str, Any] = {"site_id": site_id}
-            content = site.get("content")
-            if isinstance(content, dict):
-                iab = _segment_ids(content.get("data"), _SITE_SEGTAXES)
-                if iab:
-                    site_rp["target"] = {"iab": iab}
-            body["site"] = {**site, "ext": {"rp": site_rp}, "publisher": publisher}
-        elif isinstance(app, dict):
-            body["app"] = {**app, "ext": {"rp": {"site_id": site_id}}, "publisher": publisher}
+        _shape_media(imp, out_imp, parts["video"])
+        _set_site_or_app(body, request, site_id, _int64(bidder.get("accountId")))
         body["imp"] = [out_imp]
         return RequestData("POST", self.uri, orjson.dumps(body), self.headers, [imp.get("id", "")])
 
@@ -552,3 +513,49 @@ def _request_cpm_override(request: Mapping[str, Any]) -> float:
 
 def build(config: AdapterConfig) -> RubiconAdapter:
     return RubiconAdapter(config)
+
+
+def _shape_media(imp: Mapping[str, Any], out_imp: dict[str, Any], video_params: Mapping[str, Any]) -> None:
+    """XAPI takes one media type per imp: video (with its ext from the video params), else banner,
+    else native (with ``request_native``); the others are removed from ``out_imp``."""
+    if _is_video(imp):
+        video_ext: dict[str, Any] = {}
+        for key in ("skip", "skipdelay"):
+            if _small_int(video_params.get(key)):
+                video_ext[key] = video_params[key]
+        if out_imp.pop("rwdd", 0) == 1:
+            video_ext["videotype"] = "rewarded"
+        size_id = _small_int(video_params.get("size_id"))
+        video_ext["rp"] = {"size_id": size_id} if size_id else {}
+        out_imp["video"] = {**imp["video"], "ext": video_ext}
+        out_imp.pop("banner", None)
+        out_imp.pop("native", None)
+    elif imp.get("banner") is not None:
+        banner = imp["banner"]
+        w, h = banner.get("w"), banner.get("h")
+        if not banner.get("format") and (w is None or h is None or h == 0):
+            raise JsonShapeError("rubicon imps must have at least one imp.format element")
+        out_imp["banner"] = {**banner, "ext": _BANNER_EXT}
+        out_imp.pop("video", None)
+        out_imp.pop("native", None)
+    else:
+        request_native = _native_request(imp.get("native"))
+        out_imp.pop("video", None)
+        if request_native is not None:
+            out_imp["native"] = {**imp["native"], "request_native": request_native}
+
+
+def _set_site_or_app(body: dict[str, Any], request: Mapping[str, Any], site_id: int, account_id: int) -> None:
+    """The request's site (with its content's IAB segments) or app, with XAPI's site and account ids."""
+    publisher = {"ext": {"rp": {"account_id": account_id}}}
+    site, app = request.get("site"), request.get("app")
+    if isinstance(site, dict):
+        site_rp: dict[str, Any] = {"site_id": site_id}
+        content = site.get("content")
+        if isinstance(content, dict):
+            iab = _segment_ids(content.get("data"), _SITE_SEGTAXES)
+            if iab:
+                site_rp["target"] = {"iab": iab}
+        body["site"] = {**site, "ext": {"rp": site_rp}, "publisher": publisher}
+    elif isinstance(app, dict):
+        body["app"] = {**app, "ext": {"rp": {"site_id": site_id}}, "publisher": publisher}
