@@ -260,18 +260,7 @@ def _imp(
 
     wrapper = None
     if want_wrapper and params.get("wrapper") is not None:
-        raw = params["wrapper"]
-        try:
-            given = expect_object(raw, "pubmatic.pubmaticWrapperExt")
-            wrapper = {
-                "profile": _int(given.get("profile"), "pubmatic.pubmaticWrapperExt.ProfileID"),
-                "version": _int(given.get("version"), "pubmatic.pubmaticWrapperExt.VersionID"),
-            }
-        except JsonShapeError as exc:
-            raise JsonShapeError(
-                f"Error in Wrapper Parameters = {exc}  for ImpID = {imp.get('id', '')} "
-                f"WrapperExt = {orjson.dumps(raw).decode()}"
-            ) from None
+        wrapper = _imp_wrapper(params["wrapper"], imp)
 
     _ad_slot(expect_string(params.get("adSlot"), "openrtb_ext.ExtImpPubmatic.AdSlot"), out)
     if out.get("banner") is not None:
@@ -304,6 +293,21 @@ def _imp(
     else:
         out.pop("ext", None)
     return out, wrapper, publisher_id
+
+
+def _imp_wrapper(raw: Any, imp: Mapping[str, Any]) -> dict[str, Any]:
+    """The imp's OpenWrap wrapper params (profile, version), or PBS-Go's error naming the imp."""
+    try:
+        given = expect_object(raw, "pubmatic.pubmaticWrapperExt")
+        return {
+            "profile": _int(given.get("profile"), "pubmatic.pubmaticWrapperExt.ProfileID"),
+            "version": _int(given.get("version"), "pubmatic.pubmaticWrapperExt.VersionID"),
+        }
+    except JsonShapeError as exc:
+        raise JsonShapeError(
+            f"Error in Wrapper Parameters = {exc}  for ImpID = {imp.get('id', '')} "
+            f"WrapperExt = {orjson.dumps(raw).decode()}"
+        ) from None
 
 
 def _with_publisher(parent: Mapping[str, Any], publisher_id: str) -> dict[str, Any]:
