@@ -450,58 +450,68 @@ def _sub_result(node: _Node, value: Any, ctx: str) -> _Result:
 
 
 def _alternatives(keyword: str, schemas: Any, where: str) -> tuple[Test, Explain]:
+    """Draft-04 ``anyOf``, ``oneOf`` and ``allOf`` over the compiled ``schemas``."""
     if not isinstance(schemas, list) or not schemas:
         raise SchemaError(f"{where}: {keyword} must be a non-empty array")
     nodes = tuple(_compile(sub, f"{where}.{keyword}[{i}]") for i, sub in enumerate(schemas))
     tests = tuple(node.test for node in nodes)
-
     if keyword == "anyOf":
-        def any_of(value: Any) -> bool:
-            for test in tests:
-                if test(value):
-                    return True
-            return False
+        return _any_of(nodes, tests)
+    if keyword == "oneOf":
+        return _one_of(nodes, tests)
+    return _all_of(nodes, tests)
 
-        def explain_any(value: Any, ctx: str, result: _Result) -> None:
-            best: _Result | None = None
-            for node in nodes:
-                tried = _sub_result(node, value, ctx)
-                if not tried.errors:
-                    return
-                if best is None or tried.score > best.score:
-                    best = tried
-            result.add(ctx, "Must validate at least one schema (anyOf)")
-            if best is not None:
+
+def _any_of(nodes: tuple[_Node, ...], tests: tuple[Test, ...]) -> tuple[Test, Explain]:
+    def any_of(value: Any) -> bool:
+        for test in tests:
+            if test(value):
+                return True
+        return False
+
+    def explain_any(value: Any, ctx: str, result: _Result) -> None:
+        best: _Result | None = None
+        for node in nodes:
+            tried = _sub_result(node, value, ctx)
+            if not tried.errors:
+                return
+            if best is None or tried.score > best.score:
+                best = tried
+        result.add(ctx, "Must validate at least one schema (anyOf)")
+        if best is not None:
+            result.merge(best)
+
+    return any_of, explain_any
+
+
+def _one_of(nodes: tuple[_Node, ...], tests: tuple[Test, ...]) -> tuple[Test, Explain]:
+    def one_of(value: Any) -> bool:
+        passed = 0
+        for test in tests:
+            if test(value):
+                passed += 1
+                if passed > 1:
+                    return False
+        return passed == 1
+
+    def explain_one(value: Any, ctx: str, result: _Result) -> None:
+        passed = 0
+        best: _Result | None = None
+        for node in nodes:
+            tried = _sub_result(node, value, ctx)
+            if not tried.errors:
+                passed += 1
+            elif passed == 0 and (best is None or tried.score > best.score):
+                best = tried
+        if passed != 1:
+            result.add(ctx, "Must validate one and only one schema (oneOf)")
+            if passed == 0 and best is not None:
                 result.merge(best)
 
-        return any_of, explain_any
+    return one_of, explain_one
 
-    if keyword == "oneOf":
-        def one_of(value: Any) -> bool:
-            passed = 0
-            for test in tests:
-                if test(value):
-                    passed += 1
-                    if passed > 1:
-                        return False
-            return passed == 1
 
-        def explain_one(value: Any, ctx: str, result: _Result) -> None:
-            passed = 0
-            best: _Result | None = None
-            for node in nodes:
-                tried = _sub_result(node, value, ctx)
-                if not tried.errors:
-                    passed += 1
-                elif passed == 0 and (best is None or tried.score > best.score):
-                    best = tried
-            if passed != 1:
-                result.add(ctx, "Must validate one and only one schema (oneOf)")
-                if passed == 0 and best is not None:
-                    result.merge(best)
-
-        return one_of, explain_one
-
+def _all_of(nodes: tuple[_Node, ...], tests: tuple[Test, ...]) -> tuple[Test, Explain]:
     def all_of(value: Any) -> bool:
         for test in tests:
             if not test(value):
