@@ -152,42 +152,9 @@ def _common(section: USSection | None, **extra: Any) -> _NatView:
 def _nat_view(section_id: int, section: USSection | None) -> _NatView:
     """PBS-Java's reader for ``section_id``; ``section`` None when the GPP string does not have it."""
     if section_id == SECTION_USNAT:
-        if section is None:
-            return _NatView()
-        return _NatView(
-            mspa_service_provider_mode=section.mspa_service_provider_mode,
-            gpc=section.gpc,
-            sale_opt_out=section.sale_opt_out,
-            sale_opt_out_notice=section.sale_opt_out_notice,
-            sharing_notice=section.sharing_notice,
-            sharing_opt_out=section.sharing_opt_out,
-            sharing_opt_out_notice=section.sharing_opt_out_notice,
-            targeted_advertising_opt_out=section.targeted_advertising_opt_out,
-            targeted_advertising_opt_out_notice=section.targeted_advertising_opt_out_notice,
-            sensitive_data_processing_opt_out_notice=section.sensitive_data_processing_opt_out_notice,
-            sensitive_data_limit_use_notice=section.sensitive_data_limit_use_notice,
-            sensitive_data_processing=section.sensitive_data_processing,
-            known_child_sensitive_data_consents=section.known_child_sensitive_data_consents,
-            personal_data_consents=section.personal_data_consents,
-        )
+        return _usnat_view(section)
     if section_id == SECTION_USCA:
-        sdp = _remap(section.sensitive_data_processing if section else None, _CA_SDP, 12)
-        kids = section.known_child_sensitive_data_consents if section else None
-        child = kids if kids is not None and kids[0] == 0 and kids[1] == 0 else _CHILD
-        if section is None:
-            return _NatView(sensitive_data_processing=sdp, known_child_sensitive_data_consents=child)
-        return _NatView(
-            mspa_service_provider_mode=section.mspa_service_provider_mode,
-            gpc=section.gpc,
-            sale_opt_out=section.sale_opt_out,
-            sale_opt_out_notice=section.sale_opt_out_notice,
-            sharing_opt_out=section.sharing_opt_out,
-            sharing_opt_out_notice=section.sharing_opt_out_notice,
-            sensitive_data_limit_use_notice=section.sensitive_data_limit_use_notice,
-            sensitive_data_processing=sdp,
-            known_child_sensitive_data_consents=child,
-            personal_data_consents=section.personal_data_consents,
-        )
+        return _usca_view(section)
     if section_id in (SECTION_USVA, SECTION_USCO):
         return _common(
             section,
@@ -205,20 +172,70 @@ def _nat_view(section_id: int, section: USSection | None) -> _NatView:
             known_child_sensitive_data_consents=_single_child(section),
         )
     if section_id == SECTION_USCT:
-        kids = section.known_child_sensitive_data_consents if section else (None, None, None)
-        if kids[0] == 0 and kids[1] == 0 and kids[2] == 0:
-            child = _NO_CHILD
-        elif kids[1] == _CONSENT and kids[2] == _CONSENT:
-            child = _MIXED_CHILD
-        else:
-            child = _CHILD
-        return _common(
-            section,
-            gpc=section.gpc if section is not None else None,
-            sensitive_data_processing=section.sensitive_data_processing if section is not None else None,
-            known_child_sensitive_data_consents=child,
-        )
+        return _usct_view(section)
     raise ValueError(f"section {section_id} is not a US section (7-12)")
+
+
+def _usnat_view(section: USSection | None) -> _NatView:
+    """usnat: its own fields, as they are."""
+    if section is None:
+        return _NatView()
+    return _NatView(
+        mspa_service_provider_mode=section.mspa_service_provider_mode,
+        gpc=section.gpc,
+        sale_opt_out=section.sale_opt_out,
+        sale_opt_out_notice=section.sale_opt_out_notice,
+        sharing_notice=section.sharing_notice,
+        sharing_opt_out=section.sharing_opt_out,
+        sharing_opt_out_notice=section.sharing_opt_out_notice,
+        targeted_advertising_opt_out=section.targeted_advertising_opt_out,
+        targeted_advertising_opt_out_notice=section.targeted_advertising_opt_out_notice,
+        sensitive_data_processing_opt_out_notice=section.sensitive_data_processing_opt_out_notice,
+        sensitive_data_limit_use_notice=section.sensitive_data_limit_use_notice,
+        sensitive_data_processing=section.sensitive_data_processing,
+        known_child_sensitive_data_consents=section.known_child_sensitive_data_consents,
+        personal_data_consents=section.personal_data_consents,
+    )
+
+
+def _usca_view(section: USSection | None) -> _NatView:
+    """usca: its sensitive data items remapped onto usnat's, and a known child unless both child
+    consents are 0 (or the section is absent)."""
+    sdp = _remap(section.sensitive_data_processing if section else None, _CA_SDP, 12)
+    kids = section.known_child_sensitive_data_consents if section else None
+    child = kids if kids is not None and kids[0] == 0 and kids[1] == 0 else _CHILD
+    if section is None:
+        return _NatView(sensitive_data_processing=sdp, known_child_sensitive_data_consents=child)
+    return _NatView(
+        mspa_service_provider_mode=section.mspa_service_provider_mode,
+        gpc=section.gpc,
+        sale_opt_out=section.sale_opt_out,
+        sale_opt_out_notice=section.sale_opt_out_notice,
+        sharing_opt_out=section.sharing_opt_out,
+        sharing_opt_out_notice=section.sharing_opt_out_notice,
+        sensitive_data_limit_use_notice=section.sensitive_data_limit_use_notice,
+        sensitive_data_processing=sdp,
+        known_child_sensitive_data_consents=child,
+        personal_data_consents=section.personal_data_consents,
+    )
+
+
+def _usct_view(section: USSection | None) -> _NatView:
+    """usct: its three child consents read as no child (all 0), mixed (the second and third consented)
+    or a known child."""
+    kids = section.known_child_sensitive_data_consents if section else (None, None, None)
+    if kids[0] == 0 and kids[1] == 0 and kids[2] == 0:
+        child = _NO_CHILD
+    elif kids[1] == _CONSENT and kids[2] == _CONSENT:
+        child = _MIXED_CHILD
+    else:
+        child = _CHILD
+    return _common(
+        section,
+        gpc=section.gpc if section is not None else None,
+        sensitive_data_processing=section.sensitive_data_processing if section is not None else None,
+        known_child_sensitive_data_consents=child,
+    )
 
 
 def _at(items: tuple[int | None, ...] | None, index: int, value: int) -> bool:
