@@ -105,6 +105,19 @@ def _decode_us(gpp: GPP) -> tuple[dict[int, USSection | None], USSectionError | 
     return sections, first
 
 
+def _read_gpp(value: str, warnings: list[tuple[int, str]]) -> tuple[GPP | None, dict[int, USSection | None]]:
+    """``regs.gpp`` parsed, with its US sections decoded; what fails is added to ``warnings``."""
+    try:
+        gpp = parse_gpp(value)
+    except GPPError as exc:
+        warnings.append((INVALID_PRIVACY_CONSENT, GPP_INVALID.format(exc)))
+        return None, {}
+    us_sections, error = _decode_us(gpp)
+    if error is not None:
+        warnings.append((INVALID_PRIVACY_CONSENT, GPP_INVALID.format(error)))
+    return gpp, us_sections
+
+
 def read_regs(request: dict[str, Any]) -> Regs:
     """The request's privacy signals and PBS-Go's warnings about them; raises RegsError."""
     regs = _object(request.get("regs"), "request.regs")
@@ -127,14 +140,7 @@ def read_regs(request: dict[str, Any]) -> Regs:
     gpp: GPP | None = None
     us_sections: dict[int, USSection | None] = {}
     if gpp_value:
-        try:
-            gpp = parse_gpp(gpp_value)
-        except GPPError as exc:
-            warnings.append((INVALID_PRIVACY_CONSENT, GPP_INVALID.format(exc)))
-        else:
-            us_sections, error = _decode_us(gpp)
-            if error is not None:
-                warnings.append((INVALID_PRIVACY_CONSENT, GPP_INVALID.format(error)))
+        gpp, us_sections = _read_gpp(gpp_value, warnings)
     sections = gpp.sections if gpp is not None else {}
 
     gpp_tcf = sections.get(SECTION_TCF_EU_V2)
