@@ -73,7 +73,7 @@ class SetUIDEndpoint:
         self, response: web.Response, metric: str | None, bidder: str, uid: str, error: str = ""
     ) -> web.Response:
         # Error texts quote the request (the consent string): never read as anything but their type.
-        response.headers[X_CONTENT_TYPE_OPTIONS] = "nosniff"
+        response._headers[X_CONTENT_TYPE_OPTIONS] = "nosniff"  # response.headers, without the property
         if metric:
             self._outcomes[metric].pending += 1
         if self.analytics.enabled:
@@ -181,7 +181,7 @@ class SetUIDEndpoint:
             response = FastResponse(body=PIXEL_PNG, content_type="image/png")
         else:
             response = FastResponse(content_type="text/html")
-        headers = response.headers
+        headers = response._headers
         headers[hdrs.SET_COOKIE] = service.set_cookie(value, now)
         headers[hdrs.CACHE_CONTROL] = "no-store"
         return self._finish(response, "ok", bidder_param, uid)
@@ -199,7 +199,7 @@ class SetUIDEndpoint:
         for left in split.left_out + split.too_large:
             self._count_set(left, "sizedout" if left in service.priority_key_set else "sizeblocked")
         response = _synced(fmt)
-        headers = response.headers
+        headers = response._headers
         for header in service.part_headers(split.values, sent, now):
             headers.add(hdrs.SET_COOKIE, header)
         headers[hdrs.CACHE_CONTROL] = "no-store"

@@ -8,6 +8,7 @@ few tens of µs. Publishers' pages send many cookies we never look at, so this i
 from __future__ import annotations
 
 from aiohttp import web
+from aiohttp.hdrs import COOKIE
 
 _EMPTY: dict[str, str] = {}
 
@@ -35,5 +36,5 @@ def parse_cookie_header(header: str) -> dict[str, str]:
 
 def request_cookies(request: web.Request) -> dict[str, str]:
     """The cookies of ``request`` (read-only by convention: the no-cookie case shares one dict)."""
-    header = request.headers.get("Cookie")
+    header = request._headers.get(COOKIE)  # request.headers, without the property
     return parse_cookie_header(header) if header else _EMPTY
