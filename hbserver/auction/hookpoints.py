@@ -23,7 +23,7 @@ from hbserver.hooks.api import (
 )
 from hbserver.hooks.executor import HookExecutor
 from hbserver.hooks.outcome import ALL_PROCESSED_BID_RESPONSES, AUCTION_REQUEST, AUCTION_RESPONSE, Rejection
-from hbserver.hooks.trace import modules_json, trace_level
+from hbserver.hooks.trace import modules_json
 
 MODULE_REJECTION_CODE = 11  # PBS-Go's ModuleRejectionErrorCode (a warning for a rejected bidder)
 
@@ -83,6 +83,8 @@ async def raw_bidder_responses(
     if not runs:
         return
     answers = iter(await hooks.run_each(Stage.RAW_BIDDER_RESPONSE, runs))
+    if hooks.all_quiet:  # every answer kept as it was
+        return
     for outcome in outcomes:
         if not outcome.responses:
             continue
@@ -129,8 +131,7 @@ async def auction_response(
 
 def with_modules(response: dict[str, Any], hooks: HookExecutor, request: Any, debug_allowed: bool) -> dict[str, Any]:
     """``ext.prebid.modules`` set from the outcomes so far (PBS-Go's EnrichExtBidResponse)."""
-    trace = trace_level(request)
-    debug = debug_allowed and _debug(request)
+    trace, debug = _shown(request, debug_allowed)
     if not (debug or trace) or not hooks.ran():  # nothing to show: the outcomes are not even built
         return response
     modules = modules_json(hooks.outcomes, trace, debug)
@@ -148,6 +149,19 @@ def rejected_response(rejection: Rejection, request: dict[str, Any] | None) -> d
     response: dict[str, Any] = {"id": request.get("id", "") if request else ""}
     response["nbr"] = rejection.nbr
     return response
+
+
+def _shown(request: Any, debug_allowed: bool) -> tuple[str, bool]:
+    """:func:`trace_level` and (``debug_allowed`` and) :func:`_debug` of the request, read at once."""
+    if not isinstance(request, dict):
+        return "", False
+    ext = request.get("ext")
+    prebid = ext.get("prebid") if isinstance(ext, dict) else None
+    if not isinstance(prebid, dict):
+        return "", debug_allowed and request.get("test") == 1
+    level = prebid.get("trace")
+    debug = debug_allowed and (request.get("test") == 1 or prebid.get("debug") is True)
+    return level if isinstance(level, str) else "", debug
 
 
 def _debug(request: Any) -> bool:

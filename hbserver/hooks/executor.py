@@ -43,6 +43,10 @@ _UNSET: Any = object()
 class HookExecutor:
     """Runs one request's plans; :attr:`outcomes` is what ``ext.prebid.modules`` and analytics show."""
 
+    # whether the last run_each's every run answered a plain result without mutations (each payload
+    # left as given, none rejected): its caller then has nothing to apply
+    all_quiet = False
+
     def __init__(
         self,
         endpoint: str,
@@ -135,6 +139,7 @@ class HookExecutor:
         outcomes, in one call; a stage of one hook, the common case, without the general path's lists
         (the runs recorded as one entry, their metrics counted once at the end)."""
         groups = self.plans.stages.get((self.endpoint, stage))
+        self.all_quiet = False
         if not groups or len(groups) > 1 or len(groups[0].hooks) > 1 or self.plans.abtests:
             return [await self.run(stage, payload, entity) for payload, entity in runs]
         if not runs:
@@ -178,6 +183,7 @@ class HookExecutor:
                     else:
                         await self._settle(call, result, timeout_s)
                 answers.append(self._apply(stage, [call], payload))
+            self.all_quiet = quiet == len(runs)
         finally:
             count = self._count
             if count is not None:
@@ -261,7 +267,7 @@ class HookExecutor:
         account was known) and its section of the account's ``hooks.modules``."""
         module = ref.module
         context = self._contexts.setdefault(module, {})
-        config = module_section(self.account_modules, module) if self.account_modules else None
+        config = _section(self.account_modules, module) if self.account_modules else None
         invocation = InvocationContext(self.endpoint, self.account_id, config, context, ref.code)
         self._invocations[id(ref)] = invocation
         return invocation
@@ -330,6 +336,25 @@ class HookExecutor:
     def rejected_by(self, stage: Stage) -> bool:
         """Whether a hook rejected at ``stage`` (for tests and callers that only need the fact)."""
         return any(h.action == REJECT for o in self.outcomes if o.stage == stage for h in o.hooks())
+
+
+_SECTIONS: dict[tuple[int, str], tuple[Mapping[str, Any], Any]] = {}  # (id(modules), module) -> (modules, section)
+SECTIONS_SIZE = 256
+
+
+def _section(modules: Mapping[str, Any], module: str) -> Any:
+    """:func:`module_section`, kept per account ``hooks.modules`` object (an account's settings are
+    read again for each of its requests: the object is the same while its config is); bounded,
+    cleared when full."""
+    key = (id(modules), module)
+    kept = _SECTIONS.get(key)
+    if kept is not None and kept[0] is modules:
+        return kept[1]
+    if len(_SECTIONS) >= SECTIONS_SIZE:
+        _SECTIONS.clear()
+    section = module_section(modules, module)
+    _SECTIONS[key] = (modules, section)
+    return section
 
 
 _FAILURE_METRIC = {TIMEOUT: "timeout", FAILURE: "failed"}

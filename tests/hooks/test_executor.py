@@ -703,13 +703,18 @@ def _answer_by_payload(context: InvocationContext, payload: Any) -> Any:
     if do == "slow":
         time.sleep(0.03)
     if do == "async":
+
         async def later() -> HookResult[Any]:
             return HookResult(mutations=[set_key("later", True)])
 
         return later()
     seen = dict(context.module_context)
-    return HookResult(mutations=[set_key("seen", seen), failing("x")], module_context={payload["id"]: True},
-                      warnings=["w"], analytics_tags={"activities": [{"name": payload["id"], "status": "success"}]})
+    return HookResult(
+        mutations=[set_key("seen", seen), failing("x")],
+        module_context={payload["id"]: True},
+        warnings=["w"],
+        analytics_tags={"activities": [{"name": payload["id"], "status": "success"}]},
+    )
 
 
 RUN_EACH_PAYLOADS = [{"id": str(n), "do": do} for n, do in
@@ -731,6 +736,35 @@ async def test_run_each_is_run_over_each(groups: int) -> None:
          for h in o.hooks()]) for o in one.outcomes]  # fmt: skip
     assert sorted(each_metrics.calls) == sorted(one_metrics.calls)  # run_each counts its plain successes at the end
     assert each._contexts == one._contexts
+    assert each.all_quiet is False
+
+
+@pytest.mark.parametrize(
+    ("answer", "quiet"),
+    [(HookResult(), True), (HookResult(warnings=["w"]), True), (HookResult(mutations=[set_key("a", 1)]), False),
+     (HookResult(reject=True), False), (None, False)],
+)  # fmt: skip
+async def test_run_each_tells_whether_every_answer_was_quiet(answer: Any, quiet: bool) -> None:
+    def hook(context: InvocationContext, payload: Any) -> Any:
+        return answer if payload["id"] == "2" else HookResult()
+
+    each, _ = executor({Stage.BIDDER_REQUEST: [[("m", "c", hook)]]})
+    answers = await each.run_each(Stage.BIDDER_REQUEST, [({"id": str(n)}, "b") for n in range(3)])
+    assert each.all_quiet is quiet
+    if quiet:
+        assert answers == [({"id": str(n)}, None) for n in range(3)]
+
+
+def test_module_sections_are_kept_bounded() -> None:
+    from hbserver.hooks import executor as module
+
+    module._SECTIONS.clear()
+    kept = [{"v": {"m": {"n": n}}} for n in range(module.SECTIONS_SIZE + 5)]
+    for modules in kept:
+        assert module._section(modules, "v.m") == modules["v"]["m"]
+        assert module._section(modules, "v.m") is modules["v"]["m"]
+        assert len(module._SECTIONS) <= module.SECTIONS_SIZE
+    assert module._section({"v.m": 1}, "v.m") == 1 and module._section({}, "v.m") is None
 
 
 # -- HookResult: shared empty defaults ------------------------------------------------------------

@@ -250,3 +250,20 @@ def test_errors_and_warnings_merged_per_module_and_hook():
 )
 def test_trace_level(request_, level):
     assert trace_level(request_) == level
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        None, [], {}, {"test": 1}, {"test": 0, "ext": {}}, {"ext": []}, {"ext": {"prebid": []}, "test": 1},
+        {"ext": {"prebid": {"trace": "verbose"}}}, {"ext": {"prebid": {"trace": 7, "debug": True}}},
+        {"ext": {"prebid": {"trace": "basic", "debug": 1}}, "test": 1}, {"ext": {"prebid": {"debug": "true"}}},
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("allowed", [True, False])
+def test_shown_is_trace_level_and_debug(request_: Any, allowed: bool) -> None:
+    from hbserver.auction.hookpoints import _debug, _shown
+    from hbserver.hooks.trace import trace_level
+
+    expected_trace = trace_level(request_) if isinstance(request_, dict) else ""
+    assert _shown(request_, allowed) == (expected_trace, allowed and _debug(request_))

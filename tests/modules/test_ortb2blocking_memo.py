@@ -26,6 +26,7 @@ from hbserver.modules.ortb2blocking.config import parse
 from hbserver.modules.ortb2blocking.plans import MEMO_SIZE, remembered, request_plan, response_plan, top_plan
 from hbserver.modules.ortb2blocking.raw_bidder_response import (
     AllKept,
+    _all_pass,
     _checked,
     _failed_checks,
     _glance_of,
@@ -227,6 +228,11 @@ def test_quick_look_agrees_with_the_checks(bid: dict[str, Any], fails: bool) -> 
     look = glance(plan.quick, _ATTRS)
     assert look is not None
     values = [*bid.get("adomain", ()), *bid.get("attr", ())]
+    one = [TypedBid(bid, "banner")]
+    assert _all_pass(cfg, "appnexus", _ATTRS, one) is _passes(look, bid)  # its inlined copy agrees
+    assert _all_pass(cfg, "appnexus", _ATTRS, [TypedBid({"impid": "i2", "adomain": ["ok.com"]}, "banner"), *one]) is (
+        _passes(look, bid)
+    )
     if _passes(look, bid):
         assert failed is None  # a bid the quick look lets through passes every check
     elif not bid.get("dealid") and not any(isinstance(value, list | dict) for value in values):
