@@ -256,7 +256,7 @@ class Connection(RequestHandler):
             if reset:
                 self.log_debug("Ignored premature client disconnection 2")
                 return False
-            self._keepalive = bool(response.keep_alive)
+            self._keepalive = bool(response._keep_alive)  # response.keep_alive, without the property
             if not payload.is_eof():
                 await self._linger(payload)
             payload.set_exception(_PAYLOAD_ACCESS_ERROR)  # the body cannot be read after the answer
@@ -297,13 +297,15 @@ class Connection(RequestHandler):
             try:
                 if not response.send_at_once(request):  # type: ignore[attr-defined]
                     return await self.finish_response(request, response, None)
-                request._finish()
+                if request._post is not None:  # request._finish(), whose work is for a read form only
+                    request._finish()
                 if self._paused:
                     await request._payload_writer.drain()
             except ConnectionError:
                 self.log_access(request, response, None)
                 return response, True
-            self.log_access(request, response, None)
+            if self._logging_enabled:  # log_access's own test, without the call
+                self.log_access(request, response, None)
             return response, False
         finally:
             self._request_in_progress = False

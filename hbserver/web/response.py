@@ -163,8 +163,11 @@ class FastResponse(web.Response):
             headers[_CONTENT_LENGTH] = text = str(length)
             head = [own[:-2], b"Content-Length: ", text.encode(), b"\r\n"]
         keep_alive = self._keep_alive
-        if keep_alive is None:
-            keep_alive = self._keep_alive = request.keep_alive
+        if keep_alive is None:  # request.keep_alive (a reify), read as it reads itself
+            keep_alive = request._cache.get("keep_alive")
+            if keep_alive is None:
+                keep_alive = request._cache["keep_alive"] = not request._message.should_close
+            self._keep_alive = keep_alive
         request._payload_writer.length = length
         if length and _CONTENT_TYPE not in headers:
             headers[_CONTENT_TYPE] = "application/octet-stream"
