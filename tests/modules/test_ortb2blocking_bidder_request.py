@@ -412,4 +412,34 @@ def test_the_static_answer_is_made_once_per_auction(monkeypatch: pytest.MonkeyPa
         for own in _bidder_copies(copy.deepcopy(STATIC_REQUESTS["banner imps"]), 3):
             ctx = InvocationContext(ENDPOINT_AUCTION, "acc", config, context, "c")
             module.handle_bidder_request(ctx, BidderRequestPayload(own, "a"))
-    assert calls == [1, 1]
+    assert calls == [1]  # the second auction's imps are equal: it takes the first's decisions
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        {"imp": [{"id": "1", "banner": {"w": 1.0}}, {"id": "2", "banner": {}}]},  # equal, of another type
+        {"imp": [{"id": "1", "banner": {"w": True}}, {"id": "2", "banner": {}}]},
+        {"imp": [{"id": "1", "banner": {"w": 1}}, {"id": "2", "banner": {"btype": [3]}}]},  # not equal
+        {"imp": [{"id": "1", "banner": {"w": 1}}, {"id": "1", "banner": {}}]},  # a shared id
+        {"cattax": 3, "imp": [{"id": "1", "banner": {"w": 1}}, {"id": "2", "banner": {}}]},
+    ],
+)  # fmt: skip
+def test_an_auction_of_equal_imps_gets_its_own_media_objects(second: dict[str, Any]) -> None:
+    """Each auction's bidders get what a fresh module gives them, their changed media objects made
+    from their own (1.0 stays 1.0 where the auction before had 1)."""
+    config, module = STATIC_CONFIGS["everything"], build({})
+    for request in (STATIC_REQUESTS["banner imps"], second, STATIC_REQUESTS["banner imps"]):
+        context: dict[str, Any] = {}
+        for own in _bidder_copies(copy.deepcopy(request), 2):
+            payload = BidderRequestPayload(own, "a")
+            result = module.handle_bidder_request(InvocationContext(ENDPOINT_AUCTION, "acc", config, context, "c"),
+                                                  payload)  # fmt: skip
+            context.update(result.module_context or {})
+            for mutation in result.mutations:
+                payload = mutation.apply(payload)
+            expected = _run(config, copy.deepcopy(request), "a")[1].request
+            assert json.dumps(payload.request) == json.dumps(expected)
+            assert [m.changes() for m in result.mutations] == [
+                m.changes() for m in _run(config, copy.deepcopy(request), "a")[0].mutations
+            ]

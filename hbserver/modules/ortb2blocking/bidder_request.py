@@ -76,13 +76,16 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: d
 
 class StaticAnswer(NamedTuple):
     """What the static plan answers for one auction's imps (kept on the plan for the auction's other
-    bidders: their requests share the imps' ids and media objects, ``sig``)."""
+    bidders: their requests share the imps' ids and media objects, ``sig``). A later auction whose
+    imps are equal takes its decisions (``attributes``, ``changes``, the mutation's keys) and makes
+    its own changed media objects (equal values may differ in type: 1 and 1.0)."""
 
     context: dict[str, Any]  # the module context of the auction it was made for
     cattax: int | None
     sig: list[Any]  # imp_signature of the imps
     attributes: BlockingAttributes  # the same for every bidder (immutable)
     mutations: list[Mutation[BidderRequestPayload]]  # its one mutation, or none (shared by its results)
+    changes: dict[str, list[ImpChange]]  # the imps' fields set, by imp id
 
 
 def _static_request(
@@ -95,9 +98,16 @@ def _static_request(
     cattax = None if isinstance(present, int) and present > 0 else plan.cattax  # None: the request's own
     sig = imp_signature(imps, plan.media)
     seen: StaticAnswer | None = plan.seen[0]
-    if seen is None or seen.context is not context or seen.cattax != cattax or seen.sig != sig or context is None:
+    if seen is None or seen.context is not context or context is None:
+        if seen is not None and context is not None and sig is not None and seen.cattax == cattax and seen.sig == sig:
+            seen = plan.seen[0] = _auction_answer(plan, seen, imps, sig, context)  # another auction, equal imps
+        else:
+            seen = _static_answer(plan, imps, cattax, sig, context)
+            if context is not None and sig is not None:
+                plan.seen[0] = seen
+    elif seen.cattax != cattax or seen.sig != sig:
         seen = _static_answer(plan, imps, cattax, sig, context)
-        if context is not None and sig is not None:
+        if sig is not None:
             plan.seen[0] = seen
     result: Result = _new_result(HookResult)  # every default (HookResult): the two fields set below
     result.module_context = {bidder: seen.attributes}
@@ -161,7 +171,20 @@ def _static_answer(
         mutations = [Mutation("update", keys[0], apply, keys[1])]
     badv, bapp, bcat = plan.top_values
     attributes = _new_attributes(BlockingAttributes, (badv, bapp, bcat, btype, battr, cattax or 0))
-    return StaticAnswer(context, cattax, sig or [], attributes, mutations)
+    return StaticAnswer(context, cattax, sig or [], attributes, mutations, changes)
+
+
+def _auction_answer(
+    plan: StaticRequest, seen: StaticAnswer, imps: list[Any], sig: list[Any], context: Any
+) -> StaticAnswer:
+    """``seen``'s decisions for another auction whose imps are equal to its (``sig``): the same
+    attributes and keys, a mutation with this auction's own changed media objects."""
+    mutations = seen.mutations
+    if mutations:
+        done = mutations[0]
+        apply = _set_static(plan.top_set, seen.changes, seen.cattax, (plan.media, sig, _imp_steps(imps, seen.changes)))
+        mutations = [Mutation(done.kind, done.key, apply, done.also)]
+    return StaticAnswer(context, seen.cattax, sig, seen.attributes, mutations, seen.changes)
 
 
 def _imp_steps(imps: list[dict[str, Any]], changes: dict[str, list[ImpChange]]) -> list[tuple[int, str, Any]]:
