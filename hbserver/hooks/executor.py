@@ -138,15 +138,13 @@ class HookExecutor:
         """:meth:`run` over each (payload, entity) in turn (a stage's bidders, their answers): the same
         outcomes, in one call; a stage of one hook, the common case, without the general path's lists
         (the runs recorded as one entry, their metrics counted once at the end)."""
-        groups = self.plans.stages.get((self.endpoint, stage))
+        single = self.plans.single.get((self.endpoint, stage))
         self.all_quiet = False
-        if not groups or len(groups) > 1 or len(groups[0].hooks) > 1 or self.plans.abtests:
+        if single is None:
             return [await self.run(stage, payload, entity) for payload, entity in runs]
         if not runs:
             return []
-        group = groups[0]
-        ((ref, hook),) = group.hooks
-        timeout_s = group.timeout_ms / 1000
+        ref, hook, timeout_s = single
         invocation = self._invocations.get(id(ref)) or self._invocation(ref)
         context = invocation.module_context
         calls: list[HookCall] = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -39,6 +39,18 @@ class RequestPlans:
     stages: StagePlans
     abtests: tuple[AbTest, ...]
     endpoints: frozenset[str]  # the endpoints with any hook
+    # the (endpoint, stage)s of one group of one hook, without A/B tests: (its ref, hook, timeout in
+    # seconds), what HookExecutor.run_each runs without the general path
+    single: Mapping[tuple[str, Stage], tuple[HookRef, Hook, float]] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        single = {}
+        if not self.abtests:
+            for key, groups in self.stages.items():
+                if len(groups) == 1 and len(groups[0].hooks) == 1:
+                    ((ref, hook),) = groups[0].hooks
+                    single[key] = (ref, hook, groups[0].timeout_ms / 1000)
+        object.__setattr__(self, "single", single)
 
     def groups(self, endpoint: str, stage: Stage) -> tuple[CompiledGroup, ...]:
         return self.stages.get((endpoint, stage), ())
@@ -129,9 +141,7 @@ class HookRuntime:
         for (endpoint, stage), groups in plan.stages.items():
             compiled = []
             for group in groups:
-                hooks = tuple(
-                    (ref, hook) for ref in group.hooks if (hook := self._hook(ref, stage, path)) is not None
-                )
+                hooks = tuple((ref, hook) for ref in group.hooks if (hook := self._hook(ref, stage, path)) is not None)
                 if hooks:
                     compiled.append(CompiledGroup(group.timeout_ms, hooks))
             if compiled:

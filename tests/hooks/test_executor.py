@@ -797,3 +797,27 @@ def test_result_of_defaults_without_its_constructor() -> None:
     """``HookResult.__new__(HookResult)`` (what hot hooks make) is a result of every default."""
     blank = HookResult.__new__(HookResult)
     assert blank == HookResult() and blank.module_context is None and blank.reject is False
+
+
+def _noop(context: InvocationContext, payload: Any) -> Any:
+    return HookResult()
+
+
+@pytest.mark.parametrize(
+    ("groups", "abtests", "single"),
+    [
+        ([[("m", "a", _noop)]], (), True),
+        ([[("m", "a", _noop), ("m", "b", _noop)]], (), False),
+        ([[("m", "a", _noop)], [("m", "b", _noop)]], (), False),
+        ([[("m", "a", _noop)]], (AbTest("m", frozenset(), 50, True),), False),
+        ([], (), False),
+    ],
+)  # fmt: skip
+def test_plans_single_is_a_stage_of_one_hook(
+    groups: list[list[Spec]], abtests: tuple[AbTest, ...], single: bool
+) -> None:
+    compiled = plans({Stage.BIDDER_REQUEST: groups}, timeout_ms=250, abtests=abtests)
+    found = compiled.single.get((AUCTION, Stage.BIDDER_REQUEST))
+    assert (found is not None) is single
+    if found is not None:
+        assert found == (HookRef("m", "a"), _noop, 0.25)

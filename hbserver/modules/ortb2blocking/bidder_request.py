@@ -36,6 +36,7 @@ _NO_VALUES: tuple[str, ...] = ()
 ImpChange = tuple[str, list[tuple[str, tuple[int, ...]]]]  # a media object's (field, values) to set
 _NOTHING: dict[str, Any] = {}
 _IDS = repeat("id")
+_TOP_KEYS = frozenset(("badv", "bapp", "bcat"))  # a request without any of them has none of its own
 _GETS = repeat(dict.get)
 _new_attributes = tuple.__new__  # BlockingAttributes from its six values, without its __new__'s keyword handling
 _new_result = object.__new__  # a HookResult of defaults, without its constructor's call
@@ -51,7 +52,9 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: d
         raw_imps = []
     plan: RequestPlan = cfg.memo.get("request") or request_plan(cfg)
     bidder = payload.bidder
-    if plan.static is not None and not (request.get("badv") or request.get("bapp") or request.get("bcat")):
+    if plan.static is not None and (
+        _TOP_KEYS.isdisjoint(request) or not (request.get("badv") or request.get("bapp") or request.get("bcat"))
+    ):
         return _static_request(plan.static, request, bidder, raw_imps, context)  # the common case
     imps: Imps = [imp for imp in raw_imps if isinstance(imp, dict)]
     result: Result = HookResult(mutations=[], warnings=[])
@@ -86,6 +89,7 @@ class StaticAnswer(NamedTuple):
     attributes: BlockingAttributes  # the same for every bidder (immutable)
     mutations: list[Mutation[BidderRequestPayload]]  # its one mutation, or none (shared by its results)
     changes: dict[str, list[ImpChange]]  # the imps' fields set, by imp id
+    places: list[tuple[int, str, list[tuple[str, tuple[int, ...]]]]]  # each (position, media, fields) changed
 
 
 def _static_request(
@@ -96,7 +100,12 @@ def _static_request(
     the auction's module context, which tells the auctions apart)."""
     present = request.get("cattax")
     cattax = None if isinstance(present, int) and present > 0 else plan.cattax  # None: the request's own
-    sig = imp_signature(imps, plan.media)
+    sig: list[Any] | None = None
+    if type(imps) is list:  # imp_signature, inlined
+        try:
+            sig = [*map(dict.get, imps, _IDS), *chain.from_iterable(map(map, _GETS, repeat(imps), plan.media))]
+        except TypeError:  # an imp not an object
+            pass
     seen: StaticAnswer | None = plan.seen[0]
     if seen is None or seen.context is not context or context is None:
         if seen is not None and context is not None and sig is not None and seen.cattax == cattax and seen.sig == sig:
@@ -133,7 +142,7 @@ def _static_answer(
     battr: ByImp = {}
     changes: dict[str, list[ImpChange]] = {}  # by imp id
     changed = 0  # a bit per IMP_FIELDS index set on some imp
-    steps: list[tuple[int, str, Any]] = []  # what _set_imps does, done ahead (for imps of unique ids)
+    places: list[tuple[int, str, list[tuple[str, tuple[int, ...]]]]] = []  # where _set_imps changes (unique ids)
     ids: list[str] = []
     for position, imp in enumerate(imps):
         if not isinstance(imp, dict):
@@ -161,17 +170,20 @@ def _static_answer(
             if todo is not None:
                 changes.setdefault(imp_id, []).append((media, todo))
                 if own is media_object:
-                    steps.append((position, media, _changed(media_object, todo)))
+                    places.append((position, media, todo))
     keys = plan.keys.get((changed, cattax is not None)) or static_keys(plan, changed, cattax is not None)
     mutations: list[Mutation[BidderRequestPayload]] = NO_ITEMS
     if keys[0]:
         if sig is not None and len(set(ids)) != len(ids):  # an id shared: each imp of it gets every change of it
-            steps = _imp_steps(imps, changes)
-        apply = _set_static(plan.top_set, changes, cattax, (plan.media, sig, steps if sig is not None else None))
+            places = _imp_places(imps, changes)
+        steps = (
+            None if sig is None else [(at, media, _changed(imps[at][media], fields)) for at, media, fields in places]
+        )
+        apply = _set_static(plan.top_set, changes, cattax, (plan.media, sig, steps))
         mutations = [Mutation("update", keys[0], apply, keys[1])]
     badv, bapp, bcat = plan.top_values
     attributes = _new_attributes(BlockingAttributes, (badv, bapp, bcat, btype, battr, cattax or 0))
-    return StaticAnswer(context, cattax, sig or [], attributes, mutations, changes)
+    return StaticAnswer(context, cattax, sig or [], attributes, mutations, changes, places)
 
 
 def _auction_answer(
@@ -182,22 +194,24 @@ def _auction_answer(
     mutations = seen.mutations
     if mutations:
         done = mutations[0]
-        apply = _set_static(plan.top_set, seen.changes, seen.cattax, (plan.media, sig, _imp_steps(imps, seen.changes)))
+        steps = [(at, media, _changed(imps[at][media], fields)) for at, media, fields in seen.places]
+        apply = _set_static(plan.top_set, seen.changes, seen.cattax, (plan.media, sig, steps))
         mutations = [Mutation(done.kind, done.key, apply, done.also)]
-    return StaticAnswer(context, seen.cattax, sig, seen.attributes, mutations, seen.changes)
+    return StaticAnswer(context, seen.cattax, sig, seen.attributes, mutations, seen.changes, seen.places)
 
 
-def _imp_steps(imps: list[dict[str, Any]], changes: dict[str, list[ImpChange]]) -> list[tuple[int, str, Any]]:
-    """What :func:`_set_imps` does to ``imps``, done ahead: (position, media, its changed copy)."""
-    steps = []
+def _imp_places(
+    imps: list[dict[str, Any]], changes: dict[str, list[ImpChange]]
+) -> list[tuple[int, str, list[tuple[str, tuple[int, ...]]]]]:
+    """Where :func:`_set_imps` changes ``imps``: (position, media, the fields it sets there)."""
+    places = []
     if changes:
         for position, imp in enumerate(imps):
             imp_id = imp.get("id")
             for media, fields in changes.get(imp_id if isinstance(imp_id, str) else "") or ():
-                media_object = imp.get(media)
-                if isinstance(media_object, dict):
-                    steps.append((position, media, _changed(media_object, fields)))
-    return steps
+                if isinstance(imp.get(media), dict):
+                    places.append((position, media, fields))
+    return places
 
 
 def _changed(media_object: dict[str, Any], fields: list[tuple[str, tuple[int, ...]]]) -> dict[str, Any]:
@@ -228,8 +242,17 @@ def _set_static(
             request.update(zip(top_keys, map(list, top_values), strict=True))
         if changes:
             imps = request.get("imp")
-            if steps is not None and sig == imp_signature(imps, media):
-                for position, name, media_object in steps:
+            same = False
+            if steps is not None and type(imps) is list:  # imp_signature, inlined
+                try:
+                    same = sig == [
+                        *map(dict.get, imps, _IDS),
+                        *chain.from_iterable(map(map, _GETS, repeat(imps), media)),
+                    ]
+                except TypeError:  # an imp not an object
+                    pass
+            if same:
+                for position, name, media_object in steps:  # type: ignore[union-attr]
                     imps[position][name] = media_object
             elif isinstance(imps, list):
                 _set_imps(imps, changes)
