@@ -603,3 +603,18 @@ def test_kept_outcomes_count_the_syncer_metrics_of_the_walk(monkeypatch):
     assert 'hbserver_syncer_requests{status="ok",syncer="ka"} 4.0' in text
     assert 'hbserver_syncer_requests{status="privacy_blocked",syncer="kb"} 4.0' in text
     assert 'hbserver_cookie_sync_requests{status="ok"} 4.0' in text
+
+
+VERBATIM_ROWS = [
+    b"", (TCF + ".YAAAAAAAAAA").encode(), b"a-b_c~d.e", b"a b", b'a"b', b"a\\b", "h\u00e9".encode(), b"a\nb",
+]
+
+
+@pytest.mark.parametrize("text", [*VERBATIM_ROWS, *(bytes([n]) for n in range(256))])
+def test_verbatim_bytes_are_exactly_base64url_dot_and_tilde(text):
+    """The table test that decides whether a consent string is joined into kept pieces as it is."""
+    import re
+
+    from hbserver.endpoints.cookie_sync import _verbatim
+
+    assert _verbatim(text) == bool(re.fullmatch(rb"[A-Za-z0-9._~-]*", text))
