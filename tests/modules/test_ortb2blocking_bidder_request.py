@@ -74,15 +74,14 @@ FAST_PATH_CASES: set[str] = set()  # the cases the static plan answered (filled 
 def test_pbs_go_cases(case: dict[str, Any], fast: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each case through the hook as it runs (a config without overrides takes the static plan: one
     mutation for every key) and through the general path alone: both give PBS-Go's answer."""
-    static = bidder_request_module._static_request
+    general, took_general = bidder_request_module._general_request, []
 
     def spied(*args: Any) -> Any:
-        FAST_PATH_CASES.add(case["description"])
-        return static(*args)
+        took_general.append(1)
+        return general(*args)
 
-    if fast:
-        monkeypatch.setattr(bidder_request_module, "_static_request", spied)
-    else:
+    monkeypatch.setattr(bidder_request_module, "_general_request", spied)
+    if not fast:
         monkeypatch.setattr(plans_module, "_static_request", lambda *args: None)
     config = TEST_CONFIG if case["config"] == "@test_config" else case["config"]
     original = copy.deepcopy(case["request"])
@@ -92,6 +91,8 @@ def test_pbs_go_cases(case: dict[str, Any], fast: bool, monkeypatch: pytest.Monk
         assert str(caught.value) == case["error"]
         return
     result, payload = _run(config, case["request"])
+    if fast and not took_general:
+        FAST_PATH_CASES.add(case["description"])
     assert payload.request == case["expected_request"]
     assert case["request"] == original  # what is not the bidder's own is never changed
     if case["empty_result"]:
@@ -145,10 +146,13 @@ STATIC_REQUESTS = {
 @pytest.mark.parametrize("config_name", STATIC_CONFIGS)
 def test_static_plan_matches_the_general_path(config_name: str, request_name: str, monkeypatch: pytest.MonkeyPatch):
     config, request = STATIC_CONFIGS[config_name], STATIC_REQUESTS[request_name]
-    static, answered = bidder_request_module._static_request, []
-    monkeypatch.setattr(bidder_request_module, "_static_request", lambda *args: answered.append(1) or static(*args))
+    general_path, took_general = bidder_request_module._general_request, []
+    monkeypatch.setattr(
+        bidder_request_module, "_general_request", lambda *args: took_general.append(1) or general_path(*args)
+    )
     fast, fast_payload = _run(config, copy.deepcopy(request))
-    assert bool(answered) is ("badv" not in request)
+    answered = not took_general  # the static plan's
+    assert answered is ("badv" not in request)
     monkeypatch.setattr(plans_module, "_static_request", lambda *args: None)
     general, general_payload = _run(config, copy.deepcopy(request))
     assert fast_payload.request == general_payload.request

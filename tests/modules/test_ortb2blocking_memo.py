@@ -283,3 +283,17 @@ def test_all_kept_tags_are_the_full_checks_tags(bidder: str) -> None:
     assert kept.analytics_tags is kept.analytics_tags  # written once
     empty = handle_raw_bidder_response(cfg, RawBidderResponsePayload(BidderResponse([], "USD"), bidder), None)
     assert empty.analytics_tags == {"activities": [{"name": "enforce_blocking", "status": "success"}]}
+
+
+def test_a_kept_look_is_the_attributes_own() -> None:
+    """_all_pass keeps its glance per bidder and bid type with the attributes it was made for: other
+    attributes get their own, and the memo stays bounded."""
+    cfg = parse(ENFORCED)
+    bid = [TypedBid({"impid": "i1", "adomain": ["ok.com"], "attr": [9]}, "banner")]
+    other = BlockingAttributes(badv=("bad.com",), bapp=(), bcat=(), battr={}, cattax=0)
+    assert _all_pass(cfg, "appnexus", _ATTRS, bid) is False  # battr 9 blocked for i1
+    assert _all_pass(cfg, "appnexus", other, bid) is True
+    assert _all_pass(cfg, "appnexus", _ATTRS, bid) is False
+    for n in range(MEMO_SIZE + 3):
+        _all_pass(cfg, f"bidder{n}", other, bid)
+        assert len(cfg.memo) <= MEMO_SIZE

@@ -43,7 +43,10 @@ _new_result = object.__new__  # a HookResult of defaults, without its constructo
 
 
 def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: dict[str, Any] | None = None) -> Result:
-    """The hook; ``context``: the auction's module context (None: nothing kept for its other bidders)."""
+    """The hook; ``context``: the auction's module context (None: nothing kept for its other bidders).
+    A plan without overrides answers a request without its own badv, bapp or bcat here (the common
+    case): one mutation (the trace still lists each key), an auction's other bidders taking the first
+    one's answer when their imps are the same."""
     request = payload.request
     if not isinstance(request, dict):
         raise BlockingFailure("payload contains a nil bid request", HookResult())
@@ -51,11 +54,51 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: d
     if not isinstance(raw_imps, list):
         raw_imps = []
     plan: RequestPlan = cfg.memo.get("request") or request_plan(cfg)
-    bidder = payload.bidder
-    if plan.static is not None and (
+    static = plan.static
+    if static is None or not (
         _TOP_KEYS.isdisjoint(request) or not (request.get("badv") or request.get("bapp") or request.get("bcat"))
     ):
-        return _static_request(plan.static, request, bidder, raw_imps, context)  # the common case
+        return _general_request(cfg, plan, request, payload.bidder, raw_imps)
+    present = request.get("cattax")
+    cattax = None if isinstance(present, int) and present > 0 else static.cattax  # None: the request's own
+    sig: list[Any] | None = None
+    if type(raw_imps) is list:  # imp_signature, inlined
+        try:
+            sig = [
+                *map(dict.get, raw_imps, _IDS),
+                *chain.from_iterable(map(map, _GETS, repeat(raw_imps), static.media)),
+            ]
+        except TypeError:  # an imp not an object
+            pass
+    seen: StaticAnswer | None = static.seen[0]
+    if seen is None or seen.context is not context or context is None or seen.cattax != cattax or seen.sig != sig:
+        seen = _seen_answer(static, seen, raw_imps, cattax, sig, context)
+    result: Result = _new_result(HookResult)  # every default (HookResult): the two fields set below
+    result.module_context = {payload.bidder: seen.attributes}
+    result.mutations = seen.mutations
+    return result
+
+
+def _seen_answer(
+    plan: StaticRequest, seen: StaticAnswer | None, imps: list[Any], cattax: int | None, sig: list[Any] | None,
+    context: dict[str, Any] | None,
+) -> StaticAnswer:  # fmt: skip
+    """The answer for an auction's imps other than the one kept: another auction's of equal imps
+    takes its decisions, otherwise one is made (and kept, for imps of a signature in an auction)."""
+    if (seen is not None and seen.context is not context and context is not None and sig is not None
+            and seen.cattax == cattax and seen.sig == sig):  # fmt: skip
+        seen = plan.seen[0] = _auction_answer(plan, seen, imps, sig, context)
+        return seen
+    seen = _static_answer(plan, imps, cattax, sig, context)
+    if context is not None and sig is not None:
+        plan.seen[0] = seen
+    return seen
+
+
+def _general_request(
+    cfg: Config, plan: RequestPlan, request: dict[str, Any], bidder: str, raw_imps: list[Any]
+) -> Result:
+    """What the hook answers where the static plan cannot: overrides, or a request's own top fields."""
     imps: Imps = [imp for imp in raw_imps if isinstance(imp, dict)]
     result: Result = HookResult(mutations=[], warnings=[])
     if plan.top_static is not None and not (request.get("badv") or request.get("bapp") or request.get("bcat")):
@@ -90,38 +133,6 @@ class StaticAnswer(NamedTuple):
     mutations: list[Mutation[BidderRequestPayload]]  # its one mutation, or none (shared by its results)
     changes: dict[str, list[ImpChange]]  # the imps' fields set, by imp id
     places: list[tuple[int, str, list[tuple[str, tuple[int, ...]]]]]  # each (position, media, fields) changed
-
-
-def _static_request(
-    plan: StaticRequest, request: dict[str, Any], bidder: str, imps: list[Any], context: dict[str, Any] | None = None
-) -> Result:
-    """What a plan without overrides sets, as one mutation (the trace still lists each key). An
-    auction's other bidders take the first one's answer when their imps are the same (``context``:
-    the auction's module context, which tells the auctions apart)."""
-    present = request.get("cattax")
-    cattax = None if isinstance(present, int) and present > 0 else plan.cattax  # None: the request's own
-    sig: list[Any] | None = None
-    if type(imps) is list:  # imp_signature, inlined
-        try:
-            sig = [*map(dict.get, imps, _IDS), *chain.from_iterable(map(map, _GETS, repeat(imps), plan.media))]
-        except TypeError:  # an imp not an object
-            pass
-    seen: StaticAnswer | None = plan.seen[0]
-    if seen is None or seen.context is not context or context is None:
-        if seen is not None and context is not None and sig is not None and seen.cattax == cattax and seen.sig == sig:
-            seen = plan.seen[0] = _auction_answer(plan, seen, imps, sig, context)  # another auction, equal imps
-        else:
-            seen = _static_answer(plan, imps, cattax, sig, context)
-            if context is not None and sig is not None:
-                plan.seen[0] = seen
-    elif seen.cattax != cattax or seen.sig != sig:
-        seen = _static_answer(plan, imps, cattax, sig, context)
-        if sig is not None:
-            plan.seen[0] = seen
-    result: Result = _new_result(HookResult)  # every default (HookResult): the two fields set below
-    result.module_context = {bidder: seen.attributes}
-    result.mutations = seen.mutations
-    return result
 
 
 def imp_signature(imps: Any, media: tuple[repeat[str], ...]) -> list[Any] | None:

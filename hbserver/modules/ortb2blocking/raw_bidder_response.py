@@ -19,6 +19,7 @@ from hbserver.modules.ortb2blocking.errors import BlockingFailure, OverrideError
 from hbserver.modules.ortb2blocking.overrides import deal_exceptions
 from hbserver.modules.ortb2blocking.plans import (
     BATTR_SLOT,
+    MEMO_SIZE,
     CheckStep,
     QuickCheck,
     ResponsePlan,
@@ -82,8 +83,8 @@ def _all_pass(cfg: Config, bidder: str, attrs: BlockingAttributes, bids: list[Ty
     for typed in bids:
         if typed.bid_type != bid_type:  # bids mostly share their type
             bid_type = typed.bid_type
-            plan = cfg.memo.get(("response", bidder, bid_type)) or response_plan(cfg, bidder, bid_type)
-            look = None if plan.quick is None else _glance_of(cfg, plan.quick, attrs)
+            kept = cfg.memo.get(("look", bidder, bid_type))
+            look = kept[1] if kept is not None and kept[0] is attrs else _look(cfg, bidder, bid_type, attrs)
             if look is None:
                 return False
             keys, required, checks, battr = look
@@ -117,6 +118,18 @@ def _all_pass(cfg: Config, bidder: str, attrs: BlockingAttributes, bids: list[Ty
         except TypeError:  # a value that cannot be in a set
             return False
     return True
+
+
+def _look(cfg: Config, bidder: str, bid_type: str, attrs: BlockingAttributes) -> Glance | None:
+    """The glance at a bidder's bids of a type, kept in ``cfg``'s memo under ``("look", bidder,
+    bid_type)`` with the attributes it was made for (an auction's, often the auctions' before too)."""
+    plan = cfg.memo.get(("response", bidder, bid_type)) or response_plan(cfg, bidder, bid_type)
+    look = None if plan.quick is None else _glance_of(cfg, plan.quick, attrs)
+    memo = cfg.memo
+    if len(memo) >= MEMO_SIZE:
+        memo.clear()
+    memo["look", bidder, bid_type] = (attrs, look)
+    return look
 
 
 def _checked(cfg: Config, bidder: str, attrs: BlockingAttributes, bids: list[TypedBid]) -> Result:
