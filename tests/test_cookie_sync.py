@@ -618,3 +618,11 @@ def test_verbatim_bytes_are_exactly_base64url_dot_and_tilde(text):
     from hbserver.endpoints.cookie_sync import _verbatim
 
     assert _verbatim(text) == bool(re.fullmatch(rb"[A-Za-z0-9._~-]*", text))
+
+
+@pytest.mark.parametrize(("consent", "expected"), [("", b""), (TCF, TCF.encode()), ("a b", None), ("h\u00e9", None),
+                                                   ("\ud800", None)])
+def test_joinable_consent_strings(consent, expected):
+    from hbserver.endpoints.cookie_sync import _joinable
+
+    assert _joinable(consent) == expected

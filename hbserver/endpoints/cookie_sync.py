@@ -692,7 +692,9 @@ _CONSENT_SLOT = "hbsConsentSlot7q3x"
 def _joinable(consent: str) -> bytes | None:
     """``consent`` as the bytes JSON writes for it, when that is the string itself (every character
     one of :data:`_VERBATIM_BYTES`, as in TC strings, so it can be joined into an entry's pieces); else None."""
-    data = consent.encode()  # a character beyond ASCII gives bytes above 127: not verbatim
+    if not consent.isascii():  # (a lone surrogate would not even encode)
+        return None
+    data = consent.encode()
     return data if _verbatim(data) else None
 
 
