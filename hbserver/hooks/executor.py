@@ -35,8 +35,11 @@ from hbserver.hooks.runtime import CompiledGroup, HookRuntime, RequestPlans, mod
 log = logging.getLogger("hbserver.hooks")
 
 ModuleCounter = Callable[[str, str, str, int], None]  # (module, stage, outcome, calls) -> counted
+# a plain success of run_each: (ref, started, done, result, whether its mutations were all applied), its HookCall
+# made when read
+_Success = tuple[HookRef, float, float, HookResult[Any], bool]
 # a stage run: stage, entity, each group's calls; or run_each's: stage, its (payload, entity) runs, a call per run
-_StageRun = tuple[Stage, str, list[list[HookCall]]] | tuple[Stage, list[tuple[Any, str]], list[HookCall]]
+_StageRun = tuple[Stage, str, list[list[HookCall]]] | tuple[Stage, list[tuple[Any, str]], list[HookCall | _Success]]
 _UNSET: Any = object()
 
 
@@ -78,7 +81,7 @@ class HookExecutor:
                     built.append(stage_outcome(stage, entity, groups))
                 else:  # run_each's: a run per (payload, entity), a call per run (so far)
                     pairs = zip(entity, groups, strict=False)
-                    built.extend(stage_outcome(stage, each, [[call]]) for (_, each), call in pairs)
+                    built.extend(stage_outcome(stage, each, [[_call_of(call)]]) for (_, each), call in pairs)
             self._outcomes = built
         return self._outcomes
 
@@ -147,39 +150,42 @@ class HookExecutor:
         ref, hook, timeout_s = single
         invocation = self._invocations.get(id(ref)) or self._invocation(ref)
         context = invocation.module_context
-        calls: list[HookCall] = []
+        calls: list[HookCall | _Success] = []
         self._runs.append((stage, runs, calls))  # each run's outcome, built when read
         self._outcomes = None
         answers: list[tuple[Any, Rejection | None]] = []
         quiet = updated = 0  # plain successes, counted at the end
         try:
             for payload, _ in runs:
-                call = HookCall(ref, perf_counter())
-                calls.append(call)
+                started = perf_counter()
                 try:
                     result = hook(invocation, payload)
                 except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
+                    call = HookCall(ref, started)
                     _fail(call, exc)
                 else:
                     if isinstance(result, HookResult) and not (result.reject or result.rejected_bids):
-                        done = call.done = perf_counter()
-                        if done - call.started <= timeout_s:  # the common case: _apply's success, inlined
-                            call.result = result
+                        done = perf_counter()
+                        if done - started <= timeout_s:  # the common case: _apply's success, inlined
                             if result.module_context:
                                 context.update(result.module_context)
                             if not result.mutations:
                                 quiet += 1
+                                calls.append((ref, started, done, result, False))  # its HookCall made when read
                             else:
-                                payload = _mutate(payload, result, call)
-                                if call.status == SUCCESS:
+                                payload, ok = _mutated(payload, (ref, started, done, result, True), calls)
+                                if ok:
                                     updated += 1
                                 elif self._count is not None:
                                     self._count(ref.module, stage, "execution_error", 1)
                             answers.append((payload, None))
                             continue
+                        call = HookCall(ref, started)
                         _timed_out(call)  # a plain hook cannot be cut off: it is timed out after the fact
                     else:
+                        call = HookCall(ref, started)
                         await self._settle(call, result, timeout_s)
+                calls.append(call)
                 answers.append(self._apply(stage, [call], payload))
             self.all_quiet = quiet == len(runs)
         finally:
@@ -370,6 +376,35 @@ def _not_rejectable(stage: Stage, call: HookCall) -> None:
         f"Module (name: {call.ref.module}, hook code: {call.ref.code}) tried to reject "
         f"request on the {stage.value} stage that does not support rejection"
     ]
+
+
+def _call_of(call: HookCall | _Success) -> HookCall:
+    """run_each's record of a call as the HookCall it stands for."""
+    if isinstance(call, HookCall):
+        return call
+    ref, started, done, result, applied = call
+    made = HookCall(ref, started)
+    made.done, made.result = done, result
+    if applied:
+        made.action, made.applied = UPDATE, result.mutations  # every one (a result is read, never changed)
+    return made
+
+
+def _mutated(payload: Any, success: _Success, calls: list[HookCall | _Success]) -> tuple[Any, bool]:
+    """:func:`_mutate` for run_each's plain success: the payload, and whether the call still succeeded
+    (recorded in ``calls``: the success with its mutations, or a HookCall where one failed)."""
+    mutations = success[3].mutations
+    applied = 0
+    try:
+        for applied, mutation in enumerate(mutations):  # noqa: B007 (applied: those done when one raises)
+            payload = mutation.apply(payload)
+    except Exception as exc:  # the rare case: the rest one by one, each failure a warning
+        call = _call_of(success)
+        payload = _mutate_rest(payload, mutations, applied, exc, call)
+        calls.append(call)
+        return payload, call.status == SUCCESS
+    calls.append(success)
+    return payload, True
 
 
 def _mutate(payload: Any, result: HookResult[Any], call: HookCall) -> Any:
