@@ -15,7 +15,14 @@ the AMP runtime has given up, having spent the CPU the requests behind it needed
 
 The sum is the request's wait. :func:`shed_reason` sheds it when the wait exceeds
 ``overload.max_wait_ms`` (``queue``) or has used up the request's whole budget (``deadline``; AMP:
-its timeout less ``amp.timeout_adjustment_ms``, auction: its tmax). A shed request gets the answer
+its timeout less ``amp.timeout_adjustment_ms``, auction: its tmax).
+
+While the loop is saturated (its last two heartbeats were both more than :data:`BUSY_SHARE` of the
+maximum late) the wait allowed is that share. On a saturated loop each turn lasts about as long as
+the longest wait it lets through, and an auction let through needs several turns (its request,
+the bidders' answers, the cache, its answer: five or six for AMP), so at twice the saturation a
+100 ms maximum put AMP's p99 past its 500 ms budget. A single stall (a collection, the process
+descheduled) is one late heartbeat, and requests read after it keep the whole maximum. A shed request gets the answer
 of an auction with no bids, from precomputed bytes (AMP ``{"targeting":{}}``; auction the request's
 ``id``, an empty ``seatbid`` and a warning naming overload), and is counted in
 ``overload_shed_requests``. A request that is not shed has its start moved back by its wait, so its
@@ -40,6 +47,8 @@ if TYPE_CHECKING:
     from hbserver.metrics import Metrics, PendingCounter
 
 HEARTBEAT_SECONDS = 0.005  # the lag monitor's period: a stall is seen to within this
+# The share of overload.max_wait_ms a saturated loop lets a request wait (see OverloadGuard.max_wait).
+BUSY_SHARE = 0.25
 QUEUE, DEADLINE = "queue", "deadline"  # shed_reason's answers (the metric's reason label)
 REQUEST_TYPES = ("amp", "openrtb2-web", "openrtb2-app", "openrtb2-dooh")
 
@@ -85,7 +94,8 @@ def auction_shed_body(request_id: Any, reason: str) -> bytes:
 
 
 class LoopLag:
-    """The event loop's heartbeat: a timer every ``interval``; ``lag`` is how late it last fired (seconds).
+    """The event loop's heartbeat: a timer every ``interval``; ``lag`` is how late it last fired (seconds),
+    ``previous`` how late it fired the time before.
 
     Its next due time is published in ``target`` (:data:`hbserver.web.connection.HEARTBEAT`): the
     loop polls its sockets before it runs its timers (libuv's order since 1.45, and asyncio's), so a
@@ -93,12 +103,13 @@ class LoopLag:
     connection stamps it as arrived then.
     """
 
-    __slots__ = ("_handle", "_loop", "interval", "lag", "target")
+    __slots__ = ("_handle", "_loop", "interval", "lag", "previous", "target")
 
     def __init__(self, interval: float = HEARTBEAT_SECONDS, target: Heartbeat = HEARTBEAT) -> None:
         self.interval = interval
         self.target = target
         self.lag = 0.0
+        self.previous = 0.0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._handle: asyncio.TimerHandle | None = None
 
@@ -112,6 +123,7 @@ class LoopLag:
         assert loop is not None
         now = loop.time()
         late = now - self.target.due
+        self.previous = self.lag
         self.lag = late if late > 0 else 0.0
         due = self.target.due = now + self.interval
         self._handle = loop.call_at(due, self._beat)
@@ -120,17 +132,18 @@ class LoopLag:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-        self.lag = 0.0
+        self.lag = self.previous = 0.0
         self.target.due = float("inf")
 
 
 class OverloadGuard:
     """One worker's shedding: the wait estimate, the decision and its counters (see the module doc)."""
 
-    __slots__ = ("_counts", "lag", "max_wait_s")
+    __slots__ = ("_counts", "busy_wait_s", "lag", "max_wait_s")
 
     def __init__(self, max_wait_ms: int, metrics: Metrics | None = None, lag: LoopLag | None = None) -> None:
         self.max_wait_s = max_wait_ms / 1000
+        self.busy_wait_s = self.max_wait_s * BUSY_SHARE
         self.lag = lag if lag is not None else LoopLag()
         self._counts: dict[tuple[str, str], PendingCounter] = {}
         if metrics is not None:
@@ -147,9 +160,16 @@ class OverloadGuard:
         since = getattr(request.protocol, "_body_since", 0.0)
         return now - since if since and now > since else 0.0
 
+    def max_wait(self) -> float:
+        """The longest wait let through now (seconds): ``max_wait_s``, or ``busy_wait_s`` while the loop is
+        saturated (its last two heartbeats both came later than that; a single stall is not saturation)."""
+        lag = self.lag
+        busy = self.busy_wait_s
+        return busy if lag.lag > busy and lag.previous > busy else self.max_wait_s
+
     def shed(self, request_type: str, waited_s: float, budget_s: float) -> str | None:
         """The reason to shed (counted), or None to go on with the auction."""
-        reason = shed_reason(waited_s, self.max_wait_s, budget_s)
+        reason = shed_reason(waited_s, self.max_wait(), budget_s)
         if reason is not None:
             counter = self._counts.get((request_type, reason))
             if counter is not None:

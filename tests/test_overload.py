@@ -25,6 +25,7 @@ from hbserver.overload import (
     QUEUE,
     SHED_WARNING_CODE,
     LoopLag,
+    OverloadGuard,
     auction_shed_body,
     shed_reason,
 )
@@ -67,6 +68,27 @@ def test_shed_reason(waited_s: float, max_wait_s: float, budget_s: float, expect
 
 
 @pytest.mark.parametrize(
+    ("previous", "last", "max_wait_s"),
+    [
+        (0.0, 0.0, 0.1),  # an idle loop: the whole maximum
+        (0.02, 0.02, 0.1),  # busy, under a quarter of it
+        (0.0, 0.3, 0.1),  # one stall (a collection, the process descheduled) is not saturation
+        (0.3, 0.0, 0.1),  # nor the turn after it
+        (0.025, 0.03, 0.1),  # at the quarter: not past it
+        (0.03, 0.03, 0.025),  # two late heartbeats in a row: saturated, a quarter of the maximum
+        (0.2, 0.08, 0.025),
+    ],
+)
+def test_a_saturated_loop_lets_a_quarter_of_the_maximum_wait(previous: float, last: float, max_wait_s: float) -> None:
+    lag = LoopLag()
+    lag.previous, lag.lag = previous, last
+    guard = OverloadGuard(100, lag=lag)
+    assert guard.max_wait() == pytest.approx(max_wait_s)
+    assert guard.shed("amp", 0.04, 0.5) == (QUEUE if max_wait_s < 0.04 else None)
+    assert OverloadGuard(0, lag=lag).shed("amp", 5.0, 0.5) is None  # 0 = off, saturated or not
+
+
+@pytest.mark.parametrize(
     ("request_id", "reason", "id_json"),
     [("req-1", QUEUE, "req-1"), ("", DEADLINE, ""), ('quo"te\\', QUEUE, 'quo"te\\'), (7, QUEUE, 7)],
 )
@@ -106,8 +128,11 @@ def test_the_heartbeat_publishes_its_due_time_and_measures_its_lag() -> None:
         assert loop.time() - target.due >= 0.09
         await asyncio.sleep(0)  # the loop polls, runs its timers (the heartbeat), then this
         assert monitor.lag >= 0.09 and target.due > loop.time()
+        assert monitor.previous < 0.05  # the beat before the stall was on time
+        await asyncio.sleep(0.01)
+        assert monitor.previous < 0.05 and monitor.lag < 0.05  # timely beats again: the stall is history
         monitor.stop()
-        assert target.due == float("inf") and monitor.lag == 0.0
+        assert target.due == float("inf") and monitor.lag == monitor.previous == 0.0
 
     run_on_uvloop(body)
 
