@@ -74,48 +74,17 @@ class AllKept(HookResult[RawBidderResponsePayload]):
 
 def _all_pass(cfg: Config, bidder: str, attrs: BlockingAttributes, bids: list[TypedBid]) -> bool:
     """Whether every bid surely passes at a glance (its checks quiet: nothing warned either); False
-    leaves them to :func:`_checked`. :func:`_passes` inlined (the glance's parts read once per bid type)."""
+    leaves them to :func:`_checked`. The glance is read once per bid type (bids mostly share theirs)."""
     bid_type: Any = _UNSET
-    keys: frozenset[str] = frozenset()
-    required = keys
-    checks: dict[str, tuple[int, Any, bool]] = {}
-    battr: Mapping[str, tuple[Any, ...]] = {}
+    look: Glance | None = None
     for typed in bids:
-        if typed.bid_type != bid_type:  # bids mostly share their type
+        if typed.bid_type != bid_type:
             bid_type = typed.bid_type
             kept = cfg.memo.get(("look", bidder, bid_type))
             look = kept[1] if kept is not None and kept[0] is attrs else _look(cfg, bidder, bid_type, attrs)
             if look is None:
                 return False
-            keys, required, checks, battr = look
-        bid = typed.bid
-        present = keys.intersection(bid)
-        if required and not required <= present:
-            return False  # a value blocked as unknown
-        try:
-            for key in present:
-                kind, blocked, block_unknown = checks[key]
-                value = bid[key]
-                if kind == _LIST:
-                    if not value or not isinstance(value, list):
-                        if block_unknown:
-                            return False
-                        continue
-                    if blocked is None:  # battr's, by the bid's imp
-                        blocked = battr.get(_text(bid.get("impid")))
-                        if blocked and not frozenset(blocked).isdisjoint(value):
-                            return False
-                    elif blocked and not blocked.isdisjoint(value):
-                        return False
-                elif kind == _DEAL:
-                    if value and isinstance(value, str):
-                        return False
-                elif kind == _BUNDLE:
-                    if isinstance(value, str) and value in blocked:
-                        return False
-                elif value and value != blocked:  # the category taxonomy: blocked is the one allowed
-                    return False
-        except TypeError:  # a value that cannot be in a set
+        if not _passes(look, typed.bid):  # type: ignore[arg-type]  # set with the first bid's type
             return False
     return True
 
