@@ -516,16 +516,18 @@ class CookieSyncEndpoint:
     def _body_pieces(self, plan: _Plan, chosen: list[Chosen]) -> tuple[bytes, ...]:
         """A no-cookie answer's body for ``chosen``, cut where the consent goes; () when an entry's
         slot text is the bidder's own (it renders whole each time)."""
-        kept = plan.entries
         entries = []
         for item in chosen:
-            pieces = kept.get(item.bidder)
-            if pieces is None:
-                pieces = self._pieces(kept, item, plan.privacy)
+            pieces = self._plan_pieces(plan, item)
             if not pieces:
                 return ()
             entries.append(pieces)
         return body_pieces(_STATUS_NO_COOKIE, entries, b"]}\n")
+
+    def _plan_pieces(self, plan: _Plan, item: Chosen) -> tuple[bytes, ...]:
+        """``item``'s entry pieces as ``plan`` keeps them (:meth:`_pieces`, made on first use)."""
+        pieces = plan.entries.get(item.bidder)
+        return pieces if pieces is not None else self._pieces(plan.entries, item, plan.privacy)
 
     def _plan(self, sync_request: CookieSyncRequest, account: Account, shared: CookieSyncRequest | None) -> _Plan:
         """The request's :class:`_Plan`: kept by the shared parse, the account and whether a consent
@@ -660,12 +662,9 @@ class CookieSyncEndpoint:
         """The answer, with the plan's privacy values but the consent string, which is ``consent``."""
         joinable = _joinable(consent)
         if joinable is not None:
-            kept = plan.entries
             entries = []
             for item in chosen:
-                pieces = kept.get(item.bidder)
-                if pieces is None:
-                    pieces = self._pieces(kept, item, plan.privacy)
+                pieces = self._plan_pieces(plan, item)
                 entries.append(joinable.join(pieces) if pieces else self._status_entry(item, plan.privacy, joinable))
         else:
             macros = plan.privacy.macros()
