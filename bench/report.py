@@ -126,16 +126,7 @@ def summarize(
     median_rps = _median([r.requests_per_sec for r in results])
     median_p99 = _median([r.p99_ms for r in results])
     hello_rps = _median([o.result.requests_per_sec for o in (hello or {}).values() if o.result is not None])
-    rounds = []
-    for outcome in outcomes:
-        entry = outcome.to_dict()
-        reference = (hello or {}).get(outcome.round)
-        if hello is not None and outcome.result and reference and reference.result:
-            entry["ratio"] = _ratio(outcome.result.requests_per_sec, reference.result.requests_per_sec)
-            entry["cpu_ratio"] = _cpu_ratio(outcome, reference)
-        if scenario.p99_max_ms is not None and outcome.result is not None:
-            entry["p99_met"] = outcome.result.p99_ms <= scenario.p99_max_ms
-        rounds.append(entry)
+    rounds = _round_entries(scenario, outcomes, hello)
     ok = bool(outcomes) and all(o.ok for o in outcomes)
     ratio = _ratio(median_rps, median_rps if hello is None else hello_rps)
     cpu_ratios = [r["cpu_ratio"] for r in rounds if r.get("cpu_ratio") is not None]
@@ -145,48 +136,12 @@ def summarize(
     cpu_target = scenario.target_cpu_ratio
     cpu_ratio_met = None if cpu_target is None or cpu_ratio is None else cpu_ratio >= cpu_target
     p99_met = None if scenario.p99_max_ms is None or median_p99 is None else median_p99 <= scenario.p99_max_ms
-    cpu_within_met = reference_cpu_us = None
-    if scenario.cpu_within is not None:
-        reference_cpu_us = (peers_cpu_us or {}).get(scenario.cpu_within[0])
-        cpu_within_met = within(cpu_us, reference_cpu_us, scenario.cpu_within[1])
-    cpu_at_most_met = at_most_reference_us = None
-    if scenario.cpu_at_most is not None:
-        at_most_reference_us = (peers_cpu_us or {}).get(scenario.cpu_at_most[0])
-        cpu_at_most_met = at_most(cpu_us, at_most_reference_us, scenario.cpu_at_most[1])
-    checks = [
-        met
-        for met, criterion in ((ratio_met, scenario.target_ratio), (cpu_ratio_met, cpu_target),
-                               (p99_met, scenario.p99_max_ms), (cpu_within_met, scenario.cpu_within),
-                               (cpu_at_most_met, scenario.cpu_at_most))
-        if criterion is not None
-    ]  # fmt: skip
-    target_met = combine_criteria(checks)
-    if not ok:
-        status = "ERROR"
-    elif hello is None:
-        status = "BASELINE"
-    elif not scenario.judged:
-        status = "INFO"
-    elif target_met is None:
-        status = "N/A"
-    else:
-        status = "PASS" if target_met else "FAIL"
+    reference_cpu_us, cpu_within_met, at_most_reference_us, cpu_at_most_met = _against_peers(
+        scenario, cpu_us, peers_cpu_us or {}
+    )
+    target_met = _target_met(scenario, ratio_met, cpu_ratio_met, p99_met, cpu_within_met, cpu_at_most_met)
     return {
-        "name": scenario.name,
-        "description": scenario.description,
-        "server": scenario.server,
-        "method": scenario.method,
-        "path": scenario.path,
-        "body_file": scenario.body_file,
-        "lua_script": scenario.lua_script,
-        "config": dict(scenario.config) if scenario.config is not None else None,
-        "connections": scenario.connections,
-        "target_ratio": scenario.target_ratio,
-        "target_cpu_ratio": cpu_target,
-        "p99_max_ms": scenario.p99_max_ms,
-        "cpu_within": list(scenario.cpu_within) if scenario.cpu_within is not None else None,
-        "workers": scenario.workers,
-        "limit_of": list(scenario.limit_of),
+        **_described(scenario),
         "rounds": rounds,
         "median": {
             "requests_per_sec": median_rps,
@@ -213,7 +168,87 @@ def summarize(
         "errors": sum(r.errors for r in results),
         "failed_rounds": sum(1 for o in outcomes if not o.ok),
         "ok": ok,
-        "status": status,
+        "status": _status(scenario, ok, hello is None, target_met),
+    }
+
+
+def _target_met(
+    scenario: Scenario, ratio_met: bool | None, cpu_ratio_met: bool | None, p99_met: bool | None,
+    cpu_within_met: bool | None, cpu_at_most_met: bool | None,
+) -> bool | None:
+    """:func:`combine_criteria` over the criteria the scenario sets."""
+    checks = [
+        met
+        for met, criterion in ((ratio_met, scenario.target_ratio), (cpu_ratio_met, scenario.target_cpu_ratio),
+                               (p99_met, scenario.p99_max_ms), (cpu_within_met, scenario.cpu_within),
+                               (cpu_at_most_met, scenario.cpu_at_most))
+        if criterion is not None
+    ]  # fmt: skip
+    return combine_criteria(checks)
+
+
+def _against_peers(
+    scenario: Scenario, cpu_us: float | None, peers_cpu_us: Mapping[str, float | None]
+) -> tuple[float | None, bool | None, float | None, bool | None]:
+    """The ``cpu_within`` peer's median CPU µs and whether this one is within it; the same for
+    ``cpu_at_most`` (Nones for a criterion the scenario does not set)."""
+    within_us = within_met = at_most_us = at_most_met = None
+    if scenario.cpu_within is not None:
+        within_us = peers_cpu_us.get(scenario.cpu_within[0])
+        within_met = within(cpu_us, within_us, scenario.cpu_within[1])
+    if scenario.cpu_at_most is not None:
+        at_most_us = peers_cpu_us.get(scenario.cpu_at_most[0])
+        at_most_met = at_most(cpu_us, at_most_us, scenario.cpu_at_most[1])
+    return within_us, within_met, at_most_us, at_most_met
+
+
+def _round_entries(
+    scenario: Scenario, outcomes: Sequence[RunOutcome], hello: Mapping[int, RunOutcome] | None
+) -> list[dict[str, Any]]:
+    """Each round's entry, with its ratios to the same round's hello-world and its p99 judged."""
+    rounds = []
+    for outcome in outcomes:
+        entry = outcome.to_dict()
+        reference = (hello or {}).get(outcome.round)
+        if hello is not None and outcome.result and reference and reference.result:
+            entry["ratio"] = _ratio(outcome.result.requests_per_sec, reference.result.requests_per_sec)
+            entry["cpu_ratio"] = _cpu_ratio(outcome, reference)
+        if scenario.p99_max_ms is not None and outcome.result is not None:
+            entry["p99_met"] = outcome.result.p99_ms <= scenario.p99_max_ms
+        rounds.append(entry)
+    return rounds
+
+
+def _status(scenario: Scenario, ok: bool, baseline: bool, target_met: bool | None) -> str:
+    if not ok:
+        return "ERROR"
+    if baseline:
+        return "BASELINE"
+    if not scenario.judged:
+        return "INFO"
+    if target_met is None:
+        return "N/A"
+    return "PASS" if target_met else "FAIL"
+
+
+def _described(scenario: Scenario) -> dict[str, Any]:
+    """What the report says of the scenario itself (before its rounds)."""
+    return {
+        "name": scenario.name,
+        "description": scenario.description,
+        "server": scenario.server,
+        "method": scenario.method,
+        "path": scenario.path,
+        "body_file": scenario.body_file,
+        "lua_script": scenario.lua_script,
+        "config": dict(scenario.config) if scenario.config is not None else None,
+        "connections": scenario.connections,
+        "target_ratio": scenario.target_ratio,
+        "target_cpu_ratio": scenario.target_cpu_ratio,
+        "p99_max_ms": scenario.p99_max_ms,
+        "cpu_within": list(scenario.cpu_within) if scenario.cpu_within is not None else None,
+        "workers": scenario.workers,
+        "limit_of": list(scenario.limit_of),
     }
 
 
