@@ -239,9 +239,11 @@ def main() -> int:
     try:
         settings = Settings.from_env(os.environ)
         scenarios = select(settings.scenarios)
-        latency_names = latency.resolve_names(settings.latency)
-        overload_names = overload_mod.resolve_names(settings.overload)
-        memory_names = memory.resolve_names(os.environ.get("BENCH_MEMORY"))
+        stages = Stages(
+            latency.resolve_names(settings.latency),
+            overload_mod.resolve_names(settings.overload),
+            memory.resolve_names(os.environ.get("BENCH_MEMORY")),
+        )
     except ValueError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
@@ -250,6 +252,36 @@ def main() -> int:
         return 2
     pinning = detect_pinning()
     machine = machine_info()
+    _announce(settings, scenarios, pinning, machine)
+    try:
+        measured = _measure(scenarios, settings, stages, pinning)
+    except KeyboardInterrupt:
+        print("bench: interrupted; all child processes stopped", file=sys.stderr)
+        return 130
+    report = _report(settings, machine, scenarios, pinning, measured)
+    return _print_report(report, pinning)
+
+
+@dataclass(frozen=True)
+class Stages:
+    """The scenarios each stage after the rounds runs (latency curves, overload, memory)."""
+
+    latency: list[str]
+    overload: list[str]
+    memory: list[str]
+
+
+@dataclass
+class Measured:
+    """What the rounds and the stages after them measured."""
+
+    outcomes: dict[str, list[RunOutcome]]
+    curves: Any
+    memories: Any
+    overloads: Any
+
+
+def _announce(settings: Settings, scenarios: list[Scenario], pinning: Pinning, machine: Mapping[str, Any]) -> None:
     names = ", ".join(s.name for s in [HELLO, *scenarios])
     overrides = "".join(f", {s.name} -c{s.connections}" for s in scenarios if s.connections is not None)
     print(
@@ -258,55 +290,55 @@ def main() -> int:
         f"bench: {pinning.note}; {machine['cpu_model']}, nproc {machine['nproc']}",
         flush=True,
     )
-    try:
-        with tempfile.TemporaryDirectory(prefix="hbserver-bench-") as scratch:
-            try:
-                outcomes = run_rounds(scenarios, settings, pinning, Path(scratch))
-                curves = latency.measure_curves(
-                    latency_names,
-                    outcomes,
-                    duration_s=settings.latency_duration_s,
-                    warmup_s=settings.warmup_s,
-                    pinning=pinning,
-                    scratch=Path(scratch),
-                    serve=lambda scenario, workdir: serving(scenario, workdir, pinning),
-                )
-                memories = memory.measure_all(
-                    memory_names, settings.connections, pinning, Path(scratch),
-                    serve=lambda scenario, workdir: serving(scenario, workdir, pinning),
-                )
-                overloads = overload_mod.measure_all(
-                    overload_names,
-                    outcomes,
-                    duration_s=settings.overload_duration_s,
-                    warmup_s=settings.warmup_s,
-                    max_wait_ms=settings.overload_max_wait_ms,
-                    pinning=pinning,
-                    scratch=Path(scratch),
-                    serve=lambda scenario, workdir: serving(scenario, workdir, pinning),
-                )
-            finally:
-                procs.stop_all()
-    except KeyboardInterrupt:
-        print("bench: interrupted; all child processes stopped", file=sys.stderr)
-        return 130
 
+
+def _measure(scenarios: list[Scenario], settings: Settings, stages: Stages, pinning: Pinning) -> Measured:
+    """The rounds, then the latency curves, memory and overload stages; every child process stopped after."""
+    with tempfile.TemporaryDirectory(prefix="hbserver-bench-") as scratch:
+        try:
+            def serve(scenario: Scenario, workdir: Path) -> Any:
+                return serving(scenario, workdir, pinning)
+
+            outcomes = run_rounds(scenarios, settings, pinning, Path(scratch))
+            curves = latency.measure_curves(
+                stages.latency, outcomes, duration_s=settings.latency_duration_s, warmup_s=settings.warmup_s,
+                pinning=pinning, scratch=Path(scratch), serve=serve,
+            )
+            memories = memory.measure_all(stages.memory, settings.connections, pinning, Path(scratch), serve=serve)
+            overloads = overload_mod.measure_all(
+                stages.overload, outcomes, duration_s=settings.overload_duration_s, warmup_s=settings.warmup_s,
+                max_wait_ms=settings.overload_max_wait_ms, pinning=pinning, scratch=Path(scratch), serve=serve,
+            )
+        finally:
+            procs.stop_all()
+    return Measured(outcomes, curves, memories, overloads)
+
+
+def _report(
+    settings: Settings, machine: dict[str, Any], scenarios: list[Scenario], pinning: Pinning, measured: Measured
+) -> dict[str, Any]:
+    """The report (with the soak's figures when BENCH_SOAK_PUTS is above 0), written to RESULTS_DIR."""
     report_settings: dict[str, Any] = {**asdict(settings), "threads": 1, "pinning": pinning.to_dict()}
-    report = build_report(report_settings, machine, scenarios, outcomes)
-    if curves:
-        report["latency_curves"] = curves
-    if overloads:
-        report["overload"] = overloads
-        overload_mod.add_to_summary(report["summary"], overloads)
-    if memories:
-        report["memory"] = memories
-        if any(result.get("flat") is False for result in memories.values()):
+    report = build_report(report_settings, machine, scenarios, measured.outcomes)
+    if measured.curves:
+        report["latency_curves"] = measured.curves
+    if measured.overloads:
+        report["overload"] = measured.overloads
+        overload_mod.add_to_summary(report["summary"], measured.overloads)
+    if measured.memories:
+        report["memory"] = measured.memories
+        if any(result.get("flat") is False for result in measured.memories.values()):
             report["summary"]["memory_flat"] = False
     soak_puts = int(os.environ.get("BENCH_SOAK_PUTS", "1000000"))
     if soak_puts > 0:
         report["soak"] = asyncio.run(soak(soak_puts))
         if not report["soak"]["within_bound"]:
             report["summary"]["exit_status"] = 1
+    return report
+
+
+def _print_report(report: dict[str, Any], pinning: Pinning) -> int:
+    """Write the report's JSON and chart, print its tables; the exit status."""
     json_path, png_path = RESULTS_DIR / "latest.json", RESULTS_DIR / "latest.png"
     write_json(report, json_path)
     try:
@@ -321,13 +353,13 @@ def main() -> int:
         print(f"NOTE: {pinning.note}; figures are less stable than pinned ones")
     if "soak" in report:
         print(format_soak(report["soak"]))
-    if memories:
-        print(memory.format_all(memories))
-    if curves:
-        print(latency.format_curves(curves))
+    if "memory" in report:
+        print(memory.format_all(report["memory"]))
+    if "latency_curves" in report:
+        print(latency.format_curves(report["latency_curves"]))
         print(f"latency chart: {_latency_chart(report)}")
-    if overloads:
-        print(overload_mod.format_results(overloads))
+    if "overload" in report:
+        print(overload_mod.format_results(report["overload"]))
     if report["summary"].get("below_target"):
         print("below target: " + ", ".join(report["summary"]["below_target"]))
     print(f"results: {json_path}\nchart:   {chart}")
