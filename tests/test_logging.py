@@ -138,14 +138,21 @@ def _json_lines(text: str) -> list[dict[str, Any]]:
     return out
 
 
+def _ready_pids(output: str) -> set[int]:
+    """The workers that logged their "worker <pid> ready" line."""
+    return {r["pid"] for r in _json_lines(output) if r["msg"].startswith("worker ") and r["msg"].endswith(" ready")}
+
+
 @pytest.mark.parametrize(("level", "debug_expected"), [("debug", True), ("warning", False)])
 def test_every_worker_of_a_real_server_logs_at_the_configured_level(tmp_path, level, debug_expected):
     env = {"HBS_LOGGING__LEVEL": level, "HBS_LOGGING__ACCESS__SAMPLE_RATE": "1"}
     server = Server("--workers", "2", env=env, cwd=tmp_path)
     try:
-        server.wait_ready()
-        debug_pids: set[int] = set()
+        server.wait_ready()  # one worker answers; the other may still be starting
         deadline = time.monotonic() + 15
+        while debug_expected and len(_ready_pids(server.output())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # both workers' "ready" lines (info: logged at debug level only)
+        debug_pids: set[int] = set()
         attempts = 0
         while time.monotonic() < deadline and attempts < (300 if debug_expected else 40):
             attempts += 1
@@ -157,10 +164,9 @@ def test_every_worker_of_a_real_server_logs_at_the_configured_level(tmp_path, le
         assert get(f"{server.base}/getuids?secret=q")[0] == 200
         time.sleep(0.3)
         records = _json_lines(server.output())
-        ready = [r for r in records if r["msg"].startswith("worker ") and r["msg"].endswith(" ready")]
         if debug_expected:
             assert len(debug_pids) == 2, server.output()  # both workers log debug lines
-            assert len({r["pid"] for r in ready}) == 2
+            assert len(_ready_pids(server.output())) == 2
         else:
             assert not [r for r in records if r["level"] in ("debug", "info") and r["logger"] != "hbserver.access"]
         # the access log is JSON, in every mode of the level, without the query string
