@@ -282,6 +282,23 @@ class InvocationContext:
 
 
 Hook = Callable[[InvocationContext, Any], "HookResult[Any] | Awaitable[HookResult[Any]]"]
+# a module's hook over all of a stage's payloads at once (``handle_<stage>_batch``, see batch_of)
+BatchHook = Callable[[InvocationContext, list[Any]], "list[HookResult[Any] | Exception]"]
+BATCH_STAGES = frozenset({"bidder_request", "raw_bidder_response"})  # the stages of a payload per entity
+
+
+def batch_of(hook: Hook, stage: Stage) -> BatchHook | None:
+    """The batch form of a module's hook, where the module offers one: at ``bidder_request`` and
+    ``raw_bidder_response`` (a payload per bidder, per answer), a method ``handle_<stage>_batch(ctx,
+    payloads)`` of the hook's module, a plain function answering a list of one HookResult per
+    payload in their order (an exception in place of one: that payload's hook raised it). The
+    executor calls it instead of the hook when the hook runs alone at the stage (one group of one
+    hook, no A/B test): each answer is then taken as the hook's for its payload."""
+    owner = getattr(hook, "__self__", None)
+    if owner is None or Stage(stage).value not in BATCH_STAGES:
+        return None
+    batch = getattr(owner, Stage(stage).method + "_batch", None)
+    return batch if callable(batch) else None
 
 
 class Module(Protocol):

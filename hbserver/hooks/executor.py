@@ -13,10 +13,20 @@ import inspect
 import logging
 import random
 from collections.abc import Callable, Mapping
+from itertools import chain, repeat
+from operator import attrgetter, is_, itemgetter
 from time import perf_counter
 from typing import Any
 
-from hbserver.hooks.api import HookFailure, HookResult, InvocationContext, Mutation, RejectedBids, Stage
+from hbserver.hooks.api import (
+    BatchHook,
+    HookFailure,
+    HookResult,
+    InvocationContext,
+    Mutation,
+    RejectedBids,
+    Stage,
+)
 from hbserver.hooks.outcome import (
     EXECUTION_FAILURE,
     FAILURE,
@@ -41,6 +51,8 @@ _Success = tuple[HookRef, float, float, HookResult[Any], bool]
 # a stage run: stage, entity, each group's calls; or run_each's: stage, its (payload, entity) runs, a call per run
 _StageRun = tuple[Stage, str, list[list[HookCall]]] | tuple[Stage, list[tuple[Any, str]], list[HookCall | _Success]]
 _UNSET: Any = object()
+_first = itemgetter(0)
+_LOUD = attrgetter("reject", "rejected_bids", "mutations", "module_context")  # all falsy: a quiet success
 
 
 class HookExecutor:
@@ -140,62 +152,189 @@ class HookExecutor:
     async def run_each(self, stage: Stage, runs: list[tuple[Any, str]]) -> list[tuple[Any, Rejection | None]]:
         """:meth:`run` over each (payload, entity) in turn (a stage's bidders, their answers): the same
         outcomes, in one call; a stage of one hook, the common case, without the general path's lists
-        (the runs recorded as one entry, their metrics counted once at the end)."""
+        (the runs recorded as one entry, their metrics counted once at the end), and in one call of
+        the hook's batch form where its module has one (:func:`~hbserver.hooks.api.batch_of`)."""
         single = self.plans.single.get((self.endpoint, stage))
         self.all_quiet = False
         if single is None:
             return [await self.run(stage, payload, entity) for payload, entity in runs]
         if not runs:
             return []
-        ref, hook, timeout_s = single
+        ref, hook, timeout_s, batch = single
         invocation = self._invocations.get(id(ref)) or self._invocation(ref)
-        context = invocation.module_context
         calls: list[HookCall | _Success] = []
         self._runs.append((stage, runs, calls))  # each run's outcome, built when read
         self._outcomes = None
-        answers: list[tuple[Any, Rejection | None]] = []
-        quiet = updated = 0  # plain successes, counted at the end
+        tally = [0, 0]  # plain successes without and with mutations, counted at the end
         try:
-            for payload, _ in runs:
-                started = perf_counter()
-                try:
-                    result = hook(invocation, payload)
-                except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
-                    call = HookCall(ref, started)
-                    _fail(call, exc)
-                else:
-                    if isinstance(result, HookResult) and not (result.reject or result.rejected_bids):
-                        done = perf_counter()
-                        if done - started <= timeout_s:  # the common case: _apply's success, inlined
-                            if result.module_context:
-                                context.update(result.module_context)
-                            if not result.mutations:
-                                quiet += 1
-                                calls.append((ref, started, done, result, False))  # its HookCall made when read
-                            else:
-                                payload, ok = _mutated(payload, (ref, started, done, result, True), calls)
-                                if ok:
-                                    updated += 1
-                                elif self._count is not None:
-                                    self._count(ref.module, stage, "execution_error", 1)
-                            answers.append((payload, None))
+            if batch is not None:
+                answers = self._run_batch(stage, (ref, batch, timeout_s), invocation, runs, calls, tally)
+            else:
+                answers = []
+                for payload, _ in runs:
+                    started = perf_counter()
+                    try:
+                        result = hook(invocation, payload)
+                    except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
+                        call = HookCall(ref, started)
+                        _fail(call, exc)
+                    else:
+                        if isinstance(result, HookResult):
+                            done = perf_counter()
+                            answers.append(self._take(stage, (ref, started, done, result, timeout_s), invocation,
+                                                      payload, calls, tally))  # fmt: skip
                             continue
                         call = HookCall(ref, started)
-                        _timed_out(call)  # a plain hook cannot be cut off: it is timed out after the fact
-                    else:
-                        call = HookCall(ref, started)
                         await self._settle(call, result, timeout_s)
-                calls.append(call)
-                answers.append(self._apply(stage, [call], payload))
-            self.all_quiet = quiet == len(runs)
+                    calls.append(call)
+                    answers.append(self._apply(stage, [call], payload))
+            self.all_quiet = tally[0] == len(runs)
         finally:
             count = self._count
             if count is not None:
-                if quiet:
-                    count(ref.module, stage, "success_noop", quiet)
-                if updated:
-                    count(ref.module, stage, "success_updated", updated)
+                if tally[0]:
+                    count(ref.module, stage, "success_noop", tally[0])
+                if tally[1]:
+                    count(ref.module, stage, "success_updated", tally[1])
         return answers
+
+    def _run_batch(
+        self, stage: Stage, single: tuple[HookRef, BatchHook, float], invocation: InvocationContext,
+        runs: list[tuple[Any, str]], calls: list[HookCall | _Success], tally: list[int],
+    ) -> list[tuple[Any, Rejection | None]]:  # fmt: skip
+        """run_each's runs through the hook's batch form: one call, its time shared out between the
+        runs (each its share of it, timed out where the share is over the timeout); a batch that
+        raises or answers anything but a list of a HookResult per payload fails every run."""
+        ref, batch, timeout_s = single
+        payloads = [*map(_first, runs)]
+        started = perf_counter()
+        try:
+            results: Any = batch(invocation, payloads)
+        except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
+            results = exc
+        share = (perf_counter() - started) / len(payloads)
+        if type(results) is not list or len(results) != len(payloads):
+            return [self._batch_failed(stage, ref, started, results, payload, calls) for payload in payloads]
+        if share <= timeout_s:  # the common case: each result a plain success, taken in bulk
+            answers = self._take_plain(stage, (ref, started, started + share), results, payloads, invocation,
+                                       calls, tally)  # fmt: skip
+            if answers is not None:
+                return answers
+        answers = []
+        for payload, result in zip(payloads, results, strict=True):
+            done = started + share
+            if isinstance(result, HookResult):
+                answers.append(self._take(stage, (ref, started, done, result, timeout_s), invocation, payload, calls,
+                                          tally))  # fmt: skip
+            else:
+                call = HookCall(ref, started)
+                if isinstance(result, Exception):  # this run's failure alone (as the hook raising it)
+                    _fail(call, result)
+                else:
+                    _finish(call, result, None)
+                calls.append(call)
+                answers.append(self._apply(stage, [call], payload))
+            started = done
+        return answers
+
+    def _take_plain(
+        self, stage: Stage, timed: tuple[HookRef, float, float], results: list[Any], payloads: list[Any],
+        invocation: InvocationContext, calls: list[HookCall | _Success], tally: list[int],
+    ) -> list[tuple[Any, Rejection | None]] | None:  # fmt: skip
+        """A batch's results taken in bulk in its two common cases (each then :meth:`_take`'s plain
+        success): one result for every payload, or a quiet one for each (no mutation, no module context);
+        None for any other, each then taken alone."""
+        ref, started, done = timed
+        shared = results[0]
+        size = len(results)
+        if all(map(is_, results, repeat(shared))):  # a batch answers alike payloads alike
+            if not isinstance(shared, HookResult) or shared.reject or shared.rejected_bids:
+                return None
+            if shared.module_context:
+                invocation.module_context.update(shared.module_context)
+            if shared.mutations:
+                return self._apply_shared(stage, (ref, started, done, shared, True), payloads, calls, tally)
+            calls.extend([(ref, started, done, shared, False)] * size)
+        elif all(map(isinstance, results, repeat(HookResult))) and not any(chain.from_iterable(map(_LOUD, results))):
+            calls.extend(zip(repeat(ref), repeat(started), repeat(done), results, repeat(False)))
+        else:
+            return None
+        tally[0] += size
+        return list(zip(payloads, repeat(None)))
+
+    def _apply_shared(
+        self, stage: Stage, success: _Success, payloads: list[Any], calls: list[HookCall | _Success], tally: list[int]
+    ) -> list[tuple[Any, Rejection | None]]:
+        """The mutations of one result every payload of a batch got, applied to each (a payload where
+        one fails gets the rest, as :func:`_mutated`)."""
+        mutations = success[3].mutations
+        answers = []
+        failed = 0
+        if len(mutations) == 1:
+            apply = mutations[0].apply
+            for payload in payloads:
+                try:
+                    answers.append((apply(payload), None))
+                except Exception as exc:  # the rare case: as _mutated's (its one mutation failed)
+                    call = _call_of(success)
+                    answers.append((_mutate_rest(payload, mutations, 0, exc, call), None))
+                    calls.append(call)
+                    failed += 1
+                    continue
+                calls.append(success)
+        else:
+            for payload in payloads:
+                changed, ok = _mutated(payload, success, calls)
+                failed += not ok
+                answers.append((changed, None))
+        tally[1] += len(payloads) - failed
+        if failed and self._count is not None:
+            self._count(success[0].module, stage, "execution_error", failed)
+        return answers
+
+    def _batch_failed(
+        self, stage: Stage, ref: HookRef, started: float, results: Any, payload: Any, calls: list[HookCall | _Success]
+    ) -> tuple[Any, Rejection | None]:
+        """One run of a batch that raised (``results`` the exception) or answered garbage."""
+        call = HookCall(ref, started)
+        if isinstance(results, BaseException):
+            _fail(call, results)
+        else:
+            if inspect.iscoroutine(results):
+                results.close()  # a batch form is a plain function: its coroutine is never awaited
+            call.done = perf_counter()
+            call.status = EXECUTION_FAILURE
+            call.error = f"hook batch returned {type(results).__name__}, not a list of a HookResult per payload"
+        calls.append(call)
+        return self._apply(stage, [call], payload)
+
+    def _take(
+        self, stage: Stage, answered: tuple[HookRef, float, float, HookResult[Any], float],
+        invocation: InvocationContext, payload: Any, calls: list[HookCall | _Success], tally: list[int],
+    ) -> tuple[Any, Rejection | None]:  # fmt: skip
+        """A HookResult run_each got for ``payload`` (ref, started, done, result, timeout): a plain success
+        (no reject, no rejected bids, in time) taken inline, recorded without a HookCall; else :meth:`_apply`'s."""
+        ref, started, done, result, timeout_s = answered
+        if not (result.reject or result.rejected_bids) and done - started <= timeout_s:
+            if result.module_context:
+                invocation.module_context.update(result.module_context)
+            if not result.mutations:
+                tally[0] += 1
+                calls.append((ref, started, done, result, False))  # its HookCall made when read
+                return payload, None
+            payload, ok = _mutated(payload, (ref, started, done, result, True), calls)
+            if ok:
+                tally[1] += 1
+            elif self._count is not None:
+                self._count(ref.module, stage, "execution_error", 1)
+            return payload, None
+        call = HookCall(ref, started)
+        if done - started > timeout_s:
+            _timed_out(call)  # a plain hook cannot be cut off: it is timed out after the fact
+        else:
+            call.done, call.result = done, result
+        calls.append(call)
+        return self._apply(stage, [call], payload)
 
     async def _settle(self, call: HookCall, result: Any, timeout_s: float) -> None:
         """A call's answer other than a plain result to apply as it is: a reject, rejected bids, not a

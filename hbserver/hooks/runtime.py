@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from hbserver.hooks.api import ENDPOINT_AMP, ENDPOINT_AUCTION, Hook, Stage
+from hbserver.hooks.api import ENDPOINT_AMP, ENDPOINT_AUCTION, BatchHook, Hook, Stage, batch_of
 from hbserver.hooks.plan import EMPTY_PLAN, AbTest, ExecutionPlan, Group, HookRef, parse_plan
 from hbserver.modules import builder_of
 
@@ -40,8 +40,10 @@ class RequestPlans:
     abtests: tuple[AbTest, ...]
     endpoints: frozenset[str]  # the endpoints with any hook
     # the (endpoint, stage)s of one group of one hook, without A/B tests: (its ref, hook, timeout in
-    # seconds), what HookExecutor.run_each runs without the general path
-    single: Mapping[tuple[str, Stage], tuple[HookRef, Hook, float]] = field(init=False, compare=False, repr=False)
+    # seconds, its batch form or None), what HookExecutor.run_each runs without the general path
+    single: Mapping[tuple[str, Stage], tuple[HookRef, Hook, float, BatchHook | None]] = field(
+        init=False, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         single = {}
@@ -49,7 +51,7 @@ class RequestPlans:
             for key, groups in self.stages.items():
                 if len(groups) == 1 and len(groups[0].hooks) == 1:
                     ((ref, hook),) = groups[0].hooks
-                    single[key] = (ref, hook, groups[0].timeout_ms / 1000)
+                    single[key] = (ref, hook, groups[0].timeout_ms / 1000, batch_of(hook, key[1]))
         object.__setattr__(self, "single", single)
 
     def groups(self, endpoint: str, stage: Stage) -> tuple[CompiledGroup, ...]:
@@ -174,19 +176,19 @@ class HookRuntime:
         """The plans for an account (``hooks``: its settings' ``hooks``); None when nothing runs."""
         if not self.enabled:
             return None
-        plan_raw = getattr(hooks, "execution_plan", None)
-        off = switched_off(hooks)
-        if not plan_raw and not self._per_account and not off:
-            plans = self._default_plans
+        cached = self._accounts.get(account_id)
+        if cached is not None and cached[0] is hooks:  # the account's settings object is the same while they are
+            plans = cached[1]
         else:
-            cached = self._accounts.get(account_id)
-            if cached is not None and cached[0] is hooks:
-                plans = cached[1]
+            plan_raw = getattr(hooks, "execution_plan", None)
+            off = switched_off(hooks)
+            if not plan_raw and not self._per_account and not off:
+                plans = self._default_plans
             else:
                 plans = _without_modules(self._account_plans(account_id, plan_raw), off)
-                if len(self._accounts) >= MAX_CACHED_ACCOUNT_PLANS:
-                    self._accounts.clear()
-                self._accounts[account_id] = (hooks, plans)
+            if len(self._accounts) >= MAX_CACHED_ACCOUNT_PLANS:
+                self._accounts.clear()
+            self._accounts[account_id] = (hooks, plans)
         return plans if plans.endpoints else None
 
     def _account_plans(self, account_id: str, raw: Any) -> RequestPlans:

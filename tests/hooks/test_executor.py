@@ -820,4 +820,4 @@ def test_plans_single_is_a_stage_of_one_hook(
     found = compiled.single.get((AUCTION, Stage.BIDDER_REQUEST))
     assert (found is not None) is single
     if found is not None:
-        assert found == (HookRef("m", "a"), _noop, 0.25)
+        assert found == (HookRef("m", "a"), _noop, 0.25, None)  # a plain function has no batch form

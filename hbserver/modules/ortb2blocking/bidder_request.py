@@ -36,7 +36,6 @@ _NO_VALUES: tuple[str, ...] = ()
 ImpChange = tuple[str, list[tuple[str, tuple[int, ...]]]]  # a media object's (field, values) to set
 _NOTHING: dict[str, Any] = {}
 _IDS = repeat("id")
-_TOP_KEYS = frozenset(("badv", "bapp", "bcat"))  # a request without any of them has none of its own
 _GETS = repeat(dict.get)
 _new_attributes = tuple.__new__  # BlockingAttributes from its six values, without its __new__'s keyword handling
 _new_result = object.__new__  # a HookResult of defaults, without its constructor's call
@@ -50,15 +49,57 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: d
     request = payload.request
     if not isinstance(request, dict):
         raise BlockingFailure("payload contains a nil bid request", HookResult())
+    plan: RequestPlan = cfg.memo.get("request") or request_plan(cfg)
+    seen = _answer_for(plan.static, request, context)
+    if seen is None:
+        return _general_request(cfg, plan, request, payload.bidder)
+    result: Result = _new_result(HookResult)  # every default (HookResult): the two fields set below
+    result.module_context = {payload.bidder: seen.attributes}
+    result.mutations = seen.mutations
+    return result
+
+
+def handle_bidder_requests(
+    cfg: Config, payloads: list[BidderRequestPayload], context: dict[str, Any] | None
+) -> list[Result | Exception]:
+    """The hook over an auction's bidders at once (its batch form): the bidders the static plan
+    answers alike share one result, the module context of them all and one mutation that sets the
+    answer without looking at the imps again (the executor applies it at once, to the requests
+    looked at here); the others get the hook's own answer (or its exception)."""
+    plan: RequestPlan = cfg.memo.get("request") or request_plan(cfg)
+    static = plan.static
+    results: list[Result | Exception] = []
+    last: StaticAnswer | None = None
+    shared: Result = _new_result(HookResult)
+    for payload in payloads:
+        request = payload.request
+        seen = _answer_for(static, request, context) if type(request) is dict and context is not None else None
+        if seen is None or seen.steps is None:
+            try:
+                results.append(handle_bidder_request(cfg, payload, context))
+            except Exception as exc:  # this bidder's failure alone
+                results.append(exc)
+            continue
+        if seen is not last:
+            last, shared = seen, _new_result(HookResult)
+            shared.module_context = {}
+            if seen.mutations:
+                done = seen.mutations[0]
+                apply = _set_known(static.top_set, seen.steps, seen.cattax)  # type: ignore[union-attr]
+                shared.mutations = [Mutation(done.kind, done.key, apply, done.also)]
+        shared.module_context[payload.bidder] = seen.attributes  # type: ignore[index]
+        results.append(shared)
+    return results
+
+
+def _answer_for(static: StaticRequest | None, request: dict[str, Any], context: Any) -> StaticAnswer | None:
+    """The static plan's answer for a request (None: no static plan, or the request has its own badv,
+    bapp or bcat): the one kept when its imps are the last request's of the auction, else made."""
+    if static is None or request.get("badv") or request.get("bapp") or request.get("bcat"):
+        return None
     raw_imps = request.get("imp")
     if not isinstance(raw_imps, list):
         raw_imps = []
-    plan: RequestPlan = cfg.memo.get("request") or request_plan(cfg)
-    static = plan.static
-    if static is None or not (
-        _TOP_KEYS.isdisjoint(request) or not (request.get("badv") or request.get("bapp") or request.get("bcat"))
-    ):
-        return _general_request(cfg, plan, request, payload.bidder, raw_imps)
     present = request.get("cattax")
     cattax = None if isinstance(present, int) and present > 0 else static.cattax  # None: the request's own
     sig: list[Any] | None = None
@@ -73,10 +114,7 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: d
     seen: StaticAnswer | None = static.seen[0]
     if seen is None or seen.context is not context or context is None or seen.cattax != cattax or seen.sig != sig:
         seen = _seen_answer(static, seen, raw_imps, cattax, sig, context)
-    result: Result = _new_result(HookResult)  # every default (HookResult): the two fields set below
-    result.module_context = {payload.bidder: seen.attributes}
-    result.mutations = seen.mutations
-    return result
+    return seen
 
 
 def _seen_answer(
@@ -95,11 +133,10 @@ def _seen_answer(
     return seen
 
 
-def _general_request(
-    cfg: Config, plan: RequestPlan, request: dict[str, Any], bidder: str, raw_imps: list[Any]
-) -> Result:
+def _general_request(cfg: Config, plan: RequestPlan, request: dict[str, Any], bidder: str) -> Result:
     """What the hook answers where the static plan cannot: overrides, or a request's own top fields."""
-    imps: Imps = [imp for imp in raw_imps if isinstance(imp, dict)]
+    raw_imps = request.get("imp")
+    imps: Imps = [imp for imp in raw_imps if isinstance(imp, dict)] if isinstance(raw_imps, list) else []
     result: Result = HookResult(mutations=[], warnings=[])
     if plan.top_static is not None and not (request.get("badv") or request.get("bapp") or request.get("bcat")):
         result.mutations.extend(plan.top_mutations)  # the common case: nothing to look at
@@ -133,6 +170,8 @@ class StaticAnswer(NamedTuple):
     mutations: list[Mutation[BidderRequestPayload]]  # its one mutation, or none (shared by its results)
     changes: dict[str, list[ImpChange]]  # the imps' fields set, by imp id
     places: list[tuple[int, str, list[tuple[str, tuple[int, ...]]]]]  # each (position, media, fields) changed
+    # with a mutation and imps of a signature: each (position, media, its changed copy) set on imps of ``sig``
+    steps: list[tuple[int, str, dict[str, Any]]] | None
 
 
 def imp_signature(imps: Any, media: tuple[repeat[str], ...]) -> list[Any] | None:
@@ -184,6 +223,7 @@ def _static_answer(
                     places.append((position, media, todo))
     keys = plan.keys.get((changed, cattax is not None)) or static_keys(plan, changed, cattax is not None)
     mutations: list[Mutation[BidderRequestPayload]] = NO_ITEMS
+    steps = None
     if keys[0]:
         if sig is not None and len(set(ids)) != len(ids):  # an id shared: each imp of it gets every change of it
             places = _imp_places(imps, changes)
@@ -194,7 +234,7 @@ def _static_answer(
         mutations = [Mutation("update", keys[0], apply, keys[1])]
     badv, bapp, bcat = plan.top_values
     attributes = _new_attributes(BlockingAttributes, (badv, bapp, bcat, btype, battr, cattax or 0))
-    return StaticAnswer(context, cattax, sig or [], attributes, mutations, changes, places)
+    return StaticAnswer(context, cattax, sig or [], attributes, mutations, changes, places, steps)
 
 
 def _auction_answer(
@@ -203,12 +243,13 @@ def _auction_answer(
     """``seen``'s decisions for another auction whose imps are equal to its (``sig``): the same
     attributes and keys, a mutation with this auction's own changed media objects."""
     mutations = seen.mutations
+    steps = None
     if mutations:
         done = mutations[0]
         steps = [(at, media, _changed(imps[at][media], fields)) for at, media, fields in seen.places]
         apply = _set_static(plan.top_set, seen.changes, seen.cattax, (plan.media, sig, steps))
         mutations = [Mutation(done.kind, done.key, apply, done.also)]
-    return StaticAnswer(context, seen.cattax, sig, seen.attributes, mutations, seen.changes, seen.places)
+    return StaticAnswer(context, seen.cattax, sig, seen.attributes, mutations, seen.changes, seen.places, steps)
 
 
 def _imp_places(
@@ -267,6 +308,32 @@ def _set_static(
                     imps[position][name] = media_object
             elif isinstance(imps, list):
                 _set_imps(imps, changes)
+        if cattax:
+            request["cattax"] = cattax
+        elif cattax == 0:
+            request.pop("cattax", None)
+        return payload
+
+    return apply
+
+
+def _set_known(
+    top: tuple[tuple[str, ...], tuple[tuple[str, ...], ...]],
+    steps: list[tuple[int, str, dict[str, Any]]],
+    cattax: int | None,
+) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
+    """:func:`_set_static` for requests whose imps are known to be of the answer's signature (the batch
+    looked at each just before the executor applies it): the imps' changed media objects set as they are."""
+    top_keys, top_values = top
+
+    def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
+        request = payload.request
+        if top_keys:
+            request.update(zip(top_keys, map(list, top_values), strict=True))
+        if steps:
+            imps = request["imp"]
+            for position, name, media_object in steps:
+                imps[position][name] = media_object
         if cattax:
             request["cattax"] = cattax
         elif cattax == 0:

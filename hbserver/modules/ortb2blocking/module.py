@@ -11,9 +11,11 @@ from hbserver.hooks.api import (
     InvocationContext,
     RawBidderResponsePayload,
 )
-from hbserver.modules.ortb2blocking.bidder_request import handle_bidder_request
+from hbserver.modules.ortb2blocking.bidder_request import handle_bidder_request, handle_bidder_requests
 from hbserver.modules.ortb2blocking.config import EMPTY, Config, ConfigCache
-from hbserver.modules.ortb2blocking.raw_bidder_response import handle_raw_bidder_response
+from hbserver.modules.ortb2blocking.raw_bidder_response import handle_raw_bidder_response, handle_raw_bidder_responses
+
+_NOTHING: HookResult[Any] = HookResult()  # every default: shared, as results are read, never changed
 
 
 class Ortb2BlockingModule:
@@ -45,6 +47,17 @@ class Ortb2BlockingModule:
         cfg = last[1] if last[0] is raw else self._config(raw)
         return handle_bidder_request(cfg, payload, ctx.module_context)
 
+    def handle_bidder_request_batch(
+        self, ctx: InvocationContext, payloads: list[BidderRequestPayload]
+    ) -> list[HookResult[BidderRequestPayload] | Exception]:
+        """:meth:`handle_bidder_request` over an auction's bidders at once (hooks API: batch_of)."""
+        raw = ctx.account_config
+        if raw is None:
+            return [_NOTHING] * len(payloads)
+        last = self._last
+        cfg = last[1] if last[0] is raw else self._config(raw)
+        return handle_bidder_requests(cfg, payloads, ctx.module_context)
+
     def handle_raw_bidder_response(
         self, ctx: InvocationContext, payload: RawBidderResponsePayload
     ) -> HookResult[RawBidderResponsePayload]:
@@ -52,3 +65,11 @@ class Ortb2BlockingModule:
         raw, last = ctx.account_config, self._last
         cfg = last[1] if last[0] is raw else EMPTY if raw is None else self._config(raw)
         return handle_raw_bidder_response(cfg, payload, ctx.module_context)
+
+    def handle_raw_bidder_response_batch(
+        self, ctx: InvocationContext, payloads: list[RawBidderResponsePayload]
+    ) -> list[HookResult[RawBidderResponsePayload] | Exception]:
+        """:meth:`handle_raw_bidder_response` over an auction's answers at once (hooks API: batch_of)."""
+        raw, last = ctx.account_config, self._last
+        cfg = last[1] if last[0] is raw else EMPTY if raw is None else self._config(raw)
+        return handle_raw_bidder_responses(cfg, payloads, ctx.module_context)

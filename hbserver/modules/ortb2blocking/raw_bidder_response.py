@@ -56,6 +56,29 @@ def handle_raw_bidder_response(
     return _checked(cfg, bidder, attrs, bids)
 
 
+def handle_raw_bidder_responses(
+    cfg: Config, payloads: list[RawBidderResponsePayload], module_context: Mapping[str, Any] | None
+) -> list[Result | Exception]:
+    """The hook over an auction's answers at once (its batch form): each answer's result, or the
+    exception the hook raised for it."""
+    results: list[Result | Exception] = []
+    enforces = cfg.enforces
+    for payload in payloads:
+        try:
+            bidder = payload.bidder
+            attrs = module_context.get(bidder, NONE_BLOCKED) if module_context else NONE_BLOCKED
+            bids = payload.response.bids
+            if type(attrs) is BlockingAttributes and (not enforces or _all_pass(cfg, bidder, attrs, bids)):
+                kept: AllKept = _new_result(AllKept)  # the common case, as handle_raw_bidder_response's
+                kept.bidder, kept.bids = bidder, tuple(bids)
+                results.append(kept)
+            else:
+                results.append(handle_raw_bidder_response(cfg, payload, module_context))
+        except Exception as exc:  # this answer's failure alone
+            results.append(exc)
+    return results
+
+
 class AllKept(HookResult[RawBidderResponsePayload]):
     """The answer when every bid passes without a warning: no mutation, and the analytics tags (an
     allowed result per bid) written only when read (most auctions show no hook outcome)."""

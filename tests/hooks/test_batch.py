@@ -1,0 +1,227 @@
+"""A hook's batch form (hbserver/hooks/api.batch_of, HookExecutor.run_each): one call for a stage's
+payloads gives the outcomes, payloads, module context and metrics the hook called once per payload
+gives, and a batch that fails, answers garbage or runs late fails or times out each of its runs."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any
+
+import pytest
+
+from hbserver.hooks.api import HookFailure, HookResult, InvocationContext, Mutation, Stage, batch_of
+from hbserver.hooks.outcome import EXECUTION_FAILURE, FAILURE, SUCCESS, TIMEOUT, UPDATE
+from hbserver.hooks.plan import HookRef
+from hbserver.hooks.runtime import RequestPlans
+from tests.hooks.test_executor import AUCTION, executor, failing, set_key
+
+
+def _answer(context: InvocationContext, payload: Any) -> Any:
+    """An answer the payload chooses (``{"do": ...}``), whatever the calls before it answered."""
+    do = payload.get("do")
+    if do == "reject":
+        return HookResult(reject=True, nbr_code=7)
+    if do == "garbage":
+        return 5
+    if do == "quiet":
+        return HookResult(warnings=["w"], module_context={payload["id"]: "quiet"})
+    if do == "bad mutation":
+        return HookResult(mutations=[failing("x")])
+    return HookResult(mutations=[set_key("seen", payload["id"])], module_context={payload["id"]: True},
+                      analytics_tags={"activities": [{"name": payload["id"], "status": "success"}]})  # fmt: skip
+
+
+class Batched:
+    """A module whose bidder_request hook has a batch form; ``batch`` replaces that form's answer."""
+
+    def __init__(self, batch: Any = None) -> None:
+        self.batch = batch
+        self.batch_calls = 0
+
+    def handle_bidder_request(self, context: InvocationContext, payload: Any) -> Any:
+        return _answer(context, payload)
+
+    def handle_bidder_request_batch(self, context: InvocationContext, payloads: list[Any]) -> Any:
+        self.batch_calls += 1
+        if self.batch is not None:
+            return self.batch(payloads)
+        return [_answer(context, payload) for payload in payloads]
+
+    def handle_raw_bidder_response(self, context: InvocationContext, payload: Any) -> Any:
+        return HookResult()
+
+    def handle_raw_bidder_response_batch(self, context: InvocationContext, payloads: list[Any]) -> Any:
+        return [HookResult() for _ in payloads]
+
+    def handle_auction_response(self, context: InvocationContext, payload: Any) -> Any:
+        return HookResult()
+
+    def handle_auction_response_batch(self, context: InvocationContext, payloads: list[Any]) -> Any:
+        raise AssertionError("a stage of one payload has no batch form")
+
+
+def _plain_hook(context: InvocationContext, payload: Any) -> Any:
+    return HookResult()
+
+
+@pytest.mark.parametrize(
+    ("hook", "stage", "found"),
+    [
+        (Batched().handle_bidder_request, Stage.BIDDER_REQUEST, "handle_bidder_request_batch"),
+        (Batched().handle_raw_bidder_response, Stage.RAW_BIDDER_RESPONSE, "handle_raw_bidder_response_batch"),
+        (Batched().handle_auction_response, Stage.AUCTION_RESPONSE, None),  # one payload per request
+        (_plain_hook, Stage.BIDDER_REQUEST, None),  # a plain function: no module to offer one
+        (Batched().handle_raw_bidder_response, "raw_bidder_response", "handle_raw_bidder_response_batch"),
+    ],
+)  # fmt: skip
+def test_batch_of(hook: Any, stage: Any, found: str | None) -> None:
+    batch = batch_of(hook, stage)
+    assert (batch.__name__ if batch is not None else None) == found
+
+
+def test_module_without_a_batch_form_has_none() -> None:
+    class Plain:
+        def handle_bidder_request(self, context: InvocationContext, payload: Any) -> Any:
+            return HookResult()
+
+        handle_bidder_request_batch = "not callable"
+
+    assert batch_of(Plain().handle_bidder_request, Stage.BIDDER_REQUEST) is None
+
+
+def _shape(hooks: Any) -> list[Any]:
+    return [(o.stage, o.entity, [(h.hook, h.status, h.action, h.errors, h.warnings, h.analytics_tags,
+             h.debug_messages) for h in o.hooks()]) for o in hooks.outcomes]  # fmt: skip
+
+
+BATCH_PAYLOADS = [{"id": str(n), "do": do} for n, do in
+                  enumerate(["", "quiet", "reject", "garbage", "bad mutation", "", "quiet"])]  # fmt: skip
+
+
+QUIET_PAYLOADS = [payload for payload in BATCH_PAYLOADS if payload["do"] == "quiet"]
+
+
+@pytest.mark.parametrize("payloads", [BATCH_PAYLOADS, BATCH_PAYLOADS[:1], QUIET_PAYLOADS])
+async def test_batch_answers_as_the_hook_called_once_per_payload(payloads: list[dict[str, Any]]) -> None:
+    module = Batched()
+    batched, batched_metrics = executor({Stage.BIDDER_REQUEST: [[("m", "c", module.handle_bidder_request)]]})
+    assert batched.plans.single[(AUCTION, Stage.BIDDER_REQUEST)][3] is not None
+    single, single_metrics = executor({Stage.BIDDER_REQUEST: [[("m", "c", _answer)]]})  # no batch form
+    runs = [(dict(payload), payload["id"]) for payload in payloads]
+    answers = await batched.run_each(Stage.BIDDER_REQUEST, runs)
+    expected = await single.run_each(Stage.BIDDER_REQUEST, [(dict(payload), entity) for payload, entity in runs])
+    assert module.batch_calls == 1
+    assert answers == expected
+    assert _shape(batched) == _shape(single)
+    assert sorted(batched_metrics.calls) == sorted(single_metrics.calls)
+    assert batched._contexts == single._contexts
+    assert batched.all_quiet is single.all_quiet is all(p["do"] == "quiet" for p in payloads)
+
+
+def _fails_for(wanted: str) -> Any:
+    def apply(payload: dict[str, Any]) -> dict[str, Any]:
+        if payload["id"] == wanted:
+            raise ValueError(f"not {wanted}")
+        return {**payload, "set": True}
+
+    return Mutation("update", ("request", "set"), apply)
+
+
+SHARED_RESULTS = {
+    "quiet": HookResult(),
+    "context": HookResult(module_context={"k": 1}, warnings=["w"]),
+    "one mutation": HookResult(mutations=[set_key("a", 1)], module_context={"k": 2}),
+    "one mutation failing for one": HookResult(mutations=[_fails_for("1")]),
+    "one mutation failing for all": HookResult(mutations=[failing("x")]),
+    "two mutations, one failing": HookResult(mutations=[failing("x"), set_key("b", 2)]),
+    "two mutations failing": HookResult(mutations=[failing("x"), failing("y")]),
+    "two mutations, failing for one": HookResult(mutations=[set_key("b", 2), _fails_for("2")]),
+    "reject": HookResult(reject=True, nbr_code=3),
+}
+
+
+@pytest.mark.parametrize("name", SHARED_RESULTS)
+async def test_one_result_for_every_payload_as_the_hook_answering_it_each_time(name: str) -> None:
+    """A batch answering every payload with one result (taken in bulk) against the hook answering it per payload."""
+    shared = SHARED_RESULTS[name]
+    module = Batched(lambda payloads: [shared] * len(payloads))
+    batched, batched_metrics = executor({Stage.BIDDER_REQUEST: [[("m", "c", module.handle_bidder_request)]]})
+    single, single_metrics = executor({Stage.BIDDER_REQUEST: [[("m", "c", lambda context, payload: shared)]]})
+    runs = [({"id": str(n)}, f"b{n}") for n in range(4)]
+    answers = await batched.run_each(Stage.BIDDER_REQUEST, [(dict(p), e) for p, e in runs])
+    assert answers == await single.run_each(Stage.BIDDER_REQUEST, [(dict(p), e) for p, e in runs])
+    assert _shape(batched) == _shape(single)
+    assert sorted(batched_metrics.calls) == sorted(single_metrics.calls)
+    assert batched._contexts == single._contexts
+    assert batched.all_quiet is single.all_quiet
+
+
+def _raises(payloads: list[Any]) -> Any:
+    raise RuntimeError("batch broke")
+
+
+def _fails(payloads: list[Any]) -> Any:
+    raise HookFailure("no data")
+
+
+async def _coroutine(payloads: list[Any]) -> Any:
+    return [HookResult() for _ in payloads]
+
+
+def _slow(payloads: list[Any]) -> Any:
+    time.sleep(0.03 * len(payloads))  # each run's share is over the 20 ms timeout
+    return [HookResult(mutations=[set_key("late", True)]) for _ in payloads]
+
+
+def _fast_enough(payloads: list[Any]) -> Any:
+    time.sleep(0.03)  # the batch is over the timeout, each run's share under it
+    return [HookResult(mutations=[set_key("done", True)]) for _ in payloads]
+
+
+@pytest.mark.parametrize(
+    ("batch", "status", "action", "error", "metric"),
+    [
+        (_raises, EXECUTION_FAILURE, "", "hook execution failed: RuntimeError: batch broke", "execution_error"),
+        (_fails, FAILURE, "", "hook execution failed: no data", "failed"),
+        (lambda payloads: [HookResult()], EXECUTION_FAILURE, "",
+         "hook batch returned list, not a list of a HookResult per payload", "execution_error"),
+        (lambda payloads: None, EXECUTION_FAILURE, "",
+         "hook batch returned NoneType, not a list of a HookResult per payload", "execution_error"),
+        (lambda payloads: tuple(HookResult() for _ in payloads), EXECUTION_FAILURE, "",
+         "hook batch returned tuple, not a list of a HookResult per payload", "execution_error"),
+        (_coroutine, EXECUTION_FAILURE, "",
+         "hook batch returned coroutine, not a list of a HookResult per payload", "execution_error"),
+        (_slow, TIMEOUT, "", "Hook execution timeout", "timeout"),
+        (_fast_enough, SUCCESS, UPDATE, None, "success_updated"),
+    ],
+)  # fmt: skip
+async def test_batch_failures_fail_each_run(batch: Any, status: str, action: str, error: str | None,
+                                            metric: str) -> None:  # fmt: skip
+    module = Batched(batch)
+    hooks, metrics = executor({Stage.BIDDER_REQUEST: [[("m", "c", module.handle_bidder_request)]]}, timeout_ms=20)
+    runs = [({"id": str(n)}, f"bidder{n}") for n in range(3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a coroutine left unawaited would warn
+        answers = await hooks.run_each(Stage.BIDDER_REQUEST, runs)
+    changed = status == SUCCESS
+    assert [payload for payload, _ in answers] == [
+        {**payload, "done": True} if changed else payload for payload, _ in runs
+    ]
+    assert [o.entity for o in hooks.outcomes] == ["bidder0", "bidder1", "bidder2"]
+    for outcome in hooks.outcomes:
+        (hook,) = outcome.hooks()
+        assert (hook.hook, hook.status, hook.action) == (HookRef("m", "c"), status, action)
+        assert hook.errors == ([] if error is None else [error])
+    assert metrics.calls == [("m", "bidder_request", metric)] * 3
+
+
+def test_plans_keep_the_batch_form_only_for_a_stage_of_one_hook() -> None:
+    module = Batched()
+    from tests.hooks.test_executor import plans
+
+    alone = plans({Stage.BIDDER_REQUEST: [[("m", "c", module.handle_bidder_request)]]})
+    assert alone.single[(AUCTION, Stage.BIDDER_REQUEST)][3] == module.handle_bidder_request_batch
+    shared = plans({Stage.BIDDER_REQUEST: [[("m", "c", module.handle_bidder_request), ("m", "d", _plain_hook)]]})
+    assert (AUCTION, Stage.BIDDER_REQUEST) not in shared.single
+    assert isinstance(alone, RequestPlans)
