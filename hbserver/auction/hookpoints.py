@@ -61,8 +61,8 @@ async def bidder_requests(
     runs = [(BidderRequestPayload(bidder_request.request, bidder_request.name), bidder_request.name)
             for bidder_request in requests]  # fmt: skip
     kept = []
-    for bidder_request, (payload, rejection) in zip(requests, await hooks.run_each(Stage.BIDDER_REQUEST, runs),
-                                                    strict=True):  # fmt: skip
+    answers = await hooks.run_each(Stage.BIDDER_REQUEST, runs)
+    for bidder_request, (payload, rejection) in zip(requests, answers):  # noqa: B905 (one answer per run; strict= costs)
         if rejection is not None:
             name = bidder_request.name
             warnings.setdefault(name, []).append(Message(MODULE_REJECTION_CODE, rejection.message()))

@@ -13,8 +13,6 @@ import inspect
 import logging
 import random
 from collections.abc import Callable, Mapping
-from itertools import chain, repeat
-from operator import attrgetter, is_, itemgetter
 from time import perf_counter
 from typing import Any
 
@@ -51,8 +49,6 @@ _Success = tuple[HookRef, float, float, HookResult[Any], bool]
 # a stage run: stage, entity, each group's calls; or run_each's: stage, its (payload, entity) runs, a call per run
 _StageRun = tuple[Stage, str, list[list[HookCall]]] | tuple[Stage, list[tuple[Any, str]], list[HookCall | _Success]]
 _UNSET: Any = object()
-_first = itemgetter(0)
-_LOUD = attrgetter("reject", "rejected_bids", "mutations", "module_context")  # all falsy: a quiet success
 
 
 class HookExecutor:
@@ -160,72 +156,78 @@ class HookExecutor:
             return [await self.run(stage, payload, entity) for payload, entity in runs]
         if not runs:
             return []
-        ref, hook, timeout_s, batch = single
+        if single[3] is not None:
+            return self._run_batch(stage, single, runs)
+        ref, hook, timeout_s, _ = single
         invocation = self._invocations.get(id(ref)) or self._invocation(ref)
         calls: list[HookCall | _Success] = []
         self._runs.append((stage, runs, calls))  # each run's outcome, built when read
         self._outcomes = None
         tally = [0, 0]  # plain successes without and with mutations, counted at the end
+        answers = []
         try:
-            if batch is not None:
-                answers = self._run_batch(stage, (ref, batch, timeout_s), invocation, runs, calls, tally)
-            else:
-                answers = []
-                for payload, _ in runs:
-                    started = perf_counter()
-                    try:
-                        result = hook(invocation, payload)
-                    except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
-                        call = HookCall(ref, started)
-                        _fail(call, exc)
-                    else:
-                        if isinstance(result, HookResult):
-                            done = perf_counter()
-                            answers.append(self._take(stage, (ref, started, done, result, timeout_s), invocation,
-                                                      payload, calls, tally))  # fmt: skip
-                            continue
-                        call = HookCall(ref, started)
-                        await self._settle(call, result, timeout_s)
-                    calls.append(call)
-                    answers.append(self._apply(stage, [call], payload))
+            for payload, _ in runs:
+                started = perf_counter()
+                try:
+                    result = hook(invocation, payload)
+                except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
+                    call = HookCall(ref, started)
+                    _fail(call, exc)
+                else:
+                    if isinstance(result, HookResult):
+                        answered = (ref, started, perf_counter(), result, timeout_s)
+                        answers.append(self._take(stage, answered, invocation, payload, calls, tally))
+                        continue
+                    call = HookCall(ref, started)
+                    await self._settle(call, result, timeout_s)
+                calls.append(call)
+                answers.append(self._apply(stage, [call], payload))
             self.all_quiet = tally[0] == len(runs)
         finally:
-            count = self._count
-            if count is not None:
-                if tally[0]:
-                    count(ref.module, stage, "success_noop", tally[0])
-                if tally[1]:
-                    count(ref.module, stage, "success_updated", tally[1])
+            self._tally(ref, stage, tally)
         return answers
 
+    def _tally(self, ref: HookRef, stage: Stage, tally: list[int]) -> None:
+        """run_each's plain successes counted: (without mutations, with them)."""
+        count = self._count
+        if count is not None:
+            if tally[0]:
+                count(ref.module, stage, "success_noop", tally[0])
+            if tally[1]:
+                count(ref.module, stage, "success_updated", tally[1])
+
     def _run_batch(
-        self, stage: Stage, single: tuple[HookRef, BatchHook, float], invocation: InvocationContext,
-        runs: list[tuple[Any, str]], calls: list[HookCall | _Success], tally: list[int],
-    ) -> list[tuple[Any, Rejection | None]]:  # fmt: skip
+        self, stage: Stage, single: tuple[HookRef, Any, float, BatchHook], runs: list[tuple[Any, str]]
+    ) -> list[tuple[Any, Rejection | None]]:
         """run_each's runs through the hook's batch form: one call, its time shared out between the
         runs (each its share of it, timed out where the share is over the timeout); a batch that
         raises or answers anything but a list of a HookResult per payload fails every run."""
-        ref, batch, timeout_s = single
-        payloads = [*map(_first, runs)]
+        ref, _, timeout_s, batch = single
+        invocation = self._invocations.get(id(ref)) or self._invocation(ref)
+        payloads = [payload for payload, _ in runs]
         started = perf_counter()
         try:
             results: Any = batch(invocation, payloads)
         except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
             results = exc
         share = (perf_counter() - started) / len(payloads)
+        calls: list[HookCall | _Success] = []
+        self._runs.append((stage, runs, calls))  # each run's outcome, built when read
+        self._outcomes = None
         if type(results) is not list or len(results) != len(payloads):
             return [self._batch_failed(stage, ref, started, results, payload, calls) for payload in payloads]
         if share <= timeout_s:  # the common case: each result a plain success, taken in bulk
-            answers = self._take_plain(stage, (ref, started, started + share), results, payloads, invocation,
-                                       calls, tally)  # fmt: skip
+            timed = (ref, started, started + share)
+            answers = self._take_plain(stage, timed, results, payloads, invocation.module_context, calls)
             if answers is not None:
                 return answers
+        tally = [0, 0]
         answers = []
         for payload, result in zip(payloads, results, strict=True):
             done = started + share
             if isinstance(result, HookResult):
-                answers.append(self._take(stage, (ref, started, done, result, timeout_s), invocation, payload, calls,
-                                          tally))  # fmt: skip
+                answered = (ref, started, done, result, timeout_s)
+                answers.append(self._take(stage, answered, invocation, payload, calls, tally))
             else:
                 call = HookCall(ref, started)
                 if isinstance(result, Exception):  # this run's failure alone (as the hook raising it)
@@ -235,35 +237,39 @@ class HookExecutor:
                 calls.append(call)
                 answers.append(self._apply(stage, [call], payload))
             started = done
+        self._tally(ref, stage, tally)
+        self.all_quiet = tally[0] == len(runs)
         return answers
 
     def _take_plain(
         self, stage: Stage, timed: tuple[HookRef, float, float], results: list[Any], payloads: list[Any],
-        invocation: InvocationContext, calls: list[HookCall | _Success], tally: list[int],
+        context: dict[str, Any], calls: list[HookCall | _Success],
     ) -> list[tuple[Any, Rejection | None]] | None:  # fmt: skip
         """A batch's results taken in bulk in its two common cases (each then :meth:`_take`'s plain
         success): one result for every payload, or a quiet one for each (no mutation, no module context);
-        None for any other, each then taken alone."""
+        None for any other, each then taken alone (nothing taken here but the shared result's context)."""
         ref, started, done = timed
         shared = results[0]
         size = len(results)
-        if all(map(is_, results, repeat(shared))):  # a batch answers alike payloads alike
+        if _all_are(results, shared):  # a batch answers alike payloads alike
             if not isinstance(shared, HookResult) or shared.reject or shared.rejected_bids:
                 return None
             if shared.module_context:
-                invocation.module_context.update(shared.module_context)
+                context.update(shared.module_context)
             if shared.mutations:
-                return self._apply_shared(stage, (ref, started, done, shared, True), payloads, calls, tally)
+                return self._apply_shared(stage, (ref, started, done, shared, True), payloads, calls)
             calls.extend([(ref, started, done, shared, False)] * size)
-        elif all(map(isinstance, results, repeat(HookResult))) and not any(chain.from_iterable(map(_LOUD, results))):
-            calls.extend(zip(repeat(ref), repeat(started), repeat(done), results, repeat(False)))
+        elif _all_quiet(results):
+            calls.extend([(ref, started, done, result, False) for result in results])
         else:
             return None
-        tally[0] += size
-        return list(zip(payloads, repeat(None)))
+        self.all_quiet = True
+        if self._count is not None:
+            self._count(ref.module, stage, "success_noop", size)
+        return [(payload, None) for payload in payloads]
 
     def _apply_shared(
-        self, stage: Stage, success: _Success, payloads: list[Any], calls: list[HookCall | _Success], tally: list[int]
+        self, stage: Stage, success: _Success, payloads: list[Any], calls: list[HookCall | _Success]
     ) -> list[tuple[Any, Rejection | None]]:
         """The mutations of one result every payload of a batch got, applied to each (a payload where
         one fails gets the rest, as :func:`_mutated`)."""
@@ -287,9 +293,11 @@ class HookExecutor:
                 changed, ok = _mutated(payload, success, calls)
                 failed += not ok
                 answers.append((changed, None))
-        tally[1] += len(payloads) - failed
-        if failed and self._count is not None:
-            self._count(success[0].module, stage, "execution_error", failed)
+        if self._count is not None:
+            if len(payloads) > failed:
+                self._count(success[0].module, stage, "success_updated", len(payloads) - failed)
+            if failed:
+                self._count(success[0].module, stage, "execution_error", failed)
         return answers
 
     def _batch_failed(
@@ -515,6 +523,25 @@ def _not_rejectable(stage: Stage, call: HookCall) -> None:
         f"Module (name: {call.ref.module}, hook code: {call.ref.code}) tried to reject "
         f"request on the {stage.value} stage that does not support rejection"
     ]
+
+
+# (plain loops: for the few results of a batch, all() over map() and repeat() costs several times more)
+def _all_are(results: list[Any], shared: Any) -> bool:
+    """Whether every result is ``shared``."""
+    for result in results:
+        if result is not shared:
+            return False
+    return True
+
+
+def _all_quiet(results: list[Any]) -> bool:
+    """Whether every result is a HookResult without reject, rejected bids, mutations or module context."""
+    for result in results:
+        if not isinstance(result, HookResult) or (
+            result.reject or result.rejected_bids or result.mutations or result.module_context
+        ):
+            return False
+    return True
 
 
 def _call_of(call: HookCall | _Success) -> HookCall:

@@ -8,7 +8,6 @@ config); only what depends on this request (the fields it already has, its imps)
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import chain, repeat
 from typing import Any, NamedTuple
 
 from hbserver.hooks.api import NO_ITEMS, BidderRequestPayload, HookResult, Mutation
@@ -35,8 +34,6 @@ ByImp = dict[str, tuple[int, ...]]
 _NO_VALUES: tuple[str, ...] = ()
 ImpChange = tuple[str, list[tuple[str, tuple[int, ...]]]]  # a media object's (field, values) to set
 _NOTHING: dict[str, Any] = {}
-_IDS = repeat("id")
-_GETS = repeat(dict.get)
 _new_attributes = tuple.__new__  # BlockingAttributes from its six values, without its __new__'s keyword handling
 _new_result = object.__new__  # a HookResult of defaults, without its constructor's call
 
@@ -102,15 +99,7 @@ def _answer_for(static: StaticRequest | None, request: dict[str, Any], context: 
         raw_imps = []
     present = request.get("cattax")
     cattax = None if isinstance(present, int) and present > 0 else static.cattax  # None: the request's own
-    sig: list[Any] | None = None
-    if type(raw_imps) is list:  # imp_signature, inlined
-        try:
-            sig = [
-                *map(dict.get, raw_imps, _IDS),
-                *chain.from_iterable(map(map, _GETS, repeat(raw_imps), static.media)),
-            ]
-        except TypeError:  # an imp not an object
-            pass
+    sig = imp_signature(raw_imps, static.media)
     seen: StaticAnswer | None = static.seen[0]
     if seen is None or seen.context is not context or context is None or seen.cattax != cattax or seen.sig != sig:
         seen = _seen_answer(static, seen, raw_imps, cattax, sig, context)
@@ -174,15 +163,21 @@ class StaticAnswer(NamedTuple):
     steps: list[tuple[int, str, dict[str, Any]]] | None
 
 
-def imp_signature(imps: Any, media: tuple[repeat[str], ...]) -> list[Any] | None:
-    """The imps' ids, then their media objects of each name in ``media`` (each an endless repeat of the
-    name: every look-up runs in C); None when an imp is not an object or the imps not a list."""
+def imp_signature(imps: Any, media: tuple[str, ...]) -> list[Any] | None:
+    """The imps' ids, then their media objects of each name in ``media``; None when an imp is not an
+    object or the imps not a list. (Plain loops: map and chain over method descriptors cost more.)"""
     if type(imps) is not list:
         return None
-    try:
-        return [*map(dict.get, imps, _IDS), *chain.from_iterable(map(map, _GETS, repeat(imps), media))]
-    except TypeError:  # an imp not an object
-        return None
+    sig: list[Any] = []
+    add = sig.append
+    for imp in imps:
+        if type(imp) is not dict:
+            return None
+        add(imp.get("id"))
+    for name in media:
+        for imp in imps:
+            add(imp.get(name))
+    return sig
 
 
 def _static_answer(
@@ -275,10 +270,10 @@ def _changed(media_object: dict[str, Any], fields: list[tuple[str, tuple[int, ..
 
 
 def _set_static(
-    top: tuple[tuple[str, ...], tuple[tuple[str, ...], ...]],
+    top: tuple[tuple[str, tuple[str, ...]], ...],
     changes: dict[str, list[ImpChange]],
     cattax: int | None,
-    ahead: tuple[tuple[repeat[str], ...], list[Any] | None, list[tuple[int, str, Any]] | None],
+    ahead: tuple[tuple[str, ...], list[Any] | None, list[tuple[int, str, Any]] | None],
 ) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
     """Sets the top fields, the imps' fields (by imp id, on their media objects, each replaced by a
     changed copy: it is shared) and ``cattax`` (None: left alone; 0: removed, as PBS-Go's JSON leaves
@@ -286,24 +281,14 @@ def _set_static(
     ``ahead``: the media names, the imp_signature the hook saw and the imps' changed media objects
     made then, set as they are on imps of that signature (the auction's bidders share them)."""
     media, sig, steps = ahead
-    top_keys, top_values = top
 
     def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
         request = payload.request
-        if top_keys:
-            request.update(zip(top_keys, map(list, top_values), strict=True))
+        for key, values in top:
+            request[key] = list(values)
         if changes:
             imps = request.get("imp")
-            same = False
-            if steps is not None and type(imps) is list:  # imp_signature, inlined
-                try:
-                    same = sig == [
-                        *map(dict.get, imps, _IDS),
-                        *chain.from_iterable(map(map, _GETS, repeat(imps), media)),
-                    ]
-                except TypeError:  # an imp not an object
-                    pass
-            if same:
+            if steps is not None and sig is not None and imp_signature(imps, media) == sig:
                 for position, name, media_object in steps:  # type: ignore[union-attr]
                     imps[position][name] = media_object
             elif isinstance(imps, list):
@@ -318,18 +303,17 @@ def _set_static(
 
 
 def _set_known(
-    top: tuple[tuple[str, ...], tuple[tuple[str, ...], ...]],
+    top: tuple[tuple[str, tuple[str, ...]], ...],
     steps: list[tuple[int, str, dict[str, Any]]],
     cattax: int | None,
 ) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
     """:func:`_set_static` for requests whose imps are known to be of the answer's signature (the batch
     looked at each just before the executor applies it): the imps' changed media objects set as they are."""
-    top_keys, top_values = top
 
     def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
         request = payload.request
-        if top_keys:
-            request.update(zip(top_keys, map(list, top_values), strict=True))
+        for key, values in top:
+            request[key] = list(values)
         if steps:
             imps = request["imp"]
             for position, name, media_object in steps:

@@ -10,7 +10,6 @@ Only deal exceptions (which depend on the bid's deal id) are left to the hooks."
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from itertools import repeat
 from typing import Any, NamedTuple, TypeVar
 
 from hbserver.hooks.api import BidderRequestPayload, Mutation
@@ -68,14 +67,14 @@ class StaticRequest(NamedTuple):
     types, nothing warns or fails): what a request with none of badv, bapp and bcat gets."""
 
     top_values: tuple[tuple[str, ...], ...]  # badv, bapp, bcat
-    # the keys of those with values, and their values
-    top_set: tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
+    # (key, values) of those with values
+    top_set: tuple[tuple[str, tuple[str, ...]], ...]
     top_keys: tuple[tuple[str, ...], ...]  # their mutation keys
     # the imp fields with values by media object, in IMP_FIELDS order: (media, ((index, field, values), ...))
     imp_groups: tuple[tuple[str, tuple[tuple[int, str, tuple[int, ...]], ...]], ...]
     cattax: int
     keys: dict[tuple[int, bool], MutationKeys]  # static_keys, remembered
-    media: tuple[repeat[str], ...]  # the media objects of imp_groups, in their order (endless repeats of each name)
+    media: tuple[str, ...]  # the media objects of imp_groups, in their order
     # the last request's answer (one entry: the bidders of an auction share their imps' media objects, so
     # all but the first get it as it is; see bidder_request.StaticAnswer)
     seen: list[Any]
@@ -164,7 +163,7 @@ def _static_request(
     with_values = [step for step in top if step.values]
     return StaticRequest(
         top_values=tuple(step.values for step in top),
-        top_set=(tuple(step.key for step in with_values), tuple(step.values for step in with_values)),
+        top_set=tuple((step.key, step.values) for step in with_values),
         top_keys=tuple(("bidrequest", step.key) for step in with_values),
         imp_groups=tuple(
             (media, tuple((index, field, values) for index, field, in_media, values in imps if in_media == media))
@@ -172,7 +171,7 @@ def _static_request(
         ),
         cattax=cattax,
         keys={},
-        media=tuple(repeat(media) for media in dict.fromkeys(media for _, _, media, _ in imps)),
+        media=tuple(dict.fromkeys(media for _, _, media, _ in imps)),
         seen=[None],
     )
 
