@@ -107,7 +107,8 @@ class HookExecutor:
         self.account_id = account_id
         self.account_modules = modules
         self._invocations.clear()
-        self._contexts = {module: context for module, context in self._contexts.items() if context}
+        if self._contexts:
+            self._contexts = {module: context for module, context in self._contexts.items() if context}
         if plans is not None:
             self.plans = plans
 
