@@ -61,7 +61,9 @@ async def bidder_requests(
     runs = [(BidderRequestPayload(bidder_request.request, bidder_request.name), bidder_request.name)
             for bidder_request in requests]  # fmt: skip
     kept = []
-    answers = await hooks.run_each(Stage.BIDDER_REQUEST, runs)
+    answers = hooks.run_batch(Stage.BIDDER_REQUEST, runs)
+    if answers is None:
+        answers = await hooks.run_each(Stage.BIDDER_REQUEST, runs)
     for bidder_request, (payload, rejection) in zip(requests, answers):  # noqa: B905 (one answer per run; strict= costs)
         if rejection is not None:
             name = bidder_request.name
@@ -82,7 +84,8 @@ async def raw_bidder_responses(
             for outcome in outcomes for response in outcome.responses]  # fmt: skip
     if not runs:
         return
-    answers = iter(await hooks.run_each(Stage.RAW_BIDDER_RESPONSE, runs))
+    batched = hooks.run_batch(Stage.RAW_BIDDER_RESPONSE, runs)
+    answers = iter(batched if batched is not None else await hooks.run_each(Stage.RAW_BIDDER_RESPONSE, runs))
     if hooks.all_quiet:  # every answer kept as it was
         return
     for outcome in outcomes:

@@ -199,7 +199,10 @@ class AuctionEndpoint:
             record = auction_record(200, result.account, result.bidders, result.bids, [], result.details,
                                     analytics_entries(hooks.outcomes))  # fmt: skip
             self.analytics.log(record, result.activities)
-        response = await exit_response(hooks, result.response)
+        if hooks.has(Stage.EXITPOINT):
+            response = await exit_response(hooks, result.response)
+        else:  # exit_response's answer without exitpoint hooks
+            response = FastResponse(body=orjson.dumps(result.response), content_type="application/json")
         observe_topics(request, response)
         return response
 

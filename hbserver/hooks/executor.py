@@ -159,6 +159,21 @@ class HookExecutor:
             return []
         if single[3] is not None:
             return self._run_batch(stage, single, runs)
+        return await self._run_single(stage, single, runs)
+
+    def run_batch(self, stage: Stage, runs: list[tuple[Any, str]]) -> list[tuple[Any, Rejection | None]] | None:
+        """:meth:`run_each` where it needs no await: the stage's one hook in its batch form (None when
+        the stage has none: await run_each then)."""
+        single = self.plans.single.get((self.endpoint, stage))
+        if single is None or single[3] is None or not runs:
+            return None
+        self.all_quiet = False
+        return self._run_batch(stage, single, runs)
+
+    async def _run_single(
+        self, stage: Stage, single: tuple[HookRef, Any, float, Any], runs: list[tuple[Any, str]]
+    ) -> list[tuple[Any, Rejection | None]]:
+        """run_each's stage of one hook, called once per run."""
         ref, hook, timeout_s, _ = single
         invocation = self._invocations.get(id(ref)) or self._invocation(ref)
         calls: list[HookCall | _Success] = []

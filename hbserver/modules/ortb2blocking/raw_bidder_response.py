@@ -179,6 +179,8 @@ class Glance(NamedTuple):
     required: frozenset[str]  # the list keys whose absence fails a bid (block_unknown)
     checks: dict[str, tuple[int, Any, bool]]  # bid key -> (kind, its blocked values, block_unknown)
     battr: Mapping[str, tuple[Any, ...]]  # battr's blocked values by imp id (the attributes')
+    # the plain list checks of ``checks`` (blocked values as a set, a bid without values passing): key -> set
+    lists: dict[str, frozenset[Any]]
 
 
 # a check's kind: a list of values (blocked: a set, or None for battr's by imp), the deal id, the app
@@ -209,7 +211,9 @@ def glance(quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
         return None
     if quick.cattax:
         checks["cattax"] = (_CATTAX, attrs.cattax or _CATTAX_IAB_CONTENT_10, False)
-    return Glance(frozenset(checks), frozenset(required), checks, attrs.battr)
+    lists = {key: blocked for key, (kind, blocked, unknown) in checks.items()
+             if kind == _LIST and blocked is not None and not unknown}  # fmt: skip
+    return Glance(frozenset(checks), frozenset(required), checks, attrs.battr, lists)
 
 
 def _glance_of(cfg: Config, quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
@@ -224,7 +228,7 @@ def _glance_of(cfg: Config, quick: QuickCheck, attrs: BlockingAttributes) -> Gla
         base = cfg.memo["glance base"] = (quick, attrs.badv, attrs.bapp, attrs.bcat, attrs.cattax, glance(quick, attrs))
     found: Glance | None = base[5]
     if found is not None and found.battr is not attrs.battr:
-        found = _new_glance(Glance, (found.keys, found.required, found.checks, attrs.battr))
+        found = _new_glance(Glance, (found.keys, found.required, found.checks, attrs.battr, found.lists))
     cfg.memo["glance"] = (attrs, quick, found)
     return found
 
@@ -235,10 +239,16 @@ def _passes(look: Glance, bid: dict[str, Any]) -> bool:
     present = bid.keys() & look.keys  # a set of the few looked-at keys (the dict's side iterates the fewer)
     if look.required and not look.required <= present:
         return False  # a value blocked as unknown
+    lists = look.lists
     try:
         for key in present:
-            kind, blocked, block_unknown = look.checks[key]
             value = bid[key]
+            blocked = lists.get(key)
+            if blocked is not None:  # the common check, at once
+                if value and isinstance(value, list) and not blocked.isdisjoint(value):
+                    return False
+                continue
+            kind, blocked, block_unknown = look.checks[key]
             if kind == _LIST:
                 if not value or not isinstance(value, list):
                     if block_unknown:
