@@ -67,7 +67,7 @@ def handle_bidder_requests(
     static = plan.static
     results: list[Result | Exception] = []
     last: StaticAnswer | None = None
-    shared: Result = _new_result(HookResult)
+    shared: Any = None
     for payload in payloads:
         request = payload.request
         seen = _answer_for(static, request, context) if type(request) is dict and context is not None else None
@@ -84,7 +84,7 @@ def handle_bidder_requests(
                 done = seen.mutations[0]
                 apply = _set_known(static.top_set, seen.steps, seen.cattax)  # type: ignore[union-attr]
                 shared.mutations = [Mutation(done.kind, done.key, apply, done.also)]
-        shared.module_context[payload.bidder] = seen.attributes  # type: ignore[index]
+        shared.module_context[payload.bidder] = seen.attributes
         results.append(shared)
     return results
 
