@@ -308,19 +308,22 @@ def _set_known(
     cattax: int | None,
 ) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
     """:func:`_set_static` for requests whose imps are known to be of the answer's signature (the batch
-    looked at each just before the executor applies it): the imps' changed media objects set as they are."""
+    looked at each just before the executor applies it): the imps' changed media objects set as they are,
+    and the top fields' lists made once for the auction's bidders (shared below their requests' top
+    level, as their other objects are: hooks API)."""
+    fields = {key: list(values) for key, values in top}
+    if cattax:
+        fields["cattax"] = cattax
+    drop_cattax = cattax == 0
 
     def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
         request = payload.request
-        for key, values in top:
-            request[key] = list(values)
+        request.update(fields)
         if steps:
             imps = request["imp"]
             for position, name, media_object in steps:
                 imps[position][name] = media_object
-        if cattax:
-            request["cattax"] = cattax
-        elif cattax == 0:
+        if drop_cattax:
             request.pop("cattax", None)
         return payload
 
