@@ -263,7 +263,7 @@ class HookExecutor:
     ) -> list[tuple[Any, Rejection | None]] | None:  # fmt: skip
         """A batch's results taken in bulk in its two common cases (each then :meth:`_take`'s plain
         success): one result for every payload, or a quiet one for each (no mutation, no module context);
-        None for any other, each then taken alone (nothing taken here but the shared result's context)."""
+        None for any other (nothing taken here then), each then taken alone."""
         ref, started, done = timed
         shared = results[0]
         size = len(results)
