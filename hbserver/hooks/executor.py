@@ -17,7 +17,6 @@ from time import perf_counter
 from typing import Any
 
 from hbserver.hooks.api import (
-    BatchHook,
     HookFailure,
     HookResult,
     InvocationContext,
@@ -150,25 +149,45 @@ class HookExecutor:
         """:meth:`run` over each (payload, entity) in turn (a stage's bidders, their answers): the same
         outcomes, in one call; a stage of one hook, the common case, without the general path's lists
         (the runs recorded as one entry, their metrics counted once at the end), and in one call of
-        the hook's batch form where its module has one (:func:`~hbserver.hooks.api.batch_of`)."""
+        the hook's batch form where its module has one (:meth:`run_batch`)."""
+        answers = self.run_batch(stage, runs)
+        if answers is not None:
+            return answers
         single = self.plans.single.get((self.endpoint, stage))
         self.all_quiet = False
         if single is None:
             return [await self.run(stage, payload, entity) for payload, entity in runs]
         if not runs:
             return []
-        if single[3] is not None:
-            return self._run_batch(stage, single, runs)
         return await self._run_single(stage, single, runs)
 
     def run_batch(self, stage: Stage, runs: list[tuple[Any, str]]) -> list[tuple[Any, Rejection | None]] | None:
-        """:meth:`run_each` where it needs no await: the stage's one hook in its batch form (None when
-        the stage has none: await run_each then)."""
+        """:meth:`run_each` where it needs no await: the stage's one hook in its batch form
+        (:func:`~hbserver.hooks.api.batch_of`), one call for every run, its time shared out between
+        them (each its share, timed out where the share is over the timeout); None when the stage has
+        no batch form (await run_each then)."""
         single = self.plans.single.get((self.endpoint, stage))
         if single is None or single[3] is None or not runs:
             return None
+        ref, _, timeout_s, batch = single
+        invocation = self._invocations.get(id(ref)) or self._invocation(ref)
+        payloads = [payload for payload, _ in runs]
+        started = perf_counter()
+        try:
+            results: Any = batch(invocation, payloads)
+        except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
+            results = exc
+        share = (perf_counter() - started) / len(payloads)
+        calls: list[HookCall | _Success] = []
+        self._runs.append((stage, runs, calls))  # each run's outcome, built when read
+        self._outcomes = None
         self.all_quiet = False
-        return self._run_batch(stage, single, runs)
+        if type(results) is list and len(results) == len(payloads) and share <= timeout_s:  # the common case
+            answers = self._take_plain(stage, (ref, started, started + share), results, payloads,
+                                       invocation.module_context, calls)  # fmt: skip
+            if answers is not None:
+                return answers
+        return self._take_each(stage, (ref, started, share, timeout_s), invocation, results, payloads, calls)
 
     async def _run_single(
         self, stage: Stage, single: tuple[HookRef, Any, float, Any], runs: list[tuple[Any, str]]
@@ -212,31 +231,15 @@ class HookExecutor:
             if tally[1]:
                 count(ref.module, stage, "success_updated", tally[1])
 
-    def _run_batch(
-        self, stage: Stage, single: tuple[HookRef, Any, float, BatchHook], runs: list[tuple[Any, str]]
-    ) -> list[tuple[Any, Rejection | None]]:
-        """run_each's runs through the hook's batch form: one call, its time shared out between the
-        runs (each its share of it, timed out where the share is over the timeout); a batch that
-        raises or answers anything but a list of a HookResult per payload fails every run."""
-        ref, _, timeout_s, batch = single
-        invocation = self._invocations.get(id(ref)) or self._invocation(ref)
-        payloads = [payload for payload, _ in runs]
-        started = perf_counter()
-        try:
-            results: Any = batch(invocation, payloads)
-        except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
-            results = exc
-        share = (perf_counter() - started) / len(payloads)
-        calls: list[HookCall | _Success] = []
-        self._runs.append((stage, runs, calls))  # each run's outcome, built when read
-        self._outcomes = None
+    def _take_each(
+        self, stage: Stage, timed: tuple[HookRef, float, float, float], invocation: InvocationContext,
+        results: Any, payloads: list[Any], calls: list[HookCall | _Success],
+    ) -> list[tuple[Any, Rejection | None]]:  # fmt: skip
+        """A batch's results taken one by one (:meth:`_take`), each run its share of the call's time; a
+        batch that raised or answered anything but a list of a HookResult per payload fails every run."""
+        ref, started, share, timeout_s = timed
         if type(results) is not list or len(results) != len(payloads):
             return [self._batch_failed(stage, ref, started, results, payload, calls) for payload in payloads]
-        if share <= timeout_s:  # the common case: each result a plain success, taken in bulk
-            timed = (ref, started, started + share)
-            answers = self._take_plain(stage, timed, results, payloads, invocation.module_context, calls)
-            if answers is not None:
-                return answers
         tally = [0, 0]
         answers = []
         for payload, result in zip(payloads, results, strict=True):
@@ -254,7 +257,7 @@ class HookExecutor:
                 answers.append(self._apply(stage, [call], payload))
             started = done
         self._tally(ref, stage, tally)
-        self.all_quiet = tally[0] == len(runs)
+        self.all_quiet = tally[0] == len(payloads)
         return answers
 
     def _take_plain(
@@ -267,7 +270,12 @@ class HookExecutor:
         ref, started, done = timed
         shared = results[0]
         size = len(results)
-        if _all_are(results, shared):  # a batch answers alike payloads alike
+        alike = True  # a batch answers alike payloads alike (a plain loop: all() over map() costs more)
+        for result in results:
+            if result is not shared:
+                alike = False
+                break
+        if alike:
             if not isinstance(shared, HookResult) or shared.reject or shared.rejected_bids:
                 return None
             if shared.module_context:
@@ -541,15 +549,7 @@ def _not_rejectable(stage: Stage, call: HookCall) -> None:
     ]
 
 
-# (plain loops: for the few results of a batch, all() over map() and repeat() costs several times more)
-def _all_are(results: list[Any], shared: Any) -> bool:
-    """Whether every result is ``shared``."""
-    for result in results:
-        if result is not shared:
-            return False
-    return True
-
-
+# (a plain loop: for the few results of a batch, all() over map() and repeat() costs several times more)
 def _all_quiet(results: list[Any]) -> bool:
     """Whether every result is a HookResult without reject, rejected bids, mutations or module context."""
     for result in results:
