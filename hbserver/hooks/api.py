@@ -295,9 +295,10 @@ def batch_of(hook: Hook, stage: Stage) -> BatchHook | None:
     executor calls it instead of the hook when the hook runs alone at the stage (one group of one
     hook, no A/B test): each answer is then taken as the hook's for its payload."""
     owner = getattr(hook, "__self__", None)
-    if owner is None or Stage(stage).value not in BATCH_STAGES:
+    stage = Stage(stage)
+    if owner is None or stage.value not in BATCH_STAGES:
         return None
-    batch = getattr(owner, Stage(stage).method + "_batch", None)
+    batch = getattr(owner, stage.method + "_batch", None)
     return batch if callable(batch) else None
 
 

@@ -16,14 +16,7 @@ from collections.abc import Callable, Mapping
 from time import perf_counter
 from typing import Any
 
-from hbserver.hooks.api import (
-    HookFailure,
-    HookResult,
-    InvocationContext,
-    Mutation,
-    RejectedBids,
-    Stage,
-)
+from hbserver.hooks.api import HookFailure, HookResult, InvocationContext, Mutation, RejectedBids, Stage
 from hbserver.hooks.outcome import (
     EXECUTION_FAILURE,
     FAILURE,
