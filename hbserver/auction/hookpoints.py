@@ -58,12 +58,11 @@ async def bidder_requests(
     hooks: HookExecutor, requests: list[BidderRequest], warnings: dict[str, list[Message]]
 ) -> list[BidderRequest]:
     """Each bidder's request through the hooks: changed, kept, or rejected (a warning for the bidder)."""
-    runs = [(BidderRequestPayload(bidder_request.request, bidder_request.name), bidder_request.name)
-            for bidder_request in requests]  # fmt: skip
+    payloads = [BidderRequestPayload(bidder_request.request, bidder_request.name) for bidder_request in requests]
     kept = []
-    answers = hooks.run_batch(Stage.BIDDER_REQUEST, runs)
+    answers = hooks.run_batch(Stage.BIDDER_REQUEST, payloads)
     if answers is None:
-        answers = await hooks.run_each(Stage.BIDDER_REQUEST, runs)
+        answers = await hooks.run_each(Stage.BIDDER_REQUEST, [(payload, payload.bidder) for payload in payloads])
     for bidder_request, (payload, rejection) in zip(requests, answers):  # noqa: B905 (one answer per run; strict= costs)
         if rejection is not None:
             name = bidder_request.name
@@ -80,12 +79,14 @@ async def raw_bidder_responses(
     hooks: HookExecutor, outcomes: list[BidderOutcome], warnings: dict[str, list[Message]]
 ) -> None:
     """Each answer a bidder gave, as its adapter read it, through the hooks (a rejected answer is dropped)."""
-    runs = [(RawBidderResponsePayload(response, outcome.bidder.name), outcome.bidder.name)
-            for outcome in outcomes for response in outcome.responses]  # fmt: skip
-    if not runs:
+    payloads = [RawBidderResponsePayload(response, outcome.bidder.name)
+                for outcome in outcomes for response in outcome.responses]  # fmt: skip
+    if not payloads:
         return
-    batched = hooks.run_batch(Stage.RAW_BIDDER_RESPONSE, runs)
-    answers = iter(batched if batched is not None else await hooks.run_each(Stage.RAW_BIDDER_RESPONSE, runs))
+    batched = hooks.run_batch(Stage.RAW_BIDDER_RESPONSE, payloads)
+    if batched is None:
+        batched = await hooks.run_each(Stage.RAW_BIDDER_RESPONSE, [(payload, payload.bidder) for payload in payloads])
+    answers = iter(batched)
     if hooks.all_quiet:  # every answer kept as it was
         return
     for outcome in outcomes:

@@ -158,7 +158,7 @@ class AmpEndpoint:
             start -= waited  # the deadline counts from the request's arrival
         hooks = self.service.hook_executor(ENDPOINT_AMP)  # None: no module runs
         try:
-            if hooks is not None and hooks.has(Stage.ENTRYPOINT):
+            if hooks is not None and Stage.ENTRYPOINT in hooks.stages:
                 _, rejection = await entrypoint(hooks, request, b"")  # AMP has no body (PBS-Go passes nil)
                 if rejection is not None:
                     raise HookRejected(rejection, None)

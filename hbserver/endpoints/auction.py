@@ -145,7 +145,7 @@ class AuctionEndpoint:
         hooks = self.service.hook_executor(ENDPOINT_AUCTION)  # None: no module runs
         try:
             raw = request[BODY] = await read_body(request)  # BODY: for the interaction log
-            if hooks is not None and hooks.has(Stage.ENTRYPOINT):
+            if hooks is not None and Stage.ENTRYPOINT in hooks.stages:
                 raw, rejection = await entrypoint(hooks, request, raw)
                 if rejection is not None:
                     return await self._hook_rejected(request, hooks, HookRejected(rejection, _loose_json(raw)))
@@ -199,7 +199,7 @@ class AuctionEndpoint:
             record = auction_record(200, result.account, result.bidders, result.bids, [], result.details,
                                     analytics_entries(hooks.outcomes))  # fmt: skip
             self.analytics.log(record, result.activities)
-        if hooks.has(Stage.EXITPOINT):
+        if Stage.EXITPOINT in hooks.stages:
             response = await exit_response(hooks, result.response)
         else:  # exit_response's answer without exitpoint hooks
             response = FastResponse(body=orjson.dumps(result.response), content_type="application/json")

@@ -43,7 +43,7 @@ async def exit_response(hooks: HookExecutor, answer: Any) -> FastResponse:
 
 async def exitpoint(hooks: HookExecutor, response: Any, headers: dict[str, str]) -> Any:
     """What the exitpoint hooks leave of the answer; ``headers`` gets what they add."""
-    if not hooks.has(Stage.EXITPOINT):
+    if Stage.EXITPOINT not in hooks.stages:
         return response
     payload, _ = await hooks.run(Stage.EXITPOINT, ExitpointPayload(response, headers), EXITPOINT)
     if isinstance(payload.headers, dict) and payload.headers is not headers:

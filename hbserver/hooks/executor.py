@@ -38,9 +38,16 @@ ModuleCounter = Callable[[str, str, str, int], None]  # (module, stage, outcome,
 # a plain success of run_each: (ref, started, done, result, whether its mutations were all applied), its HookCall
 # made when read
 _Success = tuple[HookRef, float, float, HookResult[Any], bool]
-# a stage run: stage, entity, each group's calls; or run_each's: stage, its (payload, entity) runs, a call per run
-_StageRun = tuple[Stage, str, list[list[HookCall]]] | tuple[Stage, list[tuple[Any, str]], list[HookCall | _Success]]
+# a stage run: stage, entity, each group's calls; or run_each's: stage, its (payload, entity) runs, a call per
+# run; or run_batch's: stage, (its payloads, their entities or None: each payload's ``bidder``), a call per payload
+_StageRun = (
+    tuple[Stage, str, list[list[HookCall]]]
+    | tuple[Stage, list[tuple[Any, str]], list[HookCall | _Success]]
+    | tuple[Stage, tuple[list[Any], list[str] | None], list[HookCall | _Success]]
+)
 _UNSET: Any = object()
+_NO_STAGES: frozenset[Stage] = frozenset()
+_NO_SINGLE: Mapping[Stage, Any] = {}
 
 
 class HookExecutor:
@@ -59,6 +66,8 @@ class HookExecutor:
     ) -> None:
         self.endpoint = endpoint
         self.plans = plans
+        self.stages: frozenset[Stage] = plans.at.get(endpoint, _NO_STAGES)  # the stages with hooks
+        self._single = plans.single_at.get(endpoint, _NO_SINGLE)
         self.account_id = ""
         self.account_modules: Mapping[str, Any] = {}
         self._runs: list[_StageRun] = []
@@ -79,9 +88,9 @@ class HookExecutor:
             for stage, entity, groups in self._runs:
                 if isinstance(entity, str):
                     built.append(stage_outcome(stage, entity, groups))
-                else:  # run_each's: a run per (payload, entity), a call per run (so far)
-                    pairs = zip(entity, groups, strict=False)
-                    built.extend(stage_outcome(stage, each, [[_call_of(call)]]) for (_, each), call in pairs)
+                else:  # run_each's or run_batch's: a call per payload (so far)
+                    pairs = zip(_entities(entity), groups, strict=False)
+                    built.extend(stage_outcome(stage, each, [[_call_of(call)]]) for each, call in pairs)
             self._outcomes = built
         return self._outcomes
 
@@ -103,6 +112,8 @@ class HookExecutor:
             self._contexts = {module: context for module, context in self._contexts.items() if context}
         if plans is not None:
             self.plans = plans
+            self.stages = plans.at.get(self.endpoint, _NO_STAGES)
+            self._single = plans.single_at.get(self.endpoint, _NO_SINGLE)
 
     def for_account(self, runtime: HookRuntime, account_id: str, settings: Any) -> None:
         """:meth:`set_account` from the account's ``hooks`` settings (``plans`` and ``modules``): nothing
@@ -113,7 +124,8 @@ class HookExecutor:
         self.set_account(account_id, runtime.account_plans(account_id, settings), settings.modules)
 
     def has(self, stage: Stage) -> bool:
-        return (self.endpoint, stage) in self.plans.stages
+        """Whether ``stage`` has hooks (``stage in executor.stages`` is the same, without a call)."""
+        return stage in self.stages
 
     def runs_any(self) -> bool:
         """Whether any stage at this endpoint has hooks."""
@@ -143,10 +155,9 @@ class HookExecutor:
         outcomes, in one call; a stage of one hook, the common case, without the general path's lists
         (the runs recorded as one entry, their metrics counted once at the end), and in one call of
         the hook's batch form where its module has one (:meth:`run_batch`)."""
-        answers = self.run_batch(stage, runs)
-        if answers is not None:
-            return answers
-        single = self.plans.single.get((self.endpoint, stage))
+        single = self._single.get(stage)
+        if single is not None and single[3] is not None and runs:
+            return self.run_batch(stage, [payload for payload, _ in runs], [entity for _, entity in runs])  # type: ignore[return-value]
         self.all_quiet = False
         if single is None:
             return [await self.run(stage, payload, entity) for payload, entity in runs]
@@ -154,17 +165,19 @@ class HookExecutor:
             return []
         return await self._run_single(stage, single, runs)
 
-    def run_batch(self, stage: Stage, runs: list[tuple[Any, str]]) -> list[tuple[Any, Rejection | None]] | None:
-        """:meth:`run_each` where it needs no await: the stage's one hook in its batch form
-        (:func:`~hbserver.hooks.api.batch_of`), one call for every run, its time shared out between
-        them (each its share, timed out where the share is over the timeout); None when the stage has
-        no batch form (await run_each then)."""
-        single = self.plans.single.get((self.endpoint, stage))
-        if single is None or single[3] is None or not runs:
+    def run_batch(
+        self, stage: Stage, payloads: list[Any], entities: list[str] | None = None
+    ) -> list[tuple[Any, Rejection | None]] | None:
+        """:meth:`run_each` where it needs no await, over its payloads and their entities (None: each
+        payload's ``bidder``, as the payloads of the batch stages have): the stage's one hook in its
+        batch form (:func:`~hbserver.hooks.api.batch_of`), one call for every payload, its time shared
+        out between them (each its share, timed out where the share is over the timeout); None when the
+        stage has no batch form (await run_each then)."""
+        single = self._single.get(stage)
+        if single is None or single[3] is None or not payloads:
             return None
         ref, _, timeout_s, batch = single
         invocation = self._invocations.get(id(ref)) or self._invocation(ref)
-        payloads = [payload for payload, _ in runs]
         started = perf_counter()
         try:
             results: Any = batch(invocation, payloads)
@@ -172,7 +185,7 @@ class HookExecutor:
             results = exc
         share = (perf_counter() - started) / len(payloads)
         calls: list[HookCall | _Success] = []
-        self._runs.append((stage, runs, calls))  # each run's outcome, built when read
+        self._runs.append((stage, (payloads, entities), calls))  # each payload's outcome, built when read
         self._outcomes = None
         self.all_quiet = False
         if type(results) is list and len(results) == len(payloads) and share <= timeout_s:  # the common case
@@ -551,6 +564,14 @@ def _all_quiet(results: list[Any]) -> bool:
         ):
             return False
     return True
+
+
+def _entities(runs: list[tuple[Any, str]] | tuple[list[Any], list[str] | None]) -> list[str]:
+    """The entities of run_each's runs, or of run_batch's payloads."""
+    if type(runs) is tuple:
+        payloads, entities = runs
+        return entities if entities is not None else [payload.bidder for payload in payloads]
+    return [entity for _, entity in runs]  # type: ignore[misc]
 
 
 def _call_of(call: HookCall | _Success) -> HookCall:

@@ -44,6 +44,11 @@ class RequestPlans:
     single: Mapping[tuple[str, Stage], tuple[HookRef, Hook, float, BatchHook | None]] = field(
         init=False, compare=False, repr=False
     )
+    # by endpoint: its stages with hooks (HookExecutor.stages), and ``single``'s entries by stage
+    at: Mapping[str, frozenset[Stage]] = field(init=False, compare=False, repr=False)
+    single_at: Mapping[str, Mapping[Stage, tuple[HookRef, Hook, float, BatchHook | None]]] = field(
+        init=False, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         single = {}
@@ -53,6 +58,15 @@ class RequestPlans:
                     ((ref, hook),) = groups[0].hooks
                     single[key] = (ref, hook, groups[0].timeout_ms / 1000, batch_of(hook, key[1]))
         object.__setattr__(self, "single", single)
+        at: dict[str, set[Stage]] = {}
+        for (endpoint, stage), groups in self.stages.items():
+            if groups:
+                at.setdefault(endpoint, set()).add(stage)
+        object.__setattr__(self, "at", {endpoint: frozenset(stages) for endpoint, stages in at.items()})
+        single_at: dict[str, dict[Stage, tuple[HookRef, Hook, float, BatchHook | None]]] = {}
+        for (endpoint, stage), entry in single.items():
+            single_at.setdefault(endpoint, {})[stage] = entry
+        object.__setattr__(self, "single_at", single_at)
 
     def groups(self, endpoint: str, stage: Stage) -> tuple[CompiledGroup, ...]:
         return self.stages.get((endpoint, stage), ())

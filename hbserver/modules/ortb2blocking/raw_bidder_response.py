@@ -99,7 +99,9 @@ def _all_pass(cfg: Config, bidder: str, attrs: BlockingAttributes, bids: list[Ty
     """Whether every bid surely passes at a glance (its checks quiet: nothing warned either); False
     leaves them to :func:`_checked`. The glance is read once per bid type (bids mostly share theirs)."""
     bid_type: Any = _UNSET
-    look: Glance | None = None
+    look: Any = None
+    plain: frozenset[str] | None = None
+    lists: dict[str, frozenset[Any]] = {}
     for typed in bids:
         if typed.bid_type != bid_type:
             bid_type = typed.bid_type
@@ -107,7 +109,18 @@ def _all_pass(cfg: Config, bidder: str, attrs: BlockingAttributes, bids: list[Ty
             look = kept[1] if kept is not None and kept[0] is attrs else _look(cfg, bidder, bid_type, attrs)
             if look is None:
                 return False
-        if not _passes(look, typed.bid):  # type: ignore[arg-type]  # set with the first bid's type
+            plain, lists = look.plain, look.lists
+        bid = typed.bid
+        present = bid.keys() & look.keys
+        if plain is not None and present <= plain:  # the common case: only plain list checks (_passes's first)
+            try:
+                for key in present:
+                    value = bid[key]
+                    if isinstance(value, list) and not lists[key].isdisjoint(value):
+                        return False
+            except TypeError:  # a value that cannot be in a set
+                return False
+        elif not _passes(look, bid):
             return False
     return True
 
@@ -181,12 +194,14 @@ class Glance(NamedTuple):
     battr: Mapping[str, tuple[Any, ...]]  # battr's blocked values by imp id (the attributes')
     # the plain list checks of ``checks`` (blocked values as a set, a bid without values passing): key -> set
     lists: dict[str, frozenset[Any]]
+    # the keys of ``lists`` when no key is required (a bid with only these is checked at once), else None
+    plain: frozenset[str] | None
 
 
 # a check's kind: a list of values (blocked: a set, or None for battr's by imp), the deal id, the app
 # bundle (blocked: a set), the category taxonomy (blocked: the one allowed)
 _LIST, _DEAL, _BUNDLE, _CATTAX = range(4)
-_new_glance = tuple.__new__  # a Glance from its four values, without its __new__'s keyword handling
+_new_glance = tuple.__new__  # a Glance from its values, without its __new__'s keyword handling
 
 
 def glance(quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
@@ -213,7 +228,8 @@ def glance(quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
         checks["cattax"] = (_CATTAX, attrs.cattax or _CATTAX_IAB_CONTENT_10, False)
     lists = {key: blocked for key, (kind, blocked, unknown) in checks.items()
              if kind == _LIST and blocked is not None and not unknown}  # fmt: skip
-    return Glance(frozenset(checks), frozenset(required), checks, attrs.battr, lists)
+    return Glance(frozenset(checks), frozenset(required), checks, attrs.battr, lists,
+                  None if required else frozenset(lists))  # fmt: skip
 
 
 def _glance_of(cfg: Config, quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
@@ -228,7 +244,7 @@ def _glance_of(cfg: Config, quick: QuickCheck, attrs: BlockingAttributes) -> Gla
         base = cfg.memo["glance base"] = (quick, attrs.badv, attrs.bapp, attrs.bcat, attrs.cattax, glance(quick, attrs))
     found: Glance | None = base[5]
     if found is not None and found.battr is not attrs.battr:
-        found = _new_glance(Glance, (found.keys, found.required, found.checks, attrs.battr, found.lists))
+        found = _new_glance(Glance, (found.keys, found.required, found.checks, attrs.battr, found.lists, found.plain))
     cfg.memo["glance"] = (attrs, quick, found)
     return found
 
