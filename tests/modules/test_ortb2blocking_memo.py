@@ -239,6 +239,41 @@ def test_quick_look_agrees_with_the_checks(bid: dict[str, Any], fails: bool) -> 
         assert failed is not None  # without a deal (or values no set holds) the quick look stops only bids that fail
 
 
+# ENFORCED without block_unknown_adomain: no key is required, so a bid with only plain list keys
+# (adomain, cat) is decided by _all_pass's own loop, the rest by _passes
+LOOSE = {"attributes": {**ENFORCED["attributes"], "badv": {"enforce_blocks": True, "blocked_adomain": ["bad.com"]}}}
+
+
+@pytest.mark.parametrize(
+    ("bid", "fails"),
+    [
+        ({"impid": "i1"}, False),  # no key looked at
+        ({"impid": "i1", "adomain": ["ok.com"]}, False),
+        ({"impid": "i1", "adomain": ["ok.com", "bad.com"]}, True),
+        ({"impid": "i1", "adomain": []}, False),
+        ({"impid": "i1", "adomain": "bad.com"}, False),  # not a list: no values
+        ({"impid": "i1", "adomain": ["ok.com"], "cat": ["IAB1", "IAB25"]}, True),
+        ({"impid": "i1", "cat": ["IAB25-3"]}, False),
+        ({"impid": "i1", "adomain": [["bad.com"]]}, None),  # a value no set holds: left to the checks
+        ({"impid": "i1", "adomain": ["ok.com"], "attr": [9]}, True),  # a key of _passes's
+        ({"impid": "i1", "adomain": ["ok.com"], "dealid": "d"}, None),  # a deal: left to the checks
+    ],
+)
+def test_plain_list_bids_are_decided_as_the_checks_decide(bid: dict[str, Any], fails: bool | None) -> None:
+    cfg = parse(LOOSE)
+    plan = response_plan(cfg, "appnexus", "banner")
+    assert plan.quick is not None
+    look = glance(plan.quick, _ATTRS)
+    assert look is not None and look.plain == frozenset({"adomain", "cat"})
+    failed = _failed_checks(plan.steps, _ATTRS, bid, bid["impid"], HookResult())
+    passes = _all_pass(cfg, "appnexus", _ATTRS, [TypedBid(bid, "banner")])
+    assert passes is _passes(look, bid)
+    if fails is None:  # the glance cannot tell: the full checks decide
+        assert not passes
+    else:
+        assert (failed is not None, passes) == (fails, not fails)
+
+
 def test_bids_mutation_keeps_the_response_fields() -> None:
     bids = [{"id": "1", "adomain": ["bad.com"]}, {"id": "2", "adomain": ["ok.com"]}]
     kept, currency, fledge, _, _ = _response_outcome(build({}), ENFORCED, {"appnexus": _ATTRS}, bids)

@@ -29,6 +29,7 @@ from hbserver.modules.ortb2blocking.plans import (
 Result = HookResult[RawBidderResponsePayload]
 _CATTAX_IAB_CONTENT_10 = 1  # the taxonomy allowed when the request named none
 _NO_BLOCKED: tuple[Any, ...] = ()
+_NO_LISTS: Mapping[str, frozenset[Any]] = {}
 _NO_PLAN = ResponsePlan((None, None, None, None), ())
 _UNSET: Any = object()
 _new_result = object.__new__  # a HookResult of defaults, without its constructor's call
@@ -100,8 +101,8 @@ def _all_pass(cfg: Config, bidder: str, attrs: BlockingAttributes, bids: list[Ty
     leaves them to :func:`_checked`. The glance is read once per bid type (bids mostly share theirs)."""
     bid_type: Any = _UNSET
     look: Any = None
-    plain: frozenset[str] | None = None
-    lists: dict[str, frozenset[Any]] = {}
+    plain: frozenset[str] | None = None  # the two set with the first bid's glance
+    lists: Mapping[str, frozenset[Any]] = _NO_LISTS
     for typed in bids:
         if typed.bid_type != bid_type:
             bid_type = typed.bid_type
