@@ -289,10 +289,11 @@ class HookExecutor:
             if shared.mutations:
                 return self._apply_shared(stage, (ref, started, done, shared, True), payloads, calls)
             calls.extend([(ref, started, done, shared, False)] * size)
-        elif _all_quiet(results):
-            calls.extend([(ref, started, done, result, False) for result in results])
         else:
-            return None
+            quiet = _quiet_calls(results, ref, started, done)
+            if quiet is None:
+                return None
+            calls.extend(quiet)
         self.all_quiet = True
         if self._count is not None:
             self._count(ref.module, stage, "success_noop", size)
@@ -447,7 +448,9 @@ class HookExecutor:
         """A hook's context for this request: its module's values (kept from the stages before the
         account was known) and its section of the account's ``hooks.modules``."""
         module = ref.module
-        context = self._contexts.setdefault(module, {})
+        context = self._contexts.get(module)
+        if context is None:
+            context = self._contexts[module] = {}
         config = _section(self.account_modules, module) if self.account_modules else None
         invocation = InvocationContext(self.endpoint, self.account_id, config, context, ref.code)
         self._invocations[id(ref)] = invocation
@@ -556,14 +559,17 @@ def _not_rejectable(stage: Stage, call: HookCall) -> None:
 
 
 # (a plain loop: for the few results of a batch, all() over map() and repeat() costs several times more)
-def _all_quiet(results: list[Any]) -> bool:
-    """Whether every result is a HookResult without reject, rejected bids, mutations or module context."""
+def _quiet_calls(results: list[Any], ref: HookRef, started: float, done: float) -> list[_Success] | None:
+    """Each result's plain success, when every one is a HookResult without reject, rejected bids,
+    mutations or module context (None otherwise)."""
+    quiet: list[_Success] = []
     for result in results:
         if not isinstance(result, HookResult) or (
             result.reject or result.rejected_bids or result.mutations or result.module_context
         ):
-            return False
-    return True
+            return None
+        quiet.append((ref, started, done, result, False))
+    return quiet
 
 
 def _entities(runs: list[tuple[Any, str]] | tuple[list[Any], list[str] | None]) -> list[str]:

@@ -447,3 +447,29 @@ def test_an_auction_of_equal_imps_gets_its_own_media_objects(second: dict[str, A
             assert [m.changes() for m in result.mutations] == [
                 m.changes() for m in _run(config, copy.deepcopy(request), "a")[0].mutations
             ]
+
+
+@pytest.mark.parametrize("order", [("batch", "each"), ("each", "batch"), ("batch", "batch", "each")])
+def test_auctions_through_the_batch_and_the_hook_alike_get_their_own_changes(order: tuple[str, ...]) -> None:
+    """An auction's answer made from the last one's decisions carries no mutation of its own until a
+    per-call hook asks for one; whichever way each auction comes, its bidders get what a fresh module
+    gives them (1.0 stays 1.0 where the auction before had 1)."""
+    config, module = STATIC_CONFIGS["everything"], build({})
+    requests = [{"imp": [{"id": "1", "banner": {"w": 1 if n % 2 else 1.0}}, {"id": "2", "banner": {}}]}
+                for n in range(len(order))]  # fmt: skip
+    for way, request in zip(order, requests, strict=True):
+        context: dict[str, Any] = {}
+        ctx = InvocationContext(ENDPOINT_AUCTION, "acc", config, context, "c")
+        payloads = [BidderRequestPayload(own, "a") for own in _bidder_copies(copy.deepcopy(request), 2)]
+        if way == "batch":
+            results = module.handle_bidder_request_batch(ctx, payloads)
+        else:
+            results = [module.handle_bidder_request(ctx, payload) for payload in payloads]
+        expected = _run(config, copy.deepcopy(request), "a")
+        for payload, result in zip(payloads, results, strict=True):
+            assert isinstance(result, HookResult)
+            for mutation in result.mutations:
+                payload = mutation.apply(payload)
+            assert json.dumps(payload.request) == json.dumps(expected[1].request)
+            assert [m.changes() for m in result.mutations] == [m.changes() for m in expected[0].mutations]
+            context.update(result.module_context or {})

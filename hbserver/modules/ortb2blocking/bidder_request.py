@@ -36,6 +36,7 @@ ImpChange = tuple[str, list[tuple[str, tuple[int, ...]]]]  # a media object's (f
 _NOTHING: dict[str, Any] = {}
 _new_attributes = tuple.__new__  # BlockingAttributes from its six values, without its __new__'s keyword handling
 _new_result = object.__new__  # a HookResult of defaults, without its constructor's call
+_new_tuple = tuple.__new__  # a named tuple from its values, without its __new__'s keyword handling
 
 
 def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: dict[str, Any] | None = None) -> Result:
@@ -52,7 +53,7 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: d
         return _general_request(cfg, plan, request, payload.bidder)
     result: Result = _new_result(HookResult)  # every default (HookResult): the two fields set below
     result.module_context = {payload.bidder: seen.attributes}
-    result.mutations = seen.mutations
+    result.mutations = seen.mutations if seen.own else _own_mutations(plan.static, seen)  # type: ignore[arg-type]
     return result
 
 
@@ -83,7 +84,7 @@ def handle_bidder_requests(
             if seen.mutations:
                 done = seen.mutations[0]
                 apply = _set_known(static.top_set, seen.steps, seen.cattax)  # type: ignore[union-attr]
-                shared.mutations = [Mutation(done.kind, done.key, apply, done.also)]
+                shared.mutations = [_new_tuple(Mutation, (done.kind, done.key, apply, done.also))]
         shared.module_context[payload.bidder] = seen.attributes
         results.append(shared)
     return results
@@ -161,6 +162,9 @@ class StaticAnswer(NamedTuple):
     places: list[tuple[int, str, list[tuple[str, tuple[int, ...]]]]]  # each (position, media, fields) changed
     # with a mutation and imps of a signature: each (position, media, its changed copy) set on imps of ``sig``
     steps: list[tuple[int, str, dict[str, Any]]] | None
+    # whether ``mutations`` is this answer's own; False: an earlier auction's, its keys right but its apply
+    # not (_auction_answer leaves the mutation to be made where a per-call hook needs it: _own_mutations)
+    own: bool = True
 
 
 def imp_signature(imps: Any, media: tuple[str, ...]) -> list[Any] | None:
@@ -236,15 +240,25 @@ def _auction_answer(
     plan: StaticRequest, seen: StaticAnswer, imps: list[Any], sig: list[Any], context: Any
 ) -> StaticAnswer:
     """``seen``'s decisions for another auction whose imps are equal to its (``sig``): the same
-    attributes and keys, a mutation with this auction's own changed media objects."""
+    attributes and keys, and this auction's own changed media objects. Its mutation is made only
+    where a per-call hook asks (:func:`_own_mutations`): the batch makes its own from the steps."""
     mutations = seen.mutations
     steps = None
     if mutations:
-        done = mutations[0]
         steps = [(at, media, _changed(imps[at][media], fields)) for at, media, fields in seen.places]
-        apply = _set_static(plan.top_set, seen.changes, seen.cattax, (plan.media, sig, steps))
-        mutations = [Mutation(done.kind, done.key, apply, done.also)]
-    return StaticAnswer(context, seen.cattax, sig, seen.attributes, mutations, seen.changes, seen.places, steps)
+    values = (context, seen.cattax, sig, seen.attributes, mutations, seen.changes, seen.places, steps, not mutations)
+    return _new_tuple(StaticAnswer, values)  # type: ignore[no-any-return]
+
+
+def _own_mutations(plan: StaticRequest, seen: StaticAnswer) -> list[Mutation[BidderRequestPayload]]:
+    """The mutation of an answer :func:`_auction_answer` made without one (the keys of the one it took,
+    an apply of its own steps); the answer kept on the plan then has it."""
+    done = seen.mutations[0]
+    apply = _set_static(plan.top_set, seen.changes, seen.cattax, (plan.media, seen.sig, seen.steps))
+    mutations = [_new_tuple(Mutation, (done.kind, done.key, apply, done.also))]
+    if plan.seen[0] is seen:
+        plan.seen[0] = seen._replace(mutations=mutations, own=True)
+    return mutations
 
 
 def _imp_places(
