@@ -67,7 +67,7 @@ class HookExecutor:
         self.endpoint = endpoint
         self.plans = plans
         self.stages: frozenset[Stage] = plans.at.get(endpoint, _NO_STAGES)  # the stages with hooks
-        self._single = plans.single_at.get(endpoint, _NO_SINGLE)
+        self._single = plans.single.get(endpoint, _NO_SINGLE)
         self.account_id = ""
         self.account_modules: Mapping[str, Any] = {}
         self._runs: list[_StageRun] = []
@@ -113,7 +113,7 @@ class HookExecutor:
         if plans is not None:
             self.plans = plans
             self.stages = plans.at.get(self.endpoint, _NO_STAGES)
-            self._single = plans.single_at.get(self.endpoint, _NO_SINGLE)
+            self._single = plans.single.get(self.endpoint, _NO_SINGLE)
 
     def for_account(self, runtime: HookRuntime, account_id: str, settings: Any) -> None:
         """:meth:`set_account` from the account's ``hooks`` settings (``plans`` and ``modules``): nothing

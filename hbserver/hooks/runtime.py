@@ -39,34 +39,27 @@ class RequestPlans:
     stages: StagePlans
     abtests: tuple[AbTest, ...]
     endpoints: frozenset[str]  # the endpoints with any hook
-    # the (endpoint, stage)s of one group of one hook, without A/B tests: (its ref, hook, timeout in
-    # seconds, its batch form or None), what HookExecutor.run_each runs without the general path
-    single: Mapping[tuple[str, Stage], tuple[HookRef, Hook, float, BatchHook | None]] = field(
-        init=False, compare=False, repr=False
-    )
-    # by endpoint: its stages with hooks (HookExecutor.stages), and ``single``'s entries by stage
+    # by endpoint: its stages with hooks (HookExecutor.stages)
     at: Mapping[str, frozenset[Stage]] = field(init=False, compare=False, repr=False)
-    single_at: Mapping[str, Mapping[Stage, tuple[HookRef, Hook, float, BatchHook | None]]] = field(
+    # by endpoint, then stage: those of one group of one hook, without A/B tests: (its ref, hook, timeout
+    # in seconds, its batch form or None), what HookExecutor.run_each runs without the general path
+    single: Mapping[str, Mapping[Stage, tuple[HookRef, Hook, float, BatchHook | None]]] = field(
         init=False, compare=False, repr=False
     )
 
     def __post_init__(self) -> None:
-        single = {}
-        if not self.abtests:
-            for key, groups in self.stages.items():
-                if len(groups) == 1 and len(groups[0].hooks) == 1:
-                    ((ref, hook),) = groups[0].hooks
-                    single[key] = (ref, hook, groups[0].timeout_ms / 1000, batch_of(hook, key[1]))
-        object.__setattr__(self, "single", single)
         at: dict[str, set[Stage]] = {}
+        single: dict[str, dict[Stage, tuple[HookRef, Hook, float, BatchHook | None]]] = {}
         for (endpoint, stage), groups in self.stages.items():
-            if groups:
-                at.setdefault(endpoint, set()).add(stage)
+            if not groups:
+                continue
+            at.setdefault(endpoint, set()).add(stage)
+            if not self.abtests and len(groups) == 1 and len(groups[0].hooks) == 1:
+                ((ref, hook),) = groups[0].hooks
+                entry = (ref, hook, groups[0].timeout_ms / 1000, batch_of(hook, stage))
+                single.setdefault(endpoint, {})[stage] = entry
         object.__setattr__(self, "at", {endpoint: frozenset(stages) for endpoint, stages in at.items()})
-        single_at: dict[str, dict[Stage, tuple[HookRef, Hook, float, BatchHook | None]]] = {}
-        for (endpoint, stage), entry in single.items():
-            single_at.setdefault(endpoint, {})[stage] = entry
-        object.__setattr__(self, "single_at", single_at)
+        object.__setattr__(self, "single", single)
 
     def groups(self, endpoint: str, stage: Stage) -> tuple[CompiledGroup, ...]:
         return self.stages.get((endpoint, stage), ())

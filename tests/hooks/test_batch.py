@@ -106,7 +106,7 @@ QUIET_PAYLOADS = [payload for payload in BATCH_PAYLOADS if payload["do"] == "qui
 async def test_batch_answers_as_the_hook_called_once_per_payload(payloads: list[dict[str, Any]]) -> None:
     module = Batched()
     batched, batched_metrics = executor({Stage.BIDDER_REQUEST: [[("m", "c", module.handle_bidder_request)]]})
-    assert batched.plans.single[(AUCTION, Stage.BIDDER_REQUEST)][3] is not None
+    assert batched.plans.single[AUCTION][Stage.BIDDER_REQUEST][3] is not None
     single, single_metrics = executor({Stage.BIDDER_REQUEST: [[("m", "c", _answer)]]})  # no batch form
     runs = [(dict(payload), payload["id"]) for payload in payloads]
     answers = await batched.run_each(Stage.BIDDER_REQUEST, runs)
@@ -221,7 +221,7 @@ def test_plans_keep_the_batch_form_only_for_a_stage_of_one_hook() -> None:
     from tests.hooks.test_executor import plans
 
     alone = plans({Stage.BIDDER_REQUEST: [[("m", "c", module.handle_bidder_request)]]})
-    assert alone.single[(AUCTION, Stage.BIDDER_REQUEST)][3] == module.handle_bidder_request_batch
+    assert alone.single[AUCTION][Stage.BIDDER_REQUEST][3] == module.handle_bidder_request_batch
     shared = plans({Stage.BIDDER_REQUEST: [[("m", "c", module.handle_bidder_request), ("m", "d", _plain_hook)]]})
-    assert (AUCTION, Stage.BIDDER_REQUEST) not in shared.single
+    assert Stage.BIDDER_REQUEST not in shared.single.get(AUCTION, {})
     assert isinstance(alone, RequestPlans)

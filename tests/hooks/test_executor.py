@@ -817,7 +817,7 @@ def test_plans_single_is_a_stage_of_one_hook(
     groups: list[list[Spec]], abtests: tuple[AbTest, ...], single: bool
 ) -> None:
     compiled = plans({Stage.BIDDER_REQUEST: groups}, timeout_ms=250, abtests=abtests)
-    found = compiled.single.get((AUCTION, Stage.BIDDER_REQUEST))
+    found = compiled.single.get(AUCTION, {}).get(Stage.BIDDER_REQUEST)
     assert (found is not None) is single
     if found is not None:
         assert found == (HookRef("m", "a"), _noop, 0.25, None)  # a plain function has no batch form

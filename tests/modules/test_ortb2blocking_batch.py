@@ -53,8 +53,8 @@ def _executors(stage: Stage, config: Any, context: dict[str, Any]) -> tuple[Any,
         hooks._contexts["prebid.ortb2blocking"] = dict(context)
         made.append((hooks, metrics))
     assert (
-        made[0][0].plans.single[(AUCTION, stage)][3] is not None
-        and made[1][0].plans.single[(AUCTION, stage)][3] is None
+        made[0][0].plans.single[AUCTION][stage][3] is not None
+        and made[1][0].plans.single[AUCTION][stage][3] is None
     )
     return counted, made
 
