@@ -281,9 +281,18 @@ class InvocationContext:
     hook_impl_code: str
 
 
+class QuietBatch(NamedTuple):
+    """A batch form's answer that every payload passes as it is: each one's result has no reject,
+    mutation, rejected bids nor module context, and is made by ``result_of(payload)`` only if the
+    stage's outcomes are read (for the trace or analytics: most auctions read none). ``result_of``
+    must not raise; a result it makes that is not quiet is shown as it is, never applied."""
+
+    result_of: Callable[[Any], HookResult[Any]]
+
+
 Hook = Callable[[InvocationContext, Any], "HookResult[Any] | Awaitable[HookResult[Any]]"]
 # a module's hook over all of a stage's payloads at once (``handle_<stage>_batch``, see batch_of)
-BatchHook = Callable[[InvocationContext, list[Any]], "list[HookResult[Any] | Exception]"]
+BatchHook = Callable[[InvocationContext, list[Any]], "list[HookResult[Any] | Exception] | QuietBatch"]
 BATCH_STAGES = frozenset({"bidder_request", "raw_bidder_response"})  # the stages of a payload per entity
 
 
@@ -291,7 +300,8 @@ def batch_of(hook: Hook, stage: Stage) -> BatchHook | None:
     """The batch form of a module's hook, where the module offers one: at ``bidder_request`` and
     ``raw_bidder_response`` (a payload per bidder, per answer), a method ``handle_<stage>_batch(ctx,
     payloads)`` of the hook's module, a plain function answering a list of one HookResult per
-    payload in their order (an exception in place of one: that payload's hook raised it). The
+    payload in their order (an exception in place of one: that payload's hook raised it), or a
+    :class:`QuietBatch` when every payload passes as it is. The
     executor calls it instead of the hook when the hook runs alone at the stage (one group of one
     hook, no A/B test): each answer is then taken as the hook's for its payload."""
     owner = getattr(hook, "__self__", None)

@@ -16,7 +16,15 @@ from collections.abc import Callable, Mapping
 from time import perf_counter
 from typing import Any
 
-from hbserver.hooks.api import HookFailure, HookResult, InvocationContext, Mutation, RejectedBids, Stage
+from hbserver.hooks.api import (
+    HookFailure,
+    HookResult,
+    InvocationContext,
+    Mutation,
+    QuietBatch,
+    RejectedBids,
+    Stage,
+)
 from hbserver.hooks.outcome import (
     EXECUTION_FAILURE,
     FAILURE,
@@ -38,12 +46,16 @@ ModuleCounter = Callable[[str, str, str, int], None]  # (module, stage, outcome,
 # a plain success of run_each: (ref, started, done, result, whether its mutations were all applied), its HookCall
 # made when read
 _Success = tuple[HookRef, float, float, HookResult[Any], bool]
+# a quiet batch in time: its ref, started, done, and what makes each payload's result
+_Quiet = tuple[HookRef, float, float, Callable[[Any], HookResult[Any]]]
 # a stage run: stage, entity, each group's calls; or run_each's: stage, its (payload, entity) runs, a call per
 # run; or run_batch's: stage, (its payloads, their entities or None: each payload's ``bidder``), a call per payload
+# (or its _Quiet)
 _StageRun = (
     tuple[Stage, str, list[list[HookCall]]]
     | tuple[Stage, list[tuple[Any, str]], list[HookCall | _Success]]
     | tuple[Stage, tuple[list[Any], list[str] | None], list[HookCall | _Success]]
+    | tuple[Stage, tuple[list[Any], list[str] | None], _Quiet]
 )
 _UNSET: Any = object()
 _NO_STAGES: frozenset[Stage] = frozenset()
@@ -89,6 +101,8 @@ class HookExecutor:
                 if isinstance(entity, str):
                     built.append(stage_outcome(stage, entity, groups))
                 else:  # run_each's or run_batch's: a call per payload (so far)
+                    if type(groups) is tuple:  # a quiet batch's
+                        groups = _quiet_successes(groups, entity[0])  # type: ignore[index]
                     pairs = zip(_entities(entity), groups, strict=False)
                     built.extend(stage_outcome(stage, each, [[_call_of(call)]]) for each, call in pairs)
             self._outcomes = built
@@ -184,6 +198,10 @@ class HookExecutor:
         except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
             results = exc
         share = (perf_counter() - started) / len(payloads)
+        if type(results) is QuietBatch:
+            if share <= timeout_s:  # every payload passes as it is: their results made when read
+                return self._take_quiet(stage, (ref, started, started + share, results.result_of), payloads, entities)
+            results = _results_of(results.result_of, payloads)  # each run timed out below
         calls: list[HookCall | _Success] = []
         self._runs.append((stage, (payloads, entities), calls))  # each payload's outcome, built when read
         self._outcomes = None
@@ -194,6 +212,18 @@ class HookExecutor:
             if answers is not None:
                 return answers
         return self._take_each(stage, (ref, started, share, timeout_s), invocation, results, payloads, calls)
+
+    def _take_quiet(
+        self, stage: Stage, quiet: _Quiet, payloads: list[Any], entities: list[str] | None
+    ) -> list[tuple[Any, Rejection | None]]:
+        """A :class:`~hbserver.hooks.api.QuietBatch` in time: each payload kept, a plain success
+        without mutations recorded for each (its result made when the outcomes are read)."""
+        self._runs.append((stage, (payloads, entities), quiet))
+        self._outcomes = None
+        self.all_quiet = True
+        if self._count is not None:
+            self._count(quiet[0].module, stage, "success_noop", len(payloads))
+        return [(payload, None) for payload in payloads]
 
     async def _run_single(
         self, stage: Stage, single: tuple[HookRef, Any, float, Any], runs: list[tuple[Any, str]]
@@ -570,6 +600,32 @@ def _quiet_calls(results: list[Any], ref: HookRef, started: float, done: float) 
             return None
         quiet.append((ref, started, done, result, False))
     return quiet
+
+
+def _quiet_successes(quiet: _Quiet, payloads: list[Any]) -> list[HookCall | _Success]:
+    """A quiet batch's record as a plain success per payload (a HookCall failing where its result
+    could not be made)."""
+    ref, started, done, result_of = quiet
+    calls: list[HookCall | _Success] = []
+    for payload in payloads:
+        try:
+            calls.append((ref, started, done, result_of(payload), False))
+        except Exception as exc:
+            call = HookCall(ref, started)
+            _fail(call, exc)
+            calls.append(call)
+    return calls
+
+
+def _results_of(result_of: Callable[[Any], HookResult[Any]], payloads: list[Any]) -> list[Any]:
+    """A quiet batch's results made at once (each an exception where it raised)."""
+    results: list[Any] = []
+    for payload in payloads:
+        try:
+            results.append(result_of(payload))
+        except Exception as exc:
+            results.append(exc)
+    return results
 
 
 def _entities(runs: list[tuple[Any, str]] | tuple[list[Any], list[str] | None]) -> list[str]:

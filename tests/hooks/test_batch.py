@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from hbserver.hooks.api import HookFailure, HookResult, InvocationContext, Mutation, Stage, batch_of
-from hbserver.hooks.outcome import EXECUTION_FAILURE, FAILURE, SUCCESS, TIMEOUT, UPDATE
+from hbserver.hooks.api import HookFailure, HookResult, InvocationContext, Mutation, QuietBatch, Stage, batch_of
+from hbserver.hooks.outcome import EXECUTION_FAILURE, FAILURE, NO_ACTION, SUCCESS, TIMEOUT, UPDATE
 from hbserver.hooks.plan import HookRef
 from hbserver.hooks.runtime import RequestPlans
 from tests.hooks.test_executor import AUCTION, executor, failing, set_key
@@ -225,3 +225,63 @@ def test_plans_keep_the_batch_form_only_for_a_stage_of_one_hook() -> None:
     shared = plans({Stage.BIDDER_REQUEST: [[("m", "c", module.handle_bidder_request), ("m", "d", _plain_hook)]]})
     assert Stage.BIDDER_REQUEST not in shared.single.get(AUCTION, {})
     assert isinstance(alone, RequestPlans)
+
+
+def _tagged(payload: Any) -> HookResult[Any]:
+    """A quiet result of the payload's own (its analytics tags name it)."""
+    if payload.get("do") == "raise":
+        raise RuntimeError(f"no result for {payload['id']}")
+    return HookResult(analytics_tags={"activities": [{"name": payload["id"], "status": "success"}]})
+
+
+def _late_quiet(payloads: list[Any]) -> Any:
+    time.sleep(0.03 * len(payloads))  # each run's share is over the 20 ms timeout
+    return QuietBatch(_tagged)
+
+
+# a quiet batch (QuietBatch) against the hook answering each payload what its result_of makes:
+# (batch, payloads' "do", timeout, what each run's outcome is, the metric of each run)
+QUIET_CASES = {
+    "in time": (lambda payloads: QuietBatch(_tagged), ["", "", ""], 1000, (SUCCESS, NO_ACTION, None), "success_noop"),
+    "one payload": (lambda payloads: QuietBatch(_tagged), [""], 1000, (SUCCESS, NO_ACTION, None), "success_noop"),
+    "late": (_late_quiet, ["", ""], 20, (TIMEOUT, "", "Hook execution timeout"), "timeout"),
+}
+
+
+@pytest.mark.parametrize("name", QUIET_CASES)
+async def test_a_quiet_batch_answers_as_the_hook_answering_each_its_result(name: str) -> None:
+    batch, dos, timeout_ms, (status, action, error), metric = QUIET_CASES[name]
+    module = Batched(batch)
+    hooks, metrics = executor({Stage.BIDDER_REQUEST: [[("m", "c", module.handle_bidder_request)]]},
+                              timeout_ms=timeout_ms)  # fmt: skip
+    single, single_metrics = executor({Stage.BIDDER_REQUEST: [[("m", "c", lambda context, p: _tagged(p))]]})
+    runs = [({"id": str(n), "do": do}, f"bidder{n}") for n, do in enumerate(dos)]
+    answers = await hooks.run_each(Stage.BIDDER_REQUEST, [(dict(p), e) for p, e in runs])
+    assert answers == [(payload, None) for payload, _ in runs]
+    assert metrics.calls == [("m", "bidder_request", metric)] * len(runs)
+    assert hooks.all_quiet is (status == SUCCESS)
+    assert [o.entity for o in hooks.outcomes] == [entity for _, entity in runs]
+    for outcome, (payload, _) in zip(hooks.outcomes, runs, strict=True):
+        (hook,) = outcome.hooks()
+        assert (hook.status, hook.action) == (status, action)
+        assert hook.errors == ([] if error is None else [error])
+        assert hook.analytics_tags == ({} if error else _tagged(payload).analytics_tags)
+    if status == SUCCESS:  # the same as the hook called per payload
+        await single.run_each(Stage.BIDDER_REQUEST, [(dict(p), e) for p, e in runs])
+        assert _shape(hooks) == _shape(single)
+        assert sorted(metrics.calls) == sorted(single_metrics.calls)
+
+
+@pytest.mark.parametrize("timeout_ms", [1000, 20])
+async def test_a_quiet_batch_whose_result_cannot_be_made_fails_that_run_alone(timeout_ms: int) -> None:
+    """result_of raising (a module's bug) never fails the request: that run's outcome shows the failure
+    (in time, once read), the others theirs (late: timed out)."""
+    module = Batched(lambda payloads: QuietBatch(_tagged) if timeout_ms > 20 else _late_quiet(payloads))
+    hooks, _ = executor({Stage.BIDDER_REQUEST: [[("m", "c", module.handle_bidder_request)]]}, timeout_ms=timeout_ms)
+    runs = [({"id": "0"}, "a"), ({"id": "1", "do": "raise"}, "b"), ({"id": "2"}, "c")]
+    answers = await hooks.run_each(Stage.BIDDER_REQUEST, runs)
+    assert answers == [(payload, None) for payload, _ in runs]
+    shown = [(h.status, h.errors) for o in hooks.outcomes for h in o.hooks()]
+    other = (SUCCESS, []) if timeout_ms > 20 else (TIMEOUT, ["Hook execution timeout"])
+    assert shown == [other, (EXECUTION_FAILURE, ["hook execution failed: RuntimeError: no result for 1"]), other]
+

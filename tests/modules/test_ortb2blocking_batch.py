@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from hbserver.adapters.base import BidderResponse, TypedBid
-from hbserver.hooks.api import BidderRequestPayload, HookResult, InvocationContext, RawBidderResponsePayload, Stage
+from hbserver.hooks.api import (
+    BidderRequestPayload,
+    HookResult,
+    InvocationContext,
+    QuietBatch,
+    RawBidderResponsePayload,
+    Stage,
+)
 from hbserver.hooks.executor import HookExecutor
 from hbserver.modules.ortb2blocking import Ortb2BlockingModule, build
 from hbserver.modules.ortb2blocking.attributes import BlockingAttributes
@@ -125,6 +132,20 @@ async def test_bidder_request_batch_pbs_go_cases(case: dict[str, Any]) -> None:
     await _same_through_both(Stage.BIDDER_REQUEST, config, {}, _auction(case["request"], EXTRA_BIDDERS[3]))
 
 
+@pytest.mark.parametrize("cattaxes", [(2, None, None), (None, 2, None), (0, None, 2)])
+@pytest.mark.parametrize("config_name", ["everything", "top only, no taxonomy"])
+async def test_bidders_of_the_same_imps_each_with_its_own_cattax(config_name: str,
+                                                                 cattaxes: tuple[int | None, ...]) -> None:  # fmt: skip
+    """Bidders sharing their imps, one with its own cattax (kept) beside ones without (given the plan's)."""
+    shared = copy.deepcopy(STATIC_REQUESTS["banner imps"])
+    requests = [_own(shared) for _ in cattaxes]
+    for request, cattax in zip(requests, cattaxes, strict=True):
+        if cattax is not None:
+            request["cattax"] = cattax
+    runs = [(BidderRequestPayload(request, f"bidder{n}"), f"bidder{n}") for n, request in enumerate(requests)]
+    await _same_through_both(Stage.BIDDER_REQUEST, STATIC_CONFIGS[config_name], {}, runs)
+
+
 def _answer(bidder: str, bids: list[dict[str, Any]], bid_type: str = "banner") -> tuple[RawBidderResponsePayload, str]:
     typed = [TypedBid(bid=bid, bid_type=bid_type) for bid in bids]
     return RawBidderResponsePayload(BidderResponse(bids=typed), bidder), bidder
@@ -149,6 +170,39 @@ async def test_raw_bidder_response_batch_pbs_go_cases(case: dict[str, Any]) -> N
         _answer("appnexus", [], ""),
     ]
     await _same_through_both(Stage.RAW_BIDDER_RESPONSE, case["config"], context, runs)
+
+
+@pytest.mark.parametrize("case", RESPONSE_CASES, ids=[case["description"] for case in RESPONSE_CASES])
+async def test_raw_bidder_response_batch_where_the_others_pass(case: dict[str, Any]) -> None:
+    """Each case's answer beside answers whose bids all pass: where the case's pass too, the batch
+    answers them all at once (a QuietBatch), and still exactly as the hook does for each."""
+    context = {bidder: _attributes(raw) for bidder, raw in (case["module_context"] or {}).items()}
+    context.setdefault("other", BlockingAttributes(badv=("bad.com",), bcat=("IAB25",)))
+    passing = [{"id": "1", "impid": "i", "adomain": ["good.com"]}, {"id": "2", "cat": ["IAB1"]}, {"id": "3"}]
+    runs = [_answer("other", passing), _answer("appnexus", case["bids"], ""), _answer("other", passing[:1])]
+    await _same_through_both(Stage.RAW_BIDDER_RESPONSE, case["config"], context, runs)
+
+
+def test_a_raw_batch_whose_bids_all_pass_is_quiet() -> None:
+    """The common auction (every bid passes) is one QuietBatch; one bid blocked, or a bidder whose
+    module context is not its attributes, makes it a result (or failure) per answer."""
+    module = build({})
+    config = {"attributes": {"badv": {"blocked_adomain": ["bad.com"], "enforce_blocks": True}}}
+    attrs = BlockingAttributes(badv=("bad.com",))
+    context: dict[str, Any] = {"a": attrs, "b": attrs}
+    ctx = InvocationContext(AUCTION, "acc", config, context, "code")
+
+    def answered(bids: list[dict[str, Any]], bidder: str = "b") -> Any:
+        payloads = [_answer("a", [{"id": "1", "adomain": ["good.com"]}])[0], _answer(bidder, bids)[0]]
+        return module.handle_raw_bidder_response_batch(ctx, payloads)
+
+    quiet = answered([{"id": "2", "adomain": ["ok.com"]}])
+    assert isinstance(quiet, QuietBatch)
+    assert [type(answer).__name__ for answer in answered([{"id": "2", "adomain": ["bad.com"]}])] == [
+        "AllKept", "HookResult"]  # fmt: skip
+    assert isinstance(answered([{"id": "2"}], bidder="c"), QuietBatch)  # no attributes for c: nothing blocked
+    context["c"] = "not attributes"  # the hook fails for c alone
+    assert [type(answer).__name__ for answer in answered([{"id": "2"}], bidder="c")] == ["AllKept", "BlockingFailure"]
 
 
 async def test_a_batch_result_is_read_never_changed() -> None:

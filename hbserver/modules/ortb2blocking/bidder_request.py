@@ -34,6 +34,7 @@ ByImp = dict[str, tuple[int, ...]]
 _NO_VALUES: tuple[str, ...] = ()
 ImpChange = tuple[str, list[tuple[str, tuple[int, ...]]]]  # a media object's (field, values) to set
 _NOTHING: dict[str, Any] = {}
+_OWN_FIELDS = frozenset(("badv", "bapp", "bcat", "cattax"))  # a request with none of them: the static plan's
 _new_attributes = tuple.__new__  # BlockingAttributes from its six values, without its __new__'s keyword handling
 _new_result = object.__new__  # a HookResult of defaults, without its constructor's call
 _new_tuple = tuple.__new__  # a named tuple from its values, without its __new__'s keyword handling
@@ -71,6 +72,11 @@ def handle_bidder_requests(
     shared: Any = None
     for payload in payloads:
         request = payload.request
+        if (last is not None and type(request) is dict and request.keys().isdisjoint(_OWN_FIELDS)
+                and last.cattax == static.cattax and imp_signature(request.get("imp"), static) == last.sig):  # type: ignore[union-attr]  # fmt: skip
+            shared.module_context[payload.bidder] = last.attributes  # the common case: the bidders before's imps
+            results.append(shared)
+            continue
         seen = _answer_for(static, request, context) if type(request) is dict and context is not None else None
         if seen is None or seen.steps is None:
             try:
@@ -100,7 +106,7 @@ def _answer_for(static: StaticRequest | None, request: dict[str, Any], context: 
         raw_imps = []
     present = request.get("cattax")
     cattax = None if isinstance(present, int) and present > 0 else static.cattax  # None: the request's own
-    sig = imp_signature(raw_imps, static.media)
+    sig = imp_signature(raw_imps, static)
     seen: StaticAnswer | None = static.seen[0]
     if seen is None or seen.context is not context or context is None or seen.cattax != cattax or seen.sig != sig:
         seen = _seen_answer(static, seen, raw_imps, cattax, sig, context)
@@ -167,11 +173,18 @@ class StaticAnswer(NamedTuple):
     own: bool = True
 
 
-def imp_signature(imps: Any, media: tuple[str, ...]) -> list[Any] | None:
-    """The imps' ids, then their media objects of each name in ``media``; None when an imp is not an
-    object or the imps not a list. (Plain loops: map and chain over method descriptors cost more.)"""
+def imp_signature(imps: Any, plan: StaticRequest) -> list[Any] | None:
+    """What the plan's answer for ``imps`` depends on: each imp's (id, media objects of ``plan.media``)
+    where every imp is an object with all of them (the common case, in one C-level pass), else the
+    imps' ids, then their media objects of each name (None where absent); None when an imp is not
+    an object or the imps not a list."""
     if type(imps) is not list:
         return None
+    try:
+        return list(map(plan.imp_values, imps))
+    except (KeyError, TypeError, IndexError):  # an imp without one of them, or not an object
+        pass
+    media = plan.media
     sig: list[Any] = []
     add = sig.append
     for imp in imps:
@@ -229,7 +242,7 @@ def _static_answer(
         steps = (
             None if sig is None else [(at, media, _changed(imps[at][media], fields)) for at, media, fields in places]
         )
-        apply = _set_static(plan.top_set, changes, cattax, (plan.media, sig, steps))
+        apply = _set_static(plan.top_set, changes, cattax, (plan, sig, steps))
         mutations = [Mutation("update", keys[0], apply, keys[1])]
     badv, bapp, bcat = plan.top_values
     attributes = _new_attributes(BlockingAttributes, (badv, bapp, bcat, btype, battr, cattax or 0))
@@ -254,7 +267,7 @@ def _own_mutations(plan: StaticRequest, seen: StaticAnswer) -> list[Mutation[Bid
     """The mutation of an answer :func:`_auction_answer` made without one (the keys of the one it took,
     an apply of its own steps); the answer kept on the plan then has it."""
     done = seen.mutations[0]
-    apply = _set_static(plan.top_set, seen.changes, seen.cattax, (plan.media, seen.sig, seen.steps))
+    apply = _set_static(plan.top_set, seen.changes, seen.cattax, (plan, seen.sig, seen.steps))
     mutations = [_new_tuple(Mutation, (done.kind, done.key, apply, done.also))]
     if plan.seen[0] is seen:
         plan.seen[0] = seen._replace(mutations=mutations, own=True)
@@ -287,14 +300,14 @@ def _set_static(
     top: tuple[tuple[str, tuple[str, ...]], ...],
     changes: dict[str, list[ImpChange]],
     cattax: int | None,
-    ahead: tuple[tuple[str, ...], list[Any] | None, list[tuple[int, str, Any]] | None],
+    ahead: tuple[StaticRequest, list[Any] | None, list[tuple[int, str, Any]] | None],
 ) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
     """Sets the top fields, the imps' fields (by imp id, on their media objects, each replaced by a
     changed copy: it is shared) and ``cattax`` (None: left alone; 0: removed, as PBS-Go's JSON leaves
     a zero out) in place: the bidder's request and imps are its own at this stage (hooks API).
-    ``ahead``: the media names, the imp_signature the hook saw and the imps' changed media objects
-    made then, set as they are on imps of that signature (the auction's bidders share them)."""
-    media, sig, steps = ahead
+    ``ahead``: the plan, the imp_signature the hook saw and the imps' changed media objects made
+    then, set as they are on imps of that signature (the auction's bidders share them)."""
+    plan, sig, steps = ahead
 
     def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
         request = payload.request
@@ -302,7 +315,7 @@ def _set_static(
             request[key] = list(values)
         if changes:
             imps = request.get("imp")
-            if steps is not None and sig is not None and imp_signature(imps, media) == sig:
+            if steps is not None and sig is not None and imp_signature(imps, plan) == sig:
                 for position, name, media_object in steps:  # type: ignore[union-attr]
                     imps[position][name] = media_object
             elif isinstance(imps, list):

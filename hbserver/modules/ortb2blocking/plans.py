@@ -10,6 +10,7 @@ Only deal exceptions (which depend on the bid's deal id) are left to the hooks."
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
+from operator import itemgetter
 from typing import Any, NamedTuple, TypeVar
 
 from hbserver.hooks.api import BidderRequestPayload, Mutation
@@ -75,6 +76,8 @@ class StaticRequest(NamedTuple):
     cattax: int
     keys: dict[tuple[int, bool], MutationKeys]  # static_keys, remembered
     media: tuple[str, ...]  # the media objects of imp_groups, in their order
+    # an imp's (id, each media object of ``media``): raises where one is missing (bidder_request.imp_signature)
+    imp_values: Callable[[Any], Any]
     # the last request's answer (one entry: the bidders of an auction share their imps' media objects, so
     # all but the first get it as it is; see bidder_request.StaticAnswer)
     seen: list[Any]
@@ -161,6 +164,7 @@ def _static_request(
     if top is None or imps is None or any(step.error or step.message for step in top):
         return None
     with_values = [step for step in top if step.values]
+    media = tuple(dict.fromkeys(media for _, _, media, _ in imps))
     return StaticRequest(
         top_values=tuple(step.values for step in top),
         top_set=tuple((step.key, step.values) for step in with_values),
@@ -171,7 +175,8 @@ def _static_request(
         ),
         cattax=cattax,
         keys={},
-        media=tuple(dict.fromkeys(media for _, _, media, _ in imps)),
+        media=media,
+        imp_values=itemgetter("id", *media),
         seen=[None],
     )
 

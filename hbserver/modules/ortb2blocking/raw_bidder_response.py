@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from hbserver.adapters.base import BidderResponse, TypedBid
-from hbserver.hooks.api import HookResult, Mutation, RawBidderResponsePayload
+from hbserver.hooks.api import HookResult, Mutation, QuietBatch, RawBidderResponsePayload
 from hbserver.modules.ortb2blocking import analytics
 from hbserver.modules.ortb2blocking.attributes import NONE_BLOCKED, BlockingAttributes
 from hbserver.modules.ortb2blocking.config import Config
@@ -59,20 +59,38 @@ def handle_raw_bidder_response(
 
 def handle_raw_bidder_responses(
     cfg: Config, payloads: list[RawBidderResponsePayload], module_context: Mapping[str, Any] | None
-) -> list[Result | Exception]:
-    """The hook over an auction's answers at once (its batch form): each answer's result, or the
+) -> list[Result | Exception] | QuietBatch:
+    """The hook over an auction's answers at once (its batch form): every answer kept quietly (the
+    common case: each one's result made only if it is read), else each answer's result, or the
     exception the hook raised for it."""
+    enforces = cfg.enforces
+    try:
+        for payload in payloads:
+            bidder = payload.bidder
+            attrs = module_context.get(bidder, NONE_BLOCKED) if module_context else NONE_BLOCKED
+            if type(attrs) is not BlockingAttributes or (
+                enforces and not _all_pass(cfg, bidder, attrs, payload.response.bids)
+            ):
+                return _each_response(cfg, payloads, module_context)
+    except Exception:  # a payload's failure is its own: each then answered alone
+        return _each_response(cfg, payloads, module_context)
+    return ALL_KEPT
+
+
+def _each_response(
+    cfg: Config, payloads: list[RawBidderResponsePayload], module_context: Mapping[str, Any] | None
+) -> list[Result | Exception]:
+    """Each answer's result (as the hook's), or the exception the hook raised for it."""
     results: list[Result | Exception] = []
     enforces = cfg.enforces
     for payload in payloads:
         try:
             bidder = payload.bidder
             attrs = module_context.get(bidder, NONE_BLOCKED) if module_context else NONE_BLOCKED
-            bids = payload.response.bids
-            if type(attrs) is BlockingAttributes and (not enforces or _all_pass(cfg, bidder, attrs, bids)):
-                kept: AllKept = _new_result(AllKept)  # the common case, as handle_raw_bidder_response's
-                kept.bidder, kept.bids = bidder, tuple(bids)
-                results.append(kept)
+            if type(attrs) is BlockingAttributes and (
+                not enforces or _all_pass(cfg, bidder, attrs, payload.response.bids)
+            ):
+                results.append(_all_kept(payload))  # the common case, as handle_raw_bidder_response's
             else:
                 results.append(handle_raw_bidder_response(cfg, payload, module_context))
         except Exception as exc:  # this answer's failure alone
@@ -94,6 +112,16 @@ class AllKept(HookResult[RawBidderResponsePayload]):
             outcomes = [analytics.allowed(self.bidder, _text(typed.bid.get("impid"))) for typed in self.bids]
             tags = self.__dict__["_tags"] = _tags(outcomes, "success")
         return tags
+
+
+def _all_kept(payload: RawBidderResponsePayload) -> AllKept:
+    """An answer's result when every one of its bids passed (a quiet batch's, made when read)."""
+    kept: AllKept = _new_result(AllKept)
+    kept.bidder, kept.bids = payload.bidder, tuple(payload.response.bids)
+    return kept
+
+
+ALL_KEPT = QuietBatch(_all_kept)
 
 
 def _all_pass(cfg: Config, bidder: str, attrs: BlockingAttributes, bids: list[TypedBid]) -> bool:
