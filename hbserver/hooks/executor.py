@@ -13,7 +13,9 @@ import inspect
 import logging
 import random
 from collections.abc import Callable, Mapping
+from itertools import repeat
 from time import perf_counter
+from types import MappingProxyType
 from typing import Any
 
 from hbserver.hooks.api import (
@@ -68,6 +70,12 @@ class HookExecutor:
     # whether the last run_each's every run answered a plain result without mutations (each payload
     # left as given, none rejected): its caller then has nothing to apply
     all_quiet = False
+    # until set_account (class defaults: an executor is made per request, and these mostly stay)
+    account_id = ""
+    account_modules: Mapping[str, Any] = MappingProxyType({})
+    _outcomes: list[StageOutcome] | None = None  # built from _runs when read
+    _settings: Any = _UNSET  # the account's hooks settings set_account was given from (for_account)
+    _abtest_runs: dict[str, bool] | None = None  # module -> runs (decided at its first hook), made at the first
 
     def __init__(
         self,
@@ -80,17 +88,12 @@ class HookExecutor:
         self.plans = plans
         self.stages: frozenset[Stage] = plans.at.get(endpoint, _NO_STAGES)  # the stages with hooks
         self._single = plans.single.get(endpoint, _NO_SINGLE)
-        self.account_id = ""
-        self.account_modules: Mapping[str, Any] = {}
         self._runs: list[_StageRun] = []
-        self._outcomes: list[StageOutcome] | None = None  # built from _runs when read
         self._contexts: dict[str, dict[str, Any]] = {}
         self._invocations: dict[int, InvocationContext] = {}  # by id(HookRef) of the plans, once the account is known
         self.rejected_bids: list[RejectedBids] = []  # what hooks removed and the auction reports
-        self._abtest_runs: dict[str, bool] = {}  # module -> runs (decided at its first hook)
         self._count = count
         self._rand = rand
-        self._settings: Any = _UNSET  # the account's hooks settings set_account was given from (for_account)
 
     @property
     def outcomes(self) -> list[StageOutcome]:
@@ -223,7 +226,7 @@ class HookExecutor:
         self.all_quiet = True
         if self._count is not None:
             self._count(quiet[0].module, stage, "success_noop", len(payloads))
-        return [(payload, None) for payload in payloads]
+        return list(zip(payloads, repeat(None)))  # each payload kept (C-level: cheaper than a comprehension)
 
     async def _run_single(
         self, stage: Stage, single: tuple[HookRef, Any, float, Any], runs: list[tuple[Any, str]]
@@ -327,7 +330,7 @@ class HookExecutor:
         self.all_quiet = True
         if self._count is not None:
             self._count(ref.module, stage, "success_noop", size)
-        return [(payload, None) for payload in payloads]
+        return list(zip(payloads, repeat(None)))
 
     def _apply_shared(
         self, stage: Stage, success: _Success, payloads: list[Any], calls: list[HookCall | _Success]
@@ -462,6 +465,8 @@ class HookExecutor:
         if abtest is None:
             return False
         call.log_tag = abtest.log_analytics_tag
+        if self._abtest_runs is None:
+            self._abtest_runs = {}
         runs = self._abtest_runs.get(module)
         if runs is None:
             runs = self._abtest_runs[module] = self._rand(100) < abtest.percent_active

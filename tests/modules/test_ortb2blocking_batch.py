@@ -205,6 +205,21 @@ def test_a_raw_batch_whose_bids_all_pass_is_quiet() -> None:
     assert [type(answer).__name__ for answer in answered([{"id": "2"}], bidder="c")] == ["AllKept", "BlockingFailure"]
 
 
+@pytest.mark.parametrize("order", [("a", "b"), ("b", "a"), ("a", "b", "a")])
+async def test_bidders_sharing_their_attributes_are_each_checked_as_overrides_say(order: tuple[str, ...]) -> None:
+    """Bidders whose module context holds the same attributes: one glance serves them all only where no
+    override makes the checks the bidder's own (here enforced for b alone: b's bid is dropped, a's kept)."""
+    config = {"attributes": {"badv": {"enforce_blocks": False, "blocked_adomain": ["bad.com"], "action_overrides": {
+        "enforce_blocks": [{"conditions": {"bidders": ["b"]}, "override": True}]}}}}  # fmt: skip
+    attrs = BlockingAttributes(badv=("bad.com",))
+    runs = [_answer(bidder, [{"id": f"{n}", "impid": "i", "adomain": ["bad.com"]}]) for n, bidder in enumerate(order)]
+    context = {"a": attrs, "b": attrs}
+    await _same_through_both(Stage.RAW_BIDDER_RESPONSE, config, context, runs)
+    ctx = InvocationContext(AUCTION, "acc", config, context, "code")
+    answers = build({}).handle_raw_bidder_response_batch(ctx, [payload for payload, _ in runs])
+    assert [bool(answer.mutations) for answer in answers] == [bidder == "b" for bidder in order]
+
+
 async def test_a_batch_result_is_read_never_changed() -> None:
     """The bidders the static plan answers alike share one result: the module context of all of them."""
     config = STATIC_CONFIGS["everything"]

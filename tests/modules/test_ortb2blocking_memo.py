@@ -50,6 +50,11 @@ ENFORCED = {
 }
 
 
+def _passing(cfg: Any, bidder: str, attrs: BlockingAttributes, bids: list[TypedBid]) -> bool:
+    """_all_pass over one answer of ``bidder`` whose attributes are ``attrs``."""
+    return _all_pass(cfg, [RawBidderResponsePayload(BidderResponse(bids), bidder)], {bidder: attrs})
+
+
 def _ctx(config: Any, module_context: dict[str, Any] | None = None) -> InvocationContext:
     return InvocationContext(ENDPOINT_AUCTION, "acc", config, module_context or {}, "code")
 
@@ -229,8 +234,8 @@ def test_quick_look_agrees_with_the_checks(bid: dict[str, Any], fails: bool) -> 
     assert look is not None
     values = [*bid.get("adomain", ()), *bid.get("attr", ())]
     one = [TypedBid(bid, "banner")]
-    assert _all_pass(cfg, "appnexus", _ATTRS, one) is _passes(look, bid)  # its inlined copy agrees
-    assert _all_pass(cfg, "appnexus", _ATTRS, [TypedBid({"impid": "i2", "adomain": ["ok.com"]}, "banner"), *one]) is (
+    assert _passing(cfg, "appnexus", _ATTRS, one) is _passes(look, bid)  # its inlined copy agrees
+    assert _passing(cfg, "appnexus", _ATTRS, [TypedBid({"impid": "i2", "adomain": ["ok.com"]}, "banner"), *one]) is (
         _passes(look, bid)
     )
     if _passes(look, bid):
@@ -266,7 +271,7 @@ def test_plain_list_bids_are_decided_as_the_checks_decide(bid: dict[str, Any], f
     look = glance(plan.quick, _ATTRS)
     assert look is not None and look.plain == frozenset({"adomain", "cat"})
     failed = _failed_checks(plan.steps, _ATTRS, bid, bid["impid"], HookResult())
-    passes = _all_pass(cfg, "appnexus", _ATTRS, [TypedBid(bid, "banner")])
+    passes = _passing(cfg, "appnexus", _ATTRS, [TypedBid(bid, "banner")])
     assert passes is _passes(look, bid)
     if fails is None:  # the glance cannot tell: the full checks decide
         assert not passes
@@ -326,9 +331,9 @@ def test_a_kept_look_is_the_attributes_own() -> None:
     cfg = parse(ENFORCED)
     bid = [TypedBid({"impid": "i1", "adomain": ["ok.com"], "attr": [9]}, "banner")]
     other = BlockingAttributes(badv=("bad.com",), bapp=(), bcat=(), battr={}, cattax=0)
-    assert _all_pass(cfg, "appnexus", _ATTRS, bid) is False  # battr 9 blocked for i1
-    assert _all_pass(cfg, "appnexus", other, bid) is True
-    assert _all_pass(cfg, "appnexus", _ATTRS, bid) is False
+    assert _passing(cfg, "appnexus", _ATTRS, bid) is False  # battr 9 blocked for i1
+    assert _passing(cfg, "appnexus", other, bid) is True
+    assert _passing(cfg, "appnexus", _ATTRS, bid) is False
     for n in range(MEMO_SIZE + 3):
-        _all_pass(cfg, f"bidder{n}", other, bid)
+        _passing(cfg, f"bidder{n}", other, bid)
         assert len(cfg.memo) <= MEMO_SIZE

@@ -75,7 +75,7 @@ class Config:
     """Every field's value (its zero value when the account gave none) and overrides (``()``);
     ``memo`` holds what the hooks derive from them (see ``plans``)."""
 
-    __slots__ = ("enforces", "memo", "overrides", "values")
+    __slots__ = ("enforces", "memo", "overrides", "per_bidder", "values")
 
     def __init__(
         self,
@@ -86,6 +86,9 @@ class Config:
         self.overrides: dict[str, tuple[ActionOverride, ...]] = {**_NO_OVERRIDES, **(overrides or {})}
         # whether a bid can be checked at all (an enforce_blocks on, or overridden)
         self.enforces = any(self.values[name] or self.overrides[name] for name in ENFORCE_FIELDS)
+        # whether an override can make what a bidder's bids are checked against its own (else every
+        # bidder's, and every media type's, are the same)
+        self.per_bidder = any(self.overrides.values())
         self.memo: dict[Hashable, Any] = {}
 
     def value(self, name: str) -> Any:

@@ -49,12 +49,9 @@ def handle_raw_bidder_response(
             f"could not cast blocking attributes for bidder `{bidder}`, module context has incorrect data",
             HookResult(),
         )
-    bids = payload.response.bids
-    if not cfg.enforces or _all_pass(cfg, bidder, attrs, bids):  # the common case: every bid kept, quietly
-        result: AllKept = _new_result(AllKept)
-        result.bidder, result.bids = bidder, tuple(bids)
-        return result
-    return _checked(cfg, bidder, attrs, bids)
+    if not cfg.enforces or _all_pass(cfg, (payload,), module_context):  # the common case: every bid kept, quietly
+        return _all_kept(payload)
+    return _checked(cfg, bidder, attrs, payload.response.bids)
 
 
 def handle_raw_bidder_responses(
@@ -63,18 +60,12 @@ def handle_raw_bidder_responses(
     """The hook over an auction's answers at once (its batch form): every answer kept quietly (the
     common case: each one's result made only if it is read), else each answer's result, or the
     exception the hook raised for it."""
-    enforces = cfg.enforces
     try:
-        for payload in payloads:
-            bidder = payload.bidder
-            attrs = module_context.get(bidder, NONE_BLOCKED) if module_context else NONE_BLOCKED
-            if type(attrs) is not BlockingAttributes or (
-                enforces and not _all_pass(cfg, bidder, attrs, payload.response.bids)
-            ):
-                return _each_response(cfg, payloads, module_context)
-    except Exception:  # a payload's failure is its own: each then answered alone
-        return _each_response(cfg, payloads, module_context)
-    return ALL_KEPT
+        if _all_pass(cfg, payloads, module_context) if cfg.enforces else _attributes_of_all(payloads, module_context):
+            return ALL_KEPT
+    except Exception:  # a payload's failure is its own: each is answered alone below
+        pass
+    return _each_response(cfg, payloads, module_context)
 
 
 def _each_response(
@@ -87,9 +78,7 @@ def _each_response(
         try:
             bidder = payload.bidder
             attrs = module_context.get(bidder, NONE_BLOCKED) if module_context else NONE_BLOCKED
-            if type(attrs) is BlockingAttributes and (
-                not enforces or _all_pass(cfg, bidder, attrs, payload.response.bids)
-            ):
+            if type(attrs) is BlockingAttributes and (not enforces or _all_pass(cfg, (payload,), module_context)):
                 results.append(_all_kept(payload))  # the common case, as handle_raw_bidder_response's
             else:
                 results.append(handle_raw_bidder_response(cfg, payload, module_context))
@@ -124,33 +113,55 @@ def _all_kept(payload: RawBidderResponsePayload) -> AllKept:
 ALL_KEPT = QuietBatch(_all_kept)
 
 
-def _all_pass(cfg: Config, bidder: str, attrs: BlockingAttributes, bids: list[TypedBid]) -> bool:
-    """Whether every bid surely passes at a glance (its checks quiet: nothing warned either); False
-    leaves them to :func:`_checked`. The glance is read once per bid type (bids mostly share theirs)."""
+def _attributes_of_all(payloads: Sequence[RawBidderResponsePayload], module_context: Mapping[str, Any] | None) -> bool:
+    """Whether each answer's bidder has its blocking attributes (or none) in the module context."""
+    for payload in payloads:
+        attrs = module_context.get(payload.bidder, NONE_BLOCKED) if module_context else NONE_BLOCKED
+        if type(attrs) is not BlockingAttributes:
+            return False
+    return True
+
+
+def _all_pass(
+    cfg: Config, payloads: Sequence[RawBidderResponsePayload], module_context: Mapping[str, Any] | None
+) -> bool:
+    """Whether every bid of the answers surely passes at a glance (its checks quiet: nothing warned
+    either), against its bidder's attributes in ``module_context``; False leaves them to
+    :func:`_checked` (and where a bidder's attributes are not BlockingAttributes, to the hook's failure).
+    The glance is read once per bid type and attributes: bids mostly share their type, and an auction's
+    bidders their attributes (where no override makes the checks the bidder's own, they share the glance)."""
+    memo, per_bidder = cfg.memo, cfg.per_bidder
+    attrs: Any = None
     bid_type: Any = _UNSET
     look: Any = None
     plain: frozenset[str] | None = None  # the two set with the first bid's glance
     lists: Mapping[str, frozenset[Any]] = _NO_LISTS
-    for typed in bids:
-        if typed.bid_type != bid_type:
-            bid_type = typed.bid_type
-            kept = cfg.memo.get(("look", bidder, bid_type))
-            look = kept[1] if kept is not None and kept[0] is attrs else _look(cfg, bidder, bid_type, attrs)
-            if look is None:
+    for payload in payloads:
+        found = module_context.get(payload.bidder, NONE_BLOCKED) if module_context else NONE_BLOCKED
+        if found is not attrs or per_bidder:
+            if type(found) is not BlockingAttributes:
                 return False
-            plain, lists = look.plain, look.lists
-        bid = typed.bid
-        present = bid.keys() & look.keys
-        if plain is not None and present <= plain:  # the common case: only plain list checks (_passes's first)
-            try:
-                for key in present:
-                    value = bid[key]
-                    if isinstance(value, list) and not lists[key].isdisjoint(value):
-                        return False
-            except TypeError:  # a value that cannot be in a set
+            attrs, bid_type = found, _UNSET
+        for typed in payload.response.bids:
+            if typed.bid_type != bid_type:
+                bid_type = typed.bid_type
+                kept = memo.get(("look", payload.bidder, bid_type))
+                look = kept[1] if kept is not None and kept[0] is attrs else _look(cfg, payload.bidder, bid_type, attrs)
+                if look is None:
+                    return False
+                plain, lists = look.plain, look.lists
+            bid = typed.bid
+            present = bid.keys() & look.keys
+            if plain is not None and present <= plain:  # the common case: only plain list checks (_passes's first)
+                try:
+                    for key in present:
+                        value = bid[key]
+                        if isinstance(value, list) and not lists[key].isdisjoint(value):
+                            return False
+                except TypeError:  # a value that cannot be in a set
+                    return False
+            elif not _passes(look, bid):
                 return False
-        elif not _passes(look, bid):
-            return False
     return True
 
 
