@@ -269,7 +269,8 @@ def test_plain_list_bids_are_decided_as_the_checks_decide(bid: dict[str, Any], f
     plan = response_plan(cfg, "appnexus", "banner")
     assert plan.quick is not None
     look = glance(plan.quick, _ATTRS)
-    assert look is not None and look.plain == frozenset({"adomain", "cat"})
+    assert look is not None and dict(look.plain or ()) == look.lists and set(look.lists) == {"adomain", "cat"}
+    assert look.others == look.keys - {"adomain", "cat"}
     failed = _failed_checks(plan.steps, _ATTRS, bid, bid["impid"], HookResult())
     passes = _passing(cfg, "appnexus", _ATTRS, [TypedBid(bid, "banner")])
     assert passes is _passes(look, bid)

@@ -70,11 +70,14 @@ def handle_bidder_requests(
     results: list[Result | Exception] = []
     last: StaticAnswer | None = None
     shared: Any = None
+    last_sig: Any = None  # last's signature and attributes, and whether its cattax is the plan's (locals: a
+    last_attributes: Any = None  # named tuple's field is a generic attribute lookup each time)
+    plain_cattax = False
     for payload in payloads:
         request = payload.request
-        if (last is not None and type(request) is dict and request.keys().isdisjoint(_OWN_FIELDS)
-                and last.cattax == static.cattax and imp_signature(request.get("imp"), static) == last.sig):  # type: ignore[union-attr]  # fmt: skip
-            shared.module_context[payload.bidder] = last.attributes  # the common case: the bidders before's imps
+        if (plain_cattax and type(request) is dict and request.keys().isdisjoint(_OWN_FIELDS)
+                and imp_signature(request.get("imp"), static) == last_sig):  # type: ignore[arg-type]  # fmt: skip
+            shared.module_context[payload.bidder] = last_attributes  # the common case: the bidders before's imps
             results.append(shared)
             continue
         seen = _answer_for(static, request, context) if type(request) is dict and context is not None else None
@@ -86,6 +89,7 @@ def handle_bidder_requests(
             continue
         if seen is not last:
             last, shared = seen, _new_result(HookResult)
+            last_sig, last_attributes, plain_cattax = seen.sig, seen.attributes, seen.cattax == static.cattax  # type: ignore[union-attr]
             shared.module_context = {}
             if seen.mutations:
                 done = seen.mutations[0]

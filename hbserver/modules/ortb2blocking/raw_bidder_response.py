@@ -29,7 +29,7 @@ from hbserver.modules.ortb2blocking.plans import (
 Result = HookResult[RawBidderResponsePayload]
 _CATTAX_IAB_CONTENT_10 = 1  # the taxonomy allowed when the request named none
 _NO_BLOCKED: tuple[Any, ...] = ()
-_NO_LISTS: Mapping[str, frozenset[Any]] = {}
+_NO_KEYS: frozenset[str] = frozenset()
 _NO_PLAN = ResponsePlan((None, None, None, None), ())
 _UNSET: Any = object()
 _new_result = object.__new__  # a HookResult of defaults, without its constructor's call
@@ -134,8 +134,8 @@ def _all_pass(
     attrs: Any = None
     bid_type: Any = _UNSET
     look: Any = None
-    plain: frozenset[str] | None = None  # the two set with the first bid's glance
-    lists: Mapping[str, frozenset[Any]] = _NO_LISTS
+    plain: tuple[tuple[str, frozenset[Any]], ...] | None = None  # the two set with a bid type's glance
+    others: frozenset[str] = _NO_KEYS
     for payload in payloads:
         found = module_context.get(payload.bidder, NONE_BLOCKED) if module_context else NONE_BLOCKED
         if found is not attrs or per_bidder:
@@ -149,14 +149,13 @@ def _all_pass(
                 look = kept[1] if kept is not None and kept[0] is attrs else _look(cfg, payload.bidder, bid_type, attrs)
                 if look is None:
                     return False
-                plain, lists = look.plain, look.lists
+                plain, others = look.plain, look.others
             bid = typed.bid
-            present = bid.keys() & look.keys
-            if plain is not None and present <= plain:  # the common case: only plain list checks (_passes's first)
+            if plain is not None and bid.keys().isdisjoint(others):  # the common case: _passes's first check alone
                 try:
-                    for key in present:
-                        value = bid[key]
-                        if isinstance(value, list) and not lists[key].isdisjoint(value):
+                    for key, blocked in plain:
+                        value = bid.get(key)
+                        if isinstance(value, list) and not blocked.isdisjoint(value):
                             return False
                 except TypeError:  # a value that cannot be in a set
                     return False
@@ -234,8 +233,10 @@ class Glance(NamedTuple):
     battr: Mapping[str, tuple[Any, ...]]  # battr's blocked values by imp id (the attributes')
     # the plain list checks of ``checks`` (blocked values as a set, a bid without values passing): key -> set
     lists: dict[str, frozenset[Any]]
-    # the keys of ``lists`` when no key is required (a bid with only these is checked at once), else None
-    plain: frozenset[str] | None
+    # when no key is required: each (key, its blocked values) of ``lists``, by which a bid with none of
+    # ``others`` is checked at once (else None)
+    plain: tuple[tuple[str, frozenset[Any]], ...] | None
+    others: frozenset[str]  # the keys looked at that are not in ``lists``
 
 
 # a check's kind: a list of values (blocked: a set, or None for battr's by imp), the deal id, the app
@@ -269,7 +270,7 @@ def glance(quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
     lists = {key: blocked for key, (kind, blocked, unknown) in checks.items()
              if kind == _LIST and blocked is not None and not unknown}  # fmt: skip
     return Glance(frozenset(checks), frozenset(required), checks, attrs.battr, lists,
-                  None if required else frozenset(lists))  # fmt: skip
+                  None if required else tuple(lists.items()), frozenset(checks).difference(lists))  # fmt: skip
 
 
 def _glance_of(cfg: Config, quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
@@ -284,7 +285,8 @@ def _glance_of(cfg: Config, quick: QuickCheck, attrs: BlockingAttributes) -> Gla
         base = cfg.memo["glance base"] = (quick, attrs.badv, attrs.bapp, attrs.bcat, attrs.cattax, glance(quick, attrs))
     found: Glance | None = base[5]
     if found is not None and found.battr is not attrs.battr:
-        found = _new_glance(Glance, (found.keys, found.required, found.checks, attrs.battr, found.lists, found.plain))
+        keys, required, checks, _, lists, plain, others = found
+        found = _new_glance(Glance, (keys, required, checks, attrs.battr, lists, plain, others))
     cfg.memo["glance"] = (attrs, quick, found)
     return found
 
