@@ -145,6 +145,12 @@ from hbserver.web.bidclient import BidderClient
 from hbserver.web.body import may_be_deeper
 from hbserver.web.urls import url_host
 
+# stages as module globals: an Enum class's attribute goes through EnumType's __getattr__ hook (several times the cost)
+_RAW_AUCTION_REQUEST = Stage.RAW_AUCTION_REQUEST
+_PROCESSED_AUCTION_REQUEST = Stage.PROCESSED_AUCTION_REQUEST
+_ALL_PROCESSED_BID_RESPONSES = Stage.ALL_PROCESSED_BID_RESPONSES
+_AUCTION_RESPONSE = Stage.AUCTION_RESPONSE
+
 log = logging.getLogger("hbserver.auction")
 
 STORED_FETCH_TIMEOUT_S = 0.2
@@ -380,7 +386,7 @@ class AuctionService:
             if hooks is not None:
                 account = await self._account(_account_id(request))
                 hooks = self._account_hooks(hooks, account)
-                if hooks is not None and Stage.RAW_AUCTION_REQUEST in hooks.stages:
+                if hooks is not None and _RAW_AUCTION_REQUEST in hooks.stages:
                     changed = await hookpoints.raw_auction_request(hooks, body)
                     if changed is not body:  # stored requests merged again into what the hooks left
                         account = None  # then read from the request they make
@@ -470,7 +476,7 @@ class AuctionService:
             request = validated.request = geo.fill(request)
         validated = self._for_account(validated, http, account, amp)
         request = validated.request
-        if hooks is not None and Stage.PROCESSED_AUCTION_REQUEST in hooks.stages:
+        if hooks is not None and _PROCESSED_AUCTION_REQUEST in hooks.stages:
             validated = await self._processed_hooks(hooks, validated, amp)
             request = validated.request
         request_type = "amp" if amp else _request_type(request)
@@ -676,7 +682,7 @@ class AuctionService:
             for outcome in outcomes:
                 self._accept(run, outcome)
         self._check_bids(run)
-        if hooks is not None and (hooks.rejected_bids or Stage.ALL_PROCESSED_BID_RESPONSES in hooks.stages):
+        if hooks is not None and (hooks.rejected_bids or _ALL_PROCESSED_BID_RESPONSES in hooks.stages):
             run.bids = await hookpoints.all_processed_bids(hooks, run.bids, run.request, run.nonbids, run.errors)
         pods = read_pods(run.request["imp"])  # None without pods: a look at each video's podid and poddur
         if pods is not None:
@@ -691,7 +697,7 @@ class AuctionService:
             _fill_details(details, run, answer[0], answer[2])
         if hooks is not None:
             debug_allowed = run.account.settings.debug_allow or run.http.debug_override
-            if Stage.AUCTION_RESPONSE in hooks.stages:
+            if _AUCTION_RESPONSE in hooks.stages:
                 response = await hookpoints.auction_response(hooks, answer[0], run.request, debug_allowed)
             else:  # only the outcomes so far to show (auction_response's, without a stage to run)
                 response = hookpoints.with_modules(answer[0], hooks, run.request, debug_allowed)
@@ -1043,7 +1049,7 @@ class AuctionService:
             run.request_type == "amp"
             and not setup.debug
             and not wants_ad_server_targeting(prebid)
-            and (run.hooks is None or Stage.AUCTION_RESPONSE not in run.hooks.stages)
+            and (run.hooks is None or _AUCTION_RESPONSE not in run.hooks.stages)
         ):
             # the AMP answer shows only the cached bids' targeting, the errors and the warnings
             return _amp_response(run.errors, run.warnings), len(run.bids), _amp_targeting(run.bids)

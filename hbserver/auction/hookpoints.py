@@ -25,6 +25,14 @@ from hbserver.hooks.executor import HookExecutor
 from hbserver.hooks.outcome import ALL_PROCESSED_BID_RESPONSES, AUCTION_REQUEST, AUCTION_RESPONSE, Rejection
 from hbserver.hooks.trace import modules_json
 
+# stages as module globals: an Enum class's attribute goes through EnumType's __getattr__ hook (several times the cost)
+_RAW_AUCTION_REQUEST = Stage.RAW_AUCTION_REQUEST
+_PROCESSED_AUCTION_REQUEST = Stage.PROCESSED_AUCTION_REQUEST
+_BIDDER_REQUEST = Stage.BIDDER_REQUEST
+_RAW_BIDDER_RESPONSE = Stage.RAW_BIDDER_RESPONSE
+_ALL_PROCESSED_BID_RESPONSES = Stage.ALL_PROCESSED_BID_RESPONSES
+_AUCTION_RESPONSE = Stage.AUCTION_RESPONSE
+
 MODULE_REJECTION_CODE = 11  # PBS-Go's ModuleRejectionErrorCode (a warning for a rejected bidder)
 
 
@@ -39,7 +47,7 @@ class HookRejected(Exception):
 
 async def raw_auction_request(hooks: HookExecutor, body: dict[str, Any]) -> dict[str, Any]:
     """The body before stored requests are merged; raises HookRejected."""
-    payload, rejection = await hooks.run(Stage.RAW_AUCTION_REQUEST, RawAuctionRequestPayload(body), AUCTION_REQUEST)
+    payload, rejection = await hooks.run(_RAW_AUCTION_REQUEST, RawAuctionRequestPayload(body), AUCTION_REQUEST)
     if rejection is not None:
         raise HookRejected(rejection, payload.request)
     return _dict_or(payload.request, body)
@@ -47,7 +55,7 @@ async def raw_auction_request(hooks: HookExecutor, body: dict[str, Any]) -> dict
 
 async def processed_auction_request(hooks: HookExecutor, request: dict[str, Any]) -> dict[str, Any]:
     """The validated request; raises HookRejected."""
-    stage = Stage.PROCESSED_AUCTION_REQUEST
+    stage = _PROCESSED_AUCTION_REQUEST
     payload, rejection = await hooks.run(stage, ProcessedAuctionRequestPayload(request), AUCTION_REQUEST)
     if rejection is not None:
         raise HookRejected(rejection, request)
@@ -60,9 +68,9 @@ async def bidder_requests(
     """Each bidder's request through the hooks: changed, kept, or rejected (a warning for the bidder)."""
     payloads = [BidderRequestPayload(bidder_request.request, bidder_request.name) for bidder_request in requests]
     kept = []
-    answers = hooks.run_batch(Stage.BIDDER_REQUEST, payloads)
+    answers = hooks.run_batch(_BIDDER_REQUEST, payloads)
     if answers is None:
-        answers = await hooks.run_each(Stage.BIDDER_REQUEST, [(payload, payload.bidder) for payload in payloads])
+        answers = await hooks.run_each(_BIDDER_REQUEST, [(payload, payload.bidder) for payload in payloads])
     for bidder_request, (payload, rejection) in zip(requests, answers):  # noqa: B905 (one answer per run; strict= costs)
         if rejection is not None:
             name = bidder_request.name
@@ -83,9 +91,9 @@ async def raw_bidder_responses(
                 for outcome in outcomes for response in outcome.responses]  # fmt: skip
     if not payloads:
         return
-    batched = hooks.run_batch(Stage.RAW_BIDDER_RESPONSE, payloads)
+    batched = hooks.run_batch(_RAW_BIDDER_RESPONSE, payloads)
     if batched is None:
-        batched = await hooks.run_each(Stage.RAW_BIDDER_RESPONSE, [(payload, payload.bidder) for payload in payloads])
+        batched = await hooks.run_each(_RAW_BIDDER_RESPONSE, [(payload, payload.bidder) for payload in payloads])
     answers = iter(batched)
     if hooks.all_quiet:  # every answer kept as it was
         return
@@ -112,7 +120,7 @@ async def all_processed_bids(
 ) -> list[AuctionBid]:
     """The auction's bids through the hooks; the bids they report rejecting become seat-non-bids (and
     their bidder's errors)."""
-    stage = Stage.ALL_PROCESSED_BID_RESPONSES
+    stage = _ALL_PROCESSED_BID_RESPONSES
     payload, _ = await hooks.run(stage, AllProcessedBidResponsesPayload(bids, request), ALL_PROCESSED_BID_RESPONSES)
     for rejected in hooks.rejected_bids:
         if nonbids is not None:
@@ -128,7 +136,7 @@ async def auction_response(
     hooks: HookExecutor, response: dict[str, Any], request: Any, debug_allowed: bool
 ) -> dict[str, Any]:
     """The response through the hooks, then the modules' outcomes in its ``ext.prebid.modules``."""
-    payload, _ = await hooks.run(Stage.AUCTION_RESPONSE, AuctionResponsePayload(response), AUCTION_RESPONSE)
+    payload, _ = await hooks.run(_AUCTION_RESPONSE, AuctionResponsePayload(response), AUCTION_RESPONSE)
     response = _dict_or(payload.response, response)
     return with_modules(response, hooks, request, debug_allowed)
 

@@ -69,6 +69,9 @@ from hbserver.web.errors import text_response
 from hbserver.web.requestlog import ACCOUNT, BIDDERS
 from hbserver.web.response import FastResponse
 
+# stages as module globals: an Enum class's attribute goes through EnumType's __getattr__ hook (several times the cost)
+_ENTRYPOINT = Stage.ENTRYPOINT
+
 SOURCE_ORIGIN_HEADER = "AMP-Access-Control-Allow-Source-Origin"
 MAX_ORIGIN_LENGTH = 2048
 
@@ -158,7 +161,7 @@ class AmpEndpoint:
             start -= waited  # the deadline counts from the request's arrival
         hooks = self.service.hook_executor(ENDPOINT_AMP)  # None: no module runs
         try:
-            if hooks is not None and Stage.ENTRYPOINT in hooks.stages:
+            if hooks is not None and _ENTRYPOINT in hooks.stages:
                 _, rejection = await entrypoint(hooks, request, b"")  # AMP has no body (PBS-Go passes nil)
                 if rejection is not None:
                     raise HookRejected(rejection, None)

@@ -40,6 +40,10 @@ from hbserver.web.errors import HttpError, text_response
 from hbserver.web.requestlog import ACCOUNT, BIDDERS, BODY
 from hbserver.web.response import FastResponse
 
+# stages as module globals: an Enum class's attribute goes through EnumType's __getattr__ hook (several times the cost)
+_ENTRYPOINT = Stage.ENTRYPOINT
+_EXITPOINT = Stage.EXITPOINT
+
 MAX_HEADER_VALUE = 2048  # longer UA/Referer values are cut, not trusted whole
 DEFAULT_ADDRESSES = ClientAddresses()  # PBS-Go's default private networks
 
@@ -145,7 +149,7 @@ class AuctionEndpoint:
         hooks = self.service.hook_executor(ENDPOINT_AUCTION)  # None: no module runs
         try:
             raw = request[BODY] = await read_body(request)  # BODY: for the interaction log
-            if hooks is not None and Stage.ENTRYPOINT in hooks.stages:
+            if hooks is not None and _ENTRYPOINT in hooks.stages:
                 raw, rejection = await entrypoint(hooks, request, raw)
                 if rejection is not None:
                     return await self._hook_rejected(request, hooks, HookRejected(rejection, _loose_json(raw)))
@@ -199,7 +203,7 @@ class AuctionEndpoint:
             record = auction_record(200, result.account, result.bidders, result.bids, [], result.details,
                                     analytics_entries(hooks.outcomes))  # fmt: skip
             self.analytics.log(record, result.activities)
-        if Stage.EXITPOINT in hooks.stages:
+        if _EXITPOINT in hooks.stages:
             response = await exit_response(hooks, result.response)
         else:  # exit_response's answer without exitpoint hooks
             response = FastResponse(body=orjson.dumps(result.response), content_type="application/json")
