@@ -284,8 +284,9 @@ class InvocationContext:
 class QuietBatch(NamedTuple):
     """A batch form's answer that every payload passes as it is: each one's result has no reject,
     mutation, rejected bids nor module context, and is made by ``result_of(payload)`` only if the
-    stage's outcomes are read (for the trace or analytics: most auctions read none). ``result_of``
-    must not raise; a result it makes that is not quiet is shown as it is, never applied."""
+    stage's outcomes are read (for the trace or analytics: most auctions read none). A result
+    ``result_of`` cannot make (it raised) shows as that payload's execution failure; one it makes that
+    is not quiet is shown as it is, never applied."""
 
     result_of: Callable[[Any], HookResult[Any]]
 
