@@ -612,13 +612,13 @@ def _quiet_successes(quiet: _Quiet, payloads: list[Any]) -> list[HookCall | _Suc
     could not be made)."""
     ref, started, done, result_of = quiet
     calls: list[HookCall | _Success] = []
-    for payload in payloads:
-        try:
-            calls.append((ref, started, done, result_of(payload), False))
-        except Exception as exc:
+    for result in _results_of(result_of, payloads):
+        if isinstance(result, Exception):
             call = HookCall(ref, started)
-            _fail(call, exc)
+            _fail(call, result)
             calls.append(call)
+        else:
+            calls.append((ref, started, done, result, False))
     return calls
 
 

@@ -71,17 +71,11 @@ def handle_raw_bidder_responses(
 def _each_response(
     cfg: Config, payloads: list[RawBidderResponsePayload], module_context: Mapping[str, Any] | None
 ) -> list[Result | Exception]:
-    """Each answer's result (as the hook's), or the exception the hook raised for it."""
+    """Each answer's result from the hook, or the exception the hook raised for it."""
     results: list[Result | Exception] = []
-    enforces = cfg.enforces
     for payload in payloads:
         try:
-            bidder = payload.bidder
-            attrs = module_context.get(bidder, NONE_BLOCKED) if module_context else NONE_BLOCKED
-            if type(attrs) is BlockingAttributes and (not enforces or _all_pass(cfg, (payload,), module_context)):
-                results.append(_all_kept(payload))  # the common case, as handle_raw_bidder_response's
-            else:
-                results.append(handle_raw_bidder_response(cfg, payload, module_context))
+            results.append(handle_raw_bidder_response(cfg, payload, module_context))
         except Exception as exc:  # this answer's failure alone
             results.append(exc)
     return results
