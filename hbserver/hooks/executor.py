@@ -140,10 +140,6 @@ class HookExecutor:
         self._settings = settings
         self.set_account(account_id, runtime.account_plans(account_id, settings), settings.modules)
 
-    def has(self, stage: Stage) -> bool:
-        """Whether ``stage`` has hooks (``stage in executor.stages`` is the same, without a call)."""
-        return stage in self.stages
-
     def runs_any(self) -> bool:
         """Whether any stage at this endpoint has hooks."""
         return self.endpoint in self.plans.endpoints

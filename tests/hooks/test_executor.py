@@ -196,7 +196,7 @@ async def test_a_stage_without_hooks_records_nothing():
     payload = {"x": 1}
     assert await ex.run(Stage.RAW_BIDDER_RESPONSE, payload, "bidderA") == (payload, None)
     assert ex.outcomes == [] and metrics.calls == []
-    assert ex.has(Stage.BIDDER_REQUEST) and not ex.has(Stage.RAW_BIDDER_RESPONSE)
+    assert Stage.BIDDER_REQUEST in ex.stages and Stage.RAW_BIDDER_RESPONSE not in ex.stages
     assert ex.runs_any()
     assert not HookExecutor(ENDPOINT_AMP, ex.plans).runs_any()
 

@@ -263,8 +263,9 @@ def glance(quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
         checks["cattax"] = (_CATTAX, attrs.cattax or _CATTAX_IAB_CONTENT_10, False)
     lists = {key: blocked for key, (kind, blocked, unknown) in checks.items()
              if kind == _LIST and blocked is not None and not unknown}  # fmt: skip
-    return Glance(frozenset(checks), frozenset(required), checks, attrs.battr, lists,
-                  None if required else tuple(lists.items()), frozenset(checks).difference(lists))  # fmt: skip
+    keys = frozenset(checks)
+    return Glance(keys, frozenset(required), checks, attrs.battr, lists,
+                  None if required else tuple(lists.items()), keys.difference(lists))  # fmt: skip
 
 
 def _glance_of(cfg: Config, quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
