@@ -291,9 +291,24 @@ class QuietBatch(NamedTuple):
     result_of: Callable[[Any], HookResult[Any]]
 
 
+class ChangedBatch(NamedTuple):
+    """A batch form's answer that every payload succeeds with changes and nothing else: ``apply(payloads)``
+    changes every payload in place, as each one's result (made by ``result_of(payload)`` only if the
+    stage's outcomes are read) says in its mutations, and ``module_context`` is what their results
+    add to the module's context. The executor calls ``apply`` once it has taken the batch in time
+    (late: nothing is applied, each run times out); ``apply`` checks what it could fail on before it
+    changes anything (an exception fails each run, the payloads as it left them). For a stage whose
+    payloads are each the hook's own to change in place (``bidder_request``: a bidder's request and
+    imps), in one call rather than a mutation's call per payload."""
+
+    result_of: Callable[[Any], HookResult[Any]]
+    apply: Callable[[list[Any]], None]
+    module_context: dict[str, Any]
+
+
 Hook = Callable[[InvocationContext, Any], "HookResult[Any] | Awaitable[HookResult[Any]]"]
 # a module's hook over all of a stage's payloads at once (``handle_<stage>_batch``, see batch_of)
-BatchHook = Callable[[InvocationContext, list[Any]], "list[HookResult[Any] | Exception] | QuietBatch"]
+BatchHook = Callable[[InvocationContext, list[Any]], "list[HookResult[Any] | Exception] | QuietBatch | ChangedBatch"]
 BATCH_STAGES = frozenset({"bidder_request", "raw_bidder_response"})  # the stages of a payload per entity
 
 
@@ -302,7 +317,8 @@ def batch_of(hook: Hook, stage: Stage) -> BatchHook | None:
     ``raw_bidder_response`` (a payload per bidder, per answer), a method ``handle_<stage>_batch(ctx,
     payloads)`` of the hook's module, a plain function answering a list of one HookResult per
     payload in their order (an exception in place of one: that payload's hook raised it), or a
-    :class:`QuietBatch` when every payload passes as it is. The
+    :class:`QuietBatch` when every payload passes as it is (a :class:`ChangedBatch` when each is changed
+    in place and nothing else). The
     executor calls it instead of the hook when the hook runs alone at the stage (one group of one
     hook, no A/B test): each answer is then taken as the hook's for its payload."""
     owner = getattr(hook, "__self__", None)

@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from hbserver.hooks.api import (
+    ChangedBatch,
     HookFailure,
     HookResult,
     InvocationContext,
@@ -48,8 +49,9 @@ ModuleCounter = Callable[[str, str, str, int], None]  # (module, stage, outcome,
 # a plain success of run_each: (ref, started, done, result, whether its mutations were all applied), its HookCall
 # made when read
 _Success = tuple[HookRef, float, float, HookResult[Any], bool]
-# a quiet batch in time: its ref, started, done, and what makes each payload's result
-_Quiet = tuple[HookRef, float, float, Callable[[Any], HookResult[Any]]]
+# a quiet (or changed) batch in time: its ref, started, done, what makes each payload's result, and whether
+# the batch changed the payloads (its results' mutations all applied)
+_Quiet = tuple[HookRef, float, float, Callable[[Any], HookResult[Any]], bool]
 # a stage run: stage, entity, each group's calls; or run_each's: stage, its (payload, entity) runs, a call per
 # run; or run_batch's: stage, (its payloads, their entities or None: each payload's ``bidder``), a call per payload
 # (or its _Quiet)
@@ -197,10 +199,16 @@ class HookExecutor:
         except (Exception, asyncio.CancelledError) as exc:  # a sync hook's CancelledError is its own
             results = exc
         share = (perf_counter() - started) / len(payloads)
-        if type(results) is QuietBatch:
-            if share <= timeout_s:  # every payload passes as it is: their results made when read
-                return self._take_quiet(stage, (ref, started, started + share, results.result_of), payloads, entities)
-            results = _results_of(results.result_of, payloads)  # each run timed out below
+        kind = type(results)
+        if kind is QuietBatch or kind is ChangedBatch:
+            if share > timeout_s:
+                results = _results_of(results.result_of, payloads)  # each run timed out below (nothing applied)
+            elif kind is QuietBatch:  # every payload passes as it is: their results made when read
+                quiet = (ref, started, started + share, results.result_of, False)
+                return self._take_quiet(stage, quiet, payloads, entities)
+            else:
+                return self._take_changed(stage, (ref, started, started + share, results), invocation, payloads,
+                                          entities)  # fmt: skip
         calls: list[HookCall | _Success] = []
         self._runs.append((stage, (payloads, entities), calls))  # each payload's outcome, built when read
         self._outcomes = None
@@ -216,13 +224,35 @@ class HookExecutor:
         self, stage: Stage, quiet: _Quiet, payloads: list[Any], entities: list[str] | None
     ) -> list[tuple[Any, Rejection | None]]:
         """A :class:`~hbserver.hooks.api.QuietBatch` in time: each payload kept, a plain success
-        without mutations recorded for each (its result made when the outcomes are read)."""
+        without mutations recorded for each (its result made when the outcomes are read); a changed
+        batch's (``quiet[4]``) after its changes were applied, each a success with its mutations."""
         self._runs.append((stage, (payloads, entities), quiet))
         self._outcomes = None
-        self.all_quiet = True
+        changed = quiet[4]
+        self.all_quiet = not changed
         if self._count is not None:
-            self._count(quiet[0].module, stage, "success_noop", len(payloads))
+            self._count(quiet[0].module, stage, "success_updated" if changed else "success_noop", len(payloads))
         return list(zip(payloads, repeat(None)))  # each payload kept (C-level: cheaper than a comprehension)
+
+    def _take_changed(
+        self, stage: Stage, timed: tuple[HookRef, float, float, ChangedBatch], invocation: InvocationContext,
+        payloads: list[Any], entities: list[str] | None,
+    ) -> list[tuple[Any, Rejection | None]]:  # fmt: skip
+        """A :class:`~hbserver.hooks.api.ChangedBatch` in time: its changes applied, its module context
+        added, then recorded as :meth:`_take_quiet` records a quiet batch (each run a success whose
+        mutations were applied); an ``apply`` that raises fails each run."""
+        ref, started, done, batch = timed
+        try:
+            batch.apply(payloads)
+        except Exception as exc:
+            calls: list[HookCall | _Success] = []
+            self._runs.append((stage, (payloads, entities), calls))
+            self._outcomes = None
+            self.all_quiet = False
+            return [self._batch_failed(stage, ref, started, exc, payload, calls) for payload in payloads]
+        if batch.module_context:
+            invocation.module_context.update(batch.module_context)
+        return self._take_quiet(stage, (ref, started, done, batch.result_of, True), payloads, entities)
 
     async def _run_single(
         self, stage: Stage, single: tuple[HookRef, Any, float, Any], runs: list[tuple[Any, str]]
@@ -604,9 +634,9 @@ def _quiet_calls(results: list[Any], ref: HookRef, started: float, done: float) 
 
 
 def _quiet_successes(quiet: _Quiet, payloads: list[Any]) -> list[HookCall | _Success]:
-    """A quiet batch's record as a plain success per payload (a HookCall failing where its result
-    could not be made)."""
-    ref, started, done, result_of = quiet
+    """A quiet (or changed) batch's record as a plain success per payload (a HookCall failing where its
+    result could not be made)."""
+    ref, started, done, result_of, changed = quiet
     calls: list[HookCall | _Success] = []
     for result in _results_of(result_of, payloads):
         if isinstance(result, Exception):
@@ -614,7 +644,7 @@ def _quiet_successes(quiet: _Quiet, payloads: list[Any]) -> list[HookCall | _Suc
             _fail(call, result)
             calls.append(call)
         else:
-            calls.append((ref, started, done, result, False))
+            calls.append((ref, started, done, result, changed and bool(result.mutations)))
     return calls
 
 

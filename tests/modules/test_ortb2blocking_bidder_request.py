@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from hbserver.hooks.api import ENDPOINT_AUCTION, BidderRequestPayload, HookFailure, HookResult, InvocationContext
+from hbserver.hooks.api import (
+    ENDPOINT_AUCTION,
+    BidderRequestPayload,
+    ChangedBatch,
+    HookFailure,
+    HookResult,
+    InvocationContext,
+)
 from hbserver.modules.ortb2blocking import bidder_request as bidder_request_module
 from hbserver.modules.ortb2blocking import build
 from hbserver.modules.ortb2blocking import plans as plans_module
@@ -457,19 +464,26 @@ def test_auctions_through_the_batch_and_the_hook_alike_get_their_own_changes(ord
     config, module = STATIC_CONFIGS["everything"], build({})
     requests = [{"imp": [{"id": "1", "banner": {"w": 1 if n % 2 else 1.0}}, {"id": "2", "banner": {}}]}
                 for n in range(len(order))]  # fmt: skip
-    for way, request in zip(order, requests, strict=True):
+    for index, (way, request) in enumerate(zip(order, requests, strict=True)):
         context: dict[str, Any] = {}
         ctx = InvocationContext(ENDPOINT_AUCTION, "acc", config, context, "c")
         payloads = [BidderRequestPayload(own, "a") for own in _bidder_copies(copy.deepcopy(request), 2)]
+        applied = False
         if way == "batch":
             results = module.handle_bidder_request_batch(ctx, payloads)
+            if isinstance(results, ChangedBatch):  # an auction after the first: its changes applied at once
+                assert index > 0  # only where an auction before left its decisions
+                results.apply(payloads)
+                assert results.module_context == {"a": _run(config, copy.deepcopy(request), "a")[0].module_context["a"]}
+                results, applied = [results.result_of(payload) for payload in payloads], True
         else:
             results = [module.handle_bidder_request(ctx, payload) for payload in payloads]
         expected = _run(config, copy.deepcopy(request), "a")
         for payload, result in zip(payloads, results, strict=True):
             assert isinstance(result, HookResult)
-            for mutation in result.mutations:
-                payload = mutation.apply(payload)
+            if not applied:
+                for mutation in result.mutations:
+                    payload = mutation.apply(payload)
             assert json.dumps(payload.request) == json.dumps(expected[1].request)
             assert [m.changes() for m in result.mutations] == [m.changes() for m in expected[0].mutations]
             context.update(result.module_context or {})

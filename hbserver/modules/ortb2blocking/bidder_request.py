@@ -8,9 +8,11 @@ config); only what depends on this request (the fields it already has, its imps)
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
+from operator import attrgetter
 from typing import Any, NamedTuple
 
-from hbserver.hooks.api import NO_ITEMS, BidderRequestPayload, HookResult, Mutation
+from hbserver.hooks.api import NO_ITEMS, BidderRequestPayload, ChangedBatch, HookResult, Mutation
 from hbserver.modules.ortb2blocking.attributes import BlockingAttributes
 from hbserver.modules.ortb2blocking.config import Config
 from hbserver.modules.ortb2blocking.errors import BlockingFailure
@@ -38,6 +40,7 @@ _OWN_FIELDS = frozenset(("badv", "bapp", "bcat", "cattax"))  # a request with no
 _new_attributes = tuple.__new__  # BlockingAttributes from its six values, without its __new__'s keyword handling
 _new_result = object.__new__  # a HookResult of defaults, without its constructor's call
 _new_tuple = tuple.__new__  # a named tuple from its values, without its __new__'s keyword handling
+_BIDDER_OF = attrgetter("bidder")
 
 
 def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: dict[str, Any] | None = None) -> Result:
@@ -60,13 +63,18 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: d
 
 def handle_bidder_requests(
     cfg: Config, payloads: list[BidderRequestPayload], context: dict[str, Any] | None
-) -> list[Result | Exception]:
-    """The hook over an auction's bidders at once (its batch form): the bidders the static plan
+) -> list[Result | Exception] | ChangedBatch:
+    """The hook over an auction's bidders at once (its batch form): the common auction in one
+    :class:`ChangedBatch` (:func:`_changed_batch`); otherwise the bidders the static plan
     answers alike share one result, the module context of them all and one mutation that sets the
     answer without looking at the imps again (the executor applies it at once, to the requests
     looked at here); the others get the hook's own answer (or its exception)."""
     plan: RequestPlan = cfg.memo.get("request") or request_plan(cfg)
     static = plan.static
+    if static is not None and context is not None:
+        changed = _changed_batch(static, payloads)
+        if changed is not None:
+            return changed  # type: ignore[return-value]
     results: list[Result | Exception] = []
     last: StaticAnswer | None = None
     shared: Any = None
@@ -98,6 +106,56 @@ def handle_bidder_requests(
         shared.module_context[payload.bidder] = seen.attributes
         results.append(shared)
     return results
+
+
+def _changed_batch(static: StaticRequest, payloads: list[BidderRequestPayload]) -> ChangedBatch | None:
+    """The common auction as one changed batch: every bidder's request without its own badv, bapp, bcat
+    or cattax, and its imps of the signature of the answer kept from an auction before (its decisions
+    are theirs): this auction's changed media objects made once and set, with the top fields, on each
+    request by one apply (the requests and imps are the bidders' own, their media objects shared: hooks
+    API); None otherwise (each bidder then answered as the hook answers it)."""
+    seen: StaticAnswer | None = static.seen[0]
+    if seen is None or not seen.mutations or seen.cattax != static.cattax:
+        return None
+    sig = seen.sig
+    for payload in payloads:
+        request = payload.request
+        if (type(request) is not dict or not request.keys().isdisjoint(_OWN_FIELDS)
+                or imp_signature(request.get("imp"), static) != sig):  # fmt: skip
+            return None
+    imps = payloads[0].request["imp"]
+    steps = [(at, media, _changed(imps[at][media], fields)) for at, media, fields in seen.places]
+    fields = dict(zip(static.top_names, map(list, static.top_lists), strict=True))
+    if static.cattax:
+        fields["cattax"] = static.cattax
+    context = dict.fromkeys(map(_BIDDER_OF, payloads), seen.attributes)
+    return _new_tuple(ChangedBatch, (partial(_changed_result, static, seen, steps), partial(_set_all, fields, steps),
+                                     context))  # fmt: skip
+
+
+def _set_all(fields: dict[str, Any], steps: list[tuple[int, str, dict[str, Any]]],
+             payloads: list[BidderRequestPayload]) -> None:  # fmt: skip
+    """A changed batch's apply: ``fields`` on each request, each step's media object on its imp."""
+    for payload in payloads:
+        request = payload.request
+        request.update(fields)
+        imps = request["imp"]
+        for position, name, media_object in steps:
+            imps[position][name] = media_object
+
+
+def _changed_result(
+    static: StaticRequest, seen: StaticAnswer, steps: list[tuple[int, str, dict[str, Any]]],
+    payload: BidderRequestPayload,
+) -> Result:  # fmt: skip
+    """A changed batch's result for one payload (made only when the outcomes are read): the answer's
+    mutation, applying what the batch applied, and the bidder's attributes."""
+    done = seen.mutations[0]
+    result: Result = _new_result(HookResult)
+    result.module_context = {payload.bidder: seen.attributes}
+    apply = _set_known(static.top_set, steps, static.cattax)
+    result.mutations = [_new_tuple(Mutation, (done.kind, done.key, apply, done.also))]
+    return result
 
 
 def _answer_for(static: StaticRequest | None, request: dict[str, Any], context: Any) -> StaticAnswer | None:

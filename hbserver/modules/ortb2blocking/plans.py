@@ -71,6 +71,8 @@ class StaticRequest(NamedTuple):
     # (key, values) of those with values
     top_set: tuple[tuple[str, tuple[str, ...]], ...]
     top_keys: tuple[tuple[str, ...], ...]  # their mutation keys
+    top_names: tuple[str, ...]  # top_set's keys and values apart (a changed batch zips them into its fields)
+    top_lists: tuple[tuple[str, ...], ...]
     # the imp fields with values by media object, in IMP_FIELDS order: (media, ((index, field, values), ...))
     imp_groups: tuple[tuple[str, tuple[tuple[int, str, tuple[int, ...]], ...]], ...]
     cattax: int
@@ -169,6 +171,8 @@ def _static_request(
         top_values=tuple(step.values for step in top),
         top_set=tuple((step.key, step.values) for step in with_values),
         top_keys=tuple(("bidrequest", step.key) for step in with_values),
+        top_names=tuple(step.key for step in with_values),
+        top_lists=tuple(step.values for step in with_values),
         imp_groups=tuple(
             (media, tuple((index, field, values) for index, field, in_media, values in imps if in_media == media))
             for media in dict.fromkeys(media for _, _, media, _ in imps)
