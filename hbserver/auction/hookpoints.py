@@ -67,10 +67,12 @@ async def bidder_requests(
 ) -> list[BidderRequest]:
     """Each bidder's request through the hooks: changed, kept, or rejected (a warning for the bidder)."""
     payloads = [BidderRequestPayload(bidder_request.request, bidder_request.name) for bidder_request in requests]
-    kept = []
     answers = hooks.run_batch(_BIDDER_REQUEST, payloads)
     if answers is None:
         answers = await hooks.run_each(_BIDDER_REQUEST, [(payload, payload.bidder) for payload in payloads])
+    if hooks.all_kept:  # every request kept, as it was or changed in place
+        return requests
+    kept = []
     for bidder_request, (payload, rejection) in zip(requests, answers):  # noqa: B905 (one answer per run; strict= costs)
         if rejection is not None:
             name = bidder_request.name

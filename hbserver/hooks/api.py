@@ -293,7 +293,8 @@ class QuietBatch(NamedTuple):
 
 class ChangedBatch(NamedTuple):
     """A batch form's answer that every payload succeeds with changes and nothing else: ``apply(payloads)``
-    changes every payload in place, as each one's result (made by ``result_of(payload)`` only if the
+    changes what every payload holds in place (at ``bidder_request`` its request; never which object a
+    payload's field holds: callers keep theirs), as each one's result (made by ``result_of(payload)`` only if the
     stage's outcomes are read) says in its mutations, and ``module_context`` is what their results
     add to the module's context. The executor calls ``apply`` once it has taken the batch in time
     (late: nothing is applied, each run times out); ``apply`` checks what it could fail on before it

@@ -72,6 +72,9 @@ class HookExecutor:
     # whether the last run_each's every run answered a plain result without mutations (each payload
     # left as given, none rejected): its caller then has nothing to apply
     all_quiet = False
+    # whether it answered each payload with the payload object given, none rejected (quiet, or changed in place by
+    # a ChangedBatch): its caller then has nothing to take from the answers
+    all_kept = False
     # until set_account (class defaults: an executor is made per request, and these mostly stay)
     account_id = ""
     account_modules: Mapping[str, Any] = MappingProxyType({})
@@ -173,7 +176,7 @@ class HookExecutor:
         single = self._single.get(stage)
         if single is not None and single[3] is not None and runs:
             return self.run_batch(stage, [payload for payload, _ in runs], [entity for _, entity in runs])  # type: ignore[return-value]
-        self.all_quiet = False
+        self.all_quiet = self.all_kept = False
         if single is None:
             return [await self.run(stage, payload, entity) for payload, entity in runs]
         if not runs:
@@ -212,7 +215,7 @@ class HookExecutor:
         calls: list[HookCall | _Success] = []
         self._runs.append((stage, (payloads, entities), calls))  # each payload's outcome, built when read
         self._outcomes = None
-        self.all_quiet = False
+        self.all_quiet = self.all_kept = False
         if type(results) is list and len(results) == len(payloads) and share <= timeout_s:  # the common case
             answers = self._take_plain(stage, (ref, started, started + share), results, payloads,
                                        invocation.module_context, calls)  # fmt: skip
@@ -229,7 +232,7 @@ class HookExecutor:
         self._runs.append((stage, (payloads, entities), quiet))
         self._outcomes = None
         changed = quiet[4]
-        self.all_quiet = not changed
+        self.all_quiet, self.all_kept = not changed, True
         if self._count is not None:
             self._count(quiet[0].module, stage, "success_updated" if changed else "success_noop", len(payloads))
         return list(zip(payloads, repeat(None)))  # each payload kept (C-level: cheaper than a comprehension)
@@ -248,7 +251,7 @@ class HookExecutor:
             calls: list[HookCall | _Success] = []
             self._runs.append((stage, (payloads, entities), calls))
             self._outcomes = None
-            self.all_quiet = False
+            self.all_quiet = self.all_kept = False
             return [self._batch_failed(stage, ref, started, exc, payload, calls) for payload in payloads]
         if batch.module_context:
             invocation.module_context.update(batch.module_context)
@@ -282,7 +285,7 @@ class HookExecutor:
                     await self._settle(call, result, timeout_s)
                 calls.append(call)
                 answers.append(self._apply(stage, [call], payload))
-            self.all_quiet = tally[0] == len(runs)
+            self.all_quiet = self.all_kept = tally[0] == len(runs)
         finally:
             self._tally(ref, stage, tally)
         return answers
@@ -322,7 +325,7 @@ class HookExecutor:
                 answers.append(self._apply(stage, [call], payload))
             started = done
         self._tally(ref, stage, tally)
-        self.all_quiet = tally[0] == len(payloads)
+        self.all_quiet = self.all_kept = tally[0] == len(payloads)
         return answers
 
     def _take_plain(
@@ -353,7 +356,7 @@ class HookExecutor:
             if quiet is None:
                 return None
             calls.extend(quiet)
-        self.all_quiet = True
+        self.all_quiet = self.all_kept = True
         if self._count is not None:
             self._count(ref.module, stage, "success_noop", size)
         return list(zip(payloads, repeat(None)))

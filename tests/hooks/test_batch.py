@@ -10,7 +10,16 @@ from typing import Any
 
 import pytest
 
-from hbserver.hooks.api import HookFailure, HookResult, InvocationContext, Mutation, QuietBatch, Stage, batch_of
+from hbserver.hooks.api import (
+    ChangedBatch,
+    HookFailure,
+    HookResult,
+    InvocationContext,
+    Mutation,
+    QuietBatch,
+    Stage,
+    batch_of,
+)
 from hbserver.hooks.outcome import EXECUTION_FAILURE, FAILURE, NO_ACTION, SUCCESS, TIMEOUT, UPDATE
 from hbserver.hooks.plan import HookRef
 from hbserver.hooks.runtime import RequestPlans
@@ -285,3 +294,88 @@ async def test_a_quiet_batch_whose_result_cannot_be_made_fails_that_run_alone(ti
     other = (SUCCESS, []) if timeout_ms > 20 else (TIMEOUT, ["Hook execution timeout"])
     assert shown == [other, (EXECUTION_FAILURE, ["hook execution failed: RuntimeError: no result for 1"]), other]
 
+
+
+def _set_in_place(key: str, value: Any) -> Mutation[dict[str, Any]]:
+    def apply(payload: dict[str, Any]) -> dict[str, Any]:
+        payload[key] = value
+        return payload
+
+    return Mutation("update", ("request", key), apply)
+
+
+def _changed_result(payload: Any) -> HookResult[Any]:
+    """What a changed batch's run stands for: the payload's id set in place, and its module context."""
+    if payload.get("do") == "raise":
+        raise RuntimeError(f"no result for {payload['id']}")
+    return HookResult(mutations=[_set_in_place("seen", payload["id"])], module_context={payload["id"]: True},
+                      analytics_tags={"activities": [{"name": payload["id"], "status": "success"}]})  # fmt: skip
+
+
+def _apply_seen(payloads: list[Any]) -> None:
+    for payload in payloads:
+        payload["seen"] = payload["id"]
+
+
+def _changed(payloads: list[Any]) -> ChangedBatch:
+    return ChangedBatch(_changed_result, _apply_seen, {payload["id"]: True for payload in payloads})
+
+
+def _late_changed(payloads: list[Any]) -> ChangedBatch:
+    time.sleep(0.03 * len(payloads))  # each run's share is over the 20 ms timeout
+    return _changed(payloads)
+
+
+def _apply_raises(payloads: list[Any]) -> None:
+    raise ValueError("cannot apply")
+
+
+# a changed batch (ChangedBatch) against the hook answering each payload what its result_of makes (its
+# mutations applied by the executor): (batch, timeout, each run's (status, action, errors), metric, changed)
+CHANGED_CASES = {
+    "in time": (_changed, 1000, (SUCCESS, UPDATE, []), "success_updated", True),
+    "late": (_late_changed, 20, (TIMEOUT, "", ["Hook execution timeout"]), "timeout", False),
+    "apply raises": (lambda payloads: ChangedBatch(_changed_result, _apply_raises, {"x": 1}), 1000,
+                     (EXECUTION_FAILURE, "", ["hook execution failed: ValueError: cannot apply"]), "execution_error",
+                     False),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", CHANGED_CASES)
+@pytest.mark.parametrize("count", [1, 3])
+async def test_a_changed_batch_answers_as_the_hook_answering_each_its_result(name: str, count: int) -> None:
+    batch, timeout_ms, (status, action, errors), metric, changed = CHANGED_CASES[name]
+    module = Batched(batch)
+    hooks, metrics = executor({Stage.BIDDER_REQUEST: [[("m", "c", module.handle_bidder_request)]]},
+                              timeout_ms=timeout_ms)  # fmt: skip
+    single, single_metrics = executor({Stage.BIDDER_REQUEST: [[("m", "c", lambda context, p: _changed_result(p))]]})
+    runs = [({"id": str(n)}, f"bidder{n}") for n in range(count)]
+    given = [(dict(payload), entity) for payload, entity in runs]
+    answers = await hooks.run_each(Stage.BIDDER_REQUEST, given)
+    assert [answer for answer, _ in answers] == [{**p, "seen": p["id"]} if changed else p for p, _ in runs]
+    assert all(answer is payload for (answer, _), (payload, _) in zip(answers, given, strict=True))  # in place
+    assert all(rejection is None for _, rejection in answers)
+    assert metrics.calls == [("m", "bidder_request", metric)] * count
+    assert hooks.all_quiet is False and hooks.all_kept is (status == SUCCESS)
+    for outcome in hooks.outcomes:
+        (hook,) = outcome.hooks()
+        assert (hook.status, hook.action, hook.errors) == (status, action, errors)
+    assert hooks._contexts.get("m", {}) == ({p["id"]: True for p, _ in runs} if changed else {})
+    if changed:  # the same as the hook called per payload, its mutations applied one by one
+        expected = await single.run_each(Stage.BIDDER_REQUEST, [(dict(p), e) for p, e in runs])
+        assert answers == expected
+        assert _shape(hooks) == _shape(single)
+        assert sorted(metrics.calls) == sorted(single_metrics.calls)
+        assert hooks._contexts == single._contexts
+
+
+async def test_a_changed_batch_whose_result_cannot_be_made_fails_that_run_alone() -> None:
+    """result_of raising when the outcomes are read shows that run's failure; its changes stay applied."""
+    module = Batched(_changed)
+    hooks, _ = executor({Stage.BIDDER_REQUEST: [[("m", "c", module.handle_bidder_request)]]})
+    runs = [({"id": "0"}, "a"), ({"id": "1", "do": "raise"}, "b")]
+    answers = await hooks.run_each(Stage.BIDDER_REQUEST, runs)
+    assert [answer["seen"] for answer, _ in answers] == ["0", "1"]
+    shown = [(h.status, h.action, h.errors) for o in hooks.outcomes for h in o.hooks()]
+    failed = (EXECUTION_FAILURE, "", ["hook execution failed: RuntimeError: no result for 1"])
+    assert shown == [(SUCCESS, UPDATE, []), failed]

@@ -13,6 +13,7 @@ import pytest
 from hbserver.adapters.base import BidderResponse, TypedBid
 from hbserver.hooks.api import (
     BidderRequestPayload,
+    ChangedBatch,
     HookResult,
     InvocationContext,
     QuietBatch,
@@ -71,8 +72,18 @@ def _shape(hooks: HookExecutor) -> list[Any]:
              h.debug_messages) for h in o.hooks()]) for o in hooks.outcomes]  # fmt: skip
 
 
-async def _same_through_both(stage: Stage, config: Any, context: dict[str, Any], runs: list[Any]) -> None:
+async def _same_through_both(
+    stage: Stage, config: Any, context: dict[str, Any], runs: list[Any], before: list[Any] | None = None
+) -> None:
+    """``runs`` through the batch form and through the hook per call alike; ``before``: an auction the
+    module (both ways) answered first (its decisions kept for an auction of equal imps)."""
     counted, ((batched, batched_metrics), (single, single_metrics)) = _executors(stage, config, context)
+    if before is not None:
+        for hooks in (batched, single):
+            earlier = HookExecutor(AUCTION, hooks.plans, Metrics())
+            earlier.set_account("acc", None, hooks.account_modules)
+            await earlier.run_each(stage, copy.deepcopy(before))
+        counted.batches = 0
     answers = await batched.run_each(stage, copy.deepcopy(runs))
     expected = await single.run_each(stage, copy.deepcopy(runs))
     assert counted.batches == 1
@@ -117,13 +128,17 @@ EXTRA_BIDDERS = [
 ]  # fmt: skip
 
 
+@pytest.mark.parametrize("before", [False, True], ids=["first auction", "after one of equal imps"])
 @pytest.mark.parametrize("extra", EXTRA_BIDDERS, ids=["alone", "own badv", "nil request", "mixed"])
 @pytest.mark.parametrize("request_name", STATIC_REQUESTS)
 @pytest.mark.parametrize("config_name", [*STATIC_CONFIGS, None])
 async def test_bidder_request_batch_answers_as_the_hook(config_name: str | None, request_name: str,
-                                                        extra: list[Any]) -> None:  # fmt: skip
+                                                        extra: list[Any], before: bool) -> None:  # fmt: skip
+    """Every auction as the hook answers it, the first and one after an auction of equal imps (then a
+    ChangedBatch where every bidder is the static plan's: "alone")."""
     config = STATIC_CONFIGS[config_name] if config_name is not None else None
-    await _same_through_both(Stage.BIDDER_REQUEST, config, {}, _auction(STATIC_REQUESTS[request_name], extra))
+    runs = _auction(STATIC_REQUESTS[request_name], extra)
+    await _same_through_both(Stage.BIDDER_REQUEST, config, {}, runs, runs if before else None)
 
 
 @pytest.mark.parametrize("case", REQUEST_CASES, ids=[case["description"] for case in REQUEST_CASES])
@@ -230,3 +245,40 @@ async def test_a_batch_result_is_read_never_changed() -> None:
     results = module.handle_bidder_request_batch(ctx, [payload for payload, _ in runs])
     assert all(isinstance(result, HookResult) for result in results) and results[0] is results[2]
     assert set(results[0].module_context or {}) == {"bidder0", "bidder1", "bidder2"}
+
+
+def _second_auction(change: str) -> list[BidderRequestPayload]:
+    """Three bidders of "banner imps", one of them changed as ``change`` says."""
+    runs = _auction(STATIC_REQUESTS["banner imps"], [])
+    request = runs[1][0].request
+    if change == "own badv":
+        request["badv"] = ["own.com"]
+    elif change == "own cattax":
+        request["cattax"] = 2
+    elif change == "empty own bapp":
+        request["bapp"] = []
+    elif change == "other imps":
+        request["imp"] = [{"id": "other", "banner": {}}]
+    elif change == "nil request":
+        runs[1] = (BidderRequestPayload(None, "bidder1"), "bidder1")  # type: ignore[arg-type]
+    return [payload for payload, _ in runs]
+
+
+@pytest.mark.parametrize(
+    ("change", "changed_batch"),
+    [("", True), ("own badv", False), ("own cattax", False), ("empty own bapp", False), ("other imps", False),
+     ("nil request", False)],
+)  # fmt: skip
+def test_an_auction_after_one_of_equal_imps_is_one_changed_batch(change: str, changed_batch: bool) -> None:
+    """The common auction after the first (every bidder's request the static plan's, its imps those of the
+    auction before): one ChangedBatch; any bidder otherwise, a result (or failure) per bidder."""
+    module = build({})
+    config = STATIC_CONFIGS["everything"]
+    first = module.handle_bidder_request_batch(
+        InvocationContext(AUCTION, "acc", config, {}, "code"), _second_auction(""))
+    assert isinstance(first, list)  # the first auction: nothing kept yet
+    answer = module.handle_bidder_request_batch(
+        InvocationContext(AUCTION, "acc", config, {}, "code"), _second_auction(change))
+    assert isinstance(answer, ChangedBatch) is changed_batch
+    if changed_batch:
+        assert set(answer.module_context) == {"bidder0", "bidder1", "bidder2"}
