@@ -21,13 +21,12 @@ from hbserver.hooks.api import (
     RawBidderResponsePayload,
 )
 from hbserver.modules.ortb2blocking import build
-from hbserver.modules.ortb2blocking.attributes import NONE_BLOCKED, BlockingAttributes
+from hbserver.modules.ortb2blocking.attributes import BlockingAttributes
 from hbserver.modules.ortb2blocking.config import parse
 from hbserver.modules.ortb2blocking.plans import MEMO_SIZE, remembered, request_plan, response_plan, top_plan
 from hbserver.modules.ortb2blocking.raw_bidder_response import (
     AllKept,
     _all_pass,
-    _all_pass_at_once,
     _checked,
     _failed_checks,
     _glance_of,
@@ -279,45 +278,6 @@ def test_plain_list_bids_are_decided_as_the_checks_decide(bid: dict[str, Any], f
         assert not passes
     else:
         assert (failed is not None, passes) == (fails, not fails)
-
-
-_OK = {"impid": "i1", "adomain": ["ok.com"], "cat": ["IAB1"]}
-
-
-# an auction's answers glanced at together (_all_pass_at_once): (each answer's (bidder, bids of
-# (bid, type))), its verdict (None: the loop decides), _all_pass's
-@pytest.mark.parametrize(
-    ("answers", "at_once", "passes"),
-    [
-        ([("a", [(_OK, "banner")] * 2), ("b", [(_OK, "banner")])], True, True),
-        ([("a", [(_OK, "banner")]), ("b", [(_OK, "banner"), ({**_OK, "adomain": ["x", "bad.com"]}, "banner")])],
-         False, False),
-        ([("a", [(_OK, "banner")]), ("b", [({**_OK, "cat": ["IAB25"]}, "banner")])], False, False),
-        ([("a", [(_OK, "banner")]), ("b", [({**_OK, "dealid": "d"}, "banner")])], None, False),  # a key of _passes's
-        ([("a", [(_OK, "banner")]), ("b", [({**_OK, "attr": [9]}, "banner")])], None, False),
-        ([("a", [({**_OK, "adomain": "bad.com"}, "banner")])], True, True),  # not a list: its characters looked at
-        ([("a", [({**_OK, "adomain": 7}, "banner")])], False, False),  # cannot be iterated: the checks decide
-        ([("a", [({**_OK, "adomain": [["bad.com"]]}, "banner")])], False, False),  # no set holds it
-        ([("a", [(_OK, "banner")]), ("b", [(_OK, "video")])], None, True),  # two bid types
-        ([("a", [(_OK, "banner")]), ("other", [(_OK, "banner")])], None, True),  # other attributes
-        ([("a", [(_OK, "banner")]), ("missing", [(_OK, "banner")])], None, True),  # none in the context
-        ([("a", [])], None, True),
-    ],
-)  # fmt: skip
-def test_an_auctions_bids_glanced_at_together(answers: list[Any], at_once: bool | None, passes: bool) -> None:
-    cfg = parse(LOOSE)
-    other = _ATTRS._replace(badv=("other.com",))
-    context = {"a": _ATTRS, "b": _ATTRS, "other": other}
-    payloads = [RawBidderResponsePayload(BidderResponse([TypedBid(bid, kind) for bid, kind in bids]), bidder)
-                for bidder, bids in answers]  # fmt: skip
-    assert _all_pass_at_once(cfg, payloads, context) is at_once
-    assert _all_pass(cfg, payloads, context) is passes
-    if passes:  # nothing let through that the full checks would block
-        for payload in payloads:
-            attrs = context.get(payload.bidder, NONE_BLOCKED)
-            for typed in payload.response.bids:
-                plan = response_plan(cfg, payload.bidder, typed.bid_type)
-                assert _failed_checks(plan.steps, attrs, typed.bid, "i1", HookResult()) is None
 
 
 def test_bids_mutation_keeps_the_response_fields() -> None:

@@ -117,11 +117,16 @@ def _changed_batch(static: StaticRequest, payloads: list[BidderRequestPayload]) 
     seen: StaticAnswer | None = static.seen[0]
     if seen is None or not seen.mutations or seen.cattax != static.cattax:
         return None
-    sig = seen.sig
-    for payload in payloads:
+    sig: Any = None  # the first request's; equal to the kept answer's (its values compared once, deep), the
+    for payload in payloads:  # others' compared with it (the auction's bidders share its objects: at once)
         request = payload.request
-        if (type(request) is not dict or not request.keys().isdisjoint(_OWN_FIELDS)
-                or imp_signature(request.get("imp"), static) != sig):  # fmt: skip
+        if type(request) is not dict or not request.keys().isdisjoint(_OWN_FIELDS):
+            return None
+        if sig is None:
+            sig = imp_signature(request.get("imp"), static)
+            if sig is None or sig != seen.sig:
+                return None
+        elif imp_signature(request.get("imp"), static) != sig:
             return None
     imps = payloads[0].request["imp"]
     steps = [(at, media, _changed(imps[at][media], fields)) for at, media, fields in seen.places]

@@ -8,8 +8,6 @@ a bid's own values and its deal's exceptions are looked at here."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from itertools import chain
-from operator import attrgetter, methodcaller
 from typing import Any, NamedTuple
 
 from hbserver.adapters.base import BidderResponse, TypedBid
@@ -35,10 +33,6 @@ _NO_KEYS: frozenset[str] = frozenset()
 _NO_PLAN = ResponsePlan((None, None, None, None), ())
 _UNSET: Any = object()
 _new_result = object.__new__  # a HookResult of defaults, without its constructor's call
-_BIDDER_OF = attrgetter("bidder")
-_BIDS_OF = attrgetter("response.bids")
-_BID_OF = attrgetter("bid")
-_TYPE_OF = attrgetter("bid_type")
 
 
 class _CheckError(Exception):
@@ -131,10 +125,6 @@ def _all_pass(
     The glance is read once per bid type and attributes: bids mostly share their type, and an auction's
     bidders their attributes (where no override makes the checks the bidder's own, they share the glance)."""
     memo, per_bidder = cfg.memo, cfg.per_bidder
-    if not per_bidder and module_context:
-        at_once = _all_pass_at_once(cfg, payloads, module_context)
-        if at_once is not None:
-            return at_once
     attrs: Any = None
     bid_type: Any = _UNSET
     look: Any = None
@@ -165,38 +155,6 @@ def _all_pass(
                     return False
             elif not _passes(look, bid):
                 return False
-    return True
-
-
-def _all_pass_at_once(
-    cfg: Config, payloads: Sequence[RawBidderResponsePayload], module_context: Mapping[str, Any]
-) -> bool | None:
-    """:func:`_all_pass` in its common case, the bids of every answer looked at together in C-level
-    passes (their keys, then each plain list's values chained: a value that is not a list can only
-    make a bid look blocked, which the full checks then decide); None where the answers' bidders do
-    not share one attributes object, their bids one type, or the glance a plain check (the loop decides)."""
-    bidders = list(map(_BIDDER_OF, payloads))
-    attrs = module_context.get(bidders[0])
-    typed = list(chain.from_iterable(map(_BIDS_OF, payloads)))
-    if type(attrs) is not BlockingAttributes or len(set(map(id, map(module_context.get, bidders)))) != 1 or not typed:
-        return None
-    bid_types = set(map(_TYPE_OF, typed))
-    if len(bid_types) != 1:
-        return None
-    bid_type = bid_types.pop()
-    kept = cfg.memo.get(("look", bidders[0], bid_type))
-    look = kept[1] if kept is not None and kept[0] is attrs else _look(cfg, bidders[0], bid_type, attrs)
-    if look is None or look.gets is None:
-        return None if look is not None else False
-    bids = list(map(_BID_OF, typed))
-    try:
-        if not look.others.isdisjoint(chain.from_iterable(bids)):
-            return None  # a bid with a deal, an app bundle, ...: the loop looks at each
-        for get, blocked in look.gets:
-            if not blocked.isdisjoint(chain.from_iterable(filter(None, map(get, bids)))):
-                return False
-    except TypeError:  # a value that cannot be iterated or be in a set
-        return False
     return True
 
 
@@ -273,7 +231,6 @@ class Glance(NamedTuple):
     # ``others`` is checked at once (else None)
     plain: tuple[tuple[str, frozenset[Any]], ...] | None
     others: frozenset[str]  # the keys looked at that are not in ``lists``
-    gets: tuple[tuple[Callable[[dict[str, Any]], Any], frozenset[Any]], ...] | None  # ``plain`` by a getter of each key
 
 
 # a check's kind: a list of values (blocked: a set, or None for battr's by imp), the deal id, the app
@@ -307,9 +264,8 @@ def glance(quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
     lists = {key: blocked for key, (kind, blocked, unknown) in checks.items()
              if kind == _LIST and blocked is not None and not unknown}  # fmt: skip
     keys = frozenset(checks)
-    plain = None if required else tuple(lists.items())
-    gets = None if plain is None else tuple((methodcaller("get", key), blocked) for key, blocked in plain)
-    return Glance(keys, frozenset(required), checks, attrs.battr, lists, plain, keys.difference(lists), gets)
+    return Glance(keys, frozenset(required), checks, attrs.battr, lists,
+                  None if required else tuple(lists.items()), keys.difference(lists))  # fmt: skip
 
 
 def _glance_of(cfg: Config, quick: QuickCheck, attrs: BlockingAttributes) -> Glance | None:
@@ -324,8 +280,8 @@ def _glance_of(cfg: Config, quick: QuickCheck, attrs: BlockingAttributes) -> Gla
         base = cfg.memo["glance base"] = (quick, attrs.badv, attrs.bapp, attrs.bcat, attrs.cattax, glance(quick, attrs))
     found: Glance | None = base[5]
     if found is not None and found.battr is not attrs.battr:
-        keys, required, checks, _, lists, plain, others, gets = found
-        found = _new_glance(Glance, (keys, required, checks, attrs.battr, lists, plain, others, gets))
+        keys, required, checks, _, lists, plain, others = found
+        found = _new_glance(Glance, (keys, required, checks, attrs.battr, lists, plain, others))
     cfg.memo["glance"] = (attrs, quick, found)
     return found
 
