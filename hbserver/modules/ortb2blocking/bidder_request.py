@@ -7,7 +7,7 @@ config); only what depends on this request (the fields it already has, its imps)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from operator import attrgetter
 from typing import Any, NamedTuple
@@ -101,7 +101,7 @@ def handle_bidder_requests(
             shared.module_context = {}
             if seen.mutations:
                 done = seen.mutations[0]
-                apply = _set_known(static.top_set, seen.steps, seen.cattax)  # type: ignore[union-attr]
+                apply = _set_known(static, seen.steps, seen.cattax)  # type: ignore[union-attr]
                 shared.mutations = [_new_tuple(Mutation, (done.kind, done.key, apply, done.also))]
         shared.module_context[payload.bidder] = seen.attributes
         results.append(shared)
@@ -130,23 +130,23 @@ def _changed_batch(static: StaticRequest, payloads: list[BidderRequestPayload]) 
             return None
     imps = payloads[0].request["imp"]
     steps = [(at, media, _changed(imps[at][media], fields)) for at, media, fields in seen.places]
-    fields = dict(zip(static.top_names, map(list, static.top_lists), strict=True))
-    if static.cattax:
-        fields["cattax"] = static.cattax
+    fields = _known_fields(static, static.cattax)
     context = dict.fromkeys(map(_BIDDER_OF, payloads), seen.attributes)
     return _new_tuple(ChangedBatch, (partial(_changed_result, static, seen, steps), partial(_set_all, fields, steps),
                                      context))  # fmt: skip
 
 
 def _set_all(fields: dict[str, Any], steps: list[tuple[int, str, dict[str, Any]]],
-             payloads: list[BidderRequestPayload]) -> None:  # fmt: skip
-    """A changed batch's apply: ``fields`` on each request, each step's media object on its imp."""
+             payloads: Sequence[BidderRequestPayload]) -> None:  # fmt: skip
+    """A changed batch's apply (and a known answer's, for one request): ``fields`` on each request, each
+    step's media object on its imp."""
     for payload in payloads:
         request = payload.request
         request.update(fields)
-        imps = request["imp"]
-        for position, name, media_object in steps:
-            imps[position][name] = media_object
+        if steps:
+            imps = request["imp"]
+            for position, name, media_object in steps:
+                imps[position][name] = media_object
 
 
 def _changed_result(
@@ -158,7 +158,7 @@ def _changed_result(
     done = seen.mutations[0]
     result: Result = _new_result(HookResult)
     result.module_context = {payload.bidder: seen.attributes}
-    apply = _set_known(static.top_set, steps, static.cattax)
+    apply = _set_known(static, steps, static.cattax)
     result.mutations = [_new_tuple(Mutation, (done.kind, done.key, apply, done.also))]
     return result
 
@@ -397,31 +397,30 @@ def _set_static(
 
 
 def _set_known(
-    top: tuple[tuple[str, tuple[str, ...]], ...],
-    steps: list[tuple[int, str, dict[str, Any]]],
-    cattax: int | None,
+    plan: StaticRequest, steps: list[tuple[int, str, dict[str, Any]]], cattax: int | None
 ) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
     """:func:`_set_static` for requests whose imps are known to be of the answer's signature (the batch
-    looked at each just before the executor applies it): the imps' changed media objects set as they are,
-    and the top fields' lists made once for the auction's bidders (shared below their requests' top
-    level, as their other objects are: hooks API)."""
-    fields = {key: list(values) for key, values in top}
-    if cattax:
-        fields["cattax"] = cattax
+    looked at each just before the executor applies it): :func:`_set_all` for one request, and its
+    ``cattax`` removed where the answer's is 0."""
+    fields = _known_fields(plan, cattax)
     drop_cattax = cattax == 0
 
     def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
-        request = payload.request
-        request.update(fields)
-        if steps:
-            imps = request["imp"]
-            for position, name, media_object in steps:
-                imps[position][name] = media_object
+        _set_all(fields, steps, (payload,))
         if drop_cattax:
-            request.pop("cattax", None)
+            payload.request.pop("cattax", None)
         return payload
 
     return apply
+
+
+def _known_fields(plan: StaticRequest, cattax: int | None) -> dict[str, Any]:
+    """The top fields a known answer sets: their lists made once for an auction's bidders (shared below
+    their requests' top level, as their other objects are: hooks API), and ``cattax`` where it is set."""
+    fields = dict(zip(plan.top_names, map(list, plan.top_lists), strict=True))
+    if cattax:
+        fields["cattax"] = cattax
+    return fields
 
 
 def _set_imps(imps: list[Any], changes: dict[str, list[ImpChange]]) -> None:

@@ -71,7 +71,7 @@ class StaticRequest(NamedTuple):
     # (key, values) of those with values
     top_set: tuple[tuple[str, tuple[str, ...]], ...]
     top_keys: tuple[tuple[str, ...], ...]  # their mutation keys
-    top_names: tuple[str, ...]  # top_set's keys and values apart (a changed batch zips them into its fields)
+    top_names: tuple[str, ...]  # top_set's keys and values apart (a known answer zips them into its fields)
     top_lists: tuple[tuple[str, ...], ...]
     # the imp fields with values by media object, in IMP_FIELDS order: (media, ((index, field, values), ...))
     imp_groups: tuple[tuple[str, tuple[tuple[int, str, tuple[int, ...]], ...]], ...]
