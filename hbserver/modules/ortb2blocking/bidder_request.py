@@ -309,7 +309,7 @@ def _static_answer(
         steps = (
             None if sig is None else [(at, media, _changed(imps[at][media], fields)) for at, media, fields in places]
         )
-        apply = _set_static(plan.top_set, changes, cattax, (plan, sig, steps))
+        apply = _set_static(changes, cattax, (plan, sig, steps))
         mutations = [Mutation("update", keys[0], apply, keys[1])]
     badv, bapp, bcat = plan.top_values
     attributes = _new_attributes(BlockingAttributes, (badv, bapp, bcat, btype, battr, cattax or 0))
@@ -334,7 +334,7 @@ def _own_mutations(plan: StaticRequest, seen: StaticAnswer) -> list[Mutation[Bid
     """The mutation of an answer :func:`_auction_answer` made without one (the keys of the one it took,
     an apply of its own steps); the answer kept on the plan then has it."""
     done = seen.mutations[0]
-    apply = _set_static(plan.top_set, seen.changes, seen.cattax, (plan, seen.sig, seen.steps))
+    apply = _set_static(seen.changes, seen.cattax, (plan, seen.sig, seen.steps))
     mutations = [_new_tuple(Mutation, (done.kind, done.key, apply, done.also))]
     if plan.seen[0] is seen:
         plan.seen[0] = seen._replace(mutations=mutations, own=True)
@@ -364,12 +364,11 @@ def _changed(media_object: dict[str, Any], fields: list[tuple[str, tuple[int, ..
 
 
 def _set_static(
-    top: tuple[tuple[str, tuple[str, ...]], ...],
     changes: dict[str, list[ImpChange]],
     cattax: int | None,
     ahead: tuple[StaticRequest, list[Any] | None, list[tuple[int, str, Any]] | None],
 ) -> Callable[[BidderRequestPayload], BidderRequestPayload]:
-    """Sets the top fields, the imps' fields (by imp id, on their media objects, each replaced by a
+    """Sets the plan's top fields, the imps' fields (by imp id, on their media objects, each replaced by a
     changed copy: it is shared) and ``cattax`` (None: left alone; 0: removed, as PBS-Go's JSON leaves
     a zero out) in place: the bidder's request and imps are its own at this stage (hooks API).
     ``ahead``: the plan, the imp_signature the hook saw and the imps' changed media objects made
@@ -378,7 +377,7 @@ def _set_static(
 
     def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
         request = payload.request
-        for key, values in top:
+        for key, values in zip(plan.top_names, plan.top_lists, strict=True):
             request[key] = list(values)
         if changes:
             imps = request.get("imp")

@@ -68,11 +68,10 @@ class StaticRequest(NamedTuple):
     types, nothing warns or fails): what a request with none of badv, bapp and bcat gets."""
 
     top_values: tuple[tuple[str, ...], ...]  # badv, bapp, bcat
-    # (key, values) of those with values
-    top_set: tuple[tuple[str, tuple[str, ...]], ...]
-    top_keys: tuple[tuple[str, ...], ...]  # their mutation keys
-    top_names: tuple[str, ...]  # top_set's keys and values apart (a known answer zips them into its fields)
+    # the keys and values of those with values
+    top_names: tuple[str, ...]
     top_lists: tuple[tuple[str, ...], ...]
+    top_keys: tuple[tuple[str, ...], ...]  # their mutation keys
     # the imp fields with values by media object, in IMP_FIELDS order: (media, ((index, field, values), ...))
     imp_groups: tuple[tuple[str, tuple[tuple[int, str, tuple[int, ...]], ...]], ...]
     cattax: int
@@ -169,10 +168,9 @@ def _static_request(
     media = tuple(dict.fromkeys(media for _, _, media, _ in imps))
     return StaticRequest(
         top_values=tuple(step.values for step in top),
-        top_set=tuple((step.key, step.values) for step in with_values),
-        top_keys=tuple(("bidrequest", step.key) for step in with_values),
         top_names=tuple(step.key for step in with_values),
         top_lists=tuple(step.values for step in with_values),
+        top_keys=tuple(("bidrequest", step.key) for step in with_values),
         imp_groups=tuple(
             (media, tuple((index, field, values) for index, field, in_media, values in imps if in_media == media))
             for media in dict.fromkeys(media for _, _, media, _ in imps)
