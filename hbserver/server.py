@@ -128,16 +128,19 @@ async def _serve(config: Config) -> int:
     if _early_stop:  # a signal that came while the worker was still starting
         stop.set()
     await runner.setup()
+    # the admin port first: once the public port answers, so does the admin port (probes, scrapes)
+    admin_runner = await _start_admin(app, config) if config.admin.port else None
+    if config.admin.port and admin_runner is None:
+        await runner.cleanup()
+        return 1
     # connections accepted in batches: uvloop takes one per loop turn (hbserver.web.listener)
     site = BatchSite(runner, config.host, config.port, backlog=LISTEN_BACKLOG, reuse_port=True)
     try:
         await site.start()
     except OSError as exc:
         log.error("cannot listen on %s:%d: %s", config.host, config.port, exc.strerror or exc)
-        await runner.cleanup()
-        return 1
-    admin_runner = await _start_admin(app, config) if config.admin.port else None
-    if config.admin.port and admin_runner is None:
+        if admin_runner is not None:
+            await admin_runner.cleanup()
         await runner.cleanup()
         return 1
     tune_gc()  # once listening: the collection (tens of ms) does not hold up the port

@@ -6,6 +6,7 @@ import contextlib
 import gc
 import weakref
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -72,3 +73,29 @@ def test_the_gc_state_is_restored_after_tune_gc():
         tune_gc()
         assert gc.get_threshold()[0] == GC_GEN0_THRESHOLD and gc.get_freeze_count() > frozen
     assert (gc.get_threshold(), gc.isenabled(), gc.get_freeze_count()) == (thresholds, enabled, 0)
+
+
+async def test_the_admin_port_listens_before_the_public_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the public port answers (a readiness probe, a test's wait), the admin port does too: a
+    worker opens it first (before, a probe could see the public port up and the admin port refuse)."""
+    from aiohttp import web
+
+    from hbserver import server
+    from hbserver.web.listener import BatchSite
+    from tests.conftest import make_config
+    from tests.e2e.helpers import free_port
+
+    public, admin = free_port(), free_port()
+    opened: list[int] = []
+    for site in (BatchSite, web.TCPSite):
+        original = site.start
+
+        async def start(self: web.BaseSite, original: Any = original) -> None:
+            await original(self)
+            opened.append(self._port)  # type: ignore[attr-defined]
+
+        monkeypatch.setattr(site, "start", start)
+    monkeypatch.setattr(server, "_early_stop", True)  # stop as soon as both listen
+    config = make_config({"port": public, "admin": {"port": admin}, "shutdown_drain_seconds": 0})
+    assert await server._serve(config) == 0
+    assert opened == [admin, public]
