@@ -96,6 +96,7 @@ async def test_the_admin_port_listens_before_the_public_port(monkeypatch: pytest
 
         monkeypatch.setattr(site, "start", start)
     monkeypatch.setattr(server, "_early_stop", True)  # stop as soon as both listen
+    monkeypatch.setattr(server, "tune_gc", lambda: None)  # the test process's GC stays as it is
     config = make_config({"port": public, "admin": {"port": admin}, "shutdown_drain_seconds": 0})
     assert await server._serve(config) == 0
     assert opened == [admin, public]
