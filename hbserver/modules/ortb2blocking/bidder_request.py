@@ -377,8 +377,7 @@ def _set_static(
 
     def apply(payload: BidderRequestPayload) -> BidderRequestPayload:
         request = payload.request
-        for key, values in zip(plan.top_names, plan.top_lists, strict=True):
-            request[key] = list(values)
+        request.update(_known_fields(plan, cattax))
         if changes:
             imps = request.get("imp")
             if steps is not None and sig is not None and imp_signature(imps, plan) == sig:
@@ -386,9 +385,7 @@ def _set_static(
                     imps[position][name] = media_object
             elif isinstance(imps, list):
                 _set_imps(imps, changes)
-        if cattax:
-            request["cattax"] = cattax
-        elif cattax == 0:
+        if cattax == 0:
             request.pop("cattax", None)
         return payload
 
