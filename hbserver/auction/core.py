@@ -353,8 +353,7 @@ class AuctionService:
     def _account_hooks(self, hooks: HookExecutor, account: Account) -> HookExecutor | None:
         """The request's hooks given its account's plans; None when no hook runs or ran."""
         assert self.hooks is not None
-        hooks.for_account(self.hooks, account.id, account.settings.hooks)
-        return hooks if hooks.ran() or hooks.runs_any() else None
+        return hooks if hooks.for_account(self.hooks, account.id, account.settings.hooks) else None
 
     async def run(
         self,

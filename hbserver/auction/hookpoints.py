@@ -66,7 +66,9 @@ async def bidder_requests(
     hooks: HookExecutor, requests: list[BidderRequest], warnings: dict[str, list[Message]]
 ) -> list[BidderRequest]:
     """Each bidder's request through the hooks: changed, kept, or rejected (a warning for the bidder)."""
-    payloads = [BidderRequestPayload(bidder_request.request, bidder_request.name) for bidder_request in requests]
+    payloads = []  # a loop, not a comprehension: no function made per auction (its code is cold: once an auction)
+    for bidder_request in requests:
+        payloads.append(BidderRequestPayload(bidder_request.request, bidder_request.name))
     answers = hooks.run_batch(_BIDDER_REQUEST, payloads)
     if answers is None:
         answers = await hooks.run_each(_BIDDER_REQUEST, [(payload, payload.bidder) for payload in payloads])
@@ -89,8 +91,10 @@ async def raw_bidder_responses(
     hooks: HookExecutor, outcomes: list[BidderOutcome], warnings: dict[str, list[Message]]
 ) -> None:
     """Each answer a bidder gave, as its adapter read it, through the hooks (a rejected answer is dropped)."""
-    payloads = [RawBidderResponsePayload(response, outcome.bidder.name)
-                for outcome in outcomes for response in outcome.responses]  # fmt: skip
+    payloads = []  # a loop: as bidder_requests's
+    for outcome in outcomes:
+        for response in outcome.responses:
+            payloads.append(RawBidderResponsePayload(response, outcome.bidder.name))
     if not payloads:
         return
     batched = hooks.run_batch(_RAW_BIDDER_RESPONSE, payloads)

@@ -137,13 +137,15 @@ class HookExecutor:
             self.stages = plans.at.get(self.endpoint, _NO_STAGES)
             self._single = plans.single.get(self.endpoint, _NO_SINGLE)
 
-    def for_account(self, runtime: HookRuntime, account_id: str, settings: Any) -> None:
+    def for_account(self, runtime: HookRuntime, account_id: str, settings: Any) -> bool:
         """:meth:`set_account` from the account's ``hooks`` settings (``plans`` and ``modules``): nothing
-        to do when they are the ones already set (the request's account is read at two stages)."""
-        if settings is self._settings and account_id == self.account_id:
-            return
-        self._settings = settings
-        self.set_account(account_id, runtime.account_plans(account_id, settings), settings.modules)
+        to do when they are the ones already set (the request's account is read at two stages). Whether
+        any hook ran or runs at this endpoint (:meth:`ran` or :meth:`runs_any`, read inline: this runs
+        once a request, its code cold)."""
+        if settings is not self._settings or account_id != self.account_id:
+            self._settings = settings
+            self.set_account(account_id, runtime.account_plans(account_id, settings), settings.modules)
+        return bool(self._runs) or bool(self._outcomes) or self.endpoint in self.plans.endpoints
 
     def runs_any(self) -> bool:
         """Whether any stage at this endpoint has hooks."""
