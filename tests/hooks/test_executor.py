@@ -686,6 +686,28 @@ async def test_runtime_plans_run_through_the_executor():
                     {"test.counting": "tests.hooks.test_executor:build_counting"})  # fmt: skip
 
 
+
+async def test_for_account_answers_whether_a_hook_runs_or_ran():
+    """for_account's answer is ran() or runs_any() for the account's plans (the auction keeps the executor on it)."""
+    from hbserver.config import AccountHooks
+    from hbserver.hooks.runtime import HookRuntime
+
+    groups = [{"timeout": 100, "hook-sequence": [{"module-code": "test.counting", "hook-impl-code": "c"}]}]
+    plan = {"endpoints": {AUCTION: {"stages": {"bidder-request": {"groups": groups}}}}}
+    rt = HookRuntime(True, {"test": {"counting": {"enabled": True, "label": "L"}}}, None, None,
+                     {"test.counting": "tests.hooks.test_executor:build_counting"})  # fmt: skip
+    with_plan, without = AccountHooks(execution_plan=plan), AccountHooks()
+    for endpoint, settings, expected in [(AUCTION, with_plan, True), (ENDPOINT_AMP, with_plan, False),
+                                         (AUCTION, without, False)]:  # fmt: skip
+        ex = HookExecutor(endpoint, rt.entry_plans())
+        assert ex.for_account(rt, "a1", settings) is expected
+        assert expected == (ex.ran() or ex.runs_any())
+    ex = HookExecutor(AUCTION, rt.entry_plans())
+    assert ex.for_account(rt, "a1", with_plan)
+    await ex.run(Stage.BIDDER_REQUEST, {"bidder": "good"}, "good")
+    assert ex.for_account(rt, "a2", without)  # no hook runs for a2, but one ran in this request
+
+
 # -- run_each: a stage's entities in one call ----------------------------------------------------
 
 
