@@ -686,7 +686,6 @@ async def test_runtime_plans_run_through_the_executor():
                     {"test.counting": "tests.hooks.test_executor:build_counting"})  # fmt: skip
 
 
-
 async def test_for_account_answers_whether_a_hook_runs_or_ran():
     """for_account's answer is ran() or runs_any() for the account's plans (the auction keeps the executor on it)."""
     from hbserver.config import AccountHooks
