@@ -296,6 +296,7 @@ class AuctionService:
         self._default_cache_ttl = cache.ttl(config.cache.default_ttl_seconds + CACHE_TTL_BONUS_S)
         self.cache_path = parts.path
         self.counts = AuctionMetrics(metrics)
+        self._module_call = self.counts.module_call  # made once: a bound method read per request is a generic lookup
         self.bid_rules = validation.RulesCache(config.validations)  # effective validations per account
         self.category_tables = CategoryTables.load()  # PBS-Go's static/category-mapping, read once
         self.validation_counts = validation.ValidationCounts(metrics)
@@ -348,12 +349,7 @@ class AuctionService:
         runtime = self.hooks
         if runtime is None:
             return None
-        return HookExecutor(endpoint, runtime.entry_plans(), self.counts.module_call, self.rand)
-
-    def _account_hooks(self, hooks: HookExecutor, account: Account) -> HookExecutor | None:
-        """The request's hooks given its account's plans; None when no hook runs or ran."""
-        assert self.hooks is not None
-        return hooks if hooks.for_account(self.hooks, account.id, account.settings.hooks) else None
+        return HookExecutor(endpoint, runtime.entry, self._module_call, self.rand)
 
     async def run(
         self,
@@ -384,7 +380,8 @@ class AuctionService:
             account: Account | None = None  # read here for the hooks: execute reads it no more
             if hooks is not None:
                 account = await self._account(_account_id(request))
-                hooks = self._account_hooks(hooks, account)
+                if not hooks.for_account(self.hooks, account.id, account.settings.hooks):  # type: ignore[arg-type]
+                    hooks = None  # no hook runs or ran
                 if hooks is not None and _RAW_AUCTION_REQUEST in hooks.stages:
                     changed = await hookpoints.raw_auction_request(hooks, body)
                     if changed is not body:  # stored requests merged again into what the hooks left
@@ -456,7 +453,9 @@ class AuctionService:
         """
         amp = amp_budget_ms is not None
         if hooks is not None and prepared is not None:  # a call plan has no bidder stages: the full path
-            hooks = self._account_hooks(hooks, await self._account(prepared.account_id))
+            planned_account = await self._account(prepared.account_id)
+            if not hooks.for_account(self.hooks, planned_account.id, planned_account.settings.hooks):  # type: ignore[arg-type]
+                hooks = None  # no hook runs or ran
         if prepared is not None and amp_budget_ms is not None and hooks is None and not http.debug_override:
             planned = await self._execute_planned(prepared, http, start, amp_budget_ms, details, query, page)
             if planned is not None:
@@ -468,8 +467,8 @@ class AuctionService:
         deadline = start + tmax / 1000
         if account is None:
             account = await self._account(_account_id(request))
-            if hooks is not None:
-                hooks = self._account_hooks(hooks, account)
+            if hooks is not None and not hooks.for_account(self.hooks, account.id, account.settings.hooks):  # type: ignore[arg-type]
+                hooks = None  # no hook runs or ran
         geo = self._geo_for(account)
         if geo is not None:  # before floors and privacy, which read device.geo
             request = validated.request = geo.fill(request)
@@ -825,7 +824,8 @@ class AuctionService:
             else:
                 bidder_requests = [bidder.bidder_request(values) for bidder in plan.bidders]
         if run.hooks is not None and bidder_requests:
-            bidder_requests = await hookpoints.bidder_requests(run.hooks, bidder_requests, run.warnings)
+            kept = hookpoints.bidder_requests(run.hooks, bidder_requests, run.warnings)
+            bidder_requests = kept if type(kept) is list else await kept  # type: ignore[misc]  # awaited only if need be
             now = asyncio.get_running_loop().time()
             bidder_tmax = max(0, int((bidder_deadline - now) * 1000))
         if bidder_requests is not None:
@@ -847,7 +847,9 @@ class AuctionService:
             run.warnings.setdefault(name, []).append(Message(SECONDARY_TIMEOUT_CODE, SECONDARY_TIMEOUT_TEXT))
         notify_timeouts(outcomes, client, self.counts.timeout_notice)
         if run.hooks is not None:
-            await hookpoints.raw_bidder_responses(run.hooks, outcomes, run.warnings)
+            pending = hookpoints.raw_bidder_responses(run.hooks, outcomes, run.warnings)
+            if pending is not None:  # a hook of the stage to await
+                await pending
         return outcomes
 
     @staticmethod

@@ -5,6 +5,7 @@ caller holds no executor then, and calls none of these).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from hbserver.auction.bids.accept import AuctionBid
@@ -62,18 +63,35 @@ async def processed_auction_request(hooks: HookExecutor, request: dict[str, Any]
     return _dict_or(payload.request, request)
 
 
-async def bidder_requests(
+def bidder_requests(
     hooks: HookExecutor, requests: list[BidderRequest], warnings: dict[str, list[Message]]
-) -> list[BidderRequest]:
-    """Each bidder's request through the hooks: changed, kept, or rejected (a warning for the bidder)."""
+) -> list[BidderRequest] | Awaitable[list[BidderRequest]]:
+    """Each bidder's request through the hooks: changed, kept, or rejected (a warning for the bidder).
+    The kept requests, or (where a hook of the stage must be awaited) an awaitable of them: a plain
+    function, as :func:`raw_bidder_responses`, because the common stage (one hook in its batch form)
+    needs no await, and a coroutine made and run once an auction costs its cold code and memory."""
     payloads = []  # a loop, not a comprehension: no function made per auction (its code is cold: once an auction)
     for bidder_request in requests:
         payloads.append(BidderRequestPayload(bidder_request.request, bidder_request.name))
     answers = hooks.run_batch(_BIDDER_REQUEST, payloads)
     if answers is None:
-        answers = await hooks.run_each(_BIDDER_REQUEST, [(payload, payload.bidder) for payload in payloads])
+        return _bidder_requests_each(hooks, requests, payloads, warnings)
     if hooks.all_kept:  # every request kept, as it was or changed in place
         return requests
+    return _kept_requests(requests, answers, warnings)
+
+
+async def _bidder_requests_each(
+    hooks: HookExecutor, requests: list[BidderRequest], payloads: list[BidderRequestPayload],
+    warnings: dict[str, list[Message]],
+) -> list[BidderRequest]:  # fmt: skip
+    answers = await hooks.run_each(_BIDDER_REQUEST, [(payload, payload.bidder) for payload in payloads])
+    return requests if hooks.all_kept else _kept_requests(requests, answers, warnings)
+
+
+def _kept_requests(
+    requests: list[BidderRequest], answers: list[tuple[Any, Rejection | None]], warnings: dict[str, list[Message]]
+) -> list[BidderRequest]:
     kept = []
     for bidder_request, (payload, rejection) in zip(requests, answers):  # noqa: B905 (one answer per run; strict= costs)
         if rejection is not None:
@@ -87,29 +105,46 @@ async def bidder_requests(
     return kept
 
 
-async def raw_bidder_responses(
+def raw_bidder_responses(
     hooks: HookExecutor, outcomes: list[BidderOutcome], warnings: dict[str, list[Message]]
-) -> None:
-    """Each answer a bidder gave, as its adapter read it, through the hooks (a rejected answer is dropped)."""
+) -> Awaitable[None] | None:
+    """Each answer a bidder gave, as its adapter read it, through the hooks (a rejected answer is dropped).
+    None when done, or an awaitable to await where a hook of the stage must be (see :func:`bidder_requests`)."""
     payloads = []  # a loop: as bidder_requests's
     for outcome in outcomes:
         for response in outcome.responses:
             payloads.append(RawBidderResponsePayload(response, outcome.bidder.name))
     if not payloads:
-        return
+        return None
     batched = hooks.run_batch(_RAW_BIDDER_RESPONSE, payloads)
     if batched is None:
-        batched = await hooks.run_each(_RAW_BIDDER_RESPONSE, [(payload, payload.bidder) for payload in payloads])
-    answers = iter(batched)
-    if hooks.all_quiet:  # every answer kept as it was
-        return
+        return _raw_bidder_responses_each(hooks, outcomes, payloads, warnings)
+    if not hooks.all_quiet:  # an answer changed or dropped
+        _kept_responses(outcomes, batched, warnings)
+    return None
+
+
+async def _raw_bidder_responses_each(
+    hooks: HookExecutor, outcomes: list[BidderOutcome], payloads: list[RawBidderResponsePayload],
+    warnings: dict[str, list[Message]],
+) -> None:  # fmt: skip
+    answers = await hooks.run_each(_RAW_BIDDER_RESPONSE, [(payload, payload.bidder) for payload in payloads])
+    if not hooks.all_quiet:
+        _kept_responses(outcomes, answers, warnings)
+
+
+def _kept_responses(
+    outcomes: list[BidderOutcome], answers: list[tuple[Any, Rejection | None]], warnings: dict[str, list[Message]]
+) -> None:
+    """Each outcome's responses as the hooks left them (in their order: an answer per response)."""
+    answered = iter(answers)
     for outcome in outcomes:
         if not outcome.responses:
             continue
         name = outcome.bidder.name
         kept = []
         for response in outcome.responses:
-            payload, rejection = next(answers)
+            payload, rejection = next(answered)
             if rejection is not None:
                 warnings.setdefault(name, []).append(Message(MODULE_REJECTION_CODE, rejection.message()))
                 continue

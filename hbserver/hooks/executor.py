@@ -99,6 +99,11 @@ class HookExecutor:
         self.rejected_bids: list[RejectedBids] = []  # what hooks removed and the auction reports
         self._count = count
         self._rand = rand
+        # read at once by for_account: set here, so the reads find them on the instance (a read that falls back
+        # to the class's default is a generic lookup, through the type's cache: cold lines once a request)
+        self._settings = _UNSET
+        self.account_id = ""
+        self._outcomes = None
 
     @property
     def outcomes(self) -> list[StageOutcome]:
@@ -144,7 +149,22 @@ class HookExecutor:
         once a request, its code cold)."""
         if settings is not self._settings or account_id != self.account_id:
             self._settings = settings
-            self.set_account(account_id, runtime.account_plans(account_id, settings), settings.modules)
+            cached = runtime.account_cache.get(account_id)  # account_plans's, inline where it kept them
+            if cached is not None and cached[0] is settings:
+                plans = cached[1]
+            else:
+                plans = runtime.account_plans(account_id, settings)
+            # set_account's, inline (one function fewer run: its code is cold)
+            self.account_id = account_id
+            self.account_modules = settings.modules
+            if self._invocations:
+                self._invocations.clear()
+            if self._contexts:
+                self._contexts = {module: context for module, context in self._contexts.items() if context}
+            if plans is not None:
+                self.plans = plans
+                self.stages = plans.at.get(self.endpoint, _NO_STAGES)
+                self._single = plans.single.get(self.endpoint, _NO_SINGLE)
         return bool(self._runs) or bool(self._outcomes) or self.endpoint in self.plans.endpoints
 
     def runs_any(self) -> bool:
@@ -192,12 +212,29 @@ class HookExecutor:
         payload's ``bidder``, as the payloads of the batch stages have): the stage's one hook in its
         batch form (:func:`~hbserver.hooks.api.batch_of`), one call for every payload, its time shared
         out between them (each its share, timed out where the share is over the timeout); None when the
-        stage has no batch form (await run_each then)."""
+        stage has no batch form (await run_each then).
+
+        A :class:`~hbserver.hooks.api.QuietBatch` or :class:`~hbserver.hooks.api.ChangedBatch` in time (the
+        common case) is taken here: each payload kept (a changed batch's changes applied and its module
+        context added first), a plain success recorded for each (its result made when the outcomes are
+        read). This runs once a stage with its code cold: each further function run, or named-tuple field
+        read by name, costs cache lines (see bench/PROFILE.md), hence one function, batches unpacked."""
         single = self._single.get(stage)
         if single is None or single[3] is None or not payloads:
             return None
         ref, _, timeout_s, batch = single
-        invocation = self._invocations.get(id(ref)) or self._invocation(ref)
+        invocation = self._invocations.get(id(ref))
+        if invocation is None:  # _invocation's, inline (a batch stage's one hook: its context made once, here)
+            module = ref.module
+            context = self._contexts.get(module)
+            if context is None:
+                context = self._contexts[module] = {}
+            modules, config = self.account_modules, None
+            if modules:
+                kept = _SECTIONS.get((id(modules), module))
+                config = kept[1] if kept is not None and kept[0] is modules else _section(modules, module)
+            invocation = self._invocations[id(ref)] = InvocationContext(self.endpoint, self.account_id, config,
+                                                                         context, ref.code)  # fmt: skip
         started = perf_counter()
         try:
             results: Any = batch(invocation, payloads)
@@ -205,15 +242,40 @@ class HookExecutor:
             results = exc
         share = (perf_counter() - started) / len(payloads)
         kind = type(results)
-        if kind is QuietBatch or kind is ChangedBatch:
-            if share > timeout_s:
-                results = _results_of(results.result_of, payloads)  # each run timed out below (nothing applied)
-            elif kind is QuietBatch:  # every payload passes as it is: their results made when read
-                quiet = (ref, started, started + share, results.result_of, False)
-                return self._take_quiet(stage, quiet, payloads, entities)
-            else:
-                return self._take_changed(stage, (ref, started, started + share, results), invocation, payloads,
-                                          entities)  # fmt: skip
+        if (kind is not QuietBatch and kind is not ChangedBatch) or share > timeout_s:
+            return self._take_results(stage, (ref, started, share, timeout_s), invocation, results, payloads,
+                                      entities)  # fmt: skip
+        changed = kind is ChangedBatch
+        if changed:
+            result_of, apply, module_context = results
+            try:
+                apply(payloads)
+            except Exception as exc:
+                return self._changed_failed(stage, ref, started, exc, payloads, entities)
+            if module_context:
+                invocation.module_context.update(module_context)
+        else:
+            result_of = results[0]
+        self._runs.append((stage, (payloads, entities), (ref, started, started + share, result_of, changed)))
+        self._outcomes = None
+        self.all_quiet, self.all_kept = not changed, True
+        count = self._count  # read, then called: a method call on an instance attribute is a generic lookup, cold
+        if count is not None:
+            count(ref.module, stage, "success_updated" if changed else "success_noop", len(payloads))
+        answers = []  # each payload kept (a loop: zip() with repeat() runs C code the request uses nowhere else)
+        for payload in payloads:
+            answers.append((payload, None))
+        return answers
+
+    def _take_results(
+        self, stage: Stage, timed: tuple[HookRef, float, float, float], invocation: InvocationContext, results: Any,
+        payloads: list[Any], entities: list[str] | None,
+    ) -> list[tuple[Any, Rejection | None]]:  # fmt: skip
+        """run_batch's answer other than a quiet or changed batch in time: each payload's result (a late quiet
+        or changed batch's each timed out, nothing applied), the batch's exception, or its garbage."""
+        ref, started, share, timeout_s = timed
+        if type(results) is QuietBatch or type(results) is ChangedBatch:
+            results = _results_of(results[0], payloads)  # result_of: each run timed out below (nothing applied)
         calls: list[HookCall | _Success] = []
         self._runs.append((stage, (payloads, entities), calls))  # each payload's outcome, built when read
         self._outcomes = None
@@ -225,39 +287,16 @@ class HookExecutor:
                 return answers
         return self._take_each(stage, (ref, started, share, timeout_s), invocation, results, payloads, calls)
 
-    def _take_quiet(
-        self, stage: Stage, quiet: _Quiet, payloads: list[Any], entities: list[str] | None
-    ) -> list[tuple[Any, Rejection | None]]:
-        """A :class:`~hbserver.hooks.api.QuietBatch` in time: each payload kept, a plain success
-        without mutations recorded for each (its result made when the outcomes are read); a changed
-        batch's (``quiet[4]``) after its changes were applied, each a success with its mutations."""
-        self._runs.append((stage, (payloads, entities), quiet))
-        self._outcomes = None
-        changed = quiet[4]
-        self.all_quiet, self.all_kept = not changed, True
-        if self._count is not None:
-            self._count(quiet[0].module, stage, "success_updated" if changed else "success_noop", len(payloads))
-        return list(zip(payloads, repeat(None)))  # each payload kept (C-level: cheaper than a comprehension)
-
-    def _take_changed(
-        self, stage: Stage, timed: tuple[HookRef, float, float, ChangedBatch], invocation: InvocationContext,
-        payloads: list[Any], entities: list[str] | None,
+    def _changed_failed(
+        self, stage: Stage, ref: HookRef, started: float, exc: Exception, payloads: list[Any],
+        entities: list[str] | None,
     ) -> list[tuple[Any, Rejection | None]]:  # fmt: skip
-        """A :class:`~hbserver.hooks.api.ChangedBatch` in time: its changes applied, its module context
-        added, then recorded as :meth:`_take_quiet` records a quiet batch (each run a success whose
-        mutations were applied); an ``apply`` that raises fails each run."""
-        ref, started, done, batch = timed
-        try:
-            batch.apply(payloads)
-        except Exception as exc:
-            calls: list[HookCall | _Success] = []
-            self._runs.append((stage, (payloads, entities), calls))
-            self._outcomes = None
-            self.all_quiet = self.all_kept = False
-            return [self._batch_failed(stage, ref, started, exc, payload, calls) for payload in payloads]
-        if batch.module_context:
-            invocation.module_context.update(batch.module_context)
-        return self._take_quiet(stage, (ref, started, done, batch.result_of, True), payloads, entities)
+        """A changed batch whose ``apply`` raised ``exc``: each run failed."""
+        calls: list[HookCall | _Success] = []
+        self._runs.append((stage, (payloads, entities), calls))
+        self._outcomes = None
+        self.all_quiet = self.all_kept = False
+        return [self._batch_failed(stage, ref, started, exc, payload, calls) for payload in payloads]
 
     async def _run_single(
         self, stage: Stage, single: tuple[HookRef, Any, float, Any], runs: list[tuple[Any, str]]
@@ -517,7 +556,11 @@ class HookExecutor:
         context = self._contexts.get(module)
         if context is None:
             context = self._contexts[module] = {}
-        config = _section(self.account_modules, module) if self.account_modules else None
+        modules = self.account_modules
+        config = None
+        if modules:  # _section's, inline (this runs once a stage, its code cold)
+            kept = _SECTIONS.get((id(modules), module))
+            config = kept[1] if kept is not None and kept[0] is modules else _section(modules, module)
         invocation = InvocationContext(self.endpoint, self.account_id, config, context, ref.code)
         self._invocations[id(ref)] = invocation
         return invocation

@@ -118,8 +118,10 @@ class HookRuntime:
         self._default_plans = self._merge(self.host, self.default_account, self._default_abtests, "")
         # host A/B tests naming accounts make the default plans differ per account
         self._per_account = self._default_abtests is None and any(t.accounts for t in self._host_abtests)
-        self._accounts: dict[str, tuple[object, RequestPlans]] = {}
-        self._entry_plans = RequestPlans(self.host, self._host_abtests, frozenset(e for e, _ in self.host))
+        # account id -> (its hooks settings object, account_plans's answer for them)
+        self.account_cache: dict[str, tuple[object, RequestPlans | None]] = {}
+        # the plans before the account is known (entrypoint runs only the host's): an attribute, read once a request
+        self.entry = RequestPlans(self.host, self._host_abtests, frozenset(e for e, _ in self.host))
 
     def _build_modules(
         self,
@@ -177,26 +179,28 @@ class HookRuntime:
 
     def entry_plans(self) -> RequestPlans:
         """Before the account is known: the host's plan (entrypoint runs only that)."""
-        return self._entry_plans
+        return self.entry
 
     def account_plans(self, account_id: str, hooks: Any) -> RequestPlans | None:
-        """The plans for an account (``hooks``: its settings' ``hooks``); None when nothing runs."""
+        """The plans for an account (``hooks``: its settings' ``hooks``); None when nothing runs. Kept in
+        :attr:`account_cache` by account id, with the settings object they were made from (the
+        same while the account's settings are)."""
         if not self.enabled:
             return None
-        cached = self._accounts.get(account_id)
-        if cached is not None and cached[0] is hooks:  # the account's settings object is the same while they are
-            plans = cached[1]
+        cached = self.account_cache.get(account_id)
+        if cached is not None and cached[0] is hooks:
+            return cached[1]
+        plan_raw = getattr(hooks, "execution_plan", None)
+        off = switched_off(hooks)
+        if not plan_raw and not self._per_account and not off:
+            plans = self._default_plans
         else:
-            plan_raw = getattr(hooks, "execution_plan", None)
-            off = switched_off(hooks)
-            if not plan_raw and not self._per_account and not off:
-                plans = self._default_plans
-            else:
-                plans = _without_modules(self._account_plans(account_id, plan_raw), off)
-            if len(self._accounts) >= MAX_CACHED_ACCOUNT_PLANS:
-                self._accounts.clear()
-            self._accounts[account_id] = (hooks, plans)
-        return plans if plans.endpoints else None
+            plans = _without_modules(self._account_plans(account_id, plan_raw), off)
+        if len(self.account_cache) >= MAX_CACHED_ACCOUNT_PLANS:
+            self.account_cache.clear()
+        answer = plans if plans.endpoints else None
+        self.account_cache[account_id] = (hooks, answer)
+        return answer
 
     def _account_plans(self, account_id: str, raw: Any) -> RequestPlans:
         problems: list[str] = []

@@ -26,11 +26,11 @@ from hbserver.modules.ortb2blocking.config import parse
 from hbserver.modules.ortb2blocking.plans import MEMO_SIZE, remembered, request_plan, response_plan, top_plan
 from hbserver.modules.ortb2blocking.raw_bidder_response import (
     AllKept,
-    _all_pass,
     _checked,
     _failed_checks,
     _glance_of,
     _passes,
+    all_pass,
     glance,
     handle_raw_bidder_response,
 )
@@ -51,8 +51,8 @@ ENFORCED = {
 
 
 def _passing(cfg: Any, bidder: str, attrs: BlockingAttributes, bids: list[TypedBid]) -> bool:
-    """_all_pass over one answer of ``bidder`` whose attributes are ``attrs``."""
-    return _all_pass(cfg, [RawBidderResponsePayload(BidderResponse(bids), bidder)], {bidder: attrs})
+    """all_pass over one answer of ``bidder`` whose attributes are ``attrs``."""
+    return all_pass(cfg, [RawBidderResponsePayload(BidderResponse(bids), bidder)], {bidder: attrs})
 
 
 def _ctx(config: Any, module_context: dict[str, Any] | None = None) -> InvocationContext:
@@ -245,7 +245,7 @@ def test_quick_look_agrees_with_the_checks(bid: dict[str, Any], fails: bool) -> 
 
 
 # ENFORCED without block_unknown_adomain: no key is required, so a bid with only plain list keys
-# (adomain, cat) is decided by _all_pass's own loop, the rest by _passes
+# (adomain, cat) is decided by all_pass's own loop, the rest by _passes
 LOOSE = {"attributes": {**ENFORCED["attributes"], "badv": {"enforce_blocks": True, "blocked_adomain": ["bad.com"]}}}
 
 
@@ -327,7 +327,7 @@ def test_all_kept_tags_are_the_full_checks_tags(bidder: str) -> None:
 
 
 def test_a_kept_look_is_the_attributes_own() -> None:
-    """_all_pass keeps its glance per bidder and bid type with the attributes it was made for: other
+    """all_pass keeps its glance per bidder and bid type with the attributes it was made for: other
     attributes get their own, and the memo stays bounded."""
     cfg = parse(ENFORCED)
     bid = [TypedBid({"impid": "i1", "adomain": ["ok.com"], "attr": [9]}, "banner")]

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from operator import attrgetter
 from typing import Any, NamedTuple
 
-from hbserver.hooks.api import NO_ITEMS, BidderRequestPayload, ChangedBatch, HookResult, Mutation
+from hbserver.hooks.api import NO_ITEMS, BidderRequestPayload, ChangedBatch, HookResult, InvocationContext, Mutation
 from hbserver.modules.ortb2blocking.attributes import BlockingAttributes
 from hbserver.modules.ortb2blocking.config import Config
 from hbserver.modules.ortb2blocking.errors import BlockingFailure
@@ -36,11 +35,11 @@ ByImp = dict[str, tuple[int, ...]]
 _NO_VALUES: tuple[str, ...] = ()
 ImpChange = tuple[str, list[tuple[str, tuple[int, ...]]]]  # a media object's (field, values) to set
 _NOTHING: dict[str, Any] = {}
+_NOTHING_RESULT: Result = HookResult()  # every default: shared, as results are read, never changed
 _OWN_FIELDS = frozenset(("badv", "bapp", "bcat", "cattax"))  # a request with none of them: the static plan's
 _new_attributes = tuple.__new__  # BlockingAttributes from its six values, without its __new__'s keyword handling
 _new_result = object.__new__  # a HookResult of defaults, without its constructor's call
 _new_tuple = tuple.__new__  # a named tuple from its values, without its __new__'s keyword handling
-_BIDDER_OF = attrgetter("bidder")
 
 
 def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: dict[str, Any] | None = None) -> Result:
@@ -61,20 +60,75 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: d
     return result
 
 
-def handle_bidder_requests(
-    cfg: Config, payloads: list[BidderRequestPayload], context: dict[str, Any] | None
+def handle_bidder_request_batch(
+    module: Any, ctx: InvocationContext, payloads: list[BidderRequestPayload]
 ) -> list[Result | Exception] | ChangedBatch:
-    """The hook over an auction's bidders at once (its batch form): the common auction in one
-    :class:`ChangedBatch` (:func:`_changed_batch`); otherwise the bidders the static plan
-    answers alike share one result, the module context of them all and one mutation that sets the
-    answer without looking at the imps again (the executor applies it at once, to the requests
-    looked at here); the others get the hook's own answer (or its exception)."""
+    """The hook over an auction's bidders at once (its batch form: the module's
+    ``handle_bidder_request_batch``, ``module`` its :class:`~.module.Ortb2BlockingModule`). Without
+    account config, nothing. The common auction is one :class:`ChangedBatch`: every bidder's request
+    without its own badv, bapp, bcat or cattax, and its imps of the signature of the answer kept from an
+    auction before (its decisions are theirs). This auction's changed media objects are made once and
+    set, with the top fields, on each request by one apply (the requests and imps are the bidders' own,
+    their media objects shared: hooks API). Any other auction is answered by :func:`_each_request`.
+
+    One function (the module's method is this one), its named tuples read by index rather than by
+    name: it runs once an auction with its code and data cold, and each further function or named-tuple
+    field read by name (a generic attribute lookup, through the type's cache) costs cache lines (see
+    bench/PROFILE.md)."""
+    raw = ctx.account_config
+    if raw is None:
+        return [_NOTHING_RESULT] * len(payloads)
+    last = module._last
+    cfg = last[1] if last[0] is raw else module._config(raw)
+    context = ctx.module_context
     plan: RequestPlan = cfg.memo.get("request") or request_plan(cfg)
-    static = plan.static
-    if static is not None and context is not None:
-        changed = _changed_batch(static, payloads)
-        if changed is not None:
-            return changed  # type: ignore[return-value]
+    static = plan[-1]  # RequestPlan.static
+    if static is None or context is None:
+        return _each_request(cfg, static, payloads, context)
+    seen = static[9][0]  # (fields by index: an unpacking would also touch each field it does not need)
+    cattax = static[5]
+    if seen is None or not seen[4] or seen[1] != cattax:  # no answer kept, none with a mutation, or another cattax
+        return _each_request(cfg, static, payloads, context)
+    imp_values, seen_sig, attributes = static[8], seen[2], seen[3]
+    bidders: dict[str, Any] = {}  # the module context the batch adds
+    first: Any = None  # the first request's imp signature, equal to the kept answer's (compared once, deep);
+    for payload in payloads:  # the others' compared with it (the auction's bidders share its objects: at once)
+        request = payload.request
+        if type(request) is not dict or not request.keys().isdisjoint(_OWN_FIELDS):
+            return _each_request(cfg, static, payloads, context)
+        imps = request.get("imp")
+        try:
+            sig = list(map(imp_values, imps))  # type: ignore[arg-type]
+        except (KeyError, TypeError, IndexError):  # an imp without a media object, or not an object
+            sig = imp_signature(imps, static)
+        if first is None:
+            if sig is None or sig != seen_sig:
+                return _each_request(cfg, static, payloads, context)
+            first = sig
+        elif sig != first:
+            return _each_request(cfg, static, payloads, context)
+        bidders[payload.bidder] = attributes
+    imps = payloads[0].request["imp"]
+    steps = []  # a loop, not a comprehension: no function made per auction
+    for at, media, fields in seen[6]:  # places
+        media_object = dict(imps[at][media])  # a changed copy: the media object is shared
+        for field, values in fields:
+            media_object[field] = list(values)
+        steps.append((at, media, media_object))
+    top = dict(zip(static[1], map(list, static[2])))  # noqa: B905 (equal lengths; strict= parses keywords: cold C code)
+    if cattax:
+        top["cattax"] = cattax
+    return _new_tuple(ChangedBatch, (partial(_changed_result, static, seen, steps), partial(_set_all, top, steps),
+                                     bidders))  # fmt: skip
+
+
+def _each_request(
+    cfg: Config, static: StaticRequest | None, payloads: list[BidderRequestPayload], context: dict[str, Any] | None
+) -> list[Result | Exception]:
+    """Each bidder's answer where the auction is not one changed batch: the bidders the static plan
+    answers alike share one result, the module context of them all and one mutation that sets the
+    answer without looking at the imps again (the executor applies it at once, to the requests looked
+    at here); the others get the hook's own answer (or its exception)."""
     results: list[Result | Exception] = []
     last: StaticAnswer | None = None
     shared: Any = None
@@ -101,41 +155,11 @@ def handle_bidder_requests(
             shared.module_context = {}
             if seen.mutations:
                 done = seen.mutations[0]
-                apply = _set_known(static, seen.steps, seen.cattax)  # type: ignore[union-attr]
+                apply = _set_known(static, seen.steps, seen.cattax)  # type: ignore[arg-type]
                 shared.mutations = [_new_tuple(Mutation, (done.kind, done.key, apply, done.also))]
         shared.module_context[payload.bidder] = seen.attributes
         results.append(shared)
     return results
-
-
-def _changed_batch(static: StaticRequest, payloads: list[BidderRequestPayload]) -> ChangedBatch | None:
-    """The common auction as one changed batch: every bidder's request without its own badv, bapp, bcat
-    or cattax, and its imps of the signature of the answer kept from an auction before (its decisions
-    are theirs): this auction's changed media objects made once and set, with the top fields, on each
-    request by one apply (the requests and imps are the bidders' own, their media objects shared: hooks
-    API); None otherwise (each bidder then answered as the hook answers it)."""
-    seen: StaticAnswer | None = static.seen[0]
-    if seen is None or not seen.mutations or seen.cattax != static.cattax:
-        return None
-    sig: Any = None  # the first request's; equal to the kept answer's (its values compared once, deep), the
-    for payload in payloads:  # others' compared with it (the auction's bidders share its objects: at once)
-        request = payload.request
-        if type(request) is not dict or not request.keys().isdisjoint(_OWN_FIELDS):
-            return None
-        if sig is None:
-            sig = imp_signature(request.get("imp"), static)
-            if sig is None or sig != seen.sig:
-                return None
-        elif imp_signature(request.get("imp"), static) != sig:
-            return None
-    imps = payloads[0].request["imp"]
-    steps = []  # a loop, not a comprehension: no function made per auction (this code runs once an auction, cold)
-    for at, media, fields in seen.places:
-        steps.append((at, media, _changed(imps[at][media], fields)))
-    fields = _known_fields(static, static.cattax)
-    context = dict.fromkeys(map(_BIDDER_OF, payloads), seen.attributes)
-    return _new_tuple(ChangedBatch, (partial(_changed_result, static, seen, steps), partial(_set_all, fields, steps),
-                                     context))  # fmt: skip
 
 
 def _set_all(fields: dict[str, Any], steps: list[tuple[int, str, dict[str, Any]]],
@@ -240,6 +264,15 @@ class StaticAnswer(NamedTuple):
     # whether ``mutations`` is this answer's own; False: an earlier auction's, its keys right but its apply
     # not (_auction_answer leaves the mutation to be made where a per-call hook needs it: _own_mutations)
     own: bool = True
+
+
+# the fields handle_bidder_request_batch reads by index (a read by name is a generic attribute lookup: cold
+# cache lines on a path run once an auction), checked against their names once, here
+_BY_INDEX = ((StaticRequest, {1: "top_names", 2: "top_lists", 5: "cattax", 8: "imp_values", 9: "seen"}),
+             (StaticAnswer, {1: "cattax", 2: "sig", 3: "attributes", 4: "mutations", 6: "places"}))  # fmt: skip
+for _type, _names in _BY_INDEX:
+    if any(_type._fields[index] != name for index, name in _names.items()):
+        raise ImportError(f"{_type.__name__}'s fields moved: handle_bidder_request_batch reads them by index")
 
 
 def imp_signature(imps: Any, plan: StaticRequest) -> list[Any] | None:

@@ -49,7 +49,7 @@ def handle_raw_bidder_response(
             f"could not cast blocking attributes for bidder `{bidder}`, module context has incorrect data",
             HookResult(),
         )
-    if not cfg.enforces or _all_pass(cfg, (payload,), module_context):  # the common case: every bid kept, quietly
+    if not cfg.enforces or all_pass(cfg, (payload,), module_context):  # the common case: every bid kept, quietly
         return _all_kept(payload)
     return _checked(cfg, bidder, attrs, payload.response.bids)
 
@@ -61,14 +61,14 @@ def handle_raw_bidder_responses(
     common case: each one's result made only if it is read), else each answer's result, or the
     exception the hook raised for it."""
     try:
-        if _all_pass(cfg, payloads, module_context) if cfg.enforces else _attributes_of_all(payloads, module_context):
+        if all_pass(cfg, payloads, module_context) if cfg.enforces else _attributes_of_all(payloads, module_context):
             return ALL_KEPT
     except Exception:  # a payload's failure is its own: each is answered alone below
         pass
-    return _each_response(cfg, payloads, module_context)
+    return each_response(cfg, payloads, module_context)
 
 
-def _each_response(
+def each_response(
     cfg: Config, payloads: list[RawBidderResponsePayload], module_context: Mapping[str, Any] | None
 ) -> list[Result | Exception]:
     """Each answer's result from the hook, or the exception the hook raised for it."""
@@ -116,7 +116,7 @@ def _attributes_of_all(payloads: Sequence[RawBidderResponsePayload], module_cont
     return True
 
 
-def _all_pass(
+def all_pass(
     cfg: Config, payloads: Sequence[RawBidderResponsePayload], module_context: Mapping[str, Any] | None
 ) -> bool:
     """Whether every bid of the answers surely passes at a glance (its checks quiet: nothing warned
@@ -143,7 +143,7 @@ def _all_pass(
                 look = kept[1] if kept is not None and kept[0] is attrs else _look(cfg, payload.bidder, bid_type, attrs)
                 if look is None:
                     return False
-                plain, others = look.plain, look.others
+                plain, others = look[5], look[6]  # by index: by name is a generic attribute lookup, cold
             bid = typed.bid
             if plain is not None and bid.keys().isdisjoint(others):  # the common case: _passes's first check alone
                 try:
@@ -232,6 +232,9 @@ class Glance(NamedTuple):
     plain: tuple[tuple[str, frozenset[Any]], ...] | None
     others: frozenset[str]  # the keys looked at that are not in ``lists``
 
+
+if Glance._fields[5:7] != ("plain", "others"):  # all_pass reads them by index (by name is a cold generic lookup)
+    raise ImportError("Glance's fields moved: all_pass reads plain and others by index")
 
 # a check's kind: a list of values (blocked: a set, or None for battr's by imp), the deal id, the app
 # bundle (blocked: a set), the category taxonomy (blocked: the one allowed)
