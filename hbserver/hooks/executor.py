@@ -41,7 +41,7 @@ from hbserver.hooks.outcome import (
     stage_outcome,
 )
 from hbserver.hooks.plan import AbTest, HookRef
-from hbserver.hooks.runtime import CompiledGroup, HookRuntime, RequestPlans, module_section
+from hbserver.hooks.runtime import NO_VIEW, CompiledGroup, HookRuntime, RequestPlans, module_section
 
 log = logging.getLogger("hbserver.hooks")
 
@@ -62,8 +62,6 @@ _StageRun = (
     | tuple[Stage, tuple[list[Any], list[str] | None], _Quiet]
 )
 _UNSET: Any = object()
-_NO_STAGES: frozenset[Stage] = frozenset()
-_NO_SINGLE: Mapping[Stage, Any] = {}
 
 
 class HookExecutor:
@@ -91,8 +89,8 @@ class HookExecutor:
     ) -> None:
         self.endpoint = endpoint
         self.plans = plans
-        self.stages: frozenset[Stage] = plans.at.get(endpoint, _NO_STAGES)  # the stages with hooks
-        self._single = plans.single.get(endpoint, _NO_SINGLE)
+        # the stages with hooks, those of one plain hook, whether any hook is at this endpoint
+        self.stages, self._single, self._here = plans.views.get(endpoint, NO_VIEW)
         self._runs: list[_StageRun] = []
         self._contexts: dict[str, dict[str, Any]] = {}
         self._invocations: dict[int, InvocationContext] = {}  # by id(HookRef) of the plans, once the account is known
@@ -139,8 +137,7 @@ class HookExecutor:
             self._contexts = {module: context for module, context in self._contexts.items() if context}
         if plans is not None:
             self.plans = plans
-            self.stages = plans.at.get(self.endpoint, _NO_STAGES)
-            self._single = plans.single.get(self.endpoint, _NO_SINGLE)
+            self.stages, self._single, self._here = plans.views.get(self.endpoint, NO_VIEW)
 
     def for_account(self, runtime: HookRuntime, account_id: str, settings: Any) -> bool:
         """:meth:`set_account` from the account's ``hooks`` settings (``plans`` and ``modules``): nothing
@@ -163,9 +160,10 @@ class HookExecutor:
                 self._contexts = {module: context for module, context in self._contexts.items() if context}
             if plans is not None:
                 self.plans = plans
-                self.stages = plans.at.get(self.endpoint, _NO_STAGES)
-                self._single = plans.single.get(self.endpoint, _NO_SINGLE)
-        return bool(self._runs) or bool(self._outcomes) or self.endpoint in self.plans.endpoints
+                self.stages, self._single, self._here = plans.views.get(self.endpoint, NO_VIEW)
+        if self._runs or self._outcomes:  # a hook ran
+            return True
+        return self._here
 
     def runs_any(self) -> bool:
         """Whether any stage at this endpoint has hooks."""
@@ -223,18 +221,16 @@ class HookExecutor:
         if single is None or single[3] is None or not payloads:
             return None
         ref, _, timeout_s, batch = single
-        invocation = self._invocations.get(id(ref))
-        if invocation is None:  # _invocation's, inline (a batch stage's one hook: its context made once, here)
-            module = ref.module
-            context = self._contexts.get(module)
-            if context is None:
-                context = self._contexts[module] = {}
-            modules, config = self.account_modules, None
-            if modules:
-                kept = _SECTIONS.get((id(modules), module))
-                config = kept[1] if kept is not None and kept[0] is modules else _section(modules, module)
-            invocation = self._invocations[id(ref)] = InvocationContext(self.endpoint, self.account_id, config,
-                                                                         context, ref.code)  # fmt: skip
+        # the hook's context, as _invocation makes it (inline, and not kept: a batch stage's hook runs once a request)
+        module = ref.module
+        context = self._contexts.get(module)
+        if context is None:
+            context = self._contexts[module] = {}
+        modules, config = self.account_modules, None
+        if modules:
+            kept = _SECTIONS.get((id(modules), module))
+            config = kept[1] if kept is not None and kept[0] is modules else _section(modules, module)
+        invocation = InvocationContext(self.endpoint, self.account_id, config, context, ref.code)
         started = perf_counter()
         try:
             results: Any = batch(invocation, payloads)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -30,6 +31,11 @@ class CompiledGroup:
 
 
 StagePlans = Mapping[tuple[str, Stage], tuple[CompiledGroup, ...]]
+# an endpoint's stages with hooks, its stages of one plain hook (RequestPlans.single), whether any hook is at it
+EndpointView = tuple[frozenset[Stage], Mapping[Stage, tuple[HookRef, Hook, float, "BatchHook | None"]], bool]
+NO_STAGES: frozenset[Stage] = frozenset()
+NO_SINGLE: Mapping[Stage, Any] = MappingProxyType({})
+NO_VIEW: EndpointView = (NO_STAGES, NO_SINGLE, False)  # an endpoint without hooks
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +52,8 @@ class RequestPlans:
     single: Mapping[str, Mapping[Stage, tuple[HookRef, Hook, float, BatchHook | None]]] = field(
         init=False, compare=False, repr=False
     )
+    # by endpoint: (at's, single's, whether it is in endpoints), what an executor reads once a request in one lookup
+    views: Mapping[str, EndpointView] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         at: dict[str, set[Stage]] = {}
@@ -60,6 +68,11 @@ class RequestPlans:
                 single.setdefault(endpoint, {})[stage] = entry
         object.__setattr__(self, "at", {endpoint: frozenset(stages) for endpoint, stages in at.items()})
         object.__setattr__(self, "single", single)
+        views = {
+            endpoint: (self.at.get(endpoint, NO_STAGES), single.get(endpoint, NO_SINGLE), endpoint in self.endpoints)
+            for endpoint in {*self.at, *self.endpoints}
+        }
+        object.__setattr__(self, "views", views)
 
     def groups(self, endpoint: str, stage: Stage) -> tuple[CompiledGroup, ...]:
         return self.stages.get((endpoint, stage), ())

@@ -93,12 +93,14 @@ def handle_bidder_request_batch(
     bidders: dict[str, Any] = {}  # the module context the batch adds
     first: Any = None  # the first request's imp signature, equal to the kept answer's (compared once, deep);
     for payload in payloads:  # the others' compared with it (the auction's bidders share its objects: at once)
-        request = payload.request
-        if type(request) is not dict or not request.keys().isdisjoint(_OWN_FIELDS):
+        request = payload.request  # (``in`` and a loop below: C code the auction runs anyway, hot)
+        if (type(request) is not dict or "badv" in request or "bapp" in request or "bcat" in request
+                or "cattax" in request or type(imps := request.get("imp")) is not list):  # fmt: skip
             return _each_request(cfg, static, payloads, context)
-        imps = request.get("imp")
+        sig: Any = []
         try:
-            sig = list(map(imp_values, imps))  # type: ignore[arg-type]
+            for imp in imps:
+                sig.append(imp_values(imp))  # (id, each media object): raises where one is missing
         except (KeyError, TypeError, IndexError):  # an imp without a media object, or not an object
             sig = imp_signature(imps, static)
         if first is None:
