@@ -185,8 +185,9 @@ class AuctionEndpoint:
                              result.account)
         request[ACCOUNT] = result.account  # for the access and interaction logs
         request[BIDDERS] = result.bidders
-        if result.hooks is not None:
-            return await self._hooked_answer(request, result, result.hooks)
+        hooks = result.hooks
+        if hooks is not None and (self.analytics.enabled or _EXITPOINT in hooks.stages):
+            return await self._hooked_answer(request, result, hooks)  # else answered as without hooks, below
         if self.analytics.enabled:
             self.analytics.log(
                 auction_record(200, result.account, result.bidders, result.bids, [], result.details), result.activities

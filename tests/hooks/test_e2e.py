@@ -304,3 +304,23 @@ async def test_a_module_context_set_at_entrypoint_reaches_the_later_stages(make_
     assert response.status == 200
     statuses = {(stage, status) for stage, _, status, _ in invocations(await response.json())}
     assert statuses == {("entrypoint", "success"), ("raw_bidder_response", "success")}  # its assert held
+
+
+@pytest.mark.parametrize(
+    ("stages", "exit_header"),
+    [
+        (["bidder_request"], None),  # answered as an auction without hooks (no exitpoint, no analytics)
+        (["bidder_request", "exitpoint"], "exitpoint"),  # answered through the exitpoint hooks
+    ],
+)
+async def test_a_hooked_answer_observes_browsing_topics_as_any_other(make_client, bidders, stages, exit_header):
+    bidders.bids["alpha"] = [bid("imp-1", 2.0, "a1")]
+    client = await make_client({**bidder_config(bidders, "alpha"), **hooks_config(stages)})
+    body = auction_request(banner_imp("imp-1", alpha={"p": 1}))
+    response = await post(client, body, headers={"Sec-Browsing-Topics": "(1);v=chrome.1:1:2"})
+    assert response.status == 200, await response.text()
+    assert response.headers.get("Observe-Browsing-Topics") == "?1"
+    assert response.headers.get("X-Example") == exit_header
+    assert bidders.received["alpha"][0]["badv"] == ["blocked.example"]  # the bidder_request hook ran
+    answer = await response.json()
+    assert [b["id"] for b in seat_bids(answer)["alpha"]] == ["a1"]
