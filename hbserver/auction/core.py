@@ -351,6 +351,11 @@ class AuctionService:
             return None
         return HookExecutor(endpoint, runtime.entry, self._module_call, self.rand)
 
+    def _account_hooks(self, hooks: HookExecutor, account: Account) -> HookExecutor | None:
+        """The request's hooks given its account's plans; None when no hook runs or ran (inline in
+        :meth:`run`, where an auction's account is read: its code is cold there)."""
+        return hooks if hooks.for_account(self.hooks, account.id, account.settings.hooks) else None  # type: ignore[arg-type]
+
     async def run(
         self,
         body: Any,
@@ -453,9 +458,7 @@ class AuctionService:
         """
         amp = amp_budget_ms is not None
         if hooks is not None and prepared is not None:  # a call plan has no bidder stages: the full path
-            planned_account = await self._account(prepared.account_id)
-            if not hooks.for_account(self.hooks, planned_account.id, planned_account.settings.hooks):  # type: ignore[arg-type]
-                hooks = None  # no hook runs or ran
+            hooks = self._account_hooks(hooks, await self._account(prepared.account_id))
         if prepared is not None and amp_budget_ms is not None and hooks is None and not http.debug_override:
             planned = await self._execute_planned(prepared, http, start, amp_budget_ms, details, query, page)
             if planned is not None:
@@ -467,8 +470,8 @@ class AuctionService:
         deadline = start + tmax / 1000
         if account is None:
             account = await self._account(_account_id(request))
-            if hooks is not None and not hooks.for_account(self.hooks, account.id, account.settings.hooks):  # type: ignore[arg-type]
-                hooks = None  # no hook runs or ran
+            if hooks is not None:
+                hooks = self._account_hooks(hooks, account)
         geo = self._geo_for(account)
         if geo is not None:  # before floors and privacy, which read device.geo
             request = validated.request = geo.fill(request)

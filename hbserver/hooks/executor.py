@@ -132,7 +132,8 @@ class HookExecutor:
         """The account's plans (None: none beyond the host's) and its ``hooks.modules``."""
         self.account_id = account_id
         self.account_modules = modules
-        self._invocations.clear()
+        if self._invocations:
+            self._invocations.clear()
         if self._contexts:
             self._contexts = {module: context for module, context in self._contexts.items() if context}
         if plans is not None:
@@ -143,7 +144,7 @@ class HookExecutor:
         """:meth:`set_account` from the account's ``hooks`` settings (``plans`` and ``modules``): nothing
         to do when they are the ones already set (the request's account is read at two stages). Whether
         any hook ran or runs at this endpoint (:meth:`ran` or :meth:`runs_any`, read inline: this runs
-        once a request, its code cold)."""
+        once a request, its code cold; so are the account's plans read where the runtime keeps them)."""
         if settings is not self._settings or account_id != self.account_id:
             self._settings = settings
             cached = runtime.account_cache.get(account_id)  # account_plans's, inline where it kept them
@@ -151,16 +152,7 @@ class HookExecutor:
                 plans = cached[1]
             else:
                 plans = runtime.account_plans(account_id, settings)
-            # set_account's, inline (one function fewer run: its code is cold)
-            self.account_id = account_id
-            self.account_modules = settings.modules
-            if self._invocations:
-                self._invocations.clear()
-            if self._contexts:
-                self._contexts = {module: context for module, context in self._contexts.items() if context}
-            if plans is not None:
-                self.plans = plans
-                self.stages, self._single, self._here = plans.views.get(self.endpoint, NO_VIEW)
+            self.set_account(account_id, plans, settings.modules)
         if self._runs or self._outcomes:  # a hook ran
             return True
         return self._here

@@ -63,18 +63,15 @@ def handle_bidder_request(cfg: Config, payload: BidderRequestPayload, context: d
 def handle_bidder_request_batch(
     module: Any, ctx: InvocationContext, payloads: list[BidderRequestPayload]
 ) -> list[Result | Exception] | ChangedBatch:
-    """The hook over an auction's bidders at once (its batch form: the module's
-    ``handle_bidder_request_batch``, ``module`` its :class:`~.module.Ortb2BlockingModule`). Without
-    account config, nothing. The common auction is one :class:`ChangedBatch`: every bidder's request
-    without its own badv, bapp, bcat or cattax, and its imps of the signature of the answer kept from an
-    auction before (its decisions are theirs). This auction's changed media objects are made once and
-    set, with the top fields, on each request by one apply (the requests and imps are the bidders' own,
-    their media objects shared: hooks API). Any other auction is answered by :func:`_each_request`.
+    """The hook over an auction's bidders at once (the module's ``handle_bidder_request_batch``; ``module``
+    its :class:`~.module.Ortb2BlockingModule`). Without account config, nothing. The common auction is one
+    :class:`ChangedBatch`: each request without its own badv, bapp, bcat or cattax, its imps of the
+    signature of the answer kept from an auction before (whose decisions are theirs); this auction's
+    changed media objects made once and set, with the top fields, on each request by one apply (requests
+    and imps are the bidders' own, media objects shared: hooks API). Others: :func:`_each_request`.
 
-    One function (the module's method is this one), its named tuples read by index rather than by
-    name: it runs once an auction with its code and data cold, and each further function or named-tuple
-    field read by name (a generic attribute lookup, through the type's cache) costs cache lines (see
-    bench/PROFILE.md)."""
+    One function, its named tuples read by index: it runs once an auction with its code and data cold,
+    and each further function or field read by name (a generic lookup) costs cache lines (bench/PROFILE.md)."""
     raw = ctx.account_config
     if raw is None:
         return [_NOTHING_RESULT] * len(payloads)
