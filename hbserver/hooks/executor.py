@@ -544,11 +544,7 @@ class HookExecutor:
         context = self._contexts.get(module)
         if context is None:
             context = self._contexts[module] = {}
-        modules = self.account_modules
-        config = None
-        if modules:  # _section's, inline (this runs once a stage, its code cold)
-            kept = _SECTIONS.get((id(modules), module))
-            config = kept[1] if kept is not None and kept[0] is modules else _section(modules, module)
+        config = _section(self.account_modules, module) if self.account_modules else None
         invocation = InvocationContext(self.endpoint, self.account_id, config, context, ref.code)
         self._invocations[id(ref)] = invocation
         return invocation

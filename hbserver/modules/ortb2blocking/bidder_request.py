@@ -267,7 +267,8 @@ class StaticAnswer(NamedTuple):
 
 # the fields handle_bidder_request_batch reads by index (a read by name is a generic attribute lookup: cold
 # cache lines on a path run once an auction), checked against their names once, here
-_BY_INDEX = ((StaticRequest, {1: "top_names", 2: "top_lists", 5: "cattax", 8: "imp_values", 9: "seen"}),
+_BY_INDEX = ((RequestPlan, {-1: "static"}),
+             (StaticRequest, {1: "top_names", 2: "top_lists", 5: "cattax", 8: "imp_values", 9: "seen"}),
              (StaticAnswer, {1: "cattax", 2: "sig", 3: "attributes", 4: "mutations", 6: "places"}))  # fmt: skip
 for _type, _names in _BY_INDEX:
     if any(_type._fields[index] != name for index, name in _names.items()):

@@ -14,11 +14,8 @@ from hbserver.hooks.api import (
 from hbserver.modules.ortb2blocking.bidder_request import handle_bidder_request, handle_bidder_request_batch
 from hbserver.modules.ortb2blocking.config import EMPTY, Config, ConfigCache
 from hbserver.modules.ortb2blocking.raw_bidder_response import (
-    ALL_KEPT,
-    all_pass,
-    each_response,
     handle_raw_bidder_response,
-    handle_raw_bidder_responses,
+    handle_raw_bidder_response_batch,
 )
 
 
@@ -63,17 +60,6 @@ class Ortb2BlockingModule:
         cfg = last[1] if last[0] is raw else EMPTY if raw is None else self._config(raw)
         return handle_raw_bidder_response(cfg, payload, ctx.module_context)
 
-    def handle_raw_bidder_response_batch(
-        self, ctx: InvocationContext, payloads: list[RawBidderResponsePayload]
-    ) -> list[HookResult[RawBidderResponsePayload] | Exception]:
-        """:meth:`handle_raw_bidder_response` over an auction's answers at once (hooks API: batch_of)."""
-        raw, last = ctx.account_config, self._last
-        cfg = last[1] if last[0] is raw else EMPTY if raw is None else self._config(raw)
-        context = ctx.module_context
-        if cfg.enforces:  # handle_raw_bidder_responses's, inline: one function fewer run (its code is cold)
-            try:
-                passed = all_pass(cfg, payloads, context)
-            except Exception:  # a payload's failure is its own: each is answered alone
-                passed = False
-            return ALL_KEPT if passed else each_response(cfg, payloads, context)
-        return handle_raw_bidder_responses(cfg, payloads, context)
+    # over an auction's answers at once (hooks API: batch_of): as handle_bidder_request_batch, a function
+    # of the raw_bidder_response module
+    handle_raw_bidder_response_batch = handle_raw_bidder_response_batch

@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from hbserver.adapters.base import BidderResponse, TypedBid
-from hbserver.hooks.api import HookResult, Mutation, QuietBatch, RawBidderResponsePayload
+from hbserver.hooks.api import HookResult, InvocationContext, Mutation, QuietBatch, RawBidderResponsePayload
 from hbserver.modules.ortb2blocking import analytics
 from hbserver.modules.ortb2blocking.attributes import NONE_BLOCKED, BlockingAttributes
-from hbserver.modules.ortb2blocking.config import Config
+from hbserver.modules.ortb2blocking.config import EMPTY, Config
 from hbserver.modules.ortb2blocking.errors import BlockingFailure, OverrideError
 from hbserver.modules.ortb2blocking.overrides import deal_exceptions
 from hbserver.modules.ortb2blocking.plans import (
@@ -54,21 +54,25 @@ def handle_raw_bidder_response(
     return _checked(cfg, bidder, attrs, payload.response.bids)
 
 
-def handle_raw_bidder_responses(
-    cfg: Config, payloads: list[RawBidderResponsePayload], module_context: Mapping[str, Any] | None
+def handle_raw_bidder_response_batch(
+    module: Any, ctx: InvocationContext, payloads: list[RawBidderResponsePayload]
 ) -> list[Result | Exception] | QuietBatch:
-    """The hook over an auction's answers at once (its batch form): every answer kept quietly (the
-    common case: each one's result made only if it is read), else each answer's result, or the
-    exception the hook raised for it."""
+    """The hook over an auction's answers at once (the module's ``handle_raw_bidder_response_batch``;
+    ``module`` its :class:`~.module.Ortb2BlockingModule`, whose config is read here: one function run,
+    its code cold once an auction): every answer kept quietly (the common case: each one's result made
+    only if it is read), else each answer's result, or the exception the hook raised for it."""
+    raw, last = ctx.account_config, module._last
+    cfg = last[1] if last[0] is raw else EMPTY if raw is None else module._config(raw)
+    module_context = ctx.module_context
     try:
         if all_pass(cfg, payloads, module_context) if cfg.enforces else _attributes_of_all(payloads, module_context):
             return ALL_KEPT
     except Exception:  # a payload's failure is its own: each is answered alone below
         pass
-    return each_response(cfg, payloads, module_context)
+    return _each_response(cfg, payloads, module_context)
 
 
-def each_response(
+def _each_response(
     cfg: Config, payloads: list[RawBidderResponsePayload], module_context: Mapping[str, Any] | None
 ) -> list[Result | Exception]:
     """Each answer's result from the hook, or the exception the hook raised for it."""
