@@ -62,6 +62,7 @@ _StageRun = (
     | tuple[Stage, tuple[list[Any], list[str] | None], _Quiet]
 )
 _UNSET: Any = object()
+_new = object.__new__  # a slotted dataclass without its constructor's call (one function fewer run, cold)
 
 
 class HookExecutor:
@@ -79,6 +80,8 @@ class HookExecutor:
     _outcomes: list[StageOutcome] | None = None  # built from _runs when read
     _settings: Any = _UNSET  # the account's hooks settings set_account was given from (for_account)
     _abtest_runs: dict[str, bool] | None = None  # module -> runs (decided at its first hook), made at the first
+    # run_batch's last invocation context and its module (reused by the module's batch at a later stage)
+    _batch_invocation: tuple[str, InvocationContext] | None = None
 
     def __init__(
         self,
@@ -102,6 +105,7 @@ class HookExecutor:
         self._settings = _UNSET
         self.account_id = ""
         self._outcomes = None
+        self._batch_invocation = None
 
     @property
     def outcomes(self) -> list[StageOutcome]:
@@ -132,6 +136,7 @@ class HookExecutor:
         """The account's plans (None: none beyond the host's) and its ``hooks.modules``."""
         self.account_id = account_id
         self.account_modules = modules
+        self._batch_invocation = None
         if self._invocations:
             self._invocations.clear()
         if self._contexts:
@@ -152,7 +157,13 @@ class HookExecutor:
                 plans = cached[1]
             else:
                 plans = runtime.account_plans(account_id, settings)
-            self.set_account(account_id, plans, settings.modules)
+            if self._invocations or self._contexts or self._batch_invocation is not None:
+                self.set_account(account_id, plans, settings.modules)  # a hook ran: set_account keeps its context
+            else:  # set_account's, inline (nothing of a hook to keep; one function fewer run, cold)
+                self.account_id, self.account_modules = account_id, settings.modules
+                if plans is not None:
+                    self.plans = plans
+                    self.stages, self._single, self._here = plans.views.get(self.endpoint, NO_VIEW)
         if self._runs or self._outcomes:  # a hook ran
             return True
         return self._here
@@ -213,16 +224,25 @@ class HookExecutor:
         if single is None or single[3] is None or not payloads:
             return None
         ref, _, timeout_s, batch = single
-        # the hook's context, as _invocation makes it (inline, and not kept: a batch stage's hook runs once a request)
+        # the hook's context: the one the module's batch at an earlier stage had, its hook code set, else made as
+        # _invocation makes it (inline; without the constructor's call: its code is one more function run cold)
         module = ref.module
-        context = self._contexts.get(module)
-        if context is None:
-            context = self._contexts[module] = {}
-        modules, config = self.account_modules, None
-        if modules:
-            kept = _SECTIONS.get((id(modules), module))
-            config = kept[1] if kept is not None and kept[0] is modules else _section(modules, module)
-        invocation = InvocationContext(self.endpoint, self.account_id, config, context, ref.code)
+        kept_invocation = self._batch_invocation
+        if kept_invocation is not None and kept_invocation[0] == module:
+            invocation = kept_invocation[1]
+            invocation.hook_impl_code = ref.code
+        else:
+            context = self._contexts.get(module)
+            if context is None:
+                context = self._contexts[module] = {}
+            modules, config = self.account_modules, None
+            if modules:
+                kept = _SECTIONS.get((id(modules), module))
+                config = kept[1] if kept is not None and kept[0] is modules else _section(modules, module)
+            invocation = _new(InvocationContext)
+            invocation.endpoint, invocation.account_id = self.endpoint, self.account_id
+            invocation.account_config, invocation.module_context, invocation.hook_impl_code = config, context, ref.code
+            self._batch_invocation = (module, invocation)
         started = perf_counter()
         try:
             results: Any = batch(invocation, payloads)
