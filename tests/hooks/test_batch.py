@@ -379,3 +379,52 @@ async def test_a_changed_batch_whose_result_cannot_be_made_fails_that_run_alone(
     shown = [(h.status, h.action, h.errors) for o in hooks.outcomes for h in o.hooks()]
     failed = (EXECUTION_FAILURE, "", ["hook execution failed: RuntimeError: no result for 1"])
     assert shown == [(SUCCESS, UPDATE, []), failed]
+
+
+class TwoStages:
+    """A module with both batch forms, each noting what its context holds when called."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, Any, dict[str, Any]]] = []
+
+    def _note(self, context: InvocationContext) -> None:
+        self.seen.append((context.hook_impl_code, context.account_id, context.account_config,
+                          dict(context.module_context)))  # fmt: skip
+
+    def handle_bidder_request(self, context: InvocationContext, payload: Any) -> Any:
+        raise AssertionError("the batch form runs")
+
+    def handle_bidder_request_batch(self, context: InvocationContext, payloads: list[Any]) -> Any:
+        self._note(context)
+        return [HookResult(module_context={payload["id"]: context.hook_impl_code}) for payload in payloads]
+
+    def handle_raw_bidder_response(self, context: InvocationContext, payload: Any) -> Any:
+        raise AssertionError("the batch form runs")
+
+    def handle_raw_bidder_response_batch(self, context: InvocationContext, payloads: list[Any]) -> Any:
+        self._note(context)
+        return [HookResult() for _ in payloads]
+
+
+@pytest.mark.parametrize(
+    ("accounts", "expected"),
+    [
+        # one account: the raw batch has its own hook code, the account's section and the context the first added
+        ([("acc-1", {"m": {"k": 1}})],
+         [("br", "acc-1", {"k": 1}, {}), ("raw", "acc-1", {"k": 1}, {"a": "br"})]),
+        # the account changed between the stages: the second batch has the new account's section
+        ([("acc-1", {"m": {"k": 1}}), ("acc-2", {"m": {"k": 2}})],
+         [("br", "acc-1", {"k": 1}, {}), ("raw", "acc-2", {"k": 2}, {"a": "br"})]),
+        # no account config: none at either stage
+        ([("acc-1", {})], [("br", "acc-1", None, {}), ("raw", "acc-1", None, {"a": "br"})]),
+    ],
+)  # fmt: skip
+async def test_a_module_batch_context_at_each_stage(accounts: list[tuple[str, Any]], expected: list[Any]) -> None:
+    module = TwoStages()
+    ex, _ = executor({Stage.BIDDER_REQUEST: [[("m", "br", module.handle_bidder_request)]],
+                      Stage.RAW_BIDDER_RESPONSE: [[("m", "raw", module.handle_raw_bidder_response)]]})  # fmt: skip
+    ex.set_account(accounts[0][0], None, accounts[0][1])
+    await ex.run_each(Stage.BIDDER_REQUEST, [({"id": "a"}, "a")])
+    ex.set_account(accounts[-1][0], None, accounts[-1][1])
+    await ex.run_each(Stage.RAW_BIDDER_RESPONSE, [({"id": "a"}, "a")])
+    assert module.seen == expected
